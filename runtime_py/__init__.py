@@ -1,0 +1,1 @@
+"""runtime_py: liteexport's reference runtime for PTMF bundles. numpy only, never torch."""

@@ -1,0 +1,86 @@
+"""The one exception hierarchy of liteexport and runtime_py.
+
+Errors are split into the user's errors (a bad model, an unsupported node, a bad
+bundle, a bad input) and our bugs (`InternalError`). Every error keeps structured
+fields and formats its message once; the CLI catches `LiteExportError` in one place,
+prints ``Error: <message>`` and exits with the error's ``exit_code``.
+"""
+
+from __future__ import annotations
+
+
+class LiteExportError(Exception):
+    """Base of every error liteexport and runtime_py raise on purpose."""
+
+    exit_code = 1
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class UserError(LiteExportError):
+    """Something the user gave us is wrong: fixable on their side."""
+
+    exit_code = 1
+
+
+class ModelError(UserError):
+    """The model cannot be loaded, constructed or scripted."""
+
+    exit_code = 3
+
+
+class UnsupportedNodesError(UserError):
+    """The demo compiler met nodes it cannot compile; lists every one of them."""
+
+    exit_code = 4
+
+    def __init__(self, reports: list[str]) -> None:
+        self.reports = tuple(reports)
+        super().__init__("\n\n".join(reports))
+
+
+class FormatError(UserError):
+    """A bundle (or one of the encodings inside it) is malformed or of an unknown version."""
+
+    exit_code = 5
+
+    def __init__(self, message: str, *, where: str = "") -> None:
+        self.where = where
+        super().__init__(f"{message} (at {where})" if where else message)
+
+
+class InputError(UserError):
+    """Inputs given to `run` cannot be read or do not fit the method."""
+
+    exit_code = 6
+
+
+class ExecutionError(UserError):
+    """A method failed while running; when the failure is inside a compiled program the
+    message names the instruction and maps its debug handle to the model's source."""
+
+    exit_code = 7
+
+    def __init__(self, message: str, *, debug_handle: int = -1) -> None:
+        self.debug_handle = debug_handle
+        super().__init__(message)
+
+
+class OutputError(UserError):
+    """An output file cannot be written."""
+
+    exit_code = 8
+
+
+class InternalError(LiteExportError):
+    """A bug in liteexport itself: please report it."""
+
+    exit_code = 70
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"internal error (a bug in liteexport, please report it): {message}")

@@ -1,0 +1,41 @@
+"""The debug-handle -> source table, as plain frozen dataclasses (``schema/debug_table.fbs``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEBUG_TABLE_FORMAT_VERSION = 1
+DEBUG_TABLE_FILE_IDENTIFIER = b"LXDT"
+DEBUG_TABLE_EXTRA_FILE = "liteexport/debug_table"
+
+
+@dataclass(frozen=True)
+class SourceFrame:
+    """One frame of a TorchScript-style traceback; ``snippet`` is already formatted."""
+
+    function: str
+    file: str
+    line: int
+    snippet: str
+
+
+@dataclass(frozen=True)
+class DebugEntry:
+    handle: int
+    method: str
+    node_kind: str  # e.g. "aten::conv2d"
+    module_hierarchy: str  # e.g. "top(TinyCNN).features(Sequential).0(Conv2d)"
+    frames: tuple[SourceFrame, ...]  # outermost first; the last is the node itself
+
+
+@dataclass(frozen=True)
+class DebugTable:
+    entries: tuple[DebugEntry, ...]  # sorted by handle
+    format_version: int = DEBUG_TABLE_FORMAT_VERSION
+
+    def lookup(self, handle: int) -> DebugEntry | None:
+        """The entry for ``handle``, or None when the table has none."""
+        for entry in self.entries:
+            if entry.handle == handle:
+                return entry
+        return None

@@ -1,1 +1,26 @@
-"""runtime_py: liteexport's reference runtime for PTMF bundles. numpy only, never torch."""
+"""runtime_py: liteexport's reference runtime for PTMF bundles. numpy only, never torch.
+
+    import runtime_py
+    module = runtime_py.load("tiny.ptl")
+    out = module.forward(x)            # x: np.ndarray (float32)
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from runtime_py.module import Module
+
+
+def load(path: str | Path) -> Module:
+    """Memory-map, verify and load the bundle at ``path`` (see runtime_py.module.load)."""
+    # Imported here so that the format layer (runtime_py.format) can be used on its own.
+    from runtime_py.module import load as _load
+
+    return _load(path)
+
+
+__all__ = ["load"]

@@ -2,41 +2,105 @@
 
 from __future__ import annotations
 
+# TorchScript's SourceRange::CONTEXT. Its loops stop counting at the CONTEXT-th newline,
+# so CONTEXT - 1 lines are shown before and after the highlighted lines.
 CONTEXT_LINES = 3
 
 
 def format_source_range(file: str, source: str, start: int, end: int, *,
-                        line_offset: int = 0, context: int = CONTEXT_LINES) -> str:
-    """Format ``source[start:end]`` the way TorchScript prints a source range::
+                        line_offset: int = 0, context: int = CONTEXT_LINES,
+                        function: str = "") -> str:
+    """Format ``source[start:end]`` exactly the way TorchScript prints a source range
+    (``SourceRange::print_with_context`` in torch/csrc/jit/frontend/source_range.cpp)::
 
           File "model.py", line 3
             def forward(self, x, h):
                 return x * h
                        ~~~~~ <--- HERE
 
-    ``source`` is the text TorchScript compiled (often one function), ``start``/``end``
-    are character offsets into it, and ``line_offset`` is the file line of its first
-    line minus one. Up to ``context`` lines before and after the range are shown.
+    ``source`` is the text TorchScript compiled (one function, with its original
+    indentation: lines are printed as they are), ``start``/``end`` are character offsets
+    into it, and ``line_offset`` is the file line of its first line minus one. Every line of
+    the range is underlined (from its first non-blank character), ``<--- HERE`` marks the
+    last one, and ``context - 1`` lines are shown before and after. ``function``, when
+    given, is appended as ``, in <function>`` (TorchScript's traceback frames). The result
+    has no trailing newline.
     """
-    start = max(0, min(start, len(source)))
-    end = max(start, min(end, len(source)))
-    lines = source.splitlines() or [""]
-    first = source.count("\n", 0, start)
-    last = source.count("\n", 0, max(start, end - 1))
-    out = [f'  File "{file}", line {first + 1 + line_offset}']
-    line_starts = [0]
-    for text in lines:
-        line_starts.append(line_starts[-1] + len(text) + 1)
-    for idx in range(max(0, first - context), min(len(lines), last + 1)):
-        text = lines[idx]
-        out.append("    " + text)
-        if first <= idx <= last:
-            col_start = start - line_starts[idx] if idx == first else len(text) - len(text.lstrip())
-            col_end = end - line_starts[idx] if idx == last else len(text)
-            col_end = max(col_start + 1, min(col_end, len(text)))
-            marker = " " * col_start + "~" * (col_end - col_start)
-            out.append("    " + marker + (" <--- HERE" if idx == last else ""))
-    for idx in range(last + 1, min(len(lines), last + 1 + context)):
-        if lines[idx].strip():
-            out.append("    " + lines[idx])
-    return "\n".join(out)
+    text = source
+    size = len(text)
+    start = max(0, min(start, size))
+    range_end = max(start, min(end, size))
+    first_line = text.count("\n", 0, start)
+    header = f'  File "{file}", line {first_line + 1 + line_offset}'
+    if function:
+        header += f", in {function}"
+    out = [header + "\n"]
+    if range_end - start == size:
+        # TorchScript prints a range covering the whole source as it is.
+        out.append(text)
+        return _drop_final_newline("".join(out))
+
+    begin_line = text.rfind("\n", 0, start) + 1
+    end_line = text.find("\n", range_end)
+    end_line = size if end_line < 0 else end_line
+
+    # Context before: walk back over at most `context` newlines (torch's loop shape).
+    begin_context = begin_line
+    seen = 0
+    while begin_context > 0:
+        if text[begin_context - 1] == "\n":
+            seen += 1
+        if seen >= context:
+            break
+        begin_context -= 1
+    # Context after: walk forward until the `context`-th newline.
+    end_context = end_line
+    seen = 0
+    while end_context < size:
+        if text[end_context] == "\n":
+            seen += 1
+        if seen >= context:
+            break
+        end_context += 1
+
+    out.append(text[begin_context:start])
+    line_start = start
+    line_end = start
+    while line_start < range_end:
+        while line_end < size and text[line_end] != "\n":
+            line_end += 1
+        actual = text[line_start:line_end + 1]
+        out.append(actual if actual.endswith("\n") else actual + "\n")
+        hl_begin = text.rfind("\n", 0, line_start) + 1
+        hl_end = line_start
+        while hl_end < range_end and text[hl_end] != "\n":
+            hl_end += 1
+        empty = 0
+        for i in range(hl_begin, hl_end):
+            if text[i] == " " or i < start:
+                empty += 1
+            else:
+                break
+        width = hl_end - hl_begin - empty
+        if width > 0:
+            # Trailing blank lines inside the range get neither a marker nor the HERE.
+            more = any(text[i] not in "\n " for i in range(line_end, min(range_end + 1, size)))
+            tail = "\n" if more and line_end != range_end else " <--- HERE\n"
+            out.append(" " * empty + "~" * width + tail)
+        line_end += 1
+        line_start = line_end
+    if line_end <= size:
+        out.append(text[line_end:end_context])
+    return _drop_final_newline("".join(out))
+
+
+def _drop_final_newline(text: str) -> str:
+    """TorchScript ends every range with one newline; callers join lines themselves."""
+    return text[:-1] if text.endswith("\n") else text
+
+
+def format_frame(function: str, snippet: str) -> str:
+    """A traceback frame: ``snippet`` (from format_source_range) with ``, in <function>``
+    added to its ``File ..., line N`` header, as TorchScript tracebacks print it."""
+    header, _, body = snippet.partition("\n")
+    return f"{header}, in {function}" + (f"\n{body}" if body else "")

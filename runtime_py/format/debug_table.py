@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 DEBUG_TABLE_FORMAT_VERSION = 1
@@ -34,8 +35,9 @@ class DebugTable:
     format_version: int = DEBUG_TABLE_FORMAT_VERSION
 
     def lookup(self, handle: int) -> DebugEntry | None:
-        """The entry for ``handle``, or None when the table has none."""
-        for entry in self.entries:
-            if entry.handle == handle:
-                return entry
+        """The entry for ``handle``, or None when the table has none (binary search: the
+        entries must be sorted by handle, which the codec enforces both ways)."""
+        i = bisect.bisect_left(self.entries, handle, key=lambda entry: entry.handle)
+        if i < len(self.entries) and self.entries[i].handle == handle:
+            return self.entries[i]
         return None

@@ -1,0 +1,100 @@
+"""Pack a CompiledModule into a PTMF bundle laid out as torch's to_backend lowering lays it out.
+
+ivalues: [0] None; per lowered method its constants and the wrapper Function; the
+LoweredModule's ``__setstate__`` and ``__getstate__``; the state
+``(method_compile_spec, processed_module, True)``; the LoweredModule object
+(CLASS_WITH_SETSTATE); last the root LoweredWrapper object (CLASS_WITH_FIELD).
+processed_module = {"programs": Dict[str, Tensor(uint8)], "weights": List[Tensor]}:
+programs and weights live in the bundle's 16-byte-aligned storage, never in strings.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from liteexport import wrapper_bytecode as wb
+from liteexport.atomic_write import write_atomic
+from liteexport.lowered import CompiledModule
+from runtime_py.format import ptmf
+from runtime_py.format.debug_table import DEBUG_TABLE_EXTRA_FILE
+from runtime_py.format.debug_table_codec import encode_debug_table
+from runtime_py.format.program_codec import encode_program
+from runtime_py.format.ptmf_writer import encode_module
+
+OPERATOR_VERSION = 1  # what torch 2.13 writes for a lowered module
+PROCESSED_PROGRAMS, PROCESSED_WEIGHTS = "programs", "weights"
+
+
+class _IValues:
+    """The module's ivalue table; scalar and string constants are stored once."""
+
+    def __init__(self) -> None:
+        self.values: list[ptmf.IValue] = [ptmf.NoneValue()]
+        self._interned: dict[ptmf.IValue, int] = {ptmf.NoneValue(): 0}
+
+    def add(self, value: ptmf.IValue) -> int:
+        self.values.append(value)
+        return len(self.values) - 1
+
+    def constant(self, value: ptmf.IValue) -> int:
+        if value not in self._interned:
+            self._interned[value] = self.add(value)
+        return self._interned[value]
+
+    def function(self, code: wb.FunctionCode) -> int:
+        constants = tuple(self.constant(c) for c in code.constants)
+        return self.add(ptmf.Function(
+            qn=code.qn, instructions=code.instructions, operators=code.operators, constants=constants,
+            type_annotations=code.type_annotations, register_size=code.register_size, schema=code.schema,
+            debug_handles=(wb.NO_DEBUG_HANDLE,) * len(code.instructions), class_type=code.class_type))
+
+
+def _tensor(storages: list[np.ndarray], array: np.ndarray, scalar_type: ptmf.ScalarType) -> ptmf.TensorMetadata:
+    array = np.ascontiguousarray(array)
+    strides = tuple(s // array.itemsize for s in array.strides) if array.ndim else ()
+    storages.append(array.reshape(-1).view(np.uint8))
+    return ptmf.TensorMetadata(storage_location_index=len(storages) - 1, scalar_type=int(scalar_type),
+                               storage_offset=0, sizes=tuple(array.shape), strides=strides)
+
+
+def pack(compiled: CompiledModule) -> ptmf.Module:
+    """The PTMF module (plain dataclasses) for ``compiled``."""
+    ivalues, storages = _IValues(), []
+    methods = [ivalues.function(wb.method_function(compiled.qualname, sig, class_type=0))
+               for sig in compiled.methods]
+    setstate = ivalues.function(wb.setstate_function(compiled.qualname, class_type=1))
+    methods += [setstate, ivalues.function(wb.getstate_function(compiled.qualname, class_type=1))]
+
+    empty_spec = ivalues.add(ptmf.DictValue((ivalues.constant(ptmf.StringValue("")),),
+                                            (ivalues.constant(ptmf.StringValue("")),), "Dict[str, str]"))
+    names = tuple(ivalues.constant(ptmf.StringValue(sig.name)) for sig in compiled.methods)
+    spec = ivalues.add(ptmf.DictValue(names, (empty_spec,) * len(names), "Dict[str, Any]"))
+    programs = tuple(ivalues.add(_tensor(storages, np.frombuffer(encode_program(p), np.uint8),
+                                         ptmf.ScalarType.BYTE)) for p in compiled.programs)
+    weights = tuple(ivalues.add(_tensor(storages, w, ptmf.ScalarType.FLOAT)) for w in compiled.weights)
+    processed = ivalues.add(ptmf.DictValue(
+        (ivalues.constant(ptmf.StringValue(PROCESSED_PROGRAMS)), ivalues.constant(ptmf.StringValue(PROCESSED_WEIGHTS))),
+        (ivalues.add(ptmf.DictValue(names, programs, "Dict[str, Tensor]")),
+         ivalues.add(ptmf.ListValue(weights, "List[Tensor]"))),
+        "Dict[str, Any]"))
+    state = ivalues.add(ptmf.TupleValue((spec, processed, ivalues.constant(ptmf.BoolValue(True)))))
+    lowered = ivalues.add(ptmf.ObjectValue(type_index=1, state=state, setstate_func=setstate))
+    root = ivalues.add(ptmf.ObjectValue(type_index=0, attrs=(lowered,)))
+    object_types = (
+        ptmf.ObjectType(wb.wrapper_type(compiled.qualname), ptmf.TypeType.CLASS_WITH_FIELD, ("__loweredModule__",)),
+        ptmf.ObjectType(wb.lowered_type(compiled.qualname), ptmf.TypeType.CLASS_WITH_SETSTATE),
+    )
+    return ptmf.Module(
+        bytecode_version=ptmf.BYTECODE_VERSION,
+        extra_files=(ptmf.ExtraFile(DEBUG_TABLE_EXTRA_FILE, encode_debug_table(compiled.debug_table)),),
+        methods=tuple(methods), state_obj=root, ivalues=tuple(ivalues.values), storage_data=tuple(storages),
+        object_types=object_types, operator_version=OPERATOR_VERSION, mobile_ivalue_size=len(ivalues.values))
+
+
+def write_bundle(compiled: CompiledModule, path: str | Path) -> int:
+    """Write the bundle for ``compiled`` to ``path`` atomically; returns its size in bytes."""
+    data = encode_module(pack(compiled))
+    write_atomic(path, data)
+    return len(data)

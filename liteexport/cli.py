@@ -1,0 +1,228 @@
+"""The ``liteexport`` command line: export, inspect, run.
+
+Errors are caught in exactly one place, ``_Group.invoke``: a LiteExportError prints
+``Error: <message>`` on stderr and exits with the error's exit code; anything else is
+our bug and becomes an InternalError (exit 70). ``--debug`` adds the Python traceback.
+Click's own usage errors keep click's exit code 2. torch is imported only by ``export``.
+"""
+
+from __future__ import annotations
+
+import json
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+import numpy as np
+
+from liteexport import __version__
+from liteexport.run_inputs import RandomSpec, parse_shape
+from runtime_py.errors import InputError, InternalError, LiteExportError, OutputError
+
+
+class _Group(click.Group):
+    """The command group; its ``invoke`` is the CLI's one catch site."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise  # click's own: usage errors exit 2, --help/--version exit 0
+        except LiteExportError as exc:
+            _fail(ctx, exc, exc)
+        except Exception as exc:  # anything else is a bug in liteexport
+            _fail(ctx, InternalError(f"{type(exc).__name__}: {exc}"), exc)
+
+
+def _fail(ctx: click.Context, error: LiteExportError, cause: BaseException) -> None:
+    if ctx.params.get("debug"):
+        click.echo("".join(traceback.format_exception(cause)).rstrip(), err=True)
+    elif isinstance(error, InternalError):
+        error = InternalError(f"{error.message.split(': ', 1)[1]} (rerun with --debug for the traceback)")
+    click.echo(f"Error: {error.message}", err=True)
+    ctx.exit(error.exit_code)
+
+
+class _ParsedType(click.ParamType):
+    """A click parameter parsed by a function that raises ValueError on bad text."""
+
+    def __init__(self, name: str, parse: Callable[[str], Any]) -> None:
+        self.name = name
+        self._parse = parse
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return value
+        try:
+            return self._parse(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+def _parse_input_shape(text: str) -> tuple[str, tuple[tuple[int, ...], ...]]:
+    """``forward:1x3x32x32,1x10`` (method optional, default forward) -> (method, shapes)."""
+    method, sep, shapes = text.rpartition(":")
+    method = method if sep else "forward"
+    if not method.isidentifier():
+        raise ValueError(f"'{method}' is not a method name")
+    return method, tuple(parse_shape(s) for s in shapes.split(","))
+
+
+INPUT_SHAPE = _ParsedType("[METHOD:]SHAPE[,SHAPE...]", _parse_input_shape)
+RANDOM_SPEC = _ParsedType("SHAPE[:DTYPE]", RandomSpec.parse)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, "--version", prog_name="liteexport")
+@click.option("--debug", is_flag=True, help="Show the Python traceback when a command fails.")
+def cli(debug: bool) -> None:
+    """Lower PyTorch models through the demo compiler backend into PTMF bundles (.ptl),
+    look inside them, and run them with runtime_py (numpy, no torch).
+
+    \b
+    Examples:
+      liteexport export examples/tiny_cnn.py:TinyCNN -o tiny.ptl
+      liteexport export model.pt -o model.ptl --input-shape forward:1x3x32x32
+      liteexport inspect tiny.ptl
+      liteexport run tiny.ptl --random 1x3x32x32
+
+    Exit codes: 0 success, 2 usage error, 3 bad model, 4 unsupported nodes,
+    5 bad bundle, 6 bad input, 7 execution failure, 8 output not writable,
+    70 internal error (a bug in liteexport).
+    """
+
+
+@cli.command()
+@click.argument("model", metavar="MODEL")
+@click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False),
+              help="Bundle to write (.ptl). Nothing is written when the export fails.")
+@click.option("--method", "methods", multiple=True, metavar="NAME",
+              help="Method to lower; repeat for several. "
+                   "Default: forward and every @torch.jit.export method.")
+@click.option("--input-shape", "input_shapes", multiple=True, type=INPUT_SHAPE,
+              help="Static input shape(s) of a method, e.g. forward:1x3x32x32, or forward:1x3x32x32,1x10 "
+                   "for two inputs. The method defaults to forward; repeating the option for a method adds "
+                   "inputs in order.")
+@click.option("-q", "--quiet", is_flag=True, help="Do not print progress to stderr.")
+def export(model: str, output: str, methods: tuple[str, ...],
+           input_shapes: tuple[tuple[str, tuple[tuple[int, ...], ...]], ...], quiet: bool) -> None:
+    """Script MODEL in eval mode, compile it with the demo backend and write a bundle.
+
+    MODEL is a TorchScript archive written by torch.jit.save (model.pt), or
+    path/file.py:Name where Name is an nn.Module class (built with no arguments)
+    or a function returning a module. Unsupported nodes are all reported at once,
+    each with its source line and module hierarchy.
+
+    \b
+    Examples:
+      liteexport export examples/tiny_cnn.py:TinyCNN -o tiny.ptl
+      liteexport export model.pt -o model.ptl --method forward --method encode
+      liteexport export net.py:build -o net.ptl --input-shape forward:1x3x224x224
+      liteexport export net.py:Net -o net.ptl --input-shape forward:1x16,1x4 --quiet
+    """
+    from liteexport.bundle import write_bundle
+    from liteexport.compiler import compile_module
+    from liteexport.model_loading import load_scripted
+
+    shapes: dict[str, list[tuple[int, ...]]] = {}
+    for method, method_shapes in input_shapes:
+        shapes.setdefault(method, []).extend(method_shapes)
+
+    def progress(message: str) -> None:
+        if not quiet:
+            click.echo(message, err=True)
+
+    _check_output(output)
+    progress(f"loading {model}")
+    scripted = load_scripted(model)
+    compiled = compile_module(scripted, methods=list(methods) or None, input_shapes=shapes or None,
+                              progress=progress)
+    size = write_bundle(compiled, output)
+    instructions = sum(len(p.instructions) for p in compiled.programs)
+    weight_bytes = sum(int(w.nbytes) for w in compiled.weights)
+    names = ", ".join(m.name for m in compiled.methods)
+    click.echo(f"Wrote {output}: {size:,} bytes; methods: {names}; {instructions} instructions; "
+               f"weights: {len(compiled.weights)} tensors, {weight_bytes:,} bytes")
+
+
+@cli.command()
+@click.argument("bundle", metavar="BUNDLE")
+@click.option("--json", "as_json", is_flag=True, help="Print the description as JSON (for machines).")
+def inspect(bundle: str, as_json: bool) -> None:
+    """Show what BUNDLE holds and how big each part is.
+
+    Lists the methods and their signatures, the delegate (backend) with each
+    compiled program's instruction count and op histogram, the weights, the
+    debug table (handle -> node, source line, module hierarchy) and a size
+    breakdown by section. Works on plain torch flatbuffers too (no delegate).
+
+    \b
+    Examples:
+      liteexport inspect tiny.ptl
+      liteexport inspect tiny.ptl --json | python -m json.tool
+    """
+    from liteexport.inspect_bundle import describe, format_description
+
+    description = describe(bundle)
+    click.echo(json.dumps(description, indent=2) if as_json else format_description(description))
+
+
+@cli.command()
+@click.argument("bundle", metavar="BUNDLE")
+@click.option("--method", default="forward", show_default=True, metavar="NAME", help="Method to run.")
+@click.option("-i", "--input", "input_files", multiple=True, metavar="FILE",
+              help="Input arrays: a .npy holds one input, a .npz several (taken in the order of the "
+                   "method's argument names when its keys are those names, else in file order). Repeatable.")
+@click.option("-r", "--random", "randoms", multiple=True, type=RANDOM_SPEC,
+              help="A random input of this shape, e.g. 1x3x32x32 or 1,3,32,32:float32 (default float32). "
+                   "Repeatable; random inputs follow the --input ones.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed for --random inputs.")
+@click.option("-o", "--output", "output", type=click.Path(dir_okay=False),
+              help="Save outputs to this .npz (as output_0, output_1, ...) instead of printing them.")
+def run(bundle: str, method: str, input_files: tuple[str, ...], randoms: tuple[RandomSpec, ...], seed: int,
+        output: str | None) -> None:
+    """Run a method of BUNDLE with runtime_py (numpy, no torch) and show its outputs.
+
+    \b
+    Examples:
+      liteexport run tiny.ptl --input x.npy
+      liteexport run tiny.ptl --random 1x3x32x32 --seed 1
+      liteexport run model.ptl --method encode --input inputs.npz --output out.npz
+    """
+    import runtime_py
+    from liteexport.inspect_bundle import format_signature
+    from liteexport.run_inputs import collect_inputs, format_outputs, save_outputs
+
+    if output is not None:
+        _check_output(output)
+    module = runtime_py.load(bundle)
+    schema = module.method_schema(method)  # InputError naming the methods there are
+    arg_names = [a.name for a in schema.arguments if a.name != "self"]
+    inputs = collect_inputs(input_files, randoms, seed, arg_names)
+    if arg_names and not inputs:
+        raise InputError(f"{format_signature(method, schema)} needs {len(arg_names)} input(s): "
+                         "give them with --input FILE or --random SHAPE")
+    result = module.run_method(method, *inputs)
+    outputs = [np.asarray(o) for o in (result if isinstance(result, tuple) else (result,))]
+    if output is None:
+        click.echo(format_outputs(outputs))
+        return
+    save_outputs(outputs, output)
+    click.echo(f"Wrote {output}: {len(outputs)} output(s)")
+
+
+def _check_output(path: str) -> None:
+    """Fail before the slow work when ``path`` obviously cannot be written."""
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        raise OutputError(f"cannot write {path}: it is a directory")
+    if not folder.is_dir():
+        raise OutputError(f"cannot write {path}: folder {folder} does not exist")
+
+
+def main() -> None:
+    """Console entry point (``liteexport``)."""
+    cli(prog_name="liteexport")

@@ -1,0 +1,141 @@
+"""What each opcode computes, written with torch: the compiler's own use of the IR.
+
+The compiler needs the meaning of an instruction twice: to infer static shapes (run on
+"meta" tensors, which carry shapes and no data) and to fold instructions whose inputs are
+all compile-time constants. One table serves both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import torch
+import torch.nn.functional as F
+
+from runtime_py.format.program import (
+    Activation,
+    AxisAttrs,
+    BinaryAttrs,
+    Conv2dAttrs,
+    FlattenAttrs,
+    FusedAttrs,
+    GeluAttrs,
+    LayerNormAttrs,
+    OpCode,
+    PermuteAttrs,
+    Pool2dAttrs,
+    ShapeAttrs,
+)
+
+Tensors = Sequence["torch.Tensor | None"]
+
+
+def _binary(fn: Callable[[object, object, float], torch.Tensor]) -> Callable[[object, Tensors], torch.Tensor]:
+    def run(attrs: object, xs: Tensors) -> torch.Tensor:
+        assert isinstance(attrs, BinaryAttrs)
+        a: object = xs[0]
+        b: object = attrs.scalar if attrs.scalar is not None else xs[1]
+        if attrs.reverse:
+            a, b = b, a
+        return fn(a, b, attrs.alpha)
+    return run
+
+
+def _activate(y: torch.Tensor, activation: Activation) -> torch.Tensor:
+    return torch.relu(y) if activation == Activation.RELU else y
+
+
+def _linear(attrs: object, xs: Tensors) -> torch.Tensor:
+    assert isinstance(attrs, FusedAttrs) and xs[0] is not None and xs[1] is not None
+    return _activate(F.linear(xs[0], xs[1], xs[2] if len(xs) > 2 else None), attrs.activation)
+
+
+def _conv2d(attrs: object, xs: Tensors) -> torch.Tensor:
+    assert isinstance(attrs, Conv2dAttrs) and xs[0] is not None and xs[1] is not None
+    y = F.conv2d(xs[0], xs[1], xs[2] if len(xs) > 2 else None, attrs.stride, attrs.padding,
+                 attrs.dilation, attrs.groups)
+    return _activate(y, attrs.activation)
+
+
+def _channel_affine(attrs: object, xs: Tensors) -> torch.Tensor:
+    x, scale, shift = xs
+    assert x is not None and scale is not None and shift is not None
+    view = [1, -1] + [1] * (x.dim() - 2)
+    return x * scale.reshape(view) + shift.reshape(view)
+
+
+def _layer_norm(attrs: object, xs: Tensors) -> torch.Tensor:
+    assert isinstance(attrs, LayerNormAttrs) and xs[0] is not None
+    x = xs[0]
+    shape = list(x.shape[x.dim() - attrs.normalized_ndim:])
+    return F.layer_norm(x, shape, xs[1] if len(xs) > 1 else None, xs[2] if len(xs) > 2 else None, attrs.eps)
+
+
+def _max_pool(attrs: object, xs: Tensors) -> torch.Tensor:
+    assert isinstance(attrs, Pool2dAttrs) and xs[0] is not None
+    return F.max_pool2d(xs[0], attrs.kernel, attrs.stride, attrs.padding, attrs.dilation,
+                        ceil_mode=attrs.ceil_mode)
+
+
+def _avg_pool(attrs: object, xs: Tensors) -> torch.Tensor:
+    assert isinstance(attrs, Pool2dAttrs) and xs[0] is not None
+    return F.avg_pool2d(xs[0], attrs.kernel, attrs.stride, attrs.padding, attrs.ceil_mode,
+                        attrs.count_include_pad, attrs.divisor_override)
+
+
+def _one(fn: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[object, Tensors], torch.Tensor]:
+    def run(attrs: object, xs: Tensors) -> torch.Tensor:
+        assert xs[0] is not None
+        return fn(xs[0])
+    return run
+
+
+def _attrs_of(cls: type, fn: Callable[[torch.Tensor, object], torch.Tensor]) -> Callable[[object, Tensors], torch.Tensor]:
+    def run(attrs: object, xs: Tensors) -> torch.Tensor:
+        assert isinstance(attrs, cls) and xs[0] is not None
+        return fn(xs[0], attrs)
+    return run
+
+
+def _cat(attrs: object, xs: Tensors) -> torch.Tensor:
+    assert isinstance(attrs, AxisAttrs)
+    return torch.cat([x for x in xs if x is not None], attrs.axis)
+
+
+def _matmul(attrs: object, xs: Tensors) -> torch.Tensor:
+    assert xs[0] is not None and xs[1] is not None
+    return torch.matmul(xs[0], xs[1])
+
+
+SEMANTICS: dict[OpCode, Callable[[object, Tensors], torch.Tensor]] = {
+    OpCode.ADD: _binary(lambda a, b, alpha: a + alpha * b),  # type: ignore[operator]
+    OpCode.SUB: _binary(lambda a, b, alpha: a - alpha * b),  # type: ignore[operator]
+    OpCode.MUL: _binary(lambda a, b, alpha: a * b),  # type: ignore[operator]
+    OpCode.DIV: _binary(lambda a, b, alpha: a / b),  # type: ignore[operator]
+    OpCode.NEG: _one(torch.neg),
+    OpCode.RELU: _one(torch.relu),
+    OpCode.SIGMOID: _one(torch.sigmoid),
+    OpCode.TANH: _one(torch.tanh),
+    OpCode.GELU: _attrs_of(GeluAttrs, lambda x, a: F.gelu(
+        x, approximate="tanh" if a.tanh_approximation else "none")),  # type: ignore[attr-defined]
+    OpCode.SOFTMAX: _attrs_of(AxisAttrs, lambda x, a: torch.softmax(x, a.axis)),  # type: ignore[attr-defined]
+    OpCode.LOG_SOFTMAX: _attrs_of(AxisAttrs, lambda x, a: torch.log_softmax(x, a.axis)),  # type: ignore[attr-defined]
+    OpCode.MATMUL: _matmul,
+    OpCode.LINEAR: _linear,
+    OpCode.CONV2D: _conv2d,
+    OpCode.CHANNEL_AFFINE: _channel_affine,
+    OpCode.LAYER_NORM: _layer_norm,
+    OpCode.MAX_POOL2D: _max_pool,
+    OpCode.AVG_POOL2D: _avg_pool,
+    OpCode.ADAPTIVE_AVG_POOL2D: _attrs_of(ShapeAttrs, lambda x, a: F.adaptive_avg_pool2d(
+        x, list(a.dims))),  # type: ignore[attr-defined]
+    OpCode.TRANSPOSE: _attrs_of(PermuteAttrs, lambda x, a: x.permute(*a.perm)),  # type: ignore[attr-defined]
+    OpCode.RESHAPE: _attrs_of(ShapeAttrs, lambda x, a: x.reshape(*a.dims)),  # type: ignore[attr-defined]
+    OpCode.FLATTEN: _attrs_of(FlattenAttrs, lambda x, a: x.flatten(a.start_dim, a.end_dim)),  # type: ignore[attr-defined]
+    OpCode.CAT: _cat,
+}
+
+
+def run_op(op: OpCode, attrs: object, inputs: Tensors) -> torch.Tensor:
+    """Compute one instruction with torch (real or meta tensors)."""
+    return SEMANTICS[op](attrs, inputs)

@@ -1,0 +1,100 @@
+"""The compiler's abstract values and its small intermediate form.
+
+Walking a TorchScript graph evaluates every node abstractly: Python-level values (ints,
+floats, bools, strings, None, lists, tuples) are computed at compile time, module
+attributes become :class:`TensorConst`, and tensors only known at run time are
+:class:`Sym` values produced by :class:`OpNode` s — the instructions-to-be. A value that
+depends on a node we cannot compile is :class:`Poison`; it is reported only if it reaches
+a method output, which is how dead unsupported nodes stay silent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+import torch
+
+from runtime_py.format.debug_table import SourceFrame
+from runtime_py.format.program import Attributes, OpCode
+
+
+@dataclass(frozen=True)
+class NodeSite:
+    """Where a TorchScript node sits: what the debug table says about its instructions."""
+
+    method: str
+    kind: str  # e.g. "aten::conv2d"
+    hierarchy: str  # e.g. "top(TinyCNN).features(Sequential).0(Conv2d)"
+    frames: tuple[SourceFrame, ...]  # outermost first; the last is the node itself
+
+
+@dataclass(eq=False)
+class Sym:
+    """A float32 tensor computed at run time; ``shape`` uses -1 for dynamic dims, None
+    when even the rank is unknown."""
+
+    shape: tuple[int, ...] | None
+    producer: OpNode | None = None  # None: a method input
+    input_index: int = -1
+
+
+@dataclass(eq=False)
+class TensorConst:
+    """A tensor known at compile time (a parameter, a buffer or a folded result)."""
+
+    tensor: torch.Tensor
+
+
+@dataclass(frozen=True)
+class ModuleRef:
+    """A (sub)module reached from ``self``; ``path`` is its place in the hierarchy."""
+
+    module: Any  # torch._C.ScriptModule
+    path: tuple[tuple[str, str], ...]  # (instance name, type name), "top" first
+
+    @property
+    def hierarchy(self) -> str:
+        return ".".join(f"{name}({type_name})" for name, type_name in self.path)
+
+
+@dataclass(frozen=True)
+class Poison:
+    """A value that depends on unsupported nodes (indexes into the walk's report list)."""
+
+    reports: frozenset[int]
+
+
+TensorValue = Union[Sym, TensorConst]
+
+
+@dataclass(eq=False)
+class OpNode:
+    """One instruction-to-be: ``op`` over tensor inputs, producing ``output``."""
+
+    op: OpCode
+    inputs: list[TensorValue | None]  # None: an absent optional input (e.g. no bias)
+    attrs: Attributes
+    site: NodeSite
+    output: Sym = field(init=False)
+
+
+class Unsupported(Exception):  # noqa: N818 (a signal inside the walk, never escapes it)
+    """Raised by a lowering when the node cannot be compiled; ``reason`` is appended to the
+    report's first line."""
+
+    def __init__(self, reason: str = "") -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def find_poison(value: object) -> frozenset[int]:
+    """Report indexes of every Poison inside ``value`` (looking into lists and tuples)."""
+    if isinstance(value, Poison):
+        return value.reports
+    if isinstance(value, (list, tuple)):
+        found: frozenset[int] = frozenset()
+        for item in value:
+            found |= find_poison(item)
+        return found
+    return frozenset()

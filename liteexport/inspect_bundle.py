@@ -1,0 +1,304 @@
+"""What ``liteexport inspect`` shows: a bundle's contents and where its bytes go.
+
+``describe`` reads a bundle into a JSON-serializable dict (the ``--json`` output);
+``format_description`` renders that dict for humans. Bundles that are not lowered
+(a plain torch flatbuffer) get methods and storage, no delegate section. numpy only.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+
+from runtime_py.errors import FormatError
+from runtime_py.format import ptmf
+from runtime_py.format.bundle_file import file_size, read_bundle_file
+from runtime_py.format.debug_table import DEBUG_TABLE_EXTRA_FILE
+from runtime_py.format.debug_table_codec import decode_debug_table
+from runtime_py.format.program import OpCode, Program
+from runtime_py.format.program_codec import decode_program
+
+# torch names every backend class __torch__.torch.classes.__backends__.<name>
+BACKENDS_MARKER = "__backends__"
+LOWERED_ATTR = "__loweredModule__"  # the LoweredWrapper's slot holding the LoweredModule
+PROGRAMS_KEY, WEIGHTS_KEY = "programs", "weights"  # keys of the processed module dict
+
+V = TypeVar("V")
+
+
+# ---- following ivalue indexes -------------------------------------------------------------
+
+def _ivalue(module: ptmf.Module, index: int, kind: type[V], what: str) -> V:
+    """``module.ivalues[index]``, checked to be a ``kind``."""
+    if not 0 <= index < len(module.ivalues):
+        raise FormatError(f"{what} refers to ivalue {index}, outside the table of {len(module.ivalues)}",
+                          where=what)
+    value = module.ivalues[index]
+    if not isinstance(value, kind):
+        raise FormatError(f"{what} is a {type(value).__name__}, expected {kind.__name__}", where=what)
+    return value
+
+
+def _string_keyed(module: ptmf.Module, d: ptmf.DictValue, what: str) -> dict[str, int]:
+    """A Dict ivalue with string keys as {key: value ivalue index}."""
+    return {_ivalue(module, k, ptmf.StringValue, f"{what} key").value: v
+            for k, v in zip(d.keys, d.values, strict=False)}
+
+
+def _root(module: ptmf.Module) -> tuple[ptmf.ObjectValue, str]:
+    root = _ivalue(module, module.state_obj, ptmf.ObjectValue, "state_obj")
+    return root, _object_type(module, root).type_name
+
+
+def _object_type(module: ptmf.Module, obj: ptmf.ObjectValue) -> ptmf.ObjectType:
+    if not 0 <= obj.type_index < len(module.object_types):
+        raise FormatError(f"object type {obj.type_index} is outside the table of {len(module.object_types)}",
+                          where="object_types")
+    return module.object_types[obj.type_index]
+
+
+def _lowered_object(module: ptmf.Module) -> ptmf.ObjectValue | None:
+    """The LoweredModule object: the wrapper root's ``__loweredModule__`` (or the root
+    itself when it is the lowered module); None for bundles that are not lowered."""
+    root, _ = _root(module)
+    attr_names = _object_type(module, root).attr_names
+    if LOWERED_ATTR in attr_names and attr_names.index(LOWERED_ATTR) < len(root.attrs):
+        return _ivalue(module, root.attrs[attr_names.index(LOWERED_ATTR)], ptmf.ObjectValue, LOWERED_ATTR)
+    return root if root.state and _backend_name(module) else None
+
+
+def _processed(module: ptmf.Module, lowered: ptmf.ObjectValue) -> dict[str, int]:
+    """The processed module: {"programs": Dict[str, Tensor], "weights": List[Tensor]}."""
+    state = _ivalue(module, lowered.state, ptmf.TupleValue, "lowered module state")
+    if len(state.items) != 3:
+        raise FormatError(f"lowered module state has {len(state.items)} items, expected 3",
+                          where="lowered module state")
+    processed = _ivalue(module, state.items[1], ptmf.DictValue, "processed module")
+    return _string_keyed(module, processed, "processed module")
+
+
+def _tensor_bytes(module: ptmf.Module, meta: ptmf.TensorMetadata, what: str) -> np.ndarray:
+    """The raw bytes of a contiguous tensor, a view into its storage."""
+    if not 0 <= meta.storage_location_index < len(module.storage_data):
+        raise FormatError(f"{what} uses storage {meta.storage_location_index}, outside the "
+                          f"{len(module.storage_data)} storages", where=what)
+    dtype = ptmf.NUMPY_DTYPES.get(meta.scalar_type)
+    if dtype is None:
+        raise FormatError(f"{what} has unknown scalar type {meta.scalar_type}", where=what)
+    storage = module.storage_data[meta.storage_location_index]
+    start = meta.storage_offset * dtype.itemsize
+    end = start + int(np.prod(meta.sizes, dtype=np.int64)) * dtype.itemsize
+    if end > storage.nbytes:
+        raise FormatError(f"{what} needs bytes {start}..{end} of a {storage.nbytes}-byte storage", where=what)
+    return storage[start:end]
+
+
+def _backend_name(module: ptmf.Module) -> str | None:
+    """The delegate's backend, from the custom class the lowered code creates
+    (``__torch__.torch.classes.__backends__.<name>`` in functions' type annotations)."""
+    names = [t for f in _functions(module) for t in f.type_annotations]
+    names += [t.type_name for t in module.object_types]
+    for name in names:
+        if BACKENDS_MARKER in name:
+            return name.rsplit(".", 1)[-1]
+    return None
+
+
+def _functions(module: ptmf.Module) -> list[ptmf.Function]:
+    return [_ivalue(module, i, ptmf.Function, f"method {n}") for n, i in enumerate(module.methods)]
+
+
+# ---- describing -------------------------------------------------------------------------
+
+def format_signature(name: str, schema: ptmf.Schema | None) -> str:
+    """``forward(x: Tensor) -> Tensor`` (``self`` left out)."""
+    if schema is None:
+        return f"{name}(...)"
+    args = [a for a in schema.arguments if a.name != "self"]
+    params = ", ".join(f"{a.name}: {a.type}" for a in args)
+    returns = [a.type for a in schema.returns]
+    result = returns[0] if len(returns) == 1 else ("None" if not returns else f"({', '.join(returns)})")
+    return f"{name}({params}) -> {result}"
+
+
+def _methods(module: ptmf.Module, root_type: str) -> list[dict[str, Any]]:
+    """The root object's user-facing methods (not ``__setstate__``/``__getstate__``)."""
+    out = []
+    for f in _functions(module):
+        owner, _, name = f.qn.rpartition(".")
+        if owner == root_type and not name.startswith("__"):
+            out.append({"name": name, "signature": format_signature(name, f.schema)})
+    return out
+
+
+def _shape(shape: Sequence[int] | None) -> list[int] | None:
+    return None if shape is None else [int(d) for d in shape]
+
+
+def _describe_program(program: Program, key: str) -> dict[str, Any]:
+    ops = Counter(OpCode(i.op).name if i.op in OpCode._value2member_map_ else str(int(i.op))
+                  for i in program.instructions)
+    return {
+        "method": program.method or key,
+        "format_version": program.format_version,
+        "instructions": len(program.instructions),
+        "op_histogram": dict(ops.most_common()),
+        "inputs": [_shape(v.shape) for v in program.inputs],
+        "outputs": len(program.outputs),
+        "constants": len(program.constants),
+        "slots": program.num_slots,
+    }
+
+
+def _describe_delegate(module: ptmf.Module,
+                       lowered: ptmf.ObjectValue) -> tuple[dict[str, Any], dict[str, int]]:
+    """The delegate section and the bytes of storage owned by programs and by weights."""
+    processed = _processed(module, lowered)
+    for key in (PROGRAMS_KEY, WEIGHTS_KEY):
+        if key not in processed:
+            raise FormatError(f"processed module has no '{key}'", where="processed module")
+    programs_dict = _ivalue(module, processed[PROGRAMS_KEY], ptmf.DictValue, "processed programs")
+    programs, program_storages = [], set()
+    for key, index in _string_keyed(module, programs_dict, "processed programs").items():
+        meta = _ivalue(module, index, ptmf.TensorMetadata, f"program {key}")
+        programs.append(_describe_program(decode_program(_tensor_bytes(module, meta, f"program {key}")), key))
+        program_storages.add(meta.storage_location_index)
+    weights_list = _ivalue(module, processed[WEIGHTS_KEY], ptmf.ListValue, "processed weights")
+    weights, weight_storages = [], set()
+    for n, index in enumerate(weights_list.items):
+        meta = _ivalue(module, index, ptmf.TensorMetadata, f"weight {n}")
+        dtype = ptmf.NUMPY_DTYPES[meta.scalar_type] if meta.scalar_type in ptmf.NUMPY_DTYPES else None
+        weights.append({"index": n, "shape": list(meta.sizes), "dtype": str(dtype),
+                        "bytes": _tensor_bytes(module, meta, f"weight {n}").nbytes})
+        weight_storages.add(meta.storage_location_index)
+    delegate = {
+        "backend": _backend_name(module),
+        "programs": programs,
+        "weights": {"count": len(weights), "total_bytes": sum(w["bytes"] for w in weights),
+                    "tensors": weights},
+    }
+    def storage(indexes: set[int]) -> int:
+        return sum(module.storage_data[i].nbytes for i in indexes)
+
+    storage_bytes = {"programs": storage(program_storages),
+                     "weights": storage(weight_storages - program_storages)}
+    return delegate, storage_bytes
+
+
+def _describe_debug_table(content: bytes) -> dict[str, Any]:
+    table = decode_debug_table(content)
+    entries = []
+    for e in table.entries:
+        frame = e.frames[-1] if e.frames else None
+        entries.append({"handle": e.handle, "method": e.method, "node_kind": e.node_kind,
+                        "module_hierarchy": e.module_hierarchy,
+                        "location": f"{frame.file}:{frame.line}" if frame else ""})
+    return {"format_version": table.format_version, "count": len(entries), "entries": entries}
+
+
+def describe(path: str | Path) -> dict[str, Any]:
+    """Everything ``inspect`` reports about the bundle at ``path``, as plain JSON data."""
+    module = read_bundle_file(path)
+    total = file_size(path)
+    _, root_type = _root(module)
+    lowered = _lowered_object(module)
+    delegate, storage_bytes = (None, {}) if lowered is None else _describe_delegate(module, lowered)
+    debug_content = module.extra_file(DEBUG_TABLE_EXTRA_FILE)
+    storage_total = sum(s.nbytes for s in module.storage_data)
+    debug_bytes = len(debug_content) if debug_content is not None else 0
+    other_extra = sum(len(e.content) for e in module.extra_files) - debug_bytes
+    sizes = {
+        "weights": storage_bytes.get("weights", 0),
+        "programs": storage_bytes.get("programs", 0),
+        "other_storage": storage_total - sum(storage_bytes.values()),
+        "debug_table": debug_bytes,
+        "other_extra_files": other_extra,
+    }
+    # flatbuffer framing, padding, ivalues and bytecode: whatever the sections above leave
+    sizes["bytecode_and_metadata"] = total - sum(sizes.values())
+    sizes["total"] = total
+    return {
+        "path": str(path),
+        "file_size": total,
+        "bytecode_version": module.bytecode_version,
+        "operator_version": module.operator_version,
+        "root_type": root_type,
+        "methods": _methods(module, root_type),
+        "functions": [{"name": f.qn, "instructions": len(f.instructions), "operators": len(f.operators)}
+                      for f in _functions(module)],
+        "delegate": delegate,
+        "storage": {"count": len(module.storage_data), "total_bytes": storage_total},
+        "extra_files": [{"name": e.name, "bytes": len(e.content)} for e in module.extra_files],
+        "debug_table": None if debug_content is None else _describe_debug_table(debug_content),
+        "sizes": sizes,
+    }
+
+
+# ---- formatting for humans ----------------------------------------------------------------
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[object]], right: Sequence[bool]) -> list[str]:
+    """Aligned columns, two spaces apart, indented by two; ``right`` per column."""
+    cells = [[str(h) for h in headers]] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = []
+    for row in cells:
+        parts = [c.rjust(w) if r else c.ljust(w) for c, w, r in zip(row, widths, right, strict=True)]
+        lines.append(("  " + "  ".join(parts)).rstrip())
+    return lines
+
+
+def _fmt_shape(shape: Sequence[int] | None) -> str:
+    if shape is None:
+        return "?"
+    return "x".join("?" if d < 0 else str(d) for d in shape) or "scalar"
+
+
+def _fmt_count(n: int) -> str:
+    return f"{n:,}"
+
+
+def format_description(d: dict[str, Any]) -> str:
+    """The human-readable ``inspect`` report for a ``describe`` result."""
+    out = [f"{d['path']}: {_fmt_count(d['file_size'])} bytes, PTMF bytecode version {d['bytecode_version']}",
+           f"root type: {d['root_type']}", "", "Methods:"]
+    out += [f"  {m['signature']}" for m in d["methods"]] or ["  (none)"]
+    delegate = d["delegate"]
+    if delegate is not None:
+        out += ["", f"Delegate: {delegate['backend']}"]
+        rows = [(p["method"], f"v{p['format_version']}", p["instructions"], p["constants"],
+                 ", ".join(_fmt_shape(s) for s in p["inputs"]) or "-") for p in delegate["programs"]]
+        out += _table(("program", "format", "instructions", "constants", "inputs"), rows,
+                      (False, False, True, True, False))
+        for p in delegate["programs"]:
+            ops = "  ".join(f"{op} {n}" for op, n in p["op_histogram"].items())
+            out.append(f"  {p['method']} ops: {ops or '(none)'}")
+        weights = delegate["weights"]
+        out += ["", f"Weights: {weights['count']} tensors, {_fmt_count(weights['total_bytes'])} bytes"]
+        if weights["tensors"]:
+            out += _table(("#", "shape", "dtype", "bytes"),
+                          [(w["index"], _fmt_shape(w["shape"]), w["dtype"], _fmt_count(w["bytes"]))
+                           for w in weights["tensors"]], (True, False, False, True))
+    else:
+        storage = d["storage"]
+        out += ["", "Delegate: none (not a lowered module)",
+                f"Storage: {storage['count']} tensors, {_fmt_count(storage['total_bytes'])} bytes"]
+    table = d["debug_table"]
+    if table is not None:
+        out += ["", f"Debug table: {table['count']} entries"]
+        if table["entries"]:
+            out += _table(("handle", "node", "location", "module"),
+                          [(e["handle"], e["node_kind"], e["location"], e["module_hierarchy"])
+                           for e in table["entries"]], (True, False, False, False))
+    total = d["sizes"]["total"] or 1
+    labels = {"weights": "weights", "programs": "compiled programs", "other_storage": "other storage",
+              "debug_table": "debug table", "other_extra_files": "other extra files",
+              "bytecode_and_metadata": "bytecode and metadata", "total": "total"}
+    out += ["", "Size breakdown:"]
+    out += _table(("section", "bytes", "share"),
+                  [(labels[k], _fmt_count(v), f"{100 * v / total:.1f}%") for k, v in d["sizes"].items()],
+                  (False, True, True))
+    return "\n".join(out)

@@ -1,0 +1,155 @@
+"""Turn the MODEL argument of ``liteexport export`` into a scripted module in eval mode.
+
+MODEL is either a TorchScript archive written by ``torch.jit.save`` (``model.pt``) or
+``path/file.py:Name``, where Name is an ``nn.Module`` class (constructed with no
+arguments), a function returning a module, or a module instance. Every way this can go
+wrong becomes a ModelError that says what to fix; torch is imported only in here, and
+only when a model is actually loaded, so ``inspect``/``run`` never need it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import inspect
+import sys
+import traceback
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from runtime_py.errors import ModelError
+
+if TYPE_CHECKING:
+    import torch
+
+
+def load_scripted(spec: str) -> torch.jit.ScriptModule:
+    """Load MODEL (``model.pt`` or ``file.py:Name``) as a ScriptModule in eval mode."""
+    path_text, sep, name = spec.rpartition(":")
+    if sep and path_text.endswith(".py"):
+        return _load_python(Path(path_text), name)
+    if spec.endswith(".py"):
+        raise ModelError(f"{spec}: name the model inside the file, as {spec}:ClassName")
+    return _load_archive(Path(spec))
+
+
+def _check_file(path: Path) -> None:
+    if path.is_dir():
+        raise ModelError(f"{path} is a directory, not a model file")
+    if not path.exists():
+        raise ModelError(f"model file not found: {path}")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def _load_archive(path: Path) -> torch.jit.ScriptModule:
+    _check_file(path)
+    import torch
+
+    try:
+        module = torch.jit.load(str(path), map_location="cpu")
+    except Exception as exc:  # torch reports a bad archive as RuntimeError, ValueError, ...
+        raise ModelError(f"cannot load {path} as a TorchScript archive (written by torch.jit.save): "
+                         f"{_first_line(exc)}") from exc
+    return module.eval()
+
+
+def _import_file(path: Path) -> ModuleType:
+    """Execute ``path`` as a fresh module (a unique name, so two files called model.py
+    never collide), registered in sys.modules because TorchScript resolves names there."""
+    digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
+    module_name = f"_liteexport_model_{path.stem}_{digest}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ModelError(f"cannot import {path}: not a Python source file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except (Exception, SystemExit) as exc:  # the user's code may raise anything while importing
+        del sys.modules[module_name]
+        raise ModelError(f"cannot import {path}: {_first_line(exc)}{_where(exc, path)}") from exc
+    return module
+
+
+def _where(exc: BaseException, path: Path) -> str:
+    """`` (file, line N)`` of the innermost frame in the user's code that raised ``exc``."""
+    if isinstance(exc, SyntaxError) and exc.filename and exc.lineno:
+        return f' (File "{exc.filename}", line {exc.lineno})'
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith("<frozen")]
+    if not frames:
+        return ""
+    mine = [f for f in frames if Path(f.filename).resolve() == path.resolve()]
+    frame = (mine or frames)[-1]
+    return f' (File "{frame.filename}", line {frame.lineno})'
+
+
+def _load_python(path: Path, name: str) -> torch.jit.ScriptModule:
+    _check_file(path)
+    if not name.isidentifier():
+        raise ModelError(f"{path}:{name}: '{name}' is not a Python name; give it as {path}:ClassName")
+    import torch
+
+    # The file's own folder first on sys.path, so its sibling imports (from layers import X) work.
+    folder = str(path.resolve().parent)
+    sys.path.insert(0, folder)
+    try:
+        module = _import_file(path)
+        if not hasattr(module, name):
+            raise ModelError(f"{path} defines no '{name}'; {_candidates(module, torch)}")
+        model = _instantiate(getattr(module, name), f"{path}:{name}", torch)
+        if isinstance(model, torch.jit.ScriptModule):
+            return model.eval()
+        try:
+            scripted: torch.jit.ScriptModule = torch.jit.script(model.eval())
+        except Exception as exc:  # TorchScript raises several types; its text carries the source range
+            raise ModelError(f"TorchScript cannot script {path}:{name}:\n{str(exc).strip()}") from exc
+        return scripted.eval()
+    finally:
+        if folder in sys.path:
+            sys.path.remove(folder)
+
+
+def _candidates(module: ModuleType, torch: Any) -> str:
+    """What the file defines that could be named instead: module classes and functions."""
+    found = []
+    for attr, obj in vars(module).items():
+        if getattr(obj, "__module__", None) != module.__name__ or attr.startswith("_"):
+            continue
+        if inspect.isclass(obj) and issubclass(obj, torch.nn.Module):
+            found.append(f"{attr} (nn.Module class)")
+        elif inspect.isfunction(obj):
+            found.append(f"{attr} (function)")
+    if not found:
+        return "it defines no nn.Module class or function"
+    return "it defines: " + ", ".join(found)
+
+
+def _instantiate(obj: Any, what: str, torch: Any) -> Any:
+    """The module behind ``obj``: a module instance as is, a class or function called
+    with no arguments (and its result checked)."""
+    if isinstance(obj, torch.nn.Module):
+        return obj
+    is_module_class = inspect.isclass(obj) and issubclass(obj, torch.nn.Module)
+    if not (is_module_class or inspect.isfunction(obj)):
+        kind = "class" if inspect.isclass(obj) else type(obj).__name__
+        raise ModelError(f"{what} is a {kind}, not an nn.Module class or a function returning a module")
+    try:
+        inspect.signature(obj).bind()
+    except TypeError as exc:  # tell a missing-argument problem apart from an error inside __init__
+        raise ModelError(f"{what} cannot be built without arguments ({exc}); liteexport calls it with "
+                         "none: wrap it in a function that returns the module, and name that") from exc
+    except ValueError:  # no signature available (a builtin); just try to call it
+        pass
+    try:
+        result = obj()
+    except Exception as exc:  # anything the user's constructor raises
+        where = _where(exc, Path(inspect.getfile(obj)))
+        raise ModelError(f"building {what} failed: {_first_line(exc)}{where}") from exc
+    if not isinstance(result, torch.nn.Module):
+        raise ModelError(f"{what}() returned a {type(result).__name__}, not an nn.Module")
+    return result

@@ -1,0 +1,151 @@
+"""The lite-interpreter bytecode of a lowered module, as torch's to_backend lowering
+writes it (see ``shared/tools/torch_reference_lowering.py`` for torch's own output).
+
+Three kinds of functions, instruction for instruction what torch 2.13 emits:
+- ``LoweredWrapper.<method>``: packs the inputs into a ``List[Any]``, asks the backend
+  ``is_available()``, calls ``execute(self.__handles["<method>"], inputs)``, unpacks the
+  returned list and checks every output is a Tensor;
+- ``LoweredModule.__setstate__``: restores spec and processed module, creates the
+  backend and ``BackendDebugInfo`` objects, ``__handles = backend.compile(...)``;
+- ``LoweredModule.__getstate__``: returns ``(spec, processed, True)``.
+
+Constants are given as IValues; the packer turns them into ivalue indexes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from liteexport.lowered import MethodSignature
+from runtime_py.format import ptmf
+from runtime_py.format.ptmf import OpCode as Op
+
+BACKEND_NAME = "backend_with_compiler_demo"
+BACKEND_CLASS = f"__torch__.torch.classes.__backends__.{BACKEND_NAME}"
+DEBUG_INFO_CLASS = "__torch__.torch.classes.backendutils.BackendDebugInfo"
+STATE_TYPE = "Tuple[Dict[str, Any], Any, bool]"
+NO_BACKEND_MESSAGE = "Exception: Backend is not available."
+
+# Attribute slots of the LoweredModule object, in the order torch's __setstate__ sets them.
+SLOT_PROCESSED, SLOT_SPEC, SLOT_BACKEND, SLOT_HANDLES, SLOT_DEBUG_INFO = range(5)
+NO_DEBUG_HANDLE = -1  # wrapper bytecode has no user source behind it
+
+
+def wrapper_type(qualname: str) -> str:
+    return f"torch.jit.LoweredWrapper.{BACKEND_NAME}.{qualname}"
+
+
+def lowered_type(qualname: str) -> str:
+    return f"torch.jit.LoweredModule.{BACKEND_NAME}.{qualname}"
+
+
+@dataclass(frozen=True)
+class FunctionCode:
+    """A Function whose constants are still IValues (not yet ivalue indexes)."""
+
+    qn: str
+    instructions: tuple[ptmf.Instruction, ...]
+    operators: tuple[ptmf.Operator, ...]
+    constants: tuple[ptmf.IValue, ...]
+    type_annotations: tuple[str, ...]
+    register_size: int
+    schema: ptmf.Schema
+    class_type: int  # index into the module's object types
+
+
+def _ins(op: Op, x: int = 0, n: int = 0) -> ptmf.Instruction:
+    return ptmf.Instruction(op=int(op), x=x, n=n)
+
+
+def _raise(message_constant: int) -> list[ptmf.Instruction]:
+    """Raise constants[message_constant] (an exception message; class name constant 2 = None)."""
+    return [_ins(Op.LOADC, message_constant), _ins(Op.LOADC, 2), _ins(Op.RAISE_EXCEPTION)]
+
+
+def method_function(qualname: str, sig: MethodSignature, class_type: int) -> FunctionCode:
+    """The wrapper's ``<method>``: call the backend's execute and type-check its outputs."""
+    n, k = len(sig.arg_names), sig.num_outputs
+    lowered, unset_result, unset_tensor, inputs = n + 2, n + 3, n + 4, n + 5
+    outputs, checked, result = n + 6, n + 6 + k, n + 6 + 2 * k
+    # constants: 0 method name, 1 assertion message, 2 None, 3 no-backend message, 4/5 method names
+    code = [_ins(Op.STOREN, 1, n + 1), _ins(Op.MOVE, 1), _ins(Op.GET_ATTR, 0), _ins(Op.STORE, lowered),
+            _ins(Op.UN_INITIALIZED), _ins(Op.STORE, unset_result),
+            _ins(Op.UN_INITIALIZED), _ins(Op.STORE, unset_tensor)]
+    code += [_ins(Op.MOVE, 2 + i) for i in range(n)]
+    code += [_ins(Op.LIST_CONSTRUCT, 0, n), _ins(Op.STORE, inputs),
+             _ins(Op.LOAD, lowered), _ins(Op.GET_ATTR, SLOT_BACKEND), _ins(Op.INTERFACE_CALL, 4, 1)]
+    available = len(code)
+    code.append(_ins(Op.JF))  # patched below: jump to the no-backend branch
+    code += [_ins(Op.LOAD, lowered), _ins(Op.GET_ATTR, SLOT_BACKEND),
+             _ins(Op.LOAD, lowered), _ins(Op.GET_ATTR, SLOT_HANDLES),
+             _ins(Op.LOADC, 0), _ins(Op.DICT_INDEX), _ins(Op.LOAD, inputs), _ins(Op.INTERFACE_CALL, 5, 3),
+             _ins(Op.LIST_UNPACK, k), _ins(Op.STOREN, outputs, k) if k > 1 else _ins(Op.STORE, outputs)]
+    for j in range(k):
+        # if isinstance(out_j, Tensor): checked_j = unchecked_cast(out_j) else: raise AssertionError
+        code += [_ins(Op.LOAD, outputs + j), _ins(Op.ISINSTANCE, 1 + j, 1), _ins(Op.JF, 4),
+                 _ins(Op.LOAD, outputs + j), _ins(Op.OP, 0), _ins(Op.JMP, 5), *_raise(1),
+                 _ins(Op.LOAD, unset_tensor), _ins(Op.STORE, checked + j), _ins(Op.DROPR, outputs + j)]
+    code += [_ins(Op.MOVE, checked + j) for j in range(k)]
+    if sig.returns_tuple:
+        code.append(_ins(Op.TUPLE_CONSTRUCT, k))
+    code.append(_ins(Op.JMP, 5))
+    code[available] = _ins(Op.JF, len(code) - available)
+    code += [*_raise(3), _ins(Op.LOAD, unset_result), _ins(Op.STORE, result),
+             _ins(Op.DROPR, unset_tensor), _ins(Op.DROPR, inputs), _ins(Op.DROPR, lowered),
+             _ins(Op.DROPR, unset_result), _ins(Op.MOVE, result), _ins(Op.RET)]
+    constants: tuple[ptmf.IValue, ...] = (
+        ptmf.StringValue(sig.name), ptmf.StringValue("AssertionError: "), ptmf.NoneValue(),
+        ptmf.StringValue(NO_BACKEND_MESSAGE), ptmf.StringValue("is_available"), ptmf.StringValue("execute"))
+    args = (ptmf.Arg("self", wrapper_type(qualname)),) + tuple(ptmf.Arg(a, "Tensor") for a in sig.arg_names)
+    return FunctionCode(
+        qn=f"{wrapper_type(qualname)}.{sig.name}", instructions=tuple(code),
+        operators=(ptmf.Operator("prim::unchecked_cast", "", 1),), constants=constants,
+        type_annotations=("List[Any]",) + ("Tensor",) * k, register_size=result,
+        schema=ptmf.Schema(args, (ptmf.Arg("", sig.return_type),)), class_type=class_type)
+
+
+def setstate_function(qualname: str, class_type: int) -> FunctionCode:
+    """``LoweredModule.__setstate__(self, state)``: rebuild the backend and compile."""
+    code = [_ins(Op.STOREN, 1, 2),
+            # self.__method_compile_spec = state[0]; self.__processed_module = state[1]
+            _ins(Op.LOAD, 1), _ins(Op.LOAD, 2), _ins(Op.LOADC, 2), _ins(Op.TUPLE_INDEX),
+            _ins(Op.SET_ATTR, SLOT_SPEC),
+            _ins(Op.LOAD, 1), _ins(Op.LOAD, 2), _ins(Op.LOADC, 3), _ins(Op.TUPLE_INDEX),
+            _ins(Op.SET_ATTR, SLOT_PROCESSED),
+            # if state[2]: create the backend and the debug-info holder
+            _ins(Op.MOVE, 2), _ins(Op.LOADC, 4), _ins(Op.TUPLE_INDEX), _ins(Op.JF, 18),
+            _ins(Op.CREATE_OBJECT, 0), _ins(Op.STORE, 3), _ins(Op.LOAD, 3), _ins(Op.INTERFACE_CALL, 7, 1),
+            _ins(Op.DROP), _ins(Op.LOAD, 1), _ins(Op.MOVE, 3), _ins(Op.SET_ATTR, SLOT_BACKEND),
+            _ins(Op.CREATE_OBJECT, 1), _ins(Op.STORE, 4), _ins(Op.LOAD, 4), _ins(Op.INTERFACE_CALL, 8, 1),
+            _ins(Op.DROP), _ins(Op.LOAD, 1), _ins(Op.MOVE, 4), _ins(Op.SET_ATTR, SLOT_DEBUG_INFO),
+            _ins(Op.JMP, 1),
+            # if backend.is_available(): self.__handles = backend.compile(processed, spec) else raise
+            _ins(Op.LOAD, 1), _ins(Op.GET_ATTR, SLOT_BACKEND), _ins(Op.INTERFACE_CALL, 9, 1), _ins(Op.JF, 11),
+            _ins(Op.LOAD, 1), _ins(Op.LOAD, 1), _ins(Op.GET_ATTR, SLOT_BACKEND),
+            _ins(Op.LOAD, 1), _ins(Op.GET_ATTR, SLOT_PROCESSED), _ins(Op.LOAD, 1), _ins(Op.GET_ATTR, SLOT_SPEC),
+            _ins(Op.INTERFACE_CALL, 10, 3), _ins(Op.SET_ATTR, SLOT_HANDLES), _ins(Op.JMP, 4),
+            _ins(Op.LOADC, 1), _ins(Op.LOADC, 0), _ins(Op.RAISE_EXCEPTION),
+            _ins(Op.DROPR, 1), _ins(Op.LOADC, 0), _ins(Op.RET)]
+    constants: tuple[ptmf.IValue, ...] = (
+        ptmf.NoneValue(), ptmf.StringValue(NO_BACKEND_MESSAGE), ptmf.IntValue(0), ptmf.IntValue(1),
+        ptmf.IntValue(2), ptmf.NoneValue(), ptmf.NoneValue(), ptmf.StringValue("__init__"),
+        ptmf.StringValue("__init__"), ptmf.StringValue("is_available"), ptmf.StringValue("compile"))
+    self_type = lowered_type(qualname)
+    return FunctionCode(
+        qn=f"{self_type}.__setstate__", instructions=tuple(code), operators=(), constants=constants,
+        type_annotations=(BACKEND_CLASS, DEBUG_INFO_CLASS), register_size=4,
+        schema=ptmf.Schema((ptmf.Arg("self", self_type), ptmf.Arg("state", STATE_TYPE)),
+                           (ptmf.Arg("", "NoneType"),)),
+        class_type=class_type)
+
+
+def getstate_function(qualname: str, class_type: int) -> FunctionCode:
+    """``LoweredModule.__getstate__(self)``: ``(spec, processed, True)``."""
+    code = (_ins(Op.STORE, 1), _ins(Op.LOAD, 1), _ins(Op.GET_ATTR, SLOT_SPEC), _ins(Op.MOVE, 1),
+            _ins(Op.GET_ATTR, SLOT_PROCESSED), _ins(Op.LOADC, 0), _ins(Op.TUPLE_CONSTRUCT, 3), _ins(Op.RET))
+    self_type = lowered_type(qualname)
+    return FunctionCode(
+        qn=f"{self_type}.__getstate__", instructions=code, operators=(),
+        constants=(ptmf.BoolValue(True),), type_annotations=(), register_size=1,
+        schema=ptmf.Schema((ptmf.Arg("self", self_type),), (ptmf.Arg("", STATE_TYPE),)),
+        class_type=class_type)

@@ -1,0 +1,61 @@
+"""``backend_with_compiler_demo``: the delegate backend that runs demo programs with numpy."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from runtime_py.backends.base import Backend
+from runtime_py.backends.demo.executor import run
+from runtime_py.backends.demo.plan import MethodPlan, build_plan
+from runtime_py.errors import FormatError, InternalError
+from runtime_py.format.program import Program
+
+_WHERE = "processed module of backend_with_compiler_demo"
+
+
+class DemoBackend(Backend):
+    """Compiles each method's demo Program into a ``MethodPlan`` and runs it with numpy."""
+
+    name = "backend_with_compiler_demo"
+
+    def is_available(self) -> bool:
+        """Always: the backend needs nothing but numpy."""
+        return True
+
+    def compile(self, processed: object, method_compile_spec: dict[str, object]) -> dict[str, object]:
+        """Decodes and validates every program in ``processed``.
+
+        ``processed`` is ``{"programs": {method: flatbuffer bytes (uint8 array, bytes or
+        memoryview) or a decoded Program}, "weights": [float32 array, ...]}``. Every method
+        named in ``method_compile_spec`` must have a program; a handle is returned for every
+        program. Raises ``FormatError``.
+        """
+        if not isinstance(processed, Mapping) or set(processed) != {"programs", "weights"}:
+            got = sorted(map(str, processed)) if isinstance(processed, Mapping) else type(processed).__name__
+            raise FormatError(f"expected a dict with keys 'programs' and 'weights', got {got}", where=_WHERE)
+        programs, weights = processed["programs"], processed["weights"]
+        if not isinstance(programs, Mapping) or not isinstance(weights, Sequence):
+            raise FormatError("'programs' must be a dict and 'weights' a list", where=_WHERE)
+        missing = sorted(set(method_compile_spec) - set(programs))
+        if missing:
+            raise FormatError(f"no program for method(s) {', '.join(missing)}", where=_WHERE)
+        handles: dict[str, object] = {}
+        for method, encoded in programs.items():
+            program = encoded if isinstance(encoded, Program) else _decode(encoded)
+            if program.method != method:
+                raise FormatError(f"the program for method '{method}' says it is '{program.method}'", where=_WHERE)
+            handles[method] = build_plan(program, weights)
+        return handles
+
+    def execute(self, handle: object, inputs: list[object]) -> list[object]:
+        """Runs the method ``handle`` stands for; raises ``ExecutionError``."""
+        if not isinstance(handle, MethodPlan):
+            raise InternalError(f"demo backend handle must be a MethodPlan, got {type(handle).__name__}")
+        return [*run(handle, inputs)]
+
+
+def _decode(encoded: object) -> Program:
+    # imported here: the codec (and flatbuffers) are only needed for encoded programs
+    from runtime_py.format.program_codec import decode_program
+
+    return decode_program(encoded)  # type: ignore[arg-type]

@@ -1,0 +1,70 @@
+"""Runs a prepared demo program: check the inputs, then one loop over the steps."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from runtime_py.backends.demo.arrays import Array
+from runtime_py.backends.demo.plan import InputCheck, MethodPlan
+from runtime_py.errors import ExecutionError
+
+
+def run(plan: MethodPlan, inputs: Sequence[object]) -> list[Array]:
+    """Executes ``plan`` on ``inputs`` (float32 arrays) and returns its outputs.
+
+    Raises ``ExecutionError``: for inputs that do not match the program, attributed to the
+    first instruction reading them; for a failing kernel, attributed to its instruction.
+    Outputs never alias weights; an output that is an input is that same array.
+    """
+    if len(inputs) != len(plan.input_checks):
+        expected = len(plan.input_checks)
+        raise ExecutionError(f"method '{plan.method}' expected {expected} inputs, got {len(inputs)}")
+    for check, value in zip(plan.input_checks, inputs, strict=True):
+        if not (
+            isinstance(value, np.ndarray)
+            and value.dtype == np.float32
+            and (check.shape is None or value.shape == check.shape or (not check.exact and _fits(value, check)))
+        ):
+            raise _input_error(check, value)
+
+    slots: list[object] = [None] * plan.num_slots
+    slots[: len(inputs)] = inputs
+    for slot, weight in plan.constants:
+        slots[slot] = weight
+    # float errors (overflow in exp, division by zero) give inf/NaN silently, as in torch
+    with np.errstate(all="ignore"):
+        try:
+            for index, kernel, reads, write in plan.steps:  # noqa: B007 (index names the failing step)
+                slots[write] = kernel(*[slots[slot] for slot in reads])
+        except Exception as exc:
+            reason = str(exc) or type(exc).__name__
+            handle = plan.debug_handles[index]
+            raise ExecutionError(f"{plan.labels[index]}: {reason}", debug_handle=handle) from exc
+    # np.asarray: numpy returns 0-d results as scalars; np.array copies views of weights
+    return [np.array(slots[slot]) if copy else np.asarray(slots[slot]) for slot, copy in plan.outputs]
+
+
+def _fits(value: np.ndarray, check: InputCheck) -> bool:
+    assert check.shape is not None
+    return value.ndim == len(check.shape) and all(
+        want in (-1, got) for want, got in zip(check.shape, value.shape, strict=True)
+    )
+
+
+def _input_error(check: InputCheck, value: object) -> ExecutionError:
+    expected = "float32" if check.shape is None else f"float32 of shape {_format_shape(check.shape)}"
+    if isinstance(value, np.ndarray):
+        got = f"{value.dtype} of shape {_format_shape(value.shape)}"
+    else:
+        got = type(value).__name__
+    return ExecutionError(
+        f"{check.blame}: input {check.index}: expected {expected}, got {got}", debug_handle=check.debug_handle
+    )
+
+
+def _format_shape(shape: tuple[int, ...]) -> str:
+    """``(1, 3, ?, ?)``: -1 (a size known only at run time) shows as ``?``."""
+    sizes = ["?" if size == -1 else str(size) for size in shape]
+    return f"({sizes[0]},)" if len(sizes) == 1 else f"({', '.join(sizes)})"

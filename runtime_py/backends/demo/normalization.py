@@ -1,0 +1,57 @@
+"""Normalization: inference batch norm (as a per-channel affine map) and layer norm."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from runtime_py.backends.demo.arrays import Array, Kernel
+from runtime_py.format.program import LayerNormAttrs
+
+
+def channel_affine(x: Array, scale: Array, shift: Array) -> Array:
+    """x * scale + shift along dim 1 (inference batch norm folded by the compiler)."""
+    if x.ndim < 2 or scale.shape != (x.shape[1],) or shift.shape != (x.shape[1],):
+        raise ValueError(
+            f"input of shape {x.shape} needs scale and shift of shape ({x.shape[1] if x.ndim > 1 else '?'},),"
+            f" got {scale.shape} and {shift.shape}"
+        )
+    per_channel = (-1,) + (1,) * (x.ndim - 2)
+    y = x * scale.reshape(per_channel)
+    y += shift.reshape(per_channel)
+    return y
+
+
+def make_layer_norm(attrs: LayerNormAttrs, n_inputs: int) -> Kernel:
+    """layer_norm over the last ``normalized_ndim`` dims.
+
+    Inputs are ``(x,)``, ``(x, weight)`` or ``(x, weight, bias)``; weight and bias have the
+    normalized shape. The variance is biased, as in torch.
+    """
+    ndim = attrs.normalized_ndim
+    if ndim < 1:
+        raise ValueError(f"normalized_ndim must be positive, got {ndim}")
+    eps = np.float32(attrs.eps)
+
+    def layer_norm(x: Array, weight: Array | None = None, bias: Array | None = None) -> Array:
+        if x.ndim < ndim:
+            raise ValueError(f"input of shape {x.shape} has fewer than normalized_ndim={ndim} dimensions")
+        normalized = x.shape[x.ndim - ndim :]
+        for name, param in (("weight", weight), ("bias", bias)):
+            if param is not None and param.shape != normalized:
+                raise ValueError(f"{name} of shape {param.shape} is not the normalized shape {normalized}")
+        # rows of the normalized size: the mean and variance reduce over one contiguous axis
+        rows = x.reshape(-1, math.prod(normalized))
+        y: Array = rows - rows.mean(axis=1, keepdims=True)
+        variance = np.mean(np.square(y), axis=1, keepdims=True)
+        variance += eps
+        y *= 1 / np.sqrt(variance)  # 1 is an int: the result stays float32
+        y = y.reshape(x.shape)
+        if weight is not None:
+            y *= weight
+        if bias is not None:
+            y += bias
+        return y
+
+    return layer_norm

@@ -1,0 +1,205 @@
+"""Checks a demo Program once and prepares it for fast execution.
+
+Everything that does not depend on the input values happens here: opcode lookup, arity and
+attribute checks, binding attributes into kernels, def-before-use analysis of the slots,
+and deciding which outputs must be copied so callers never receive a view of a weight.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from runtime_py.backends.demo.arrays import Array, Kernel
+from runtime_py.backends.demo.kernels import KERNELS, KernelSpec
+from runtime_py.errors import FormatError
+from runtime_py.format.program import PROGRAM_FORMAT_VERSION, DType, Instruction, OpCode, Program
+
+# (instruction index, kernel, slots read, slot written): unpacked directly by the executor loop
+Step = tuple[int, Kernel, tuple[int, ...], int]
+
+
+@dataclass(frozen=True)
+class InputCheck:
+    """What input ``index`` must look like, and whom to blame when it does not."""
+
+    index: int
+    shape: tuple[int, ...] | None  # None: any rank; -1 entries: any size
+    exact: bool  # the shape has no -1, so a tuple comparison decides
+    blame: str  # label of the first instruction reading the input (or the method)
+    debug_handle: int  # that instruction's debug handle, -1 if none reads it
+
+
+@dataclass(frozen=True)
+class MethodPlan:
+    """A validated program, ready to run: the handle ``DemoBackend.compile`` returns."""
+
+    method: str
+    num_slots: int
+    input_checks: tuple[InputCheck, ...]
+    constants: tuple[tuple[int, Array], ...]  # (slot, read-only weight)
+    steps: tuple[Step, ...]
+    labels: tuple[str, ...]  # per instruction, for error messages
+    debug_handles: tuple[int, ...]  # per instruction
+    outputs: tuple[tuple[int, bool], ...]  # (slot, copy it because it may view a weight)
+
+
+def instruction_label(index: int, instruction: Instruction) -> str:
+    """``instruction #7 LINEAR (slots [3, 4, 5] -> [6])``: how errors name an instruction."""
+    op = instruction.op
+    name = op.name if isinstance(op, OpCode) else f"opcode {int(op)}"
+    return f"instruction #{index} {name} (slots {list(instruction.inputs)} -> {list(instruction.outputs)})"
+
+
+def build_plan(program: Program, weights: Sequence[object]) -> MethodPlan:
+    """Validates ``program`` against ``weights`` and prepares its steps.
+
+    Raises ``FormatError`` naming the method, the instruction and what is wrong.
+    """
+    where = f"demo program of method '{program.method}'"
+    if program.format_version != PROGRAM_FORMAT_VERSION:
+        raise FormatError(
+            f"unsupported program format version {program.format_version} "
+            f"(this runtime reads version {PROGRAM_FORMAT_VERSION})",
+            where=where,
+        )
+    num_slots = program.num_slots
+    if len(program.inputs) > num_slots:
+        raise FormatError(f"{len(program.inputs)} inputs do not fit in {num_slots} slots", where=where)
+    for index, info in enumerate(program.inputs):
+        if info.dtype != DType.FLOAT32:
+            raise FormatError(f"input {index} has dtype {info.dtype!r}, not float32", where=where)
+
+    defined = set(range(len(program.inputs)))
+    constants = _prepare_constants(program, weights, defined, where)
+    views_of_weights = {slot for slot, _ in constants}
+
+    steps: list[Step] = []
+    labels: list[str] = []
+    first_reader: dict[int, int] = {}
+    for index, instruction in enumerate(program.instructions):
+        label = instruction_label(index, instruction)
+        instruction_where = f"{where}, instruction #{index}"
+        spec = _lookup(instruction, instruction_where)
+        kernel = _bind(spec, instruction, f"{where}, {label}")
+        for slot in (*instruction.inputs, *instruction.outputs):
+            if not 0 <= slot < num_slots:
+                raise FormatError(f"slot {slot} is out of range (num_slots is {num_slots})", where=f"{where}, {label}")
+        for slot in instruction.inputs:
+            if slot not in defined:
+                raise FormatError(f"reads slot {slot} before anything writes it", where=f"{where}, {label}")
+            first_reader.setdefault(slot, index)
+        (output,) = instruction.outputs
+        defined.add(output)
+        # a slot holds a view of a weight if a view-returning op read one (slots can be rewritten)
+        if spec.may_alias_input and views_of_weights.intersection(instruction.inputs):
+            views_of_weights.add(output)
+        else:
+            views_of_weights.discard(output)
+        steps.append((index, kernel, tuple(instruction.inputs), output))
+        labels.append(label)
+
+    outputs = _prepare_outputs(program, defined, views_of_weights, where)
+    input_checks = tuple(
+        _input_check(index, info.shape, first_reader.get(index), labels, program)
+        for index, info in enumerate(program.inputs)
+    )
+    return MethodPlan(
+        method=program.method,
+        num_slots=num_slots,
+        input_checks=input_checks,
+        constants=constants,
+        steps=tuple(steps),
+        labels=tuple(labels),
+        debug_handles=tuple(instruction.debug_handle for instruction in program.instructions),
+        outputs=outputs,
+    )
+
+
+def _prepare_constants(
+    program: Program, weights: Sequence[object], defined: set[int], where: str
+) -> tuple[tuple[int, Array], ...]:
+    constants: list[tuple[int, Array]] = []
+    for constant in program.constants:
+        what = f"constant for slot {constant.slot} (weight {constant.weight})"
+        if not 0 <= constant.slot < program.num_slots:
+            raise FormatError(f"{what}: slot is out of range (num_slots is {program.num_slots})", where=where)
+        if constant.slot in defined:
+            raise FormatError(f"{what}: slot already holds an input or another constant", where=where)
+        if not 0 <= constant.weight < len(weights):
+            raise FormatError(f"{what}: weight index is out of range (there are {len(weights)})", where=where)
+        weight = weights[constant.weight]
+        if not isinstance(weight, np.ndarray) or weight.dtype != np.float32:
+            got = weight.dtype if isinstance(weight, np.ndarray) else type(weight).__name__
+            raise FormatError(f"{what}: weight must be a float32 array, got {got}", where=where)
+        # a read-only view: a kernel bug that writes into its input fails instead of corrupting a weight
+        frozen = weight.view()
+        frozen.flags.writeable = False
+        constants.append((constant.slot, frozen))
+        defined.add(constant.slot)
+    return tuple(constants)
+
+
+def _lookup(instruction: Instruction, where: str) -> KernelSpec:
+    try:
+        op = OpCode(instruction.op)
+    except ValueError:
+        raise FormatError(f"unknown opcode {int(instruction.op)}", where=where) from None
+    return KERNELS[op]
+
+
+def _bind(spec: KernelSpec, instruction: Instruction, where: str) -> Kernel:
+    """Checks arity and attribute type, then binds the attributes into the kernel."""
+    n_inputs = len(instruction.inputs)
+    if n_inputs < spec.min_inputs or (spec.max_inputs is not None and n_inputs > spec.max_inputs):
+        if spec.max_inputs is None:
+            expected = f"at least {spec.min_inputs}"
+        elif spec.min_inputs == spec.max_inputs:
+            expected = f"{spec.min_inputs}"
+        else:
+            expected = f"{spec.min_inputs} to {spec.max_inputs}"
+        raise FormatError(f"expects {expected} inputs, got {n_inputs}", where=where)
+    if len(instruction.outputs) != 1:
+        raise FormatError(f"expects 1 output, got {len(instruction.outputs)}", where=where)
+    attrs: object = instruction.attributes
+    if attrs is None and spec.default_attrs is not None:
+        attrs = spec.default_attrs
+    if spec.attrs_type is None:
+        if attrs is not None:
+            raise FormatError(f"takes no attributes, got {type(attrs).__name__}", where=where)
+    elif not isinstance(attrs, spec.attrs_type):
+        got = "none" if attrs is None else type(attrs).__name__
+        raise FormatError(f"expects {spec.attrs_type.__name__} attributes, got {got}", where=where)
+    try:
+        return spec.factory(attrs, n_inputs)
+    except ValueError as exc:
+        raise FormatError(f"invalid attributes: {exc}", where=where) from None
+
+
+def _prepare_outputs(
+    program: Program, defined: set[int], views_of_weights: set[int], where: str
+) -> tuple[tuple[int, bool], ...]:
+    if len(program.output_debug_handles) != len(program.outputs):
+        raise FormatError(
+            f"{len(program.outputs)} outputs but {len(program.output_debug_handles)} output debug handles",
+            where=where,
+        )
+    for position, slot in enumerate(program.outputs):
+        if not 0 <= slot < program.num_slots:
+            raise FormatError(f"output {position}: slot {slot} is out of range", where=where)
+        if slot not in defined:
+            raise FormatError(f"output {position}: slot {slot} is never written", where=where)
+    return tuple((slot, slot in views_of_weights) for slot in program.outputs)
+
+
+def _input_check(
+    index: int, shape: tuple[int, ...] | None, reader: int | None, labels: list[str], program: Program
+) -> InputCheck:
+    if reader is None:
+        blame, handle = f"method '{program.method}'", -1
+    else:
+        blame, handle = labels[reader], program.instructions[reader].debug_handle
+    exact = shape is not None and -1 not in shape
+    return InputCheck(index, None if shape is None else tuple(shape), exact, blame, handle)

@@ -1,0 +1,58 @@
+"""Open a bundle file: memory-map it, tell the formats apart, verify and decode it."""
+
+from __future__ import annotations
+
+import mmap
+import os
+from pathlib import Path
+
+from runtime_py.errors import FormatError
+from runtime_py.format import ptmf
+from runtime_py.format.ptmf_reader import read_module
+from runtime_py.format.ptmf_verify import verify_module
+
+ZIP_MAGIC = b"PK\x03\x04"
+
+
+def map_file(path: str | Path) -> mmap.mmap:
+    """The file's bytes, memory-mapped read-only (weights are then used in place)."""
+    p = Path(path)
+    try:
+        if p.is_dir():
+            raise FormatError(f"{p} is a directory, not a bundle file")
+        with open(p, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size == 0:
+                raise FormatError(f"{p} is empty, not a bundle file")
+            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except OSError as exc:
+        raise FormatError(f"cannot read {p}: {exc.strerror or exc}") from exc
+
+
+def check_identifier(buf: bytes | mmap.mmap, name: str) -> None:
+    """Reject anything that is not a PTMF flatbuffer, saying what it looks like instead."""
+    if len(buf) < 8:
+        raise FormatError(f"{name} is too short ({len(buf)} bytes) to be a PTMF bundle")
+    if buf[0:4] == ZIP_MAGIC:
+        raise FormatError(f"{name} is a zip-format (pickle) lite-interpreter model; "
+                          "runtime_py reads the flatbuffer format (PTMF, bytecode version 9)")
+    if buf[4:8] != ptmf.PTMF_FILE_IDENTIFIER:
+        raise FormatError(f"{name} is not a PTMF bundle: file identifier is {bytes(buf[4:8])!r}, "
+                          f"expected {ptmf.PTMF_FILE_IDENTIFIER!r}", where="bytes 4..7")
+
+
+def read_bundle_bytes(buf: bytes | bytearray | memoryview | mmap.mmap, name: str = "bundle") -> ptmf.Module:
+    """Decode and verify PTMF bytes; storage arrays are views into ``buf``."""
+    check_identifier(buf, name)
+    module = read_module(buf)
+    verify_module(module)
+    return module
+
+
+def read_bundle_file(path: str | Path) -> ptmf.Module:
+    """Memory-map, decode and verify the bundle at ``path``."""
+    return read_bundle_bytes(map_file(path), str(path))
+
+
+def file_size(path: str | Path) -> int:
+    return Path(path).stat().st_size

@@ -1,0 +1,246 @@
+"""Serialize a ``ptmf.Module`` into PTMF flatbuffer bytes (the adapter to the generated
+writer code for ``schema/mobile_bytecode.fbs``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import flatbuffers
+import numpy as np
+
+from runtime_py.format import ptmf
+from runtime_py.format._generated import mobile_bytecode_generated as fb
+
+# Union tags of schema/mobile_bytecode.fbs's IValueUnion, in declaration order.
+_TAGS: dict[type, int] = {
+    ptmf.IntValue: 1, ptmf.BoolValue: 2, ptmf.DoubleValue: 3, ptmf.ComplexDoubleValue: 4,
+    ptmf.TensorMetadata: 5, ptmf.StringValue: 6, ptmf.ListValue: 7, ptmf.TupleValue: 8,
+    ptmf.DictValue: 9, ptmf.ObjectValue: 10, ptmf.IntListValue: 11, ptmf.DoubleListValue: 12,
+    ptmf.BoolListValue: 13, ptmf.DeviceValue: 14, ptmf.EnumValue: 15, ptmf.Function: 16,
+}
+
+
+def _numbers(builder: flatbuffers.Builder, items: Sequence[int] | Sequence[float], dtype: str) -> int:
+    return int(builder.CreateNumpyVector(np.asarray(items, dtype=dtype)))
+
+
+def _offsets(builder: flatbuffers.Builder, offsets: Sequence[int]) -> int:
+    builder.StartVector(4, len(offsets), 4)
+    for off in reversed(offsets):
+        builder.PrependUOffsetTRelative(off)
+    return int(builder.EndVector())
+
+
+def _strings(builder: flatbuffers.Builder, texts: Sequence[str]) -> int:
+    return _offsets(builder, [builder.CreateString(t) for t in texts])
+
+
+def _storage(builder: flatbuffers.Builder, data: np.ndarray) -> int:
+    """A StorageData vector, its bytes 16-byte aligned (flatc's Python builder ignores
+    the schema's force_align, so the alignment is asked for here)."""
+    raw = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
+    builder.StartVector(1, raw.size, ptmf.STORAGE_ALIGNMENT)
+    builder.head = builder.head - raw.size
+    builder.Bytes[builder.head:builder.head + raw.size] = raw.tobytes()
+    vector = builder.EndVector()
+    fb.StorageDataStart(builder)
+    fb.StorageDataAddData(builder, vector)
+    return int(fb.StorageDataEnd(builder))
+
+
+def _tensor(builder: flatbuffers.Builder, t: ptmf.TensorMetadata) -> int:
+    sizes = _numbers(builder, t.sizes, "<i4")
+    strides = _numbers(builder, t.strides, "<i4")
+    fb.TensorMetadataStart(builder)
+    fb.TensorMetadataAddStorageLocationIndex(builder, t.storage_location_index)
+    fb.TensorMetadataAddScalarType(builder, t.scalar_type)
+    fb.TensorMetadataAddStorageOffset(builder, t.storage_offset)
+    fb.TensorMetadataAddSizes(builder, sizes)
+    fb.TensorMetadataAddStrides(builder, strides)
+    fb.TensorMetadataAddRequiresGrad(builder, t.requires_grad)
+    return int(fb.TensorMetadataEnd(builder))
+
+
+def _schema(builder: flatbuffers.Builder, schema: ptmf.Schema) -> int:
+    def args(items: Sequence[ptmf.Arg]) -> int:
+        offsets = []
+        for arg in items:
+            name, type_ = builder.CreateString(arg.name), builder.CreateString(arg.type)
+            fb.ArgStart(builder)
+            fb.ArgAddName(builder, name)
+            fb.ArgAddType(builder, type_)
+            fb.ArgAddDefaultValue(builder, arg.default_value)
+            offsets.append(fb.ArgEnd(builder))
+        return _offsets(builder, offsets)
+
+    arguments, returns = args(schema.arguments), args(schema.returns)
+    fb.SchemaStart(builder)
+    fb.SchemaAddArguments(builder, arguments)
+    fb.SchemaAddReturns(builder, returns)
+    return int(fb.SchemaEnd(builder))
+
+
+def _function(builder: flatbuffers.Builder, f: ptmf.Function) -> int:
+    qn = builder.CreateString(f.qn)
+    fb.FunctionStartInstructionsVector(builder, len(f.instructions))
+    for ins in reversed(f.instructions):
+        fb.CreateInstruction(builder, ins.op, ins.n, ins.x)
+    instructions = builder.EndVector()
+    operator_offsets = []
+    for op in f.operators:
+        name, overload = builder.CreateString(op.name), builder.CreateString(op.overload_name)
+        fb.OperatorStart(builder)
+        fb.OperatorAddName(builder, name)
+        fb.OperatorAddOverloadName(builder, overload)
+        fb.OperatorAddNumArgsSerialized(builder, op.num_args_serialized)
+        operator_offsets.append(fb.OperatorEnd(builder))
+    operators = _offsets(builder, operator_offsets)
+    constants = _numbers(builder, f.constants, "<u4")
+    annotations = _strings(builder, f.type_annotations)
+    schema = _schema(builder, f.schema) if f.schema is not None else 0
+    debug_info = 0
+    if f.debug_handles is not None:
+        handles = _numbers(builder, f.debug_handles, "<i8")
+        fb.DebugInfoStart(builder)
+        fb.DebugInfoAddDebugHandle(builder, handles)
+        debug_info = fb.DebugInfoEnd(builder)
+    fb.FunctionStart(builder)
+    fb.FunctionAddQn(builder, qn)
+    fb.FunctionAddInstructions(builder, instructions)
+    fb.FunctionAddOperators(builder, operators)
+    fb.FunctionAddConstants(builder, constants)
+    fb.FunctionAddTypeAnnotations(builder, annotations)
+    fb.FunctionAddRegisterSize(builder, f.register_size)
+    if schema:
+        fb.FunctionAddSchema(builder, schema)
+    if debug_info:
+        fb.FunctionAddDebugInfo(builder, debug_info)
+    fb.FunctionAddClassType(builder, f.class_type)
+    return int(fb.FunctionEnd(builder))
+
+
+def _table_value(builder: flatbuffers.Builder, v: ptmf.IValue) -> int:
+    """The out-of-line table of a table-typed union member."""
+    if isinstance(v, ptmf.TensorMetadata):
+        return _tensor(builder, v)
+    if isinstance(v, ptmf.Function):
+        return _function(builder, v)
+    if isinstance(v, (ptmf.StringValue, ptmf.DeviceValue)):
+        text = builder.CreateString(v.value)
+        if isinstance(v, ptmf.StringValue):
+            fb.StringStart(builder)
+            fb.StringAddData(builder, text)
+            return int(fb.StringEnd(builder))
+        fb.DeviceStart(builder)
+        fb.DeviceAddStr(builder, text)
+        return int(fb.DeviceEnd(builder))
+    if isinstance(v, ptmf.ListValue):
+        items, annotation = _numbers(builder, v.items, "<u4"), builder.CreateString(v.annotation)
+        fb.ListStart(builder)
+        fb.ListAddItems(builder, items)
+        fb.ListAddAnnotationStr(builder, annotation)
+        return int(fb.ListEnd(builder))
+    if isinstance(v, ptmf.TupleValue):
+        items = _numbers(builder, v.items, "<u4")
+        fb.TupleStart(builder)
+        fb.TupleAddItems(builder, items)
+        return int(fb.TupleEnd(builder))
+    if isinstance(v, ptmf.DictValue):
+        keys, values = _numbers(builder, v.keys, "<u4"), _numbers(builder, v.values, "<u4")
+        annotation = builder.CreateString(v.annotation)
+        fb.DictStart(builder)
+        fb.DictAddKeys(builder, keys)
+        fb.DictAddValues(builder, values)
+        fb.DictAddAnnotationStr(builder, annotation)
+        return int(fb.DictEnd(builder))
+    if isinstance(v, ptmf.ObjectValue):
+        attrs = _numbers(builder, v.attrs, "<u4")
+        fb.ObjectStart(builder)
+        fb.ObjectAddTypeIndex(builder, v.type_index)
+        fb.ObjectAddState(builder, v.state)
+        fb.ObjectAddAttrs(builder, attrs)
+        fb.ObjectAddSetstateFunc(builder, v.setstate_func)
+        return int(fb.ObjectEnd(builder))
+    if isinstance(v, ptmf.EnumValue):
+        name = builder.CreateString(v.type_name)
+        fb.EnumValueStart(builder)
+        fb.EnumValueAddTypeName(builder, name)
+        fb.EnumValueAddValue(builder, v.value)
+        return int(fb.EnumValueEnd(builder))
+    numeric = {ptmf.IntListValue: ("<i8", fb.IntListStart, fb.IntListAddItems, fb.IntListEnd),
+               ptmf.DoubleListValue: ("<f8", fb.DoubleListStart, fb.DoubleListAddItems, fb.DoubleListEnd),
+               ptmf.BoolListValue: ("?", fb.BoolListStart, fb.BoolListAddItems, fb.BoolListEnd)}
+    dtype, start, add, end = numeric[type(v)]  # type: ignore[index]
+    items = _numbers(builder, v.items, dtype)  # type: ignore[union-attr]
+    start(builder)
+    add(builder, items)
+    return int(end(builder))
+
+
+def _ivalue(builder: flatbuffers.Builder, v: ptmf.IValue) -> int:
+    # Struct members of the union are written out of line; the union offset points at them.
+    if isinstance(v, ptmf.NoneValue):
+        value, tag = 0, 0
+    elif isinstance(v, ptmf.IntValue):
+        value, tag = fb.CreateInt(builder, v.value), 1
+    elif isinstance(v, ptmf.BoolValue):
+        value, tag = fb.CreateBool(builder, v.value), 2
+    elif isinstance(v, ptmf.DoubleValue):
+        value, tag = fb.CreateDouble(builder, v.value), 3
+    elif isinstance(v, ptmf.ComplexDoubleValue):
+        value, tag = fb.CreateComplexDouble(builder, v.real, v.imag), 4
+    else:
+        value, tag = _table_value(builder, v), _TAGS[type(v)]
+    fb.IValueStart(builder)
+    if tag:
+        fb.IValueAddValType(builder, tag)
+        fb.IValueAddVal(builder, value)
+    return int(fb.IValueEnd(builder))
+
+
+def _extra_files(builder: flatbuffers.Builder, files: Sequence[ptmf.ExtraFile]) -> int:
+    offsets = []
+    for extra in files:
+        name, content = builder.CreateString(extra.name), builder.CreateString(extra.content)
+        fb.ExtraFileStart(builder)
+        fb.ExtraFileAddName(builder, name)
+        fb.ExtraFileAddContent(builder, content)
+        offsets.append(fb.ExtraFileEnd(builder))
+    return _offsets(builder, offsets)
+
+
+def encode_module(module: ptmf.Module) -> bytes:
+    """The PTMF bytes of ``module``; deterministic (same Module, same bytes)."""
+    storage_bytes = sum(int(np.asarray(s).nbytes) for s in module.storage_data)
+    builder = flatbuffers.Builder(storage_bytes + 16 * len(module.storage_data) + (1 << 16))
+    # Storage first: the builder writes back to front, so the weights end up last in the file.
+    storages = _offsets(builder, [_storage(builder, s) for s in module.storage_data])
+    ivalues = _offsets(builder, [_ivalue(builder, v) for v in module.ivalues])
+    object_types = []
+    for t in module.object_types:
+        name, attrs = builder.CreateString(t.type_name), _strings(builder, t.attr_names)
+        fb.ObjectTypeStart(builder)
+        fb.ObjectTypeAddTypeName(builder, name)
+        fb.ObjectTypeAddType(builder, int(t.type))
+        fb.ObjectTypeAddAttrNames(builder, attrs)
+        object_types.append(fb.ObjectTypeEnd(builder))
+    types = _offsets(builder, object_types)
+    extra_files = _extra_files(builder, module.extra_files)
+    jit_sources = _extra_files(builder, module.jit_sources)
+    methods = _numbers(builder, module.methods, "<u4")
+    jit_constants = _numbers(builder, module.jit_constants, "<u4")
+    fb.ModuleStart(builder)
+    fb.ModuleAddBytecodeVersion(builder, module.bytecode_version)
+    fb.ModuleAddExtraFiles(builder, extra_files)
+    fb.ModuleAddMethods(builder, methods)
+    fb.ModuleAddStateObj(builder, module.state_obj)
+    fb.ModuleAddIvalues(builder, ivalues)
+    fb.ModuleAddStorageDataSize(builder, len(module.storage_data))
+    fb.ModuleAddStorageData(builder, storages)
+    fb.ModuleAddObjectTypes(builder, types)
+    fb.ModuleAddJitSources(builder, jit_sources)
+    fb.ModuleAddJitConstants(builder, jit_constants)
+    fb.ModuleAddOperatorVersion(builder, module.operator_version)
+    fb.ModuleAddMobileIvalueSize(builder, module.mobile_ivalue_size)
+    builder.Finish(fb.ModuleEnd(builder), file_identifier=ptmf.PTMF_FILE_IDENTIFIER)
+    return bytes(builder.Output())

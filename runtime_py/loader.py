@@ -1,0 +1,122 @@
+"""Turn a verified ``ptmf.Module`` into run-time values: tensors as numpy views of the
+storage, objects (rebuilding CLASS_WITH_SETSTATE ones through their ``__setstate__``),
+and functions ready for the interpreter."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from runtime_py import interpreter
+from runtime_py.backends import get_backend
+from runtime_py.errors import ExecutionError, FormatError
+from runtime_py.format import ptmf
+from runtime_py.operators import bind_operator
+from runtime_py.values import ScriptObject
+
+BACKEND_CLASS_PREFIX = "__torch__.torch.classes.__backends__."
+DEBUG_INFO_CLASS = "__torch__.torch.classes.backendutils.BackendDebugInfo"
+
+
+def _tensor(t: ptmf.TensorMetadata, storage: np.ndarray) -> np.ndarray:
+    dtype = ptmf.NUMPY_DTYPES[t.scalar_type]
+    if 0 in t.sizes:
+        return np.zeros(t.sizes, dtype=dtype)
+    # A view, never a copy: weights stay in the mapped file (read-only, so never modified).
+    return np.ndarray(tuple(t.sizes), dtype=dtype, buffer=storage, offset=t.storage_offset * dtype.itemsize,
+                      strides=tuple(s * dtype.itemsize for s in t.strides))
+
+
+class LoadedModule:
+    """The run-time side of a bundle: values by ivalue index, functions by qualified name."""
+
+    def __init__(self, module: ptmf.Module) -> None:
+        self.module = module
+        self._values: dict[int, Any] = {}
+        self.functions: dict[str, interpreter.Code] = {}
+        for index in module.methods:
+            fn = module.ivalues[index]
+            assert isinstance(fn, ptmf.Function)  # verify_module checked it
+            self.functions[fn.qn] = self._code(fn)
+        self.root = self.value(module.state_obj)
+
+    # --- values -------------------------------------------------------------------------
+    def value(self, index: int) -> Any:
+        """The run-time value of ivalue ``index`` (built once; verify_module ruled out cycles)."""
+        if index not in self._values:
+            self._values[index] = self._build(self.module.ivalues[index], index)
+        return self._values[index]
+
+    def _build(self, v: ptmf.IValue, index: int) -> Any:
+        simple: dict[type, Callable[[Any], Any]] = {
+            ptmf.NoneValue: lambda v: None,
+            ptmf.IntValue: lambda v: v.value, ptmf.BoolValue: lambda v: v.value,
+            ptmf.DoubleValue: lambda v: v.value, ptmf.StringValue: lambda v: v.value,
+            ptmf.DeviceValue: lambda v: v.value,
+            ptmf.ComplexDoubleValue: lambda v: complex(v.real, v.imag),
+            ptmf.IntListValue: lambda v: list(v.items), ptmf.DoubleListValue: lambda v: list(v.items),
+            ptmf.BoolListValue: lambda v: list(v.items),
+            ptmf.ListValue: lambda v: [self.value(i) for i in v.items],
+            ptmf.TupleValue: lambda v: tuple(self.value(i) for i in v.items),
+            ptmf.TensorMetadata: lambda v: _tensor(v, self.module.storage_data[v.storage_location_index]),
+        }
+        if type(v) in simple:
+            return simple[type(v)](v)
+        if isinstance(v, ptmf.DictValue):
+            try:
+                return {self.value(k): self.value(val) for k, val in zip(v.keys, v.values)}
+            except TypeError as exc:  # e.g. a list used as a key
+                raise FormatError(f"unhashable dict key: {exc}", where=f"Module.ivalues[{index}]") from exc
+        if isinstance(v, ptmf.ObjectValue):
+            return self._object(v, index)
+        if isinstance(v, ptmf.Function):
+            return self.functions.get(v.qn) or self._code(v)
+        raise FormatError(f"cannot load ivalue of kind {type(v).__name__}", where=f"Module.ivalues[{index}]")
+
+    def _object(self, v: ptmf.ObjectValue, index: int) -> ScriptObject:
+        object_type = self.module.object_types[v.type_index]
+        obj = ScriptObject(object_type.type_name)
+        if object_type.type == ptmf.TypeType.CLASS_WITH_FIELD:
+            obj.slots = [self.value(i) for i in v.attrs]
+        elif object_type.type == ptmf.TypeType.CLASS_WITH_SETSTATE:
+            setstate = self.value(v.setstate_func)
+            interpreter.run(setstate, [obj, self.value(v.state)], self)
+        else:
+            raise FormatError(f"objects of kind {object_type.type.name} ({object_type.type_name}) are not "
+                              "supported", where=f"Module.ivalues[{index}]")
+        return obj
+
+    def _code(self, f: ptmf.Function) -> interpreter.Code:
+        return interpreter.Code(
+            qn=f.qn, instructions=tuple((i.op, i.x, i.n) for i in f.instructions),
+            constants=tuple(self.value(c) for c in f.constants),
+            operators=tuple(bind_operator(op, f.qn) for op in f.operators),
+            types=f.type_annotations, register_size=f.register_size)
+
+    # --- the interpreter's Runtime protocol ---------------------------------------------------
+    def call_method(self, obj: Any, name: str, args: list[Any]) -> Any:
+        if isinstance(obj, ScriptObject):
+            code = self.functions.get(f"{obj.type_name}.{name}")
+            if code is None:
+                raise ExecutionError(f"object of type {obj.type_name} has no method {name}")
+            return interpreter.run(code, [obj, *args], self)
+        method = getattr(obj, name, None) if not name.startswith("_") or name == "__init__" else None
+        if method is None:
+            raise ExecutionError(f"{type(obj).__name__} has no method {name}")
+        return method(*args)
+
+    def create_object(self, type_name: str) -> Any:
+        if type_name.startswith(BACKEND_CLASS_PREFIX):
+            return get_backend(type_name[len(BACKEND_CLASS_PREFIX):])
+        if type_name == DEBUG_INFO_CLASS:
+            return _BackendDebugInfo()
+        return ScriptObject(type_name)
+
+
+class _BackendDebugInfo:
+    """torch's BackendDebugInfo holder: torch-side only, nothing to keep in runtime_py."""
+
+    def __init__(self) -> None:
+        pass

@@ -1,0 +1,87 @@
+"""A loaded bundle, ready to run: ``runtime_py.load(path).forward(x)``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from runtime_py.errors import ExecutionError, InputError
+from runtime_py.format import ptmf
+from runtime_py.format.bundle_file import map_file, read_bundle_bytes
+from runtime_py.format.debug_table import DEBUG_TABLE_EXTRA_FILE, DebugTable
+from runtime_py.format.debug_table_codec import decode_debug_table
+from runtime_py.loader import LoadedModule
+from runtime_py.source_range import format_frame
+
+# Functions of the root type that are plumbing, not methods a user calls.
+_HIDDEN_METHODS = {"__setstate__", "__getstate__"}
+
+
+def source_mapped_message(error: ExecutionError, table: DebugTable | None, method: str) -> str:
+    """``error``'s message followed by the module hierarchy and TorchScript-style traceback of
+    the instruction that failed, found through its debug handle."""
+    entry = table.lookup(error.debug_handle) if table is not None and error.debug_handle >= 0 else None
+    if entry is None:
+        return f"{method}: {error.message}"
+    lines = [f"{error.message}",
+             f"Module hierarchy:{entry.module_hierarchy}::{entry.method}.{entry.node_kind}",
+             "Traceback of TorchScript (most recent call last):"]
+    lines += [format_frame(frame.function, frame.snippet) for frame in entry.frames]
+    return "\n".join(lines)
+
+
+class Module:
+    """A bundle loaded by runtime_py. Weights stay in the memory-mapped file."""
+
+    def __init__(self, module: ptmf.Module, name: str = "bundle") -> None:
+        self.name = name
+        self.ptmf = module
+        raw_table = module.extra_file(DEBUG_TABLE_EXTRA_FILE)
+        self.debug_table = decode_debug_table(raw_table) if raw_table is not None else None
+        self._loaded = LoadedModule(module)
+        root_type = self._loaded.root.type_name
+        self._schemas = {fn.qn[len(root_type) + 1:]: fn.schema for index in module.methods
+                         if isinstance(fn := module.ivalues[index], ptmf.Function)
+                         and fn.qn.startswith(root_type + ".")}
+
+    @property
+    def method_names(self) -> tuple[str, ...]:
+        return tuple(name for name in self._schemas if name not in _HIDDEN_METHODS)
+
+    def method_schema(self, name: str) -> ptmf.Schema:
+        self._check_method(name)
+        schema = self._schemas[name]
+        return schema if schema is not None else ptmf.Schema((), ())
+
+    def _check_method(self, name: str) -> None:
+        if name not in self.method_names:
+            raise InputError(f"{self.name} has no method '{name}'; its methods: "
+                             + ", ".join(self.method_names))
+
+    def run_method(self, name: str, *inputs: np.ndarray) -> Any:
+        """Run method ``name``; a failure inside a compiled program is reported with the
+        module hierarchy and the Python source line that produced the failing instruction."""
+        self._check_method(name)
+        schema = self._schemas[name]
+        if schema is not None:
+            expected = [arg.name for arg in schema.arguments[1:]]
+            if len(inputs) != len(expected):
+                raise InputError(f"{name}({', '.join(expected)}) takes {len(expected)} input(s), "
+                                 f"got {len(inputs)}")
+        try:
+            return self._loaded.call_method(self._loaded.root, name, list(inputs))
+        except ExecutionError as exc:
+            if exc.debug_handle < 0:
+                raise
+            raise ExecutionError(source_mapped_message(exc, self.debug_table, name),
+                                 debug_handle=exc.debug_handle) from None
+
+    def forward(self, *inputs: np.ndarray) -> Any:
+        return self.run_method("forward", *inputs)
+
+
+def load(path: str | Path) -> Module:
+    """Memory-map, verify and load the bundle at ``path``."""
+    return Module(read_bundle_bytes(map_file(path), str(path)), name=str(path))

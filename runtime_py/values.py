@@ -1,0 +1,35 @@
+"""Run-time values that are not plain Python/numpy: script objects and the uninitialized marker."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Uninitialized:
+    """What UN_INITIALIZED pushes: a placeholder for a value on a path that raises."""
+
+    def __repr__(self) -> str:
+        return "<uninitialized>"
+
+
+UNINITIALIZED = Uninitialized()
+
+
+@dataclass(eq=False)
+class ScriptObject:
+    """An instance of a TorchScript class: a type name and attribute slots."""
+
+    type_name: str
+    slots: list[Any] = field(default_factory=list)
+
+    def get_slot(self, index: int) -> Any:
+        if index >= len(self.slots):
+            raise IndexError(f"object of type {self.type_name} has no attribute slot {index}")
+        return self.slots[index]
+
+    def set_slot(self, index: int, value: Any) -> None:
+        # Like c10::ivalue::Object::setSlot: objects rebuilt by __setstate__ grow their slots.
+        if index >= len(self.slots):
+            self.slots.extend([None] * (index + 1 - len(self.slots)))
+        self.slots[index] = value

@@ -33,14 +33,13 @@ class _Group(click.Group):
         except LiteExportError as exc:
             _fail(ctx, exc, exc)
         except Exception as exc:  # anything else is a bug in liteexport
-            _fail(ctx, InternalError(f"{type(exc).__name__}: {exc}"), exc)
+            hint = "" if ctx.params.get("debug") else " (rerun with --debug for the traceback)"
+            _fail(ctx, InternalError(f"{type(exc).__name__}: {exc}{hint}"), exc)
 
 
 def _fail(ctx: click.Context, error: LiteExportError, cause: BaseException) -> None:
     if ctx.params.get("debug"):
         click.echo("".join(traceback.format_exception(cause)).rstrip(), err=True)
-    elif isinstance(error, InternalError):
-        error = InternalError(f"{error.message.split(': ', 1)[1]} (rerun with --debug for the traceback)")
     click.echo(f"Error: {error.message}", err=True)
     ctx.exit(error.exit_code)
 

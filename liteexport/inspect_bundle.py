@@ -257,6 +257,10 @@ def _fmt_shape(shape: Sequence[int] | None) -> str:
     return "x".join("?" if d < 0 else str(d) for d in shape) or "scalar"
 
 
+def _plural(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
 def _fmt_count(n: int) -> str:
     return f"{n:,}"
 
@@ -277,7 +281,7 @@ def format_description(d: dict[str, Any]) -> str:
             ops = "  ".join(f"{op} {n}" for op, n in p["op_histogram"].items())
             out.append(f"  {p['method']} ops: {ops or '(none)'}")
         weights = delegate["weights"]
-        out += ["", f"Weights: {weights['count']} tensors, {_fmt_count(weights['total_bytes'])} bytes"]
+        out += ["", f"Weights: {_plural(weights['count'], 'tensor')}, {_fmt_count(weights['total_bytes'])} bytes"]
         if weights["tensors"]:
             out += _table(("#", "shape", "dtype", "bytes"),
                           [(w["index"], _fmt_shape(w["shape"]), w["dtype"], _fmt_count(w["bytes"]))
@@ -285,10 +289,10 @@ def format_description(d: dict[str, Any]) -> str:
     else:
         storage = d["storage"]
         out += ["", "Delegate: none (not a lowered module)",
-                f"Storage: {storage['count']} tensors, {_fmt_count(storage['total_bytes'])} bytes"]
+                f"Storage: {_plural(storage['count'], 'tensor')}, {_fmt_count(storage['total_bytes'])} bytes"]
     table = d["debug_table"]
     if table is not None:
-        out += ["", f"Debug table: {table['count']} entries"]
+        out += ["", f"Debug table: {_plural(table['count'], 'entry', 'entries')}"]
         if table["entries"]:
             out += _table(("handle", "node", "location", "module"),
                           [(e["handle"], e["node_kind"], e["location"], e["module_hierarchy"])

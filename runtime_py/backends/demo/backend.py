@@ -43,7 +43,7 @@ class DemoBackend(Backend):
         for method, encoded in programs.items():
             program = encoded if isinstance(encoded, Program) else _decode(encoded)
             if program.method != method:
-                raise FormatError(f"the program for method '{method}' says it is '{program.method}'", where=_WHERE)
+                raise FormatError(f"program '{program.method}' is stored as method '{method}'", where=_WHERE)
             handles[method] = build_plan(program, weights)
         return handles
 

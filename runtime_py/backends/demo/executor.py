@@ -22,11 +22,10 @@ def run(plan: MethodPlan, inputs: Sequence[object]) -> list[Array]:
         expected = len(plan.input_checks)
         raise ExecutionError(f"method '{plan.method}' expected {expected} inputs, got {len(inputs)}")
     for check, value in zip(plan.input_checks, inputs, strict=True):
-        if not (
-            isinstance(value, np.ndarray)
-            and value.dtype == np.float32
-            and (check.shape is None or value.shape == check.shape or (not check.exact and _fits(value, check)))
-        ):
+        if not isinstance(value, np.ndarray) or value.dtype != np.float32:
+            raise _input_error(check, value)
+        shape = check.shape
+        if shape is not None and value.shape != shape and (check.exact or not _fits(value.shape, shape)):
             raise _input_error(check, value)
 
     slots: list[object] = [None] * plan.num_slots
@@ -46,10 +45,10 @@ def run(plan: MethodPlan, inputs: Sequence[object]) -> list[Array]:
     return [np.array(slots[slot]) if copy else np.asarray(slots[slot]) for slot, copy in plan.outputs]
 
 
-def _fits(value: np.ndarray, check: InputCheck) -> bool:
-    assert check.shape is not None
-    return value.ndim == len(check.shape) and all(
-        want in (-1, got) for want, got in zip(check.shape, value.shape, strict=True)
+def _fits(shape: tuple[int, ...], expected: tuple[int, ...]) -> bool:
+    """Whether ``shape`` matches ``expected``, where -1 matches any size."""
+    return len(shape) == len(expected) and all(
+        want in (-1, got) for want, got in zip(expected, shape, strict=True)
     )
 
 

@@ -81,15 +81,15 @@ def build_plan(program: Program, weights: Sequence[object]) -> MethodPlan:
     first_reader: dict[int, int] = {}
     for index, instruction in enumerate(program.instructions):
         label = instruction_label(index, instruction)
-        instruction_where = f"{where}, instruction #{index}"
-        spec = _lookup(instruction, instruction_where)
-        kernel = _bind(spec, instruction, f"{where}, {label}")
+        at = f"{where}, {label}"
+        spec = _lookup(instruction, f"{where}, instruction #{index}")
+        kernel = _bind(spec, instruction, at)
         for slot in (*instruction.inputs, *instruction.outputs):
             if not 0 <= slot < num_slots:
-                raise FormatError(f"slot {slot} is out of range (num_slots is {num_slots})", where=f"{where}, {label}")
+                raise FormatError(f"slot {slot} is out of range (num_slots is {num_slots})", where=at)
         for slot in instruction.inputs:
             if slot not in defined:
-                raise FormatError(f"reads slot {slot} before anything writes it", where=f"{where}, {label}")
+                raise FormatError(f"reads slot {slot} before anything writes it", where=at)
             first_reader.setdefault(slot, index)
         (output,) = instruction.outputs
         defined.add(output)

@@ -1,0 +1,373 @@
+"""Lowering of tensor-level TorchScript nodes: a table from node kind to a small function.
+
+Each lowering receives an :class:`Emitter` and the node's inputs as abstract values (in
+schema order) and returns the node's abstract output. It raises :class:`Unsupported` for
+argument combinations it cannot compile; the walk turns that into a report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+from liteexport.compiler.semantics import run_op
+from liteexport.compiler.shapes import infer_shape
+from liteexport.compiler.values import NodeSite, OpNode, Poison, Sym, TensorConst, TensorValue, Unsupported
+from runtime_py.format.program import (
+    Attributes,
+    AxisAttrs,
+    BinaryAttrs,
+    Conv2dAttrs,
+    FlattenAttrs,
+    FusedAttrs,
+    GeluAttrs,
+    LayerNormAttrs,
+    OpCode,
+    PermuteAttrs,
+    Pool2dAttrs,
+    ShapeAttrs,
+)
+
+FLOAT32_ONLY = "only float32 tensors are compiled"
+_FLOAT32_SCALAR_TYPE = 6  # c10::ScalarType::Float, the value TorchScript passes as a dtype
+
+
+class Emitter:
+    """What a lowering may do: emit instructions for the current node, or poison a value."""
+
+    def __init__(self, nodes: list[OpNode], site: NodeSite,
+                 poison: Callable[[str], Poison]) -> None:
+        self.nodes = nodes
+        self.site = site
+        self.poison = poison  # poison(reason): a value reported only if it reaches an output
+
+    def emit(self, op: OpCode, inputs: Sequence[TensorValue | None], attrs: Attributes) -> TensorValue:
+        """Append an instruction; when every input is a constant, fold it instead."""
+        if all(v is None or isinstance(v, TensorConst) for v in inputs):
+            tensors = [None if v is None else v.tensor for v in inputs]  # type: ignore[union-attr]
+            with torch.no_grad():
+                return TensorConst(run_op(op, attrs, tensors).contiguous())
+        node = OpNode(op, list(inputs), attrs, self.site)
+        node.output = Sym(infer_shape(op, attrs, inputs), producer=node)
+        self.nodes.append(node)
+        return node.output
+
+
+def tensor(value: Any) -> TensorValue:
+    """``value`` as a compiled tensor operand, or Unsupported."""
+    if isinstance(value, Sym):
+        return value
+    if isinstance(value, TensorConst):
+        if value.tensor.dtype != torch.float32:
+            raise Unsupported(FLOAT32_ONLY)
+        return value
+    raise Unsupported(f"expected a tensor, got {type(value).__name__}")
+
+
+def optional_tensor(value: Any) -> TensorValue | None:
+    return None if value is None else tensor(value)
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, Sym)
+
+
+def shape_of(value: TensorValue) -> tuple[int, ...] | None:
+    return tuple(value.tensor.shape) if isinstance(value, TensorConst) else value.shape
+
+
+def rank_of(value: TensorValue) -> int:
+    shape = shape_of(value)
+    if shape is None:
+        raise Unsupported("the input's rank is not known; give input_shapes")
+    return len(shape)
+
+
+def pair(value: Any) -> tuple[int, int]:
+    """An int or a 1- or 2-element int list as (h, w)."""
+    if isinstance(value, int):
+        return (value, value)
+    items = list(value)
+    if len(items) == 1:
+        return (int(items[0]), int(items[0]))
+    if len(items) != 2:
+        raise Unsupported(f"expected 2 spatial dims, got {items}")
+    return (int(items[0]), int(items[1]))
+
+
+# --- elementwise ---------------------------------------------------------------------------------
+
+def _binary(op: OpCode, reverse_op: bool = False) -> Callable[[Emitter, list[Any]], Any]:
+    """aten::add/sub/mul/div (Tensor and Scalar forms, alpha) and aten::rsub (reverse_op)."""
+    def lower(b: Emitter, args: list[Any]) -> Any:
+        a, other = args[0], args[1]
+        extra = args[2] if len(args) > 2 else None
+        alpha = 1.0
+        if op in (OpCode.ADD, OpCode.SUB) and extra is not None:
+            if not is_number(extra):
+                raise Unsupported("alpha must be a number")
+            alpha = float(extra)
+        elif op == OpCode.DIV and extra is not None:
+            raise Unsupported("rounding_mode is not supported")
+        reverse = reverse_op
+        if is_number(a) and not is_number(other):  # number OP tensor
+            a, other, reverse = other, a, not reverse
+        if is_number(other):
+            return b.emit(op, [tensor(a)], BinaryAttrs(alpha=alpha, scalar=float(other), reverse=reverse))
+        return b.emit(op, [tensor(a), tensor(other)], BinaryAttrs(alpha=alpha, reverse=reverse))
+    return lower
+
+
+def _unary(op: OpCode) -> Callable[[Emitter, list[Any]], Any]:
+    return lambda b, args: b.emit(op, [tensor(args[0])], None)
+
+
+def _gelu(b: Emitter, args: list[Any]) -> Any:
+    approximate = args[1] if len(args) > 1 else "none"
+    if approximate not in ("none", "tanh"):
+        raise Unsupported(f"approximate={approximate!r}")
+    return b.emit(OpCode.GELU, [tensor(args[0])], GeluAttrs(tanh_approximation=approximate == "tanh"))
+
+
+def _softmax(op: OpCode) -> Callable[[Emitter, list[Any]], Any]:
+    def lower(b: Emitter, args: list[Any]) -> Any:
+        if len(args) > 2 and args[2] is not None:
+            raise Unsupported("a dtype argument is not supported")
+        return b.emit(op, [tensor(args[0])], AxisAttrs(axis=int(args[1])))
+    return lower
+
+
+# --- linear algebra ------------------------------------------------------------------------------
+
+def _matmul(b: Emitter, args: list[Any]) -> Any:
+    return b.emit(OpCode.MATMUL, [tensor(args[0]), tensor(args[1])], None)
+
+
+def _linear(b: Emitter, args: list[Any]) -> Any:
+    return b.emit(OpCode.LINEAR, [tensor(args[0]), tensor(args[1]), optional_tensor(args[2])], FusedAttrs())
+
+
+def _addmm(b: Emitter, args: list[Any]) -> Any:
+    """bias*beta + alpha*(m1 @ m2): one LINEAR when m2 and a 1-D bias are constants."""
+    bias, m1, m2 = tensor(args[0]), tensor(args[1]), tensor(args[2])
+    beta = float(args[3]) if len(args) > 3 else 1.0
+    alpha = float(args[4]) if len(args) > 4 else 1.0
+    if isinstance(m2, TensorConst) and isinstance(bias, TensorConst) and beta == 1.0 and alpha == 1.0 \
+            and bias.tensor.dim() == 1:
+        weight = TensorConst(m2.tensor.t().contiguous())
+        return b.emit(OpCode.LINEAR, [m1, weight, bias], FusedAttrs())
+    product = b.emit(OpCode.MATMUL, [m1, m2], None)
+    if alpha != 1.0:
+        product = b.emit(OpCode.MUL, [product], BinaryAttrs(scalar=alpha))
+    return b.emit(OpCode.ADD, [product, bias], BinaryAttrs(alpha=beta))
+
+
+def _permute_to(b: Emitter, x: TensorValue, perm: list[int]) -> Any:
+    if perm == sorted(perm):
+        return x
+    return b.emit(OpCode.TRANSPOSE, [x], PermuteAttrs(perm=tuple(perm)))
+
+
+def _t(b: Emitter, args: list[Any]) -> Any:
+    x = tensor(args[0])
+    return _permute_to(b, x, [1, 0]) if rank_of(x) == 2 else x
+
+
+def _transpose(b: Emitter, args: list[Any]) -> Any:
+    x = tensor(args[0])
+    rank = rank_of(x)
+    perm = list(range(rank))
+    d0, d1 = int(args[1]) % rank, int(args[2]) % rank
+    perm[d0], perm[d1] = perm[d1], perm[d0]
+    return _permute_to(b, x, perm)
+
+
+def _permute(b: Emitter, args: list[Any]) -> Any:
+    x = tensor(args[0])
+    rank = rank_of(x)
+    return _permute_to(b, x, [int(d) % rank for d in args[1]])
+
+
+# --- convolution, normalization, pooling ---------------------------------------------------------
+
+def _conv_padding(padding: Any, weight: TensorValue, dilation: tuple[int, int],
+                  stride: tuple[int, int]) -> tuple[int, int]:
+    if padding == "valid":
+        return (0, 0)
+    if padding == "same":
+        shape = shape_of(weight)
+        if shape is None or stride != (1, 1):
+            raise Unsupported("padding='same' needs a known kernel and stride 1")
+        totals = [d * (k - 1) for d, k in zip(dilation, shape[2:])]
+        if any(t % 2 for t in totals):
+            raise Unsupported("padding='same' would be asymmetric")
+        return (totals[0] // 2, totals[1] // 2)
+    return pair(padding)
+
+
+def _conv2d(b: Emitter, args: list[Any]) -> Any:
+    x, weight, bias = tensor(args[0]), tensor(args[1]), optional_tensor(args[2])
+    stride, dilation = pair(args[3]), pair(args[5])
+    padding = _conv_padding(args[4], weight, dilation, stride)
+    attrs = Conv2dAttrs(stride=stride, padding=padding, dilation=dilation, groups=int(args[6]))
+    return b.emit(OpCode.CONV2D, [x, weight, bias], attrs)
+
+
+def _batch_norm(b: Emitter, args: list[Any]) -> Any:
+    """Inference batch norm as x * scale + shift per channel (folded later into a producer)."""
+    x, weight, bias, mean, var, training, _momentum, eps = args[:8]
+    if training is not False:
+        raise Unsupported("training mode batch norm is not compiled")
+    if not isinstance(mean, TensorConst) or not isinstance(var, TensorConst):
+        raise Unsupported("batch norm needs running statistics")
+    for value in (weight, bias, mean, var):
+        if value is not None:
+            tensor(value)  # dtype check
+    var64, mean64 = var.tensor.double(), mean.tensor.double()
+    w64 = torch.ones_like(var64) if weight is None else tensor(weight).tensor.double()  # type: ignore[union-attr]
+    b64 = torch.zeros_like(var64) if bias is None else tensor(bias).tensor.double()  # type: ignore[union-attr]
+    if not all(isinstance(v, (TensorConst, type(None))) for v in (weight, bias)):
+        raise Unsupported("batch norm weight and bias must be constants")
+    scale = w64 / torch.sqrt(var64 + float(eps))
+    shift = b64 - mean64 * scale
+    return b.emit(OpCode.CHANNEL_AFFINE, [tensor(x), TensorConst(scale.float().contiguous()),
+                                          TensorConst(shift.float().contiguous())], None)
+
+
+def _layer_norm(b: Emitter, args: list[Any]) -> Any:
+    x, shape, weight, bias, eps = args[:5]
+    attrs = LayerNormAttrs(normalized_ndim=len(shape), eps=float(eps))
+    return b.emit(OpCode.LAYER_NORM, [tensor(x), optional_tensor(weight), optional_tensor(bias)], attrs)
+
+
+def _max_pool2d(b: Emitter, args: list[Any]) -> Any:
+    x, kernel, stride, padding, dilation, ceil_mode = args[:6]
+    attrs = Pool2dAttrs(kernel=pair(kernel), stride=pair(stride) if list(stride) else pair(kernel),
+                        padding=pair(padding), dilation=pair(dilation), ceil_mode=bool(ceil_mode))
+    return b.emit(OpCode.MAX_POOL2D, [tensor(x)], attrs)
+
+
+def _avg_pool2d(b: Emitter, args: list[Any]) -> Any:
+    x, kernel, stride, padding, ceil_mode, count_include_pad, divisor = args[:7]
+    attrs = Pool2dAttrs(kernel=pair(kernel), stride=pair(stride) if list(stride) else pair(kernel),
+                        padding=pair(padding), ceil_mode=bool(ceil_mode),
+                        count_include_pad=bool(count_include_pad),
+                        divisor_override=None if divisor is None else int(divisor))
+    return b.emit(OpCode.AVG_POOL2D, [tensor(x)], attrs)
+
+
+def _adaptive_avg_pool2d(b: Emitter, args: list[Any]) -> Any:
+    size = args[1]
+    dims = pair(size) if not isinstance(size, int) else (size, size)
+    return b.emit(OpCode.ADAPTIVE_AVG_POOL2D, [tensor(args[0])], ShapeAttrs(dims=dims))
+
+
+# --- layout --------------------------------------------------------------------------------------
+
+def _flatten(b: Emitter, args: list[Any]) -> Any:
+    return b.emit(OpCode.FLATTEN, [tensor(args[0])], FlattenAttrs(start_dim=int(args[1]), end_dim=int(args[2])))
+
+
+def _reshape(b: Emitter, args: list[Any]) -> Any:
+    dims = tuple(int(d) for d in args[1])
+    return b.emit(OpCode.RESHAPE, [tensor(args[0])], ShapeAttrs(dims=dims))
+
+
+def _cat(b: Emitter, args: list[Any]) -> Any:
+    return b.emit(OpCode.CAT, [tensor(v) for v in args[0]], AxisAttrs(axis=int(args[1])))
+
+
+# --- identities and static queries ---------------------------------------------------------------
+
+def _identity(b: Emitter, args: list[Any]) -> Any:
+    return tensor(args[0])
+
+
+def _dropout(b: Emitter, args: list[Any]) -> Any:
+    if args[2] is not False:
+        raise Unsupported("dropout in training mode is not compiled")
+    return tensor(args[0])
+
+
+def _to(b: Emitter, args: list[Any]) -> Any:
+    """aten::to: only a float32 (or unchanged) dtype is compiled, as the identity."""
+    x = tensor(args[0])
+    for arg in args[1:]:
+        if isinstance(arg, TensorConst | Sym):
+            dtype_ok = not isinstance(arg, TensorConst) or arg.tensor.dtype == torch.float32
+        elif isinstance(arg, int) and not isinstance(arg, bool):
+            dtype_ok = arg == _FLOAT32_SCALAR_TYPE
+        else:
+            continue
+        if not dtype_ok:
+            raise Unsupported(FLOAT32_ONLY)
+        break
+    return x
+
+
+def _size(b: Emitter, args: list[Any]) -> Any:
+    """aten::size folds where static; a dynamic dim poisons only the values that use it."""
+    shape = shape_of(tensor(args[0]))
+    if shape is None:
+        return b.poison("its result is not static: the input's rank is unknown")
+    def dim(i: int) -> Any:
+        if shape[i] < 0:
+            return b.poison(f"its result is not static: dimension {i} is dynamic")
+        return shape[i]
+    if len(args) > 1:
+        return dim(int(args[1]) % len(shape))
+    return [dim(i) for i in range(len(shape))]
+
+
+def _dim(b: Emitter, args: list[Any]) -> Any:
+    return rank_of(tensor(args[0]))
+
+
+Lowering = Callable[[Emitter, list[Any]], Any]
+
+LOWERINGS: dict[str, Lowering] = {
+    "aten::add": _binary(OpCode.ADD),
+    "aten::sub": _binary(OpCode.SUB),
+    "aten::mul": _binary(OpCode.MUL),
+    "aten::div": _binary(OpCode.DIV),
+    "aten::rsub": _binary(OpCode.SUB, reverse_op=True),  # other - alpha * self
+    "aten::neg": _unary(OpCode.NEG),
+    "aten::relu": _unary(OpCode.RELU),
+    "aten::sigmoid": _unary(OpCode.SIGMOID),
+    "aten::tanh": _unary(OpCode.TANH),
+    "aten::gelu": _gelu,
+    "aten::softmax": _softmax(OpCode.SOFTMAX),
+    "aten::log_softmax": _softmax(OpCode.LOG_SOFTMAX),
+    "aten::matmul": _matmul,
+    "aten::mm": _matmul,
+    "aten::addmm": _addmm,
+    "aten::linear": _linear,
+    "aten::t": _t,
+    "aten::transpose": _transpose,
+    "aten::permute": _permute,
+    "aten::conv2d": _conv2d,
+    "aten::batch_norm": _batch_norm,
+    "aten::layer_norm": _layer_norm,
+    "aten::max_pool2d": _max_pool2d,
+    "aten::avg_pool2d": _avg_pool2d,
+    "aten::adaptive_avg_pool2d": _adaptive_avg_pool2d,
+    "aten::flatten": _flatten,
+    "aten::reshape": _reshape,
+    "aten::view": _reshape,
+    "aten::cat": _cat,
+    "aten::dropout": _dropout,  # inference: identity
+    "aten::feature_dropout": _dropout,
+    "aten::alpha_dropout": _dropout,
+    "aten::feature_alpha_dropout": _dropout,
+    "aten::contiguous": _identity,
+    "aten::to": _to,
+    "aten::size": _size,
+    "aten::dim": _dim,
+}
+
+# In-place variants compiled as their out-of-place op; the walk rebinds the mutated input.
+INPLACE: dict[str, str] = {
+    f"aten::{name}_": f"aten::{name}" for name in ("add", "sub", "mul", "div", "neg", "relu", "sigmoid", "tanh")
+}

@@ -1,0 +1,65 @@
+"""Compile-time evaluation of nodes over Python-level values (ints, floats, bools, strings,
+None, lists): the scalar arithmetic, comparisons and list helpers TorchScript emits around
+tensor code (``if self.training``, ``if bias is not None``, ``padding_mode != 'zeros'``,
+``x.size(0) * 2``, ...). Each entry folds one node kind; a node whose inputs are all known
+folds to a known value."""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable
+from typing import Any
+
+ScalarFold = Callable[..., Any]
+
+
+def _div(a: Any, b: Any) -> float:
+    return float(a) / float(b)
+
+
+def _list_with_default(out_size: list[Any], defaults: list[Any]) -> list[Any]:
+    # torch.nn.modules.utils._list_with_default: None entries take the input's size.
+    if isinstance(out_size, int):
+        return [out_size]
+    offset = len(defaults) - len(out_size)
+    return [defaults[offset + i] if v is None else v for i, v in enumerate(out_size)]
+
+
+SCALAR_FOLDS: dict[str, ScalarFold] = {
+    "aten::add": operator.add,  # int/float/str/list addition
+    "aten::sub": operator.sub,
+    "aten::mul": operator.mul,
+    "aten::div": _div,  # Python 3 true division
+    "aten::floordiv": operator.floordiv,
+    "aten::remainder": operator.mod,
+    "aten::pow": operator.pow,
+    "aten::neg": operator.neg,
+    "aten::eq": operator.eq,
+    "aten::ne": operator.ne,
+    "aten::lt": operator.lt,
+    "aten::le": operator.le,
+    "aten::gt": operator.gt,
+    "aten::ge": operator.ge,
+    "aten::__not__": operator.not_,
+    "aten::__and__": operator.and_,
+    "aten::__or__": operator.or_,
+    "aten::__is__": operator.is_,
+    "aten::__isnot__": operator.is_not,
+    "aten::__contains__": lambda seq, item: item in seq,
+    "aten::Int": int,
+    "aten::Float": float,
+    "aten::Bool": bool,
+    "aten::ScalarImplicit": lambda x: x,
+    "prim::NumToTensor": lambda x: x,  # a 0-dim tensor of a known number acts as the number
+    "aten::sqrt": math.sqrt,
+    "aten::floor": math.floor,
+    "aten::ceil": math.ceil,
+    "prim::min": min,
+    "prim::max": max,
+    "prim::abs": abs,
+    "aten::list": list,
+    "aten::list_with_default": _list_with_default,
+    "aten::format": lambda fmt, *args: fmt.format(*args),
+    "aten::str": str,
+}

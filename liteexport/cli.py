@@ -87,15 +87,17 @@ def cli(debug: bool) -> None:
       liteexport inspect tiny.ptl
       liteexport run tiny.ptl --random 1x3x32x32
 
-    Exit codes: 0 success, 2 usage error, 3 bad model, 4 unsupported nodes,
-    5 bad bundle, 6 bad input, 7 execution failure, 8 output not writable,
-    70 internal error (a bug in liteexport).
+    \b
+    Exit codes:
+      0 success, 2 usage error, 3 bad model, 4 unsupported nodes,
+      5 bad bundle, 6 bad input, 7 execution failure, 8 output not writable,
+      70 internal error (a bug in liteexport: please report it)
     """
 
 
-@cli.command()
+@cli.command(short_help="Compile a model into a bundle (.ptl).")
 @click.argument("model", metavar="MODEL")
-@click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False),
+@click.option("-o", "--output", "output", required=True, type=click.Path(),
               help="Bundle to write (.ptl). Nothing is written when the export fails.")
 @click.option("--method", "methods", multiple=True, metavar="NAME",
               help="Method to lower; repeat for several. "
@@ -121,8 +123,6 @@ def export(model: str, output: str, methods: tuple[str, ...],
       liteexport export net.py:build -o net.ptl --input-shape forward:1x3x224x224
       liteexport export net.py:Net -o net.ptl --input-shape forward:1x16,1x4 --quiet
     """
-    from liteexport.bundle import write_bundle
-    from liteexport.compiler import compile_module
     from liteexport.model_loading import load_scripted
 
     shapes: dict[str, list[tuple[int, ...]]] = {}
@@ -136,6 +136,10 @@ def export(model: str, output: str, methods: tuple[str, ...],
     _check_output(output)
     progress(f"loading {model}")
     scripted = load_scripted(model)
+    # Imported after loading: the compiler and packer need torch only through the scripted module.
+    from liteexport.bundle import write_bundle
+    from liteexport.compiler import compile_module
+
     compiled = compile_module(scripted, methods=list(methods) or None, input_shapes=shapes or None,
                               progress=progress)
     size = write_bundle(compiled, output)
@@ -146,7 +150,7 @@ def export(model: str, output: str, methods: tuple[str, ...],
                f"weights: {len(compiled.weights)} tensors, {weight_bytes:,} bytes")
 
 
-@cli.command()
+@cli.command(short_help="Show what a bundle holds and how big each part is.")
 @click.argument("bundle", metavar="BUNDLE")
 @click.option("--json", "as_json", is_flag=True, help="Print the description as JSON (for machines).")
 def inspect(bundle: str, as_json: bool) -> None:
@@ -168,7 +172,7 @@ def inspect(bundle: str, as_json: bool) -> None:
     click.echo(json.dumps(description, indent=2) if as_json else format_description(description))
 
 
-@cli.command()
+@cli.command(short_help="Run a method of a bundle with runtime_py.")
 @click.argument("bundle", metavar="BUNDLE")
 @click.option("--method", default="forward", show_default=True, metavar="NAME", help="Method to run.")
 @click.option("-i", "--input", "input_files", multiple=True, metavar="FILE",
@@ -178,7 +182,7 @@ def inspect(bundle: str, as_json: bool) -> None:
               help="A random input of this shape, e.g. 1x3x32x32 or 1,3,32,32:float32 (default float32). "
                    "Repeatable; random inputs follow the --input ones.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed for --random inputs.")
-@click.option("-o", "--output", "output", type=click.Path(dir_okay=False),
+@click.option("-o", "--output", "output", type=click.Path(),
               help="Save outputs to this .npz (as output_0, output_1, ...) instead of printing them.")
 def run(bundle: str, method: str, input_files: tuple[str, ...], randoms: tuple[RandomSpec, ...], seed: int,
         output: str | None) -> None:

@@ -15,10 +15,107 @@ from typing import Any, TypeVar
 import numpy as np
 
 from runtime_py.errors import FormatError
+from runtime_py.format import fb_verify as fv
 from runtime_py.format import ptmf
 from runtime_py.format._generated import mobile_bytecode_generated as fb
+from runtime_py.format.fb_verify import CheckedTable, Verifier
 
 T = TypeVar("T")
+
+# --- the tables' layouts (schema/mobile_bytecode.fbs), fields in schema id order ---
+# content is a flatbuffers string holding arbitrary bytes (our debug table is binary): no UTF-8 check
+_EXTRA_FILE = fv.TableSpec("ExtraFile", (fv.string("name"), fv.vector("content", 1)))
+_STORAGE = fv.TableSpec("StorageData", (fv.vector("data", 1),))
+_OBJECT_TYPE = fv.TableSpec("ObjectType", (fv.string("type_name"), fv.scalar("type", 1), fv.strings("attr_names")))
+_TENSOR = fv.TableSpec("TensorMetadata", (
+    fv.scalar("storage_location_index", 4), fv.scalar("scalar_type", 1), fv.scalar("storage_offset", 4),
+    fv.vector("sizes", 4), fv.vector("strides", 4), fv.scalar("requires_grad", 1), fv.table("quantized_schema")))
+_QUANTIZED = fv.TableSpec("QuantizedSchema", (
+    fv.scalar("qscheme", 1), fv.scalar("scale", 8), fv.scalar("zero_point", 4), fv.table("scales"),
+    fv.table("zero_points"), fv.scalar("axis", 4)))
+_OPERATOR = fv.TableSpec("Operator", (
+    fv.string("name"), fv.string("overload_name"), fv.scalar("num_args_serialized", 4)))
+_ARG = fv.TableSpec("Arg", (fv.string("name"), fv.string("type"), fv.scalar("default_value", 4)))
+_SCHEMA = fv.TableSpec("Schema", (fv.tables("arguments"), fv.tables("returns")))
+_DEBUG_INFO = fv.TableSpec("DebugInfo", (fv.vector("debug_handle", 8),))
+_FUNCTION = fv.TableSpec("Function", (
+    fv.string("qn"), fv.vector("instructions", 8), fv.tables("operators"), fv.vector("constants", 4),
+    fv.strings("type_annotations"), fv.scalar("register_size", 4), fv.table("schema"), fv.table("debug_info"),
+    fv.scalar("class_type", 4)))
+_IVALUE = fv.TableSpec("IValue", (fv.scalar("val_type", 1), fv.table("val")))
+_MODULE = fv.TableSpec("Module", (
+    fv.scalar("bytecode_version", 4), fv.tables("extra_files"), fv.vector("methods", 4), fv.scalar("state_obj", 4),
+    fv.tables("ivalues"), fv.scalar("storage_data_size", 4), fv.tables("storage_data"), fv.tables("object_types"),
+    fv.tables("jit_sources"), fv.vector("jit_constants", 4), fv.scalar("operator_version", 4),
+    fv.scalar("mobile_ivalue_size", 4)))
+# union tag -> the member's layout: struct byte size (tags 1..4) or table spec
+_UNION_STRUCTS = {1: 8, 2: 1, 3: 8, 4: 16}
+_UNION_TABLES: dict[int, fv.TableSpec] = {
+    5: _TENSOR,
+    6: fv.TableSpec("String", (fv.string("data"),)),
+    7: fv.TableSpec("List", (fv.vector("items", 4), fv.string("annotation_str"))),
+    8: fv.TableSpec("Tuple", (fv.vector("items", 4),)),
+    9: fv.TableSpec("Dict", (fv.vector("keys", 4), fv.vector("values", 4), fv.string("annotation_str"))),
+    10: fv.TableSpec("Object", (
+        fv.scalar("type_index", 4), fv.scalar("state", 4), fv.vector("attrs", 4), fv.scalar("setstate_func", 4))),
+    11: fv.TableSpec("IntList", (fv.vector("items", 8),)),
+    12: fv.TableSpec("DoubleList", (fv.vector("items", 8),)),
+    13: fv.TableSpec("BoolList", (fv.vector("items", 1),)),
+    14: fv.TableSpec("Device", (fv.string("str"),)),
+    15: fv.TableSpec("EnumValue", (fv.string("type_name"), fv.scalar("value", 4))),
+    16: _FUNCTION,
+}
+
+
+def _verify_tensor(v: Verifier, tensor: CheckedTable) -> None:
+    quantized = v.child(tensor, "quantized_schema", _QUANTIZED)
+    if quantized is not None:
+        for name in ("scales", "zero_points"):
+            nested = v.child(quantized, name, _TENSOR)
+            if nested is not None:
+                _verify_tensor(v, nested)  # nesting is bounded by the verifier's depth limit
+
+
+def _verify_ivalue(v: Verifier, ivalue: CheckedTable) -> None:
+    tag = v.buf[ivalue.fields["val_type"]] if ivalue.has("val_type") else 0
+    target = ivalue.child("val")
+    if tag == 0:
+        return
+    if target is None:
+        raise FormatError(f"IValue with union tag {tag} has no value", where=ivalue.loc())
+    if tag in _UNION_STRUCTS:
+        v.check_range(target, _UNION_STRUCTS[tag], "struct", ivalue.path + ".val")
+        return
+    spec = _UNION_TABLES.get(tag)
+    if spec is None:
+        raise FormatError(f"unknown IValue union tag {tag}", where=ivalue.loc("val_type"))
+    value = v.child(ivalue, "val", spec)
+    assert value is not None
+    if tag == 5:
+        _verify_tensor(v, value)
+    elif tag == 16:
+        for operator in v.children(value, "operators", _OPERATOR):
+            pass  # checking each table is the point
+        schema = v.child(value, "schema", _SCHEMA)
+        if schema is not None:
+            for _ in v.children(schema, "arguments", _ARG):
+                pass
+            for _ in v.children(schema, "returns", _ARG):
+                pass
+        v.child(value, "debug_info", _DEBUG_INFO)
+
+
+def verify_structure(buf: Any) -> Verifier:
+    """Check every table, vector, string and union member of a PTMF buffer lies inside it."""
+    v = Verifier(buf)
+    root = v.table(v.root(ptmf.PTMF_FILE_IDENTIFIER, "Module"), _MODULE, "Module")
+    for name, spec in (("extra_files", _EXTRA_FILE), ("jit_sources", _EXTRA_FILE),
+                       ("storage_data", _STORAGE), ("object_types", _OBJECT_TYPE)):
+        for _ in v.children(root, name, spec):
+            pass
+    for ivalue in v.children(root, "ivalues", _IVALUE):
+        _verify_ivalue(v, ivalue)
+    return v
 
 
 def _vector(obj: Any, name: str, get: Callable[[int], T]) -> tuple[T, ...]:
@@ -51,10 +148,22 @@ def _schema(s: fb.Schema) -> ptmf.Schema:
                        _vector(s, "Returns", lambda i: arg(s.Returns(i))))
 
 
+# struct Instruction { op:byte; n:ushort; x:int; } -> 8 bytes: op, pad, n, x (little endian)
+_INSTRUCTION_DTYPE = np.dtype([("op", "i1"), ("pad", "u1"), ("n", "<u2"), ("x", "<i4")])
+
+
+def _instructions(f: fb.Function) -> tuple[ptmf.Instruction, ...]:
+    """All instructions in one numpy read (the struct accessors cost a call per field)."""
+    count = f.InstructionsLength()
+    if count == 0:
+        return ()
+    start = f._tab.Vector(f._tab.Offset(6))  # field 1 (instructions): vtable slot 6
+    rows = np.frombuffer(f._tab.Bytes, dtype=_INSTRUCTION_DTYPE, count=count, offset=start)
+    return tuple(ptmf.Instruction(op=op, x=x, n=n) for op, x, n in
+                 zip(rows["op"].tolist(), rows["x"].tolist(), rows["n"].tolist()))
+
+
 def _function(f: fb.Function) -> ptmf.Function:
-    def instruction(i: int) -> ptmf.Instruction:
-        ins = f.Instructions(i)
-        return ptmf.Instruction(op=ins.Op(), x=ins.X(), n=ins.N())
 
     def operator(i: int) -> ptmf.Operator:
         op = f.Operators(i)
@@ -62,7 +171,7 @@ def _function(f: fb.Function) -> ptmf.Function:
 
     schema, debug = f.Schema(), f.DebugInfo()
     return ptmf.Function(
-        qn=_text(f.Qn()), instructions=_vector(f, "Instructions", instruction),
+        qn=_text(f.Qn()), instructions=_instructions(f),
         operators=_vector(f, "Operators", operator), constants=_numbers(f, "Constants"),
         type_annotations=_vector(f, "TypeAnnotations", lambda i: _text(f.TypeAnnotations(i))),
         register_size=f.RegisterSize(), schema=_schema(schema) if schema is not None else None,
@@ -144,7 +253,13 @@ def _storage(s: fb.StorageData) -> np.ndarray:
 
 
 def read_module(buf: bytes | bytearray | memoryview | Any) -> ptmf.Module:
-    """Decode a verified PTMF buffer. Storage arrays are views into ``buf``."""
+    """Verify and decode a PTMF buffer. Storage arrays are views into ``buf``."""
+    with fv.hostile_input("PTMF bundle"):
+        verified = verify_structure(buf).buf
+        return _decode(verified)
+
+
+def _decode(buf: memoryview) -> ptmf.Module:
     root = fb.Module.GetRootAs(buf, 0)
     return ptmf.Module(
         bytecode_version=root.BytecodeVersion(),

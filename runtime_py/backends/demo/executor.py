@@ -57,7 +57,7 @@ def _input_error(check: InputCheck, value: object) -> ExecutionError:
     if isinstance(value, np.ndarray):
         got = f"{value.dtype} of shape {_format_shape(value.shape)}"
     else:
-        got = type(value).__name__
+        got = f"{type(value).__name__} (not an ndarray)"
     return ExecutionError(
         f"{check.blame}: input {check.index}: expected {expected}, got {got}", debug_handle=check.debug_handle
     )

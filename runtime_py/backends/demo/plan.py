@@ -67,7 +67,7 @@ def build_plan(program: Program, weights: Sequence[object]) -> MethodPlan:
         )
     num_slots = program.num_slots
     if len(program.inputs) > num_slots:
-        raise FormatError(f"{len(program.inputs)} inputs do not fit in {num_slots} slots", where=where)
+        raise FormatError(f"the inputs need {len(program.inputs)} slots, num_slots is {num_slots}", where=where)
     for index, info in enumerate(program.inputs):
         if info.dtype != DType.FLOAT32:
             raise FormatError(f"input {index} has dtype {info.dtype!r}, not float32", where=where)
@@ -155,14 +155,14 @@ def _bind(spec: KernelSpec, instruction: Instruction, where: str) -> Kernel:
     n_inputs = len(instruction.inputs)
     if n_inputs < spec.min_inputs or (spec.max_inputs is not None and n_inputs > spec.max_inputs):
         if spec.max_inputs is None:
-            expected = f"at least {spec.min_inputs}"
+            expected = f"at least {_count(spec.min_inputs, 'input')}"
         elif spec.min_inputs == spec.max_inputs:
-            expected = f"{spec.min_inputs}"
+            expected = _count(spec.min_inputs, "input")
         else:
-            expected = f"{spec.min_inputs} to {spec.max_inputs}"
-        raise FormatError(f"expects {expected} inputs, got {n_inputs}", where=where)
+            expected = f"{spec.min_inputs} to {spec.max_inputs} inputs"
+        raise FormatError(f"takes {expected}, got {n_inputs}", where=where)
     if len(instruction.outputs) != 1:
-        raise FormatError(f"expects 1 output, got {len(instruction.outputs)}", where=where)
+        raise FormatError(f"writes 1 output, got {len(instruction.outputs)}", where=where)
     attrs: object = instruction.attributes
     if attrs is None and spec.default_attrs is not None:
         attrs = spec.default_attrs
@@ -176,6 +176,10 @@ def _bind(spec: KernelSpec, instruction: Instruction, where: str) -> Kernel:
         return spec.factory(attrs, n_inputs)
     except ValueError as exc:
         raise FormatError(f"invalid attributes: {exc}", where=where) from None
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _prepare_outputs(

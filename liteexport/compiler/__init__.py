@@ -1,0 +1,153 @@
+"""The demo compiler backend ("preprocess"): TorchScript module -> compiled programs.
+
+``compile_module`` walks each method's graph (following submodule and function calls),
+lowers tensor nodes to the demo instruction set, folds what is known at compile time,
+removes dead code, folds batch norms and fuses ReLUs, and returns plain data: one
+:class:`~runtime_py.format.program.Program` per method, the weights they load and a debug
+table mapping every instruction's handle to the model's source. Every node it cannot
+compile (and that matters for an output) is reported at once in one
+:class:`~runtime_py.errors.UnsupportedNodesError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import torch
+
+from liteexport.compiler.emit import ModuleEmitter
+from liteexport.compiler.graph_walk import MethodWalk, module_type_name, node_frame
+from liteexport.compiler.passes import optimize
+from liteexport.compiler.reports import ReportLog
+from liteexport.compiler.values import ModuleRef, NodeSite, Poison, Sym, TensorConst, TensorValue, find_poison
+from liteexport.lowered import CompiledModule, MethodSignature
+from runtime_py.errors import ModelError, UnsupportedNodesError
+from runtime_py.format.program import Program, ValueInfo
+
+__all__ = ["compile_module"]
+
+
+def compile_module(scripted: torch.jit.ScriptModule, methods: Sequence[str] | None = None,
+                   input_shapes: Mapping[str, Sequence[Sequence[int]]] | None = None,
+                   progress: Callable[[str], None] | None = None) -> CompiledModule:
+    """Compile ``methods`` of ``scripted`` (default: ``forward`` and every
+    ``@torch.jit.export`` method).
+
+    ``input_shapes[method]`` gives each input's static shape (-1: dynamic dim); without it
+    input shapes are unknown. Raises ModelError for a bad method name or a non-Tensor
+    argument, UnsupportedNodesError listing every node that cannot be compiled.
+    """
+    if not isinstance(scripted, torch.jit.ScriptModule):
+        raise ModelError(f"expected a scripted module (torch.jit.script), got {type(scripted).__name__}")
+    names = _select_methods(scripted, methods)
+    root = ModuleRef(scripted._c, (("top", module_type_name(scripted._c)),))
+    log = ReportLog()
+    emitter = ModuleEmitter()
+    used_reports: set[int] = set()
+    signatures: list[MethodSignature] = []
+    programs: list[Program] = []
+    for name in names:
+        shapes = (input_shapes or {}).get(name)
+        signature, program, poisoned = _compile_method(scripted, root, name, shapes, log, emitter, progress)
+        used_reports |= poisoned
+        signatures.append(signature)
+        programs.append(program)
+    reports = log.live_reports(used_reports)
+    if reports:
+        raise UnsupportedNodesError(reports)
+    return CompiledModule(
+        qualname=str(scripted._c._type().qualified_name()),
+        methods=tuple(signatures),
+        programs=tuple(programs),
+        weights=tuple(emitter.weights),
+        debug_table=emitter.debug_table(),
+    )
+
+
+def _select_methods(scripted: torch.jit.ScriptModule, methods: Sequence[str] | None) -> list[str]:
+    available = [m for m in scripted._c._method_names() if not m.startswith("__")]
+    if methods is None:
+        chosen = [m for m in ("forward",) if m in available] + _exported(scripted, available)
+        if not chosen:
+            raise ModelError("the module has no forward or @torch.jit.export method to compile")
+        return chosen
+    for name in methods:
+        if name not in available:
+            raise ModelError(f"the module has no compiled method {name!r}; "
+                             f"available: {', '.join(available) or '(none)'}")
+    return list(dict.fromkeys(methods))
+
+
+def _exported(scripted: torch.jit.ScriptModule, available: list[str]) -> list[str]:
+    """Methods marked @torch.jit.export, besides forward, from the scripted Python class.
+    Without the class (a module loaded from a file), every public method counts."""
+    concrete = getattr(scripted, "_concrete_type", None)
+    py_class = getattr(concrete, "py_class", None) if concrete is not None else None
+    exported = []
+    for name in available:
+        if name == "forward":
+            continue
+        if py_class is None:
+            if not name.startswith("_"):
+                exported.append(name)
+            continue
+        fn = getattr(py_class, name, None)
+        if fn is not None and torch._jit_internal.get_torchscript_modifier(fn) \
+                == torch._jit_internal.FunctionModifiers.EXPORT:
+            exported.append(name)
+    return exported
+
+
+def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str,
+                    shapes: Sequence[Sequence[int]] | None, log: ReportLog, emitter: ModuleEmitter,
+                    progress: Callable[[str], None] | None
+                    ) -> tuple[MethodSignature, Program, frozenset[int]]:
+    method = scripted._c._get_method(name)
+    arguments = list(method.schema.arguments)[1:]  # drop self
+    for arg in arguments:
+        if arg.type.kind() != "TensorType":
+            raise ModelError(f"method {name!r}: argument {arg.name!r} is {arg.type.annotation_str}, "
+                             "but every input of a compiled method must be a Tensor")
+    if shapes is not None and len(shapes) != len(arguments):
+        raise ModelError(f"method {name!r} takes {len(arguments)} inputs but input_shapes gives "
+                         f"{len(shapes)} shapes")
+    inputs = [Sym(None if shapes is None else tuple(int(d) for d in shapes[i]), input_index=i)
+              for i in range(len(arguments))]
+    walk = MethodWalk(name, log)
+    (result,) = walk.run(root, inputs)
+    if progress is not None:
+        progress(f"compiling {name}: {walk.visited} nodes")
+    returns_tuple = isinstance(result, tuple)
+    values = list(result) if returns_tuple else [result]
+    poisoned = find_poison(values)
+    outputs: list[TensorValue] = []
+    for value in values:
+        if isinstance(value, (Sym, TensorConst)) and _float32(value):
+            outputs.append(value)
+        elif not isinstance(value, Poison):
+            poisoned |= _bad_output(log, name, method.graph, root)
+    nodes = optimize(walk.nodes, outputs) if not poisoned else []
+    signature = MethodSignature(name, tuple(a.name for a in arguments), returns_tuple, len(values))
+    if poisoned:
+        return signature, _empty_program(name, inputs), poisoned
+    return signature, emitter.program(name, inputs, nodes, outputs), frozenset()
+
+
+def _float32(value: Sym | TensorConst) -> bool:
+    return isinstance(value, Sym) or value.tensor.dtype == torch.float32
+
+
+def _bad_output(log: ReportLog, method: str, graph: Any, root: ModuleRef) -> frozenset[int]:
+    """Report a method whose result is not a Tensor or a flat tuple of float32 Tensors, at
+    the node producing the returned value."""
+    producer = graph.outputs()[0].node()
+    frame = node_frame(producer, method)
+    site = NodeSite(method, producer.kind(), root.hierarchy, () if frame is None else (frame,))
+    reason = "a method must return a float32 Tensor or a flat tuple of them"
+    return frozenset({log.add(site, reason)})
+
+
+def _empty_program(name: str, inputs: list[Sym]) -> Program:
+    """Placeholder for a method with reports: compile_module raises before returning it."""
+    return Program(name, len(inputs), tuple(ValueInfo(v.shape) for v in inputs), (), (), (), ())

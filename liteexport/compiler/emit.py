@@ -1,0 +1,83 @@
+"""Turn optimized instructions-to-be into plain data: Programs, the weight list and the
+debug table. One :class:`ModuleEmitter` serves all methods of a module, so weights are
+shared and debug handles are unique across the module."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from liteexport.compiler.values import NodeSite, OpNode, Sym, TensorConst, TensorValue
+from runtime_py.errors import InternalError
+from runtime_py.format.debug_table import DebugEntry, DebugTable
+from runtime_py.format.program import Constant, Instruction, Program, ValueInfo
+
+
+class ModuleEmitter:
+    def __init__(self) -> None:
+        self.weights: list[np.ndarray] = []
+        self._weight_index: dict[tuple[object, ...], int] = {}
+        self._keep: list[torch.Tensor] = []  # holds keyed tensors so no address is reused
+        self._entries: list[DebugEntry] = []
+
+    def weight(self, tensor: torch.Tensor) -> int:
+        """Index of ``tensor`` in the weight list; the same tensor reached twice (a shared
+        parameter, or one used by two methods) is stored once."""
+        key = (tensor.untyped_storage().data_ptr(), tensor.storage_offset(), tuple(tensor.shape),
+               tuple(tensor.stride()), tensor.dtype)
+        if key not in self._weight_index:
+            array = np.ascontiguousarray(tensor.detach().cpu().numpy(), dtype=np.float32).copy()
+            self._weight_index[key] = len(self.weights)
+            self.weights.append(array)
+            self._keep.append(tensor)
+        return self._weight_index[key]
+
+    def handle(self, site: NodeSite) -> int:
+        handle = len(self._entries)
+        self._entries.append(DebugEntry(handle, site.method, site.kind, site.hierarchy, site.frames))
+        return handle
+
+    def debug_table(self) -> DebugTable:
+        return DebugTable(tuple(self._entries))
+
+    def program(self, method: str, inputs: list[Sym], nodes: list[OpNode],
+                outputs: list[TensorValue]) -> Program:
+        slots: dict[int, int] = {id(v): i for i, v in enumerate(inputs)}
+        constants: list[Constant] = []
+        const_slots: dict[int, int] = {}  # weight index -> slot
+
+        def slot_of(value: TensorValue) -> int:
+            if isinstance(value, TensorConst):
+                index = self.weight(value.tensor)
+                if index not in const_slots:
+                    const_slots[index] = len(slots) + len(const_slots)
+                    constants.append(Constant(const_slots[index], index))
+                return const_slots[index]
+            if id(value) not in slots:
+                raise InternalError(f"value read before it is written in {method}")
+            return slots[id(value)]
+
+        instructions: list[Instruction] = []
+        handles: dict[int, int] = {}  # id(OpNode) -> handle
+        for node in nodes:
+            reads = tuple(slot_of(v) for v in node.inputs if v is not None)
+            # Optional inputs are positional: an absent bias is only allowed last.
+            if None in node.inputs and any(v is not None for v in node.inputs[node.inputs.index(None):]):
+                raise InternalError(f"absent input before a present one in {node.site.kind}")
+            out = len(slots) + len(const_slots)
+            slots[id(node.output)] = out
+            handles[id(node)] = self.handle(node.site)
+            instructions.append(Instruction(node.op, reads, (out,), node.attrs, handles[id(node)]))
+        out_slots = tuple(slot_of(v) for v in outputs)
+        out_handles = tuple(
+            handles[id(v.producer)] if isinstance(v, Sym) and v.producer is not None else -1
+            for v in outputs)
+        return Program(
+            method=method,
+            num_slots=len(slots) + len(const_slots),
+            inputs=tuple(ValueInfo(shape=v.shape) for v in inputs),
+            constants=tuple(constants),
+            instructions=tuple(instructions),
+            outputs=out_slots,
+            output_debug_handles=out_handles,
+        )

@@ -44,7 +44,7 @@ def _fail(ctx: click.Context, error: LiteExportError, cause: BaseException) -> N
     ctx.exit(error.exit_code)
 
 
-class _ParsedType(click.ParamType):
+class _ParsedType(click.ParamType):  # type: ignore[type-arg]  # generic only from click 8.2
     """A click parameter parsed by a function that raises ValueError on bad text."""
 
     def __init__(self, name: str, parse: Callable[[str], Any]) -> None:

@@ -162,13 +162,15 @@ def _describe_delegate(module: ptmf.Module,
         if key not in processed:
             raise FormatError(f"processed module has no '{key}'", where="processed module")
     programs_dict = _ivalue(module, processed[PROGRAMS_KEY], ptmf.DictValue, "processed programs")
-    programs, program_storages = [], set()
+    programs: list[dict[str, Any]] = []
+    program_storages: set[int] = set()
     for key, index in _string_keyed(module, programs_dict, "processed programs").items():
         meta = _ivalue(module, index, ptmf.TensorMetadata, f"program {key}")
         programs.append(_describe_program(decode_program(_tensor_bytes(module, meta, f"program {key}")), key))
         program_storages.add(meta.storage_location_index)
     weights_list = _ivalue(module, processed[WEIGHTS_KEY], ptmf.ListValue, "processed weights")
-    weights, weight_storages = [], set()
+    weights: list[dict[str, Any]] = []
+    weight_storages: set[int] = set()
     for n, index in enumerate(weights_list.items):
         meta = _ivalue(module, index, ptmf.TensorMetadata, f"weight {n}")
         dtype = ptmf.NUMPY_DTYPES[meta.scalar_type] if meta.scalar_type in ptmf.NUMPY_DTYPES else None
@@ -281,7 +283,8 @@ def format_description(d: dict[str, Any]) -> str:
             ops = "  ".join(f"{op} {n}" for op, n in p["op_histogram"].items())
             out.append(f"  {p['method']} ops: {ops or '(none)'}")
         weights = delegate["weights"]
-        out += ["", f"Weights: {_plural(weights['count'], 'tensor')}, {_fmt_count(weights['total_bytes'])} bytes"]
+        out += ["", f"Weights: {_plural(weights['count'], 'tensor')}, "
+                    f"{_fmt_count(weights['total_bytes'])} bytes"]
         if weights["tensors"]:
             out += _table(("#", "shape", "dtype", "bytes"),
                           [(w["index"], _fmt_shape(w["shape"]), w["dtype"], _fmt_count(w["bytes"]))

@@ -9,11 +9,14 @@ only when a model is actually loaded, so ``inspect``/``run`` never need it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import inspect
 import sys
 import traceback
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -46,12 +49,31 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
+def _import_torch() -> Any:
+    """torch, or a ModelError saying how to get it (inspect and run never need it)."""
+    try:
+        import torch
+    except ImportError as exc:
+        raise ModelError("exporting needs torch, which is not installed: "
+                         "pip install 'liteexport[export]'") from exc
+    return torch
+
+
+@contextlib.contextmanager
+def _torchscript_quietly() -> Iterator[None]:
+    """TorchScript is what liteexport lowers, on purpose: silence torch's deprecation notice."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=DeprecationWarning, message=".*torch.jit")
+        yield
+
+
 def _load_archive(path: Path) -> torch.jit.ScriptModule:
     _check_file(path)
-    import torch
+    torch = _import_torch()
 
     try:
-        module = torch.jit.load(str(path), map_location="cpu")
+        with _torchscript_quietly():
+            module = torch.jit.load(str(path), map_location="cpu")
     except Exception as exc:  # torch reports a bad archive as RuntimeError, ValueError, ...
         raise ModelError(f"cannot load {path} as a TorchScript archive (written by torch.jit.save): "
                          f"{_first_line(exc)}") from exc
@@ -92,7 +114,7 @@ def _load_python(path: Path, name: str) -> torch.jit.ScriptModule:
     _check_file(path)
     if not name.isidentifier():
         raise ModelError(f"{path}:{name}: '{name}' is not a Python name; give it as {path}:ClassName")
-    import torch
+    torch = _import_torch()
 
     # The file's own folder first on sys.path, so its sibling imports (from layers import X) work.
     folder = str(path.resolve().parent)
@@ -105,7 +127,8 @@ def _load_python(path: Path, name: str) -> torch.jit.ScriptModule:
         if isinstance(model, torch.jit.ScriptModule):
             return model.eval()
         try:
-            scripted: torch.jit.ScriptModule = torch.jit.script(model.eval())
+            with _torchscript_quietly():
+                scripted = torch.jit.script(model.eval())
         except Exception as exc:  # TorchScript raises several types; its text carries the source range
             raise ModelError(f"TorchScript cannot script {path}:{name}:\n{str(exc).strip()}") from exc
         return scripted.eval()

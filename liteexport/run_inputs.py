@@ -90,7 +90,8 @@ def output_names(count: int) -> list[str]:
 def save_outputs(outputs: Sequence[np.ndarray], path: str | Path) -> None:
     """Save ``output_0, output_1, ...`` to an ``.npz`` atomically (nothing left on failure)."""
     buffer = io.BytesIO()
-    np.savez(buffer, **dict(zip(output_names(len(outputs)), outputs, strict=True)))
+    arrays = dict(zip(output_names(len(outputs)), outputs, strict=True))
+    np.savez(buffer, **arrays)  # type: ignore[arg-type]  # numpy's stub mistypes **kwds
     write_atomic(path, buffer.getvalue())
 
 

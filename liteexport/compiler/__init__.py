@@ -41,6 +41,10 @@ def compile_module(scripted: torch.jit.ScriptModule, methods: Sequence[str] | No
     if not isinstance(scripted, torch.jit.ScriptModule):
         raise ModelError(f"expected a scripted module (torch.jit.script), got {type(scripted).__name__}")
     names = _select_methods(scripted, methods)
+    for name in input_shapes or {}:
+        if name not in names:
+            raise ModelError(f"input_shapes names {name!r}, which is not a compiled method "
+                             f"(compiling: {', '.join(names)})")
     root = ModuleRef(scripted._c, (("top", module_type_name(scripted._c)),))
     log = ReportLog()
     emitter = ModuleEmitter()
@@ -141,7 +145,7 @@ def _float32(value: Sym | TensorConst) -> bool:
 def _bad_output(log: ReportLog, method: str, graph: Any, root: ModuleRef) -> frozenset[int]:
     """Report a method whose result is not a Tensor or a flat tuple of float32 Tensors, at
     the node producing the returned value."""
-    producer = graph.outputs()[0].node()
+    producer = next(iter(graph.outputs())).node()
     frame = node_frame(producer, method)
     site = NodeSite(method, producer.kind(), root.hierarchy, () if frame is None else (frame,))
     reason = "a method must return a float32 Tensor or a flat tuple of them"

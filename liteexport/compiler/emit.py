@@ -4,6 +4,8 @@ shared and debug handles are unique across the module."""
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import torch
 
@@ -17,19 +19,16 @@ class ModuleEmitter:
     def __init__(self) -> None:
         self.weights: list[np.ndarray] = []
         self._weight_index: dict[tuple[object, ...], int] = {}
-        self._keep: list[torch.Tensor] = []  # holds keyed tensors so no address is reused
         self._entries: list[DebugEntry] = []
 
     def weight(self, tensor: torch.Tensor) -> int:
-        """Index of ``tensor`` in the weight list; the same tensor reached twice (a shared
-        parameter, or one used by two methods) is stored once."""
-        key = (tensor.untyped_storage().data_ptr(), tensor.storage_offset(), tuple(tensor.shape),
-               tuple(tensor.stride()), tensor.dtype)
+        """Index of ``tensor`` in the weight list. Equal contents are stored once: a shared
+        parameter, one used by two methods, or the same fold (``self.w.t()``) done twice."""
+        array = np.ascontiguousarray(tensor.detach().cpu().numpy(), dtype=np.float32).copy()
+        key = (array.shape, hashlib.blake2b(array.tobytes(), digest_size=16).digest())
         if key not in self._weight_index:
-            array = np.ascontiguousarray(tensor.detach().cpu().numpy(), dtype=np.float32).copy()
             self._weight_index[key] = len(self.weights)
             self.weights.append(array)
-            self._keep.append(tensor)
         return self._weight_index[key]
 
     def handle(self, site: NodeSite) -> int:

@@ -87,7 +87,7 @@ class MethodWalk:
 
     def _call(self, graph: torch._C.Graph, args: list[Any], ctx: Context) -> list[Any]:
         env: dict[int, Any] = {}
-        for value, arg in zip(graph.inputs(), args):
+        for value, arg in zip(graph.inputs(), args, strict=True):
             env[value.unique()] = arg
         self._walk(graph.nodes(), env, ctx)
         return [self._read(env, v) for v in graph.outputs()]
@@ -95,7 +95,7 @@ class MethodWalk:
     def _walk(self, nodes: Any, env: dict[int, Any], ctx: Context) -> None:
         for node in nodes:
             results = self._node(node, env, ctx)
-            for value, result in zip(node.outputs(), results):
+            for value, result in zip(node.outputs(), results, strict=True):
                 env[value.unique()] = result
 
     def _read(self, env: dict[int, Any], value: torch._C.Value) -> Any:

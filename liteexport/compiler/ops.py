@@ -124,6 +124,11 @@ def _unary(op: OpCode) -> Callable[[Emitter, list[Any]], Any]:
     return lambda b, args: b.emit(op, [tensor(args[0])], None)
 
 
+def _reciprocal(b: Emitter, args: list[Any]) -> Any:
+    # TorchScript writes `number / tensor` as reciprocal(tensor) * number.
+    return b.emit(OpCode.DIV, [tensor(args[0])], BinaryAttrs(scalar=1.0, reverse=True))
+
+
 def _gelu(b: Emitter, args: list[Any]) -> Any:
     approximate = args[1] if len(args) > 1 else "none"
     if approximate not in ("none", "tanh"):
@@ -200,7 +205,7 @@ def _conv_padding(padding: Any, weight: TensorValue, dilation: tuple[int, int],
         shape = shape_of(weight)
         if shape is None or stride != (1, 1):
             raise Unsupported("padding='same' needs a known kernel and stride 1")
-        totals = [d * (k - 1) for d, k in zip(dilation, shape[2:])]
+        totals = [d * (k - 1) for d, k in zip(dilation, shape[2:], strict=True)]
         if any(t % 2 for t in totals):
             raise Unsupported("padding='same' would be asymmetric")
         return (totals[0] // 2, totals[1] // 2)
@@ -222,14 +227,14 @@ def _batch_norm(b: Emitter, args: list[Any]) -> Any:
         raise Unsupported("training mode batch norm is not compiled")
     if not isinstance(mean, TensorConst) or not isinstance(var, TensorConst):
         raise Unsupported("batch norm needs running statistics")
-    for value in (weight, bias, mean, var):
-        if value is not None:
-            tensor(value)  # dtype check
-    var64, mean64 = var.tensor.double(), mean.tensor.double()
-    w64 = torch.ones_like(var64) if weight is None else tensor(weight).tensor.double()  # type: ignore[union-attr]
-    b64 = torch.zeros_like(var64) if bias is None else tensor(bias).tensor.double()  # type: ignore[union-attr]
     if not all(isinstance(v, (TensorConst, type(None))) for v in (weight, bias)):
         raise Unsupported("batch norm weight and bias must be constants")
+    for value in (weight, bias, mean, var):
+        if value is not None:
+            tensor(value)  # float32 only
+    var64, mean64 = var.tensor.double(), mean.tensor.double()
+    w64 = torch.ones_like(var64) if weight is None else weight.tensor.double()
+    b64 = torch.zeros_like(var64) if bias is None else bias.tensor.double()
     scale = w64 / torch.sqrt(var64 + float(eps))
     shift = b64 - mean64 * scale
     return b.emit(OpCode.CHANNEL_AFFINE, [tensor(x), TensorConst(scale.float().contiguous()),
@@ -267,7 +272,8 @@ def _adaptive_avg_pool2d(b: Emitter, args: list[Any]) -> Any:
 # --- layout --------------------------------------------------------------------------------------
 
 def _flatten(b: Emitter, args: list[Any]) -> Any:
-    return b.emit(OpCode.FLATTEN, [tensor(args[0])], FlattenAttrs(start_dim=int(args[1]), end_dim=int(args[2])))
+    attrs = FlattenAttrs(start_dim=int(args[1]), end_dim=int(args[2]))
+    return b.emit(OpCode.FLATTEN, [tensor(args[0])], attrs)
 
 
 def _reshape(b: Emitter, args: list[Any]) -> Any:
@@ -325,6 +331,11 @@ def _dim(b: Emitter, args: list[Any]) -> Any:
     return rank_of(tensor(args[0]))
 
 
+def _dtype(b: Emitter, args: list[Any]) -> Any:
+    tensor(args[0])  # float32 only
+    return _FLOAT32_SCALAR_TYPE
+
+
 Lowering = Callable[[Emitter, list[Any]], Any]
 
 LOWERINGS: dict[str, Lowering] = {
@@ -334,6 +345,7 @@ LOWERINGS: dict[str, Lowering] = {
     "aten::div": _binary(OpCode.DIV),
     "aten::rsub": _binary(OpCode.SUB, reverse_op=True),  # other - alpha * self
     "aten::neg": _unary(OpCode.NEG),
+    "aten::reciprocal": _reciprocal,
     "aten::relu": _unary(OpCode.RELU),
     "aten::sigmoid": _unary(OpCode.SIGMOID),
     "aten::tanh": _unary(OpCode.TANH),
@@ -365,9 +377,13 @@ LOWERINGS: dict[str, Lowering] = {
     "aten::to": _to,
     "aten::size": _size,
     "aten::dim": _dim,
+    "prim::dtype": _dtype,
+    "prim::device": lambda b, args: torch.device("cpu"),
+    "prim::is_cuda": lambda b, args: False,
 }
 
 # In-place variants compiled as their out-of-place op; the walk rebinds the mutated input.
 INPLACE: dict[str, str] = {
-    f"aten::{name}_": f"aten::{name}" for name in ("add", "sub", "mul", "div", "neg", "relu", "sigmoid", "tanh")
+    f"aten::{name}_": f"aten::{name}"
+    for name in ("add", "sub", "mul", "div", "neg", "reciprocal", "relu", "sigmoid", "tanh")
 }

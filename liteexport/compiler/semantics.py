@@ -8,6 +8,7 @@ all compile-time constants. One table serves both.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -28,9 +29,10 @@ from runtime_py.format.program import (
 )
 
 Tensors = Sequence["torch.Tensor | None"]
+Semantics = Callable[[Any, Tensors], torch.Tensor]  # (attributes, inputs) -> output
 
 
-def _binary(fn: Callable[[object, object, float], torch.Tensor]) -> Callable[[object, Tensors], torch.Tensor]:
+def _binary(fn: Callable[[Any, Any, float], torch.Tensor]) -> Semantics:
     def run(attrs: object, xs: Tensors) -> torch.Tensor:
         assert isinstance(attrs, BinaryAttrs)
         a: object = xs[0]
@@ -83,14 +85,14 @@ def _avg_pool(attrs: object, xs: Tensors) -> torch.Tensor:
                         attrs.count_include_pad, attrs.divisor_override)
 
 
-def _one(fn: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[object, Tensors], torch.Tensor]:
+def _one(fn: Callable[[torch.Tensor], torch.Tensor]) -> Semantics:
     def run(attrs: object, xs: Tensors) -> torch.Tensor:
         assert xs[0] is not None
         return fn(xs[0])
     return run
 
 
-def _attrs_of(cls: type, fn: Callable[[torch.Tensor, object], torch.Tensor]) -> Callable[[object, Tensors], torch.Tensor]:
+def _attrs_of(cls: type, fn: Callable[[torch.Tensor, Any], torch.Tensor]) -> Semantics:
     def run(attrs: object, xs: Tensors) -> torch.Tensor:
         assert isinstance(attrs, cls) and xs[0] is not None
         return fn(xs[0], attrs)
@@ -107,19 +109,19 @@ def _matmul(attrs: object, xs: Tensors) -> torch.Tensor:
     return torch.matmul(xs[0], xs[1])
 
 
-SEMANTICS: dict[OpCode, Callable[[object, Tensors], torch.Tensor]] = {
-    OpCode.ADD: _binary(lambda a, b, alpha: a + alpha * b),  # type: ignore[operator]
-    OpCode.SUB: _binary(lambda a, b, alpha: a - alpha * b),  # type: ignore[operator]
-    OpCode.MUL: _binary(lambda a, b, alpha: a * b),  # type: ignore[operator]
-    OpCode.DIV: _binary(lambda a, b, alpha: a / b),  # type: ignore[operator]
+SEMANTICS: dict[OpCode, Semantics] = {
+    OpCode.ADD: _binary(lambda a, b, alpha: a + alpha * b),
+    OpCode.SUB: _binary(lambda a, b, alpha: a - alpha * b),
+    OpCode.MUL: _binary(lambda a, b, alpha: a * b),
+    OpCode.DIV: _binary(lambda a, b, alpha: a / b),
     OpCode.NEG: _one(torch.neg),
     OpCode.RELU: _one(torch.relu),
     OpCode.SIGMOID: _one(torch.sigmoid),
     OpCode.TANH: _one(torch.tanh),
     OpCode.GELU: _attrs_of(GeluAttrs, lambda x, a: F.gelu(
-        x, approximate="tanh" if a.tanh_approximation else "none")),  # type: ignore[attr-defined]
-    OpCode.SOFTMAX: _attrs_of(AxisAttrs, lambda x, a: torch.softmax(x, a.axis)),  # type: ignore[attr-defined]
-    OpCode.LOG_SOFTMAX: _attrs_of(AxisAttrs, lambda x, a: torch.log_softmax(x, a.axis)),  # type: ignore[attr-defined]
+        x, approximate="tanh" if a.tanh_approximation else "none")),
+    OpCode.SOFTMAX: _attrs_of(AxisAttrs, lambda x, a: torch.softmax(x, a.axis)),
+    OpCode.LOG_SOFTMAX: _attrs_of(AxisAttrs, lambda x, a: torch.log_softmax(x, a.axis)),
     OpCode.MATMUL: _matmul,
     OpCode.LINEAR: _linear,
     OpCode.CONV2D: _conv2d,
@@ -128,10 +130,10 @@ SEMANTICS: dict[OpCode, Callable[[object, Tensors], torch.Tensor]] = {
     OpCode.MAX_POOL2D: _max_pool,
     OpCode.AVG_POOL2D: _avg_pool,
     OpCode.ADAPTIVE_AVG_POOL2D: _attrs_of(ShapeAttrs, lambda x, a: F.adaptive_avg_pool2d(
-        x, list(a.dims))),  # type: ignore[attr-defined]
-    OpCode.TRANSPOSE: _attrs_of(PermuteAttrs, lambda x, a: x.permute(*a.perm)),  # type: ignore[attr-defined]
-    OpCode.RESHAPE: _attrs_of(ShapeAttrs, lambda x, a: x.reshape(*a.dims)),  # type: ignore[attr-defined]
-    OpCode.FLATTEN: _attrs_of(FlattenAttrs, lambda x, a: x.flatten(a.start_dim, a.end_dim)),  # type: ignore[attr-defined]
+        x, list(a.dims))),
+    OpCode.TRANSPOSE: _attrs_of(PermuteAttrs, lambda x, a: x.permute(*a.perm)),
+    OpCode.RESHAPE: _attrs_of(ShapeAttrs, lambda x, a: x.reshape(*a.dims)),
+    OpCode.FLATTEN: _attrs_of(FlattenAttrs, lambda x, a: x.flatten(a.start_dim, a.end_dim)),
     OpCode.CAT: _cat,
 }
 

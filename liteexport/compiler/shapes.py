@@ -41,4 +41,4 @@ def infer_shape(op: OpCode, attrs: object,
     first, second = results
     if len(first) != len(second):
         return None
-    return tuple(a if a == b else -1 for a, b in zip(first, second))
+    return tuple(a if a == b else -1 for a, b in zip(first, second, strict=True))

@@ -11,7 +11,7 @@ a method output, which is how dead unsupported nodes stay silent.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 import torch
 
@@ -65,7 +65,7 @@ class Poison:
     reports: frozenset[int]
 
 
-TensorValue = Union[Sym, TensorConst]
+TensorValue = Sym | TensorConst
 
 
 @dataclass(eq=False)

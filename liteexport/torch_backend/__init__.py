@@ -113,6 +113,12 @@ def load_torch_backend() -> None:
     with _lock:
         if _extension is not None:
             return
+        try:
+            import torch  # noqa: F401
+        except ImportError as exc:
+            raise TorchBackendUnavailable(
+                "torch is not installed; loading liteexport bundles with torch needs it "
+                "(pip install 'liteexport[export]').") from exc
         if _class_registered():
             raise TorchBackendUnavailable(
                 f"Another backend named '{BACKEND_NAME}' is already registered with torch in this "

@@ -20,7 +20,7 @@ NEEDS_ARGS = ("import torch\n\nclass Net(torch.nn.Module):\n    def __init__(sel
 NOT_SCRIPTABLE = ("import torch\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n"
                   "        return x.numpy()\n")
 UNSUPPORTED = ("import torch\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n"
-               "        y = torch.sin(x)\n        return torch.cos(y) + x\n")
+               "        y = torch.sin(x)\n        return torch.cos(x) + y\n")
 
 
 @dataclass(frozen=True)
@@ -144,5 +144,5 @@ def test_internal_errors_exit_70(monkeypatch: pytest.MonkeyPatch, hand_bundle: P
     monkeypatch.setattr(inspect_bundle, "describe", broken)
     result = invoke(["inspect", str(hand_bundle)])
     assert result.exit_code == 70
-    assert result.stderr == ("Error: internal error (a bug in liteexport, please report it): KeyError: 'oops' "
-                             "(rerun with --debug for the traceback)\n")
+    assert result.stderr == ("Error: internal error (a bug in liteexport, please report it): "
+                             "KeyError: 'oops' (rerun with --debug for the traceback)\n")

@@ -24,7 +24,7 @@ from runtime_py.format.program import Activation, Conv2dAttrs
 def make_conv2d(attrs: Conv2dAttrs, n_inputs: int) -> Kernel:
     """conv2d(x, weight[, bias]) with stride, padding, dilation, groups and a fused ReLU."""
     stride, padding, dilation, groups = attrs.stride, attrs.padding, attrs.dilation, attrs.groups
-    check_window_attrs((1, 1), stride, padding, dilation)
+    check_window_attrs(stride, padding, dilation)
     if groups < 1:
         raise ValueError(f"groups must be positive, got {groups}")
     fused_relu = attrs.activation == Activation.RELU

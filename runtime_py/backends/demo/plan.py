@@ -48,8 +48,10 @@ class MethodPlan:
 
 def instruction_label(index: int, instruction: Instruction) -> str:
     """``instruction #7 LINEAR (slots [3, 4, 5] -> [6])``: how errors name an instruction."""
-    op = instruction.op
-    name = op.name if isinstance(op, OpCode) else f"opcode {int(op)}"
+    try:
+        name = OpCode(instruction.op).name
+    except ValueError:
+        name = f"opcode {int(instruction.op)}"
     return f"instruction #{index} {name} (slots {list(instruction.inputs)} -> {list(instruction.outputs)})"
 
 
@@ -67,7 +69,8 @@ def build_plan(program: Program, weights: Sequence[object]) -> MethodPlan:
         )
     num_slots = program.num_slots
     if len(program.inputs) > num_slots:
-        raise FormatError(f"the inputs need {len(program.inputs)} slots, num_slots is {num_slots}", where=where)
+        needed = len(program.inputs)
+        raise FormatError(f"the inputs need {needed} slots, num_slots is {num_slots}", where=where)
     for index, info in enumerate(program.inputs):
         if info.dtype != DType.FLOAT32:
             raise FormatError(f"input {index} has dtype {info.dtype!r}, not float32", where=where)
@@ -78,7 +81,8 @@ def build_plan(program: Program, weights: Sequence[object]) -> MethodPlan:
 
     steps: list[Step] = []
     labels: list[str] = []
-    first_reader: dict[int, int] = {}
+    # input slot -> index of the first instruction reading the input (None: rewritten unread)
+    first_reader: dict[int, int | None] = {}
     for index, instruction in enumerate(program.instructions):
         label = instruction_label(index, instruction)
         at = f"{where}, {label}"
@@ -93,6 +97,7 @@ def build_plan(program: Program, weights: Sequence[object]) -> MethodPlan:
             first_reader.setdefault(slot, index)
         (output,) = instruction.outputs
         defined.add(output)
+        first_reader.setdefault(output, None)  # later reads of a rewritten input slot see another value
         # a slot holds a view of a weight if a view-returning op read one (slots can be rewritten)
         if spec.may_alias_input and views_of_weights.intersection(instruction.inputs):
             views_of_weights.add(output)
@@ -201,6 +206,7 @@ def _prepare_outputs(
 def _input_check(
     index: int, shape: tuple[int, ...] | None, reader: int | None, labels: list[str], program: Program
 ) -> InputCheck:
+    """The check of input ``index``, blaming its first reader (or the method, if none reads it)."""
     if reader is None:
         blame, handle = f"method '{program.method}'", -1
     else:

@@ -18,7 +18,7 @@ from runtime_py.format.program import Pool2dAttrs, ShapeAttrs
 def _check_pool_attrs(
     kernel: tuple[int, int], stride: tuple[int, int], padding: tuple[int, int], dilation: tuple[int, int]
 ) -> None:
-    check_window_attrs(kernel, stride, padding, dilation)
+    check_window_attrs(stride, padding, dilation, kernel)
     # torch's rule, on the kernel size even when dilated
     if padding[0] > kernel[0] // 2 or padding[1] > kernel[1] // 2:
         raise ValueError(f"padding {padding} should be at most half of the kernel size {kernel}")

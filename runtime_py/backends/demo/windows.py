@@ -14,13 +14,18 @@ from runtime_py.backends.demo.arrays import Array
 Pair = tuple[int, int]
 
 
-def check_window_attrs(kernel: Pair, stride: Pair, padding: Pair, dilation: Pair) -> None:
+def check_window_attrs(stride: Pair, padding: Pair, dilation: Pair, kernel: Pair | None = None) -> None:
     """Rejects window attributes no torch op accepts (raises ValueError)."""
-    if min(kernel) < 1 or min(stride) < 1 or min(dilation) < 1 or min(padding) < 0:
-        raise ValueError(
-            f"kernel {kernel}, stride {stride} and dilation {dilation} must be positive "
-            f"and padding {padding} non-negative"
-        )
+    pairs = {"kernel": kernel, "stride": stride, "padding": padding, "dilation": dilation}
+    for name, pair in pairs.items():
+        if pair is None:
+            continue
+        if len(pair) != 2:
+            raise ValueError(f"{name} must hold 2 values [h, w], got {pair}")
+        if name == "padding" and min(pair) < 0:
+            raise ValueError(f"padding must be non-negative, got {pair}")
+        if name != "padding" and min(pair) < 1:
+            raise ValueError(f"{name} must be positive, got {pair}")
 
 
 def as_batched(x: Array, op: str) -> tuple[Array, bool]:

@@ -1,0 +1,17 @@
+"""A model with unsupported nodes in two methods (the golden-file test)."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+class Unsupported(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        dead = torch.cos(x)  # noqa: F841 (dead code: not reported)
+        return torch.exp(x) + 1
+
+    @torch.jit.export
+    def other(self, x: torch.Tensor) -> torch.Tensor:
+        y = x * 2
+        return y.to(torch.int64)

@@ -1,0 +1,60 @@
+"""Unsupported nodes: every live one reported at once, in the demo backend's words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from liteexport.compiler import compile_module
+from runtime_py.errors import UnsupportedNodesError
+
+from .models import unsupported, zoo
+
+GOLDEN = Path(__file__).parent / "golden"
+MODELS_DIR = str(Path(unsupported.__file__).resolve().parent)
+
+
+def machine_independent(text: str) -> str:
+    return text.replace(MODELS_DIR, "<models>")
+
+
+def test_reports_every_unsupported_node_across_methods_golden() -> None:
+    with pytest.raises(UnsupportedNodesError) as info:
+        compile_module(torch.jit.script(unsupported.Unsupported()))
+    error = info.value
+    assert len(error.reports) == 2
+    assert error.reports[0].startswith(
+        "The node of aten::exp is not supported in this compiler. Source code:\n")
+    assert error.reports[1].startswith(
+        "The node of aten::to is not supported in this compiler"
+        " (only float32 tensors are compiled). Source code:")
+    assert "aten::cos" not in str(error)  # dead
+    assert machine_independent(str(error)) + "\n" == (GOLDEN / "unsupported.txt").read_text()
+
+
+def test_selected_method_reports_only_its_nodes() -> None:
+    with pytest.raises(UnsupportedNodesError) as info:
+        compile_module(torch.jit.script(unsupported.Unsupported()), methods=["other"])
+    assert [r.splitlines()[0].split()[3] for r in info.value.reports] == ["aten::to"]
+
+
+@pytest.mark.parametrize(("shape", "detail"), [
+    ([-1, 3, 4], "dimension 0 is dynamic"),
+    (None, "the input's rank is unknown"),
+])
+def test_size_of_a_dynamic_dim_is_reported(shape: list[int] | None, detail: str) -> None:
+    shapes = None if shape is None else {"forward": [shape]}
+    with pytest.raises(UnsupportedNodesError) as info:
+        compile_module(torch.jit.script(zoo.DynamicView()), input_shapes=shapes)
+    (report,) = info.value.reports
+    assert report.startswith(
+        f"The node of aten::size is not supported in this compiler (its result is not static: {detail})."
+        " Source code:\n")
+    assert report.endswith("\nModule hierarchy: top(DynamicView)")
+
+
+def test_training_mode_dropout_is_reported() -> None:
+    with pytest.raises(UnsupportedNodesError, match="dropout in training mode"):
+        compile_module(torch.jit.script(zoo.MLP().train()))

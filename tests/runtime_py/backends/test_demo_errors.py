@@ -1,0 +1,476 @@
+"""Errors: inputs that do not fit, failing kernels (ExecutionError) and malformed programs
+(FormatError), with their exact messages and debug handles."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from runtime_py.backends.demo.executor import run
+from runtime_py.errors import ExecutionError, FormatError
+from runtime_py.format.program import (
+    AxisAttrs,
+    BinaryAttrs,
+    Constant,
+    Conv2dAttrs,
+    FlattenAttrs,
+    FusedAttrs,
+    Instruction,
+    LayerNormAttrs,
+    OpCode,
+    PermuteAttrs,
+    Pool2dAttrs,
+    Program,
+    ShapeAttrs,
+    ValueInfo,
+)
+from tests.runtime_py.backends.demo_backend_helpers import one_op_program, plan_of
+
+# forward(a[2, ?], b[3]) -> a + (-b); b is read first (by instruction #0), a by instruction #1
+TWO_INPUTS = Program(
+    method="forward",
+    num_slots=4,
+    inputs=(ValueInfo((2, -1)), ValueInfo((3,))),
+    constants=(),
+    instructions=(
+        Instruction(OpCode.NEG, (1,), (2,), None, 20),
+        Instruction(OpCode.ADD, (0, 2), (3,), None, 21),
+    ),
+    outputs=(3,),
+    output_debug_handles=(21,),
+)
+A = np.ones((2, 3), dtype=np.float32)
+B = np.ones(3, dtype=np.float32)
+ADD_LABEL = "instruction #1 ADD (slots [0, 2] -> [3])"
+NEG_LABEL = "instruction #0 NEG (slots [1] -> [2])"
+
+INPUT_CASES: list[tuple[str, list[object], str, int]] = [
+    ("too-few", [A], "method 'forward' expected 2 inputs, got 1", -1),
+    ("too-many", [A, B, B], "method 'forward' expected 2 inputs, got 3", -1),
+    (
+        "dtype",
+        [A.astype(np.float64), B],
+        f"{ADD_LABEL}: input 0: expected float32 of shape (2, ?), got float64 of shape (2, 3)",
+        21,
+    ),
+    (
+        "rank",
+        [A.reshape(2, 3, 1), B],
+        f"{ADD_LABEL}: input 0: expected float32 of shape (2, ?), got float32 of shape (2, 3, 1)",
+        21,
+    ),
+    (
+        "static-dim",
+        [np.ones((4, 3), np.float32), B],
+        f"{ADD_LABEL}: input 0: expected float32 of shape (2, ?), got float32 of shape (4, 3)",
+        21,
+    ),
+    (
+        "first-reader",
+        [A, np.ones(4, np.float32)],
+        f"{NEG_LABEL}: input 1: expected float32 of shape (3,), got float32 of shape (4,)",
+        20,
+    ),
+    (
+        "not-an-array",
+        [A, [1.0, 2.0, 3.0]],
+        f"{NEG_LABEL}: input 1: expected float32 of shape (3,), got list (not an ndarray)",
+        20,
+    ),
+    (
+        "numpy-scalar",
+        [A, np.float32(1.0)],
+        f"{NEG_LABEL}: input 1: expected float32 of shape (3,), got float32 (not an ndarray)",
+        20,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("inputs", "message", "handle"), [c[1:] for c in INPUT_CASES], ids=[c[0] for c in INPUT_CASES]
+)
+def test_bad_inputs(inputs: list[object], message: str, handle: int) -> None:
+    with pytest.raises(ExecutionError) as info:
+        run(plan_of(TWO_INPUTS), inputs)
+    assert str(info.value) == message
+    assert info.value.debug_handle == handle
+
+
+def test_an_unread_input_is_blamed_on_the_method() -> None:
+    program = dataclasses.replace(
+        TWO_INPUTS, instructions=TWO_INPUTS.instructions[:1], outputs=(2,), output_debug_handles=(20,)
+    )
+    with pytest.raises(ExecutionError) as info:
+        run(plan_of(program), [A.astype(np.float16), B])
+    assert (
+        str(info.value)
+        == "method 'forward': input 0: expected float32 of shape (2, ?), got float16 of shape (2, 3)"
+    )
+    assert info.value.debug_handle == -1
+
+
+def test_a_dynamic_dim_that_breaks_a_kernel_names_the_instruction() -> None:
+    with pytest.raises(ExecutionError) as info:
+        run(plan_of(TWO_INPUTS), [np.ones((2, 4), np.float32), B])
+    assert str(info.value).startswith(
+        f"{ADD_LABEL}: operands could not be broadcast together with shapes (2,4) (3,)"
+    )
+    assert info.value.debug_handle == 21
+    assert isinstance(info.value.__cause__, ValueError)
+
+
+F32 = np.float32
+# (id, op, attrs, inputs, weights, message after the instruction label)
+KERNEL_CASES: list[tuple[str, OpCode, object, list[np.ndarray], list[np.ndarray], str]] = [
+    (
+        "linear",
+        OpCode.LINEAR,
+        FusedAttrs(),
+        [np.ones((2, 5), F32)],
+        [np.ones((4, 3), F32)],
+        "input of shape (2, 5) and weight of shape (4, 3) do not match "
+        "(expected weight [out_features, in_features] with in_features == input.shape[-1])",
+    ),
+    (
+        "matmul",
+        OpCode.MATMUL,
+        None,
+        [np.ones((2, 3), F32), np.ones((4, 5), F32)],
+        [],
+        "shapes (2, 3) and (4, 5) cannot be multiplied",
+    ),
+    (
+        "matmul-0d",
+        OpCode.MATMUL,
+        None,
+        [np.ones((), F32), np.ones((4,), F32)],
+        [],
+        "matmul needs arguments of at least 1-D, got shapes () and (4,)",
+    ),
+    (
+        "reshape",
+        OpCode.RESHAPE,
+        ShapeAttrs((2, -1)),
+        [np.ones(5, F32)],
+        [],
+        "shape (2, -1) is invalid for an input of shape (5,)",
+    ),
+    (
+        "transpose",
+        OpCode.TRANSPOSE,
+        PermuteAttrs((1, 0)),
+        [np.ones((2, 3, 4), F32)],
+        [],
+        "permutation (1, 0) does not fit an input of shape (2, 3, 4)",
+    ),
+    (
+        "conv-channels",
+        OpCode.CONV2D,
+        Conv2dAttrs(groups=2),
+        [np.ones((1, 3, 5, 5), F32)],
+        [np.ones((4, 2, 3, 3), F32)],
+        "input of shape (1, 3, 5, 5) does not fit weight of shape (4, 2, 3, 3) with groups=2 "
+        "(expected 4 input channels and output channels divisible by groups)",
+    ),
+    (
+        "conv-rank",
+        OpCode.CONV2D,
+        None,
+        [np.ones((5, 5), F32)],
+        [np.ones((1, 1, 3, 3), F32)],
+        "conv2d expects a 3-D (CHW) or 4-D (NCHW) input, got shape (5, 5)",
+    ),
+    (
+        "conv-too-small",
+        OpCode.CONV2D,
+        None,
+        [np.ones((1, 1, 2, 5), F32)],
+        [np.ones((1, 1, 3, 3), F32)],
+        "conv2d input of spatial size (2, 5) is too small: output size would be (0, 3)",
+    ),
+    (
+        "max-pool-too-small",
+        OpCode.MAX_POOL2D,
+        Pool2dAttrs((3, 3), (1, 1)),
+        [np.ones((1, 1, 2, 2), F32)],
+        [],
+        "max_pool2d input of spatial size (2, 2) is too small: output size would be (0, 0)",
+    ),
+    (
+        "channel-affine",
+        OpCode.CHANNEL_AFFINE,
+        None,
+        [np.ones((2, 3, 4), F32)],
+        [np.ones(2, F32), np.ones(2, F32)],
+        "input of shape (2, 3, 4) needs scale and shift of shape (3,), got (2,) and (2,)",
+    ),
+    (
+        "layer-norm-weight",
+        OpCode.LAYER_NORM,
+        LayerNormAttrs(1, 1e-5),
+        [np.ones((2, 3), F32)],
+        [np.ones(2, F32)],
+        "weight of shape (2,) is not the normalized shape (3,)",
+    ),
+    (
+        "flatten",
+        OpCode.FLATTEN,
+        FlattenAttrs(0, 5),
+        [np.ones((2, 3), F32)],
+        [],
+        "flatten dims (0, 5) are out of range for shape (2, 3)",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("op", "attrs", "inputs", "weights", "message"),
+    [c[1:] for c in KERNEL_CASES],
+    ids=[c[0] for c in KERNEL_CASES],
+)
+def test_kernel_failures_name_the_instruction(
+    op: OpCode, attrs: object, inputs: list[np.ndarray], weights: list[np.ndarray], message: str
+) -> None:
+    program = one_op_program(op, attrs, [None] * len(inputs), len(weights), debug_handle=7)  # type: ignore[arg-type]
+    slots = list(range(len(inputs) + len(weights)))
+    with pytest.raises(ExecutionError) as info:
+        run(plan_of(program, weights), inputs)
+    assert str(info.value) == f"instruction #0 {op.name} (slots {slots} -> [{len(slots)}]): {message}"
+    assert info.value.debug_handle == 7
+
+
+# --- malformed programs ---
+# forward(x[?, 4]) -> relu(linear(x, W, b))
+GOOD = Program(
+    method="forward",
+    num_slots=5,
+    inputs=(ValueInfo((-1, 4)),),
+    constants=(Constant(1, 0), Constant(2, 1)),
+    instructions=(
+        Instruction(OpCode.LINEAR, (0, 1, 2), (3,), FusedAttrs(), 5),
+        Instruction(OpCode.RELU, (3,), (4,), None, 6),
+    ),
+    outputs=(4,),
+    output_debug_handles=(6,),
+)
+WEIGHTS = [np.ones((3, 4), np.float32), np.ones(3, np.float32)]
+AT = "(at demo program of method 'forward')"
+
+
+def second(op: OpCode, inputs: tuple[int, ...], attrs: object, outputs: tuple[int, ...] = (4,)) -> Program:
+    """GOOD with instruction #1 replaced."""
+    instruction = Instruction(op, inputs, outputs, attrs, 6)  # type: ignore[arg-type]
+    return dataclasses.replace(GOOD, instructions=(GOOD.instructions[0], instruction))
+
+
+def at1(label: str) -> str:
+    return f"(at demo program of method 'forward', instruction #1 {label})"
+
+
+FORMAT_CASES: list[tuple[str, Program, str]] = [
+    (
+        "version",
+        dataclasses.replace(GOOD, format_version=2),
+        f"unsupported program format version 2 (this runtime reads version 1) {AT}",
+    ),
+    (
+        "inputs-exceed-slots",
+        dataclasses.replace(GOOD, num_slots=0),
+        f"the inputs need 1 slots, num_slots is 0 {AT}",
+    ),
+    (
+        "input-dtype",
+        dataclasses.replace(GOOD, inputs=(ValueInfo((-1, 4), 7),)),  # type: ignore[arg-type]
+        f"input 0 has dtype 7, not float32 {AT}",
+    ),
+    (
+        "constant-slot",
+        dataclasses.replace(GOOD, constants=(Constant(9, 0), Constant(2, 1))),
+        f"constant for slot 9 (weight 0): slot is out of range (num_slots is 5) {AT}",
+    ),
+    (
+        "constant-on-input",
+        dataclasses.replace(GOOD, constants=(Constant(0, 0), Constant(2, 1))),
+        f"constant for slot 0 (weight 0): slot already holds an input or another constant {AT}",
+    ),
+    (
+        "constant-twice",
+        dataclasses.replace(GOOD, constants=(Constant(1, 0), Constant(1, 1))),
+        f"constant for slot 1 (weight 1): slot already holds an input or another constant {AT}",
+    ),
+    (
+        "weight-index",
+        dataclasses.replace(GOOD, constants=(Constant(1, 5), Constant(2, 1))),
+        f"constant for slot 1 (weight 5): weight index is out of range (there are 2) {AT}",
+    ),
+    (
+        "unknown-opcode",
+        second(99, (3,), None),  # type: ignore[arg-type]
+        "unknown opcode 99 (at demo program of method 'forward', instruction #1)",
+    ),
+    (
+        "arity-one",
+        second(OpCode.RELU, (3, 3), None),
+        f"takes 1 input, got 2 {at1('RELU (slots [3, 3] -> [4])')}",
+    ),
+    (
+        "arity-range",
+        second(OpCode.LINEAR, (3,), None),
+        f"takes 2 to 3 inputs, got 1 {at1('LINEAR (slots [3] -> [4])')}",
+    ),
+    (
+        "arity-at-least",
+        second(OpCode.CAT, (), AxisAttrs(0)),
+        f"takes at least 1 input, got 0 {at1('CAT (slots [] -> [4])')}",
+    ),
+    (
+        "two-outputs",
+        second(OpCode.RELU, (3,), None, (4, 4)),
+        f"writes 1 output, got 2 {at1('RELU (slots [3] -> [4, 4])')}",
+    ),
+    (
+        "attrs-unexpected",
+        second(OpCode.RELU, (3,), AxisAttrs(0)),
+        f"takes no attributes, got AxisAttrs {at1('RELU (slots [3] -> [4])')}",
+    ),
+    (
+        "attrs-missing",
+        second(OpCode.SOFTMAX, (3,), None),
+        f"expects AxisAttrs attributes, got none {at1('SOFTMAX (slots [3] -> [4])')}",
+    ),
+    (
+        "attrs-wrong",
+        second(OpCode.LINEAR, (3, 1), Conv2dAttrs()),
+        f"expects FusedAttrs attributes, got Conv2dAttrs {at1('LINEAR (slots [3, 1] -> [4])')}",
+    ),
+    (
+        "slot-range",
+        second(OpCode.RELU, (9,), None),
+        f"slot 9 is out of range (num_slots is 5) {at1('RELU (slots [9] -> [4])')}",
+    ),
+    (
+        "output-slot-range",
+        second(OpCode.RELU, (3,), None, (5,)),
+        f"slot 5 is out of range (num_slots is 5) {at1('RELU (slots [3] -> [5])')}",
+    ),
+    (
+        "read-before-write",
+        second(OpCode.RELU, (4,), None),
+        f"reads slot 4 before anything writes it {at1('RELU (slots [4] -> [4])')}",
+    ),
+    (
+        "program-output-range",
+        dataclasses.replace(GOOD, outputs=(7,)),
+        f"output 0: slot 7 is out of range {AT}",
+    ),
+    (
+        "program-output-unwritten",
+        dataclasses.replace(GOOD, num_slots=6, outputs=(5,)),
+        f"output 0: slot 5 is never written {AT}",
+    ),
+    (
+        "output-handles",
+        dataclasses.replace(GOOD, output_debug_handles=()),
+        f"1 outputs but 0 output debug handles {AT}",
+    ),
+    (
+        "mul-alpha",
+        second(OpCode.MUL, (3, 3), BinaryAttrs(alpha=2.0)),
+        f"invalid attributes: alpha=2.0 is only allowed for ADD and SUB {at1('MUL (slots [3, 3] -> [4])')}",
+    ),
+    (
+        "binary-no-scalar",
+        second(OpCode.ADD, (3,), BinaryAttrs()),
+        "invalid attributes: a scalar operand is needed with exactly one input, and only then "
+        f"{at1('ADD (slots [3] -> [4])')}",
+    ),
+    (
+        "binary-extra-scalar",
+        second(OpCode.ADD, (3, 3), BinaryAttrs(scalar=1.0)),
+        "invalid attributes: a scalar operand is needed with exactly one input, and only then "
+        f"{at1('ADD (slots [3, 3] -> [4])')}",
+    ),
+    (
+        "perm",
+        second(OpCode.TRANSPOSE, (3,), PermuteAttrs((0, 0))),
+        "invalid attributes: (0, 0) is not a permutation of the axes 0..1 "
+        f"{at1('TRANSPOSE (slots [3] -> [4])')}",
+    ),
+    (
+        "reshape",
+        second(OpCode.RESHAPE, (3,), ShapeAttrs((-1, -1))),
+        "invalid attributes: shape (-1, -1) may hold one -1 and otherwise sizes >= 0 "
+        f"{at1('RESHAPE (slots [3] -> [4])')}",
+    ),
+    (
+        "conv-stride",
+        second(OpCode.CONV2D, (3, 1), Conv2dAttrs(stride=(0, 1))),
+        f"invalid attributes: stride must be positive, got (0, 1) {at1('CONV2D (slots [3, 1] -> [4])')}",
+    ),
+    (
+        "conv-groups",
+        second(OpCode.CONV2D, (3, 1), Conv2dAttrs(groups=0)),
+        f"invalid attributes: groups must be positive, got 0 {at1('CONV2D (slots [3, 1] -> [4])')}",
+    ),
+    (
+        "pool-padding",
+        second(OpCode.MAX_POOL2D, (3,), Pool2dAttrs((3, 3), (1, 1), (2, 1))),
+        "invalid attributes: padding (2, 1) should be at most half of the kernel size (3, 3) "
+        f"{at1('MAX_POOL2D (slots [3] -> [4])')}",
+    ),
+    (
+        "avg-pool-dilation",
+        second(OpCode.AVG_POOL2D, (3,), Pool2dAttrs((2, 2), (2, 2), dilation=(2, 2))),
+        f"invalid attributes: avg_pool2d has no dilation, got (2, 2) {at1('AVG_POOL2D (slots [3] -> [4])')}",
+    ),
+    (
+        "adaptive-dims",
+        second(OpCode.ADAPTIVE_AVG_POOL2D, (3,), ShapeAttrs((1, 1, 1))),
+        "invalid attributes: output size must be 2 positive sizes (or -1), got (1, 1, 1) "
+        f"{at1('ADAPTIVE_AVG_POOL2D (slots [3] -> [4])')}",
+    ),
+    (
+        "layer-norm-ndim",
+        second(OpCode.LAYER_NORM, (3,), LayerNormAttrs(0, 1e-5)),
+        f"invalid attributes: normalized_ndim must be positive, got 0 {at1('LAYER_NORM (slots [3] -> [4])')}",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("program", "message"), [c[1:] for c in FORMAT_CASES], ids=[c[0] for c in FORMAT_CASES]
+)
+def test_malformed_programs(program: Program, message: str) -> None:
+    with pytest.raises(FormatError) as info:
+        plan_of(program, WEIGHTS)
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize(("weight", "got"), [(np.ones((3, 4), np.float64), "float64"), ([1.0], "list")])
+def test_weights_must_be_float32_arrays(weight: object, got: str) -> None:
+    with pytest.raises(FormatError) as info:
+        plan_of(GOOD, [weight, WEIGHTS[1]])  # type: ignore[list-item]
+    assert (
+        str(info.value) == f"constant for slot 1 (weight 0): weight must be a float32 array, got {got} {AT}"
+    )
+
+
+def test_the_good_program_is_good() -> None:
+    (y,) = run(plan_of(GOOD, WEIGHTS), [np.ones((2, 4), np.float32)])
+    np.testing.assert_array_equal(y, np.full((2, 3), 5.0))
+
+
+def test_an_input_slot_rewritten_before_it_is_read_blames_the_method() -> None:
+    program = dataclasses.replace(
+        TWO_INPUTS,
+        instructions=(
+            Instruction(OpCode.NEG, (1,), (0,), None, 20),
+            Instruction(OpCode.ADD, (0, 1), (3,), None, 21),
+        ),
+    )
+    with pytest.raises(ExecutionError) as info:
+        run(plan_of(program), [A.astype(np.float64), B])
+    assert str(info.value).startswith("method 'forward': input 0: expected float32")
+    assert info.value.debug_handle == -1

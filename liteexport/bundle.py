@@ -61,7 +61,7 @@ def _tensor(storages: list[np.ndarray], array: np.ndarray, scalar_type: ptmf.Sca
 
 def pack(compiled: CompiledModule) -> ptmf.Module:
     """The PTMF module (plain dataclasses) for ``compiled``."""
-    ivalues, storages = _IValues(), []
+    ivalues, storages = _IValues(), list[np.ndarray]()
     methods = [ivalues.function(wb.method_function(compiled.qualname, sig, class_type=0))
                for sig in compiled.methods]
     setstate = ivalues.function(wb.setstate_function(compiled.qualname, class_type=1))

@@ -155,7 +155,7 @@ def _list_construct(f: Frame, x: int, n: int) -> None:  # pop N values, push a l
 def _dict_construct(f: Frame, x: int, n: int) -> None:  # pop N key/value pairs, push a dict
     items = f.stack[len(f.stack) - 2 * n:]
     del f.stack[len(f.stack) - 2 * n:]
-    f.stack.append(dict(zip(items[0::2], items[1::2])))
+    f.stack.append(dict(zip(items[0::2], items[1::2], strict=True)))
 
 
 def _create_object(f: Frame, x: int, n: int) -> None:  # push a new object of types[X]

@@ -66,7 +66,7 @@ class LoadedModule:
             return simple[type(v)](v)
         if isinstance(v, ptmf.DictValue):
             try:
-                return {self.value(k): self.value(val) for k, val in zip(v.keys, v.values)}
+                return {self.value(k): self.value(val) for k, val in zip(v.keys, v.values, strict=True)}
             except TypeError as exc:  # e.g. a list used as a key
                 raise FormatError(f"unhashable dict key: {exc}", where=f"Module.ivalues[{index}]") from exc
         if isinstance(v, ptmf.ObjectValue):

@@ -94,7 +94,8 @@ def _build_and_import() -> ModuleType:
             f"Cannot build liteexport's torch backend '{BACKEND_NAME}': {missing} was not found. "
             + _INSTALL_HINT)
     try:
-        return load_inline(EXTENSION_NAME, cpp_sources=[CPP_SOURCE], functions=["registered_backend"])
+        module: ModuleType = load_inline(EXTENSION_NAME, cpp_sources=[CPP_SOURCE], functions=["registered_backend"])
+        return module
     except Exception as exc:  # noqa: BLE001 - every build failure becomes one clear error
         detail = str(exc).strip().splitlines()
         raise TorchBackendUnavailable(

@@ -29,7 +29,7 @@ def map_file(path: str | Path) -> mmap.mmap:
         raise FormatError(f"cannot read {p}: {exc.strerror or exc}") from exc
 
 
-def check_identifier(buf: bytes | mmap.mmap, name: str) -> None:
+def check_identifier(buf: bytes | bytearray | memoryview | mmap.mmap, name: str) -> None:
     """Reject anything that is not a PTMF flatbuffer, saying what it looks like instead."""
     if len(buf) < 8:
         raise FormatError(f"{name} is too short ({len(buf)} bytes) to be a PTMF bundle")

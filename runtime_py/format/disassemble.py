@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from runtime_py.format import ptmf
 from runtime_py.format import program as ir
+from runtime_py.format import ptmf
 
 
 def describe_ivalue(module: ptmf.Module, index: int, depth: int = 0) -> str:
@@ -28,7 +28,7 @@ def describe_ivalue(module: ptmf.Module, index: int, depth: int = 0) -> str:
         return "(" + ", ".join(describe_ivalue(module, i, depth + 1) for i in v.items) + ")"
     if isinstance(v, ptmf.DictValue):
         return "{" + ", ".join(f"{describe_ivalue(module, k, depth + 1)}: {describe_ivalue(module, x, depth + 1)}"
-                               for k, x in zip(v.keys, v.values)) + "}"
+                               for k, x in zip(v.keys, v.values, strict=True)) + "}"
     return repr(v)
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Union
 
 PROGRAM_FORMAT_VERSION = 1
 PROGRAM_FILE_IDENTIFIER = b"LXDP"
@@ -127,10 +126,10 @@ class FlattenAttrs:
     end_dim: int
 
 
-Attributes = Union[
-    BinaryAttrs, GeluAttrs, AxisAttrs, FusedAttrs, Conv2dAttrs, LayerNormAttrs,
-    Pool2dAttrs, ShapeAttrs, PermuteAttrs, FlattenAttrs, None,
-]
+Attributes = (
+    BinaryAttrs | GeluAttrs | AxisAttrs | FusedAttrs | Conv2dAttrs | LayerNormAttrs
+    | Pool2dAttrs | ShapeAttrs | PermuteAttrs | FlattenAttrs | None
+)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Union
 
 import numpy as np
 
@@ -246,11 +245,11 @@ class EnumValue:
     value: int  # ivalue index
 
 
-IValue = Union[
-    NoneValue, IntValue, BoolValue, DoubleValue, ComplexDoubleValue, TensorMetadata,
-    StringValue, ListValue, TupleValue, DictValue, ObjectValue, IntListValue,
-    DoubleListValue, BoolListValue, DeviceValue, EnumValue, Function,
-]
+IValue = (
+    NoneValue | IntValue | BoolValue | DoubleValue | ComplexDoubleValue | TensorMetadata
+    | StringValue | ListValue | TupleValue | DictValue | ObjectValue | IntListValue
+    | DoubleListValue | BoolListValue | DeviceValue | EnumValue | Function
+)
 
 
 @dataclass(frozen=True)

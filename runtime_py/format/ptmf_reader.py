@@ -94,7 +94,7 @@ def _verify_ivalue(v: Verifier, ivalue: CheckedTable) -> None:
     if tag == 5:
         _verify_tensor(v, value)
     elif tag == 16:
-        for operator in v.children(value, "operators", _OPERATOR):
+        for _operator in v.children(value, "operators", _OPERATOR):
             pass  # checking each table is the point
         schema = v.child(value, "schema", _SCHEMA)
         if schema is not None:
@@ -160,7 +160,7 @@ def _instructions(f: fb.Function) -> tuple[ptmf.Instruction, ...]:
     start = f._tab.Vector(f._tab.Offset(6))  # field 1 (instructions): vtable slot 6
     rows = np.frombuffer(f._tab.Bytes, dtype=_INSTRUCTION_DTYPE, count=count, offset=start)
     return tuple(ptmf.Instruction(op=op, x=x, n=n) for op, x, n in
-                 zip(rows["op"].tolist(), rows["x"].tolist(), rows["n"].tolist()))
+                 zip(rows["op"].tolist(), rows["x"].tolist(), rows["n"].tolist(), strict=True))
 
 
 def _function(f: fb.Function) -> ptmf.Function:

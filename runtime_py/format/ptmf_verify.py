@@ -44,7 +44,7 @@ def _check_tensor(t: ptmf.TensorMetadata, module: ptmf.Module, where: str) -> No
         raise FormatError("tensor has a negative size, stride or storage offset", where=where)
     storage_elems = module.storage_data[t.storage_location_index].nbytes // dtype.itemsize
     if 0 not in t.sizes:
-        last = t.storage_offset + sum((size - 1) * stride for size, stride in zip(t.sizes, t.strides))
+        last = t.storage_offset + sum((size - 1) * stride for size, stride in zip(t.sizes, t.strides, strict=True))
         if last >= storage_elems:
             raise FormatError(f"tensor reaches element {last} of a storage of {storage_elems} elements",
                               where=where)

@@ -170,7 +170,7 @@ def _table_value(builder: flatbuffers.Builder, v: ptmf.IValue) -> int:
     numeric = {ptmf.IntListValue: ("<i8", fb.IntListStart, fb.IntListAddItems, fb.IntListEnd),
                ptmf.DoubleListValue: ("<f8", fb.DoubleListStart, fb.DoubleListAddItems, fb.DoubleListEnd),
                ptmf.BoolListValue: ("?", fb.BoolListStart, fb.BoolListAddItems, fb.BoolListEnd)}
-    dtype, start, add, end = numeric[type(v)]  # type: ignore[index]
+    dtype, start, add, end = numeric[type(v)]
     items = _numbers(builder, v.items, dtype)  # type: ignore[union-attr]
     start(builder)
     add(builder, items)

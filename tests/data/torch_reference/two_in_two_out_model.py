@@ -1,4 +1,6 @@
 import torch
+
+
 class M(torch.nn.Module):
     def __init__(self):
         super().__init__()

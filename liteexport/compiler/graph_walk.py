@@ -44,6 +44,16 @@ _STRUCTURAL = {
 }
 # Nodes without results whose effect we may drop (warnings, prints).
 _IGNORED = {"aten::warn", "prim::Print"}
+# Kinds the walk itself evaluates (besides the lowering and folding tables).
+_WALKED = _STRUCTURAL | {
+    "prim::If", "prim::CallMethod", "prim::CallFunction", "prim::RaiseException",
+    "prim::GetAttr", "prim::Uninitialized",
+}
+
+
+def is_known_kind(kind: str) -> bool:
+    """Whether some input values could make a node of this kind compile."""
+    return kind in _WALKED or kind in LOWERINGS or kind in INPLACE or kind in SCALAR_FOLDS
 
 
 @dataclass(frozen=True)
@@ -126,10 +136,12 @@ class MethodWalk:
         if kind == "prim::If" and isinstance(args[0], Poison):
             poisoned = args[0].reports
         if poisoned:
+            if not is_known_kind(kind):
+                # Unsupported whatever its inputs: report it too, not only the root cause.
+                poisoned |= self.log.poison(site).reports
             return [Poison(poisoned)] * n_out
-        if kind in ("prim::ListUnpack", "prim::TupleUnpack", "prim::TupleIndex") \
-                and isinstance(args[0], Poison):
-            return [args[0]] * n_out
+        if kind in _STRUCTURAL and args and isinstance(args[0], Poison):
+            return [args[0]] * n_out  # the container itself is poisoned
         try:
             if kind in ("prim::ListUnpack", "prim::TupleUnpack"):
                 return _unpack(args[0], n_out)
@@ -193,7 +205,7 @@ class MethodWalk:
         if _has_tensor(args):
             return self._lower(kind, args, site)
         fold = SCALAR_FOLDS.get(kind)
-        if fold is None or find_poison(args):
+        if fold is None:
             raise Unsupported()
         try:
             return fold(*args)

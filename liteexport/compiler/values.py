@@ -79,8 +79,8 @@ class OpNode:
     output: Sym = field(init=False)
 
 
-class Unsupported(Exception):  # noqa: N818 (a signal inside the walk, never escapes it)
-    """Raised by a lowering when the node cannot be compiled; ``reason`` is appended to the
+class Unsupported(Exception):
+    """A signal inside the walk (it never escapes it): raised by a lowering when the node cannot be compiled; ``reason`` is appended to the
     report's first line."""
 
     def __init__(self, reason: str = "") -> None:

@@ -185,3 +185,13 @@ def test_fused_linear_keeps_linear_kind() -> None:
     assert entry is not None
     assert (entry.node_kind, entry.module_hierarchy) == ("aten::linear", "top(MLP).fc1(Linear)")
     assert isinstance(compiled.programs[0].instructions[0].attributes, FusedAttrs)
+
+
+@pytest.mark.parametrize(("shapes", "expected"), [
+    ({"forward": [[-1, 3]]}, [OpCode.LINEAR]),
+    (None, [OpCode.LINEAR, OpCode.CHANNEL_AFFINE]),  # rank unknown: dim 1 may not be the features
+])
+def test_batch_norm_1d_folds_into_linear_when_rank_is_2(
+        shapes: dict[str, list[list[int]]] | None, expected: list[OpCode]) -> None:
+    model = prepare(nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4)))
+    assert ops(compile_module(model, input_shapes=shapes).programs[0]) == expected

@@ -58,3 +58,16 @@ def test_size_of_a_dynamic_dim_is_reported(shape: list[int] | None, detail: str)
 def test_training_mode_dropout_is_reported() -> None:
     with pytest.raises(UnsupportedNodesError, match="dropout in training mode"):
         compile_module(torch.jit.script(zoo.MLP().train()))
+
+
+def test_unsupported_node_downstream_of_another_is_reported_too() -> None:
+    class Loop(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            for _ in range(x.size(0)):
+                x = x + 1
+            return x
+
+    with pytest.raises(UnsupportedNodesError) as info:
+        compile_module(torch.jit.script(Loop()))
+    kinds = [r.split()[3] for r in info.value.reports]
+    assert kinds == ["aten::size", "prim::Loop"]

@@ -1,0 +1,153 @@
+"""The models of the end-to-end parity suite (a real file, so source lines are stable)."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+
+def _seeded(module: nn.Module, seed: int) -> nn.Module:
+    """Deterministic, non-trivial weights and batch-norm statistics."""
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in module.parameters():
+            p.copy_(torch.randn(p.shape, generator=gen) * 0.3)
+        for m in module.modules():
+            if isinstance(m, (nn.BatchNorm1d, nn.BatchNorm2d)):
+                m.running_mean.copy_(torch.randn(m.running_mean.shape, generator=gen) * 0.5)
+                m.running_var.copy_(torch.rand(m.running_var.shape, generator=gen) + 0.5)
+    return module.eval()
+
+
+class MLP(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(20, 64)
+        self.fc2 = nn.Linear(64, 32)
+        self.head = nn.Linear(32, 5)
+        _seeded(self, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = torch.relu(self.fc1(x))
+        x = torch.sigmoid(self.fc2(x)) * 2.0 - 1.0
+        return F.log_softmax(self.head(x), dim=-1)
+
+
+class ConvNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(8, 16, 3, stride=2, padding=1, bias=False), nn.BatchNorm2d(16), nn.ReLU(),
+            nn.AvgPool2d(2, ceil_mode=True), nn.Conv2d(16, 16, 3, padding=2, dilation=2, groups=4),
+            nn.AdaptiveAvgPool2d((2, 2)))
+        self.classifier = nn.Sequential(nn.Flatten(), nn.Dropout(0.5), nn.Linear(64, 10))
+        _seeded(self, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(self.classifier(self.features(x)), dim=1)
+
+
+class ResidualBlock(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(8, 8, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(8)
+        self.conv2 = nn.Conv2d(8, 8, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(8)
+        _seeded(self, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.bn1(self.conv1(x)))
+        y = self.bn2(self.conv2(y))
+        return torch.relu(y + x)
+
+
+class Encoder(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(6, 12)
+        self.out = nn.Linear(12, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.out(torch.tanh(self.proj(x)))
+
+
+class TwoMethods(nn.Module):
+    """Submodules, and a second method marked @torch.jit.export."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.encoder = Encoder()
+        self.scale = nn.Linear(4, 4)
+        _seeded(self, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.scale(self.encoder(x)) - 0.5
+
+    @torch.jit.export
+    def embed(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return torch.cat([self.encoder(x), self.encoder(y)], dim=1) / 3.0
+
+
+class TupleOutputs(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        _seeded(self, 5)
+
+    def forward(self, x: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        y = self.fc(x) + h
+        return y, torch.neg(y).t(), x
+
+
+class NormGeluBlock(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(16)
+        self.up = nn.Linear(16, 32)
+        self.down = nn.Linear(32, 16)
+        _seeded(self, 6)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.down(F.gelu(self.up(self.norm(x))))
+        return F.gelu(x + y, approximate="tanh")
+
+
+class Attention(nn.Module):
+    """matmul, transpose, view/reshape, softmax and scalar arithmetic."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.q = nn.Linear(16, 16)
+        self.k = nn.Linear(16, 16)
+        self.v = nn.Linear(16, 16)
+        self.out = nn.Linear(16, 16)
+        _seeded(self, 7)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b = x.size(0)
+        q = self.q(x).view(b, 6, 2, 8).transpose(1, 2)
+        k = self.k(x).view(b, 6, 2, 8).transpose(1, 2)
+        v = self.v(x).view(b, 6, 2, 8).transpose(1, 2)
+        scores = torch.matmul(q, k.transpose(-2, -1)) / 8.0 ** 0.5
+        y = torch.matmul(torch.softmax(scores, dim=-1), v).transpose(1, 2).reshape(b, 6, 16)
+        return self.out(y)
+
+
+class LinearAlgebra(nn.Module):
+    """addmm, mm, t, flatten and the scalar/alpha forms of add, sub, mul, div, rsub."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = nn.Parameter(torch.zeros(12, 6))
+        self.b = nn.Parameter(torch.zeros(6))
+        _seeded(self, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.addmm(self.b, torch.flatten(x, 1), self.w, beta=0.5, alpha=2.0)
+        z = torch.mm(y, self.w.t())
+        z = torch.sub(z, torch.flatten(x, 1), alpha=0.25)
+        z = torch.add(z, 1.5, alpha=2) * 3.0
+        return (1.0 - z) / (torch.abs(z) + 1.0) if False else (1.0 - z) / 7.0 + 2.0 / (z * z + 1.0)

@@ -1,0 +1,93 @@
+"""End to end: export -> bundle on disk -> runtime_py, compared with torch eager on the same inputs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import runtime_py
+from liteexport.bundle import write_bundle
+from liteexport.compiler import compile_module
+from runtime_py.errors import UnsupportedNodesError
+from tests.parity import parity_models as models
+
+pytestmark = pytest.mark.torch_oracle
+
+# model class, method -> input shapes
+CASES: dict[str, tuple[Callable[[], torch.nn.Module], dict[str, list[tuple[int, ...]]]]] = {
+    "mlp": (models.MLP, {"forward": [(4, 20)]}),
+    "convnet": (models.ConvNet, {"forward": [(2, 3, 32, 32)]}),
+    "residual": (models.ResidualBlock, {"forward": [(2, 8, 10, 10)]}),
+    "two_methods": (models.TwoMethods, {"forward": [(3, 6)], "embed": [(3, 6), (3, 6)]}),
+    "tuple_outputs": (models.TupleOutputs, {"forward": [(5, 8), (5, 8)]}),
+    "norm_gelu": (models.NormGeluBlock, {"forward": [(2, 7, 16)]}),
+    "attention": (models.Attention, {"forward": [(2, 6, 16)]}),
+    "linear_algebra": (models.LinearAlgebra, {"forward": [(4, 3, 4)]}),
+}
+
+
+def _export(name: str, tmp_path: Path, static: bool) -> tuple[torch.nn.Module, runtime_py.Module]:
+    factory, shapes = CASES[name]
+    eager = factory().eval()
+    compiled = compile_module(torch.jit.script(eager), input_shapes=shapes if static else None)
+    path = tmp_path / f"{name}.ptl"
+    write_bundle(compiled, path)
+    return eager, runtime_py.load(path)
+
+
+def _as_tuple(value: object) -> tuple[np.ndarray, ...]:
+    if isinstance(value, tuple):
+        return tuple(np.asarray(v) for v in value)
+    return (np.asarray(value),)
+
+
+# Models whose code needs ranks or sizes only static input shapes give (t() of an input-derived
+# value, x.size(0) used as a view dim): without shapes the export fails, and says so.
+NEEDS_STATIC_SHAPES = {"attention", "tuple_outputs"}
+
+
+def _variants() -> list[tuple[str, bool]]:
+    return [(name, static) for name in sorted(CASES) for static in (False, True)
+            if static or name not in NEEDS_STATIC_SHAPES]
+
+
+@pytest.mark.parametrize("name, static", _variants())
+def test_runtime_matches_eager(name: str, static: bool, tmp_path: Path) -> None:
+    eager, bundle = _export(name, tmp_path, static)
+    _, shapes = CASES[name]
+    assert set(bundle.method_names) == set(shapes)
+    for method, input_shapes in shapes.items():
+        for seed in range(3):
+            gen = torch.Generator().manual_seed(seed)
+            inputs = [torch.randn(s, generator=gen) * (1 + seed) for s in input_shapes]
+            with torch.no_grad():
+                expected = _as_tuple(tuple(t.numpy() for t in _as_tensors(getattr(eager, method)(*inputs))))
+            got = _as_tuple(bundle.run_method(method, *[t.numpy() for t in inputs]))
+            assert len(got) == len(expected)
+            for g, e in zip(got, expected, strict=True):
+                assert g.dtype == np.float32 and g.shape == e.shape
+                np.testing.assert_allclose(g, e, atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("name", sorted(NEEDS_STATIC_SHAPES))
+def test_without_shapes_the_export_asks_for_them(name: str, tmp_path: Path) -> None:
+    with pytest.raises(UnsupportedNodesError, match="input shapes"):
+        _export(name, tmp_path, static=False)
+    assert not (tmp_path / f"{name}.ptl").exists()
+
+
+def _as_tensors(value: object) -> tuple[torch.Tensor, ...]:
+    return tuple(value) if isinstance(value, tuple) else (value,)  # type: ignore[arg-type]
+
+
+def test_dynamic_batch_runs_other_batch_sizes(tmp_path: Path) -> None:
+    eager, bundle = _export("convnet", tmp_path, static=False)
+    for batch in (1, 5):
+        x = torch.randn(batch, 3, 32, 32)
+        with torch.no_grad():
+            expected = eager(x).numpy()
+        np.testing.assert_allclose(bundle.forward(x.numpy()), expected, atol=1e-5, rtol=1e-4)

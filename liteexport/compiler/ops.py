@@ -33,6 +33,9 @@ from runtime_py.format.program import (
 FLOAT32_ONLY = "only float32 tensors are compiled"
 _FLOAT32_SCALAR_TYPE = 6  # c10::ScalarType::Float, the value TorchScript passes as a dtype
 
+# How a user gets static shapes: said wherever a report comes from a missing shape.
+SHAPES_HINT = "give static input shapes (liteexport export --input-shape)"
+
 
 class Emitter:
     """What a lowering may do: emit instructions for the current node, or poison a value."""
@@ -81,7 +84,7 @@ def shape_of(value: TensorValue) -> tuple[int, ...] | None:
 def rank_of(value: TensorValue) -> int:
     shape = shape_of(value)
     if shape is None:
-        raise Unsupported("the input's rank is not known; give input_shapes")
+        raise Unsupported(f"the input's rank is not known; {SHAPES_HINT}")
     return len(shape)
 
 
@@ -317,10 +320,10 @@ def _size(b: Emitter, args: list[Any]) -> Any:
     """aten::size folds where static; a dynamic dim poisons only the values that use it."""
     shape = shape_of(tensor(args[0]))
     if shape is None:
-        return b.poison("its result is not static: the input's rank is unknown")
+        return b.poison(f"its result is not static: the input's rank is unknown; {SHAPES_HINT}")
     def dim(i: int) -> Any:
         if shape[i] < 0:
-            return b.poison(f"its result is not static: dimension {i} is dynamic")
+            return b.poison(f"its result is not static: dimension {i} is dynamic; {SHAPES_HINT}")
         return shape[i]
     if len(args) > 1:
         return dim(int(args[1]) % len(shape))

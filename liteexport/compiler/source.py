@@ -11,6 +11,7 @@ store comes out of one formatter.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -77,4 +78,14 @@ def parse_torch_range(text: str) -> SourceSpan | None:
     start = offsets[first_idx] + first_col
     end = offsets[last_idx] + last_col
     line_offset = int(header.group("line")) - 1 - first_idx
-    return SourceSpan(header.group("file"), source, start, end, line_offset)
+    return SourceSpan(display_path(header.group("file")), source, start, end, line_offset)
+
+
+def display_path(file: str) -> str:
+    """``file`` relative to the working directory when it lies inside it: bundles then name
+    ``examples/tiny_cnn.py`` rather than one machine's checkout path, and two exports of
+    the same model from different checkouts are byte-identical."""
+    if not os.path.isabs(file):
+        return file
+    relative = os.path.relpath(file)
+    return file if relative.startswith("..") else relative

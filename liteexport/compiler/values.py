@@ -80,8 +80,8 @@ class OpNode:
 
 
 class Unsupported(Exception):
-    """A signal inside the walk (it never escapes it): raised by a lowering when the node cannot be compiled; ``reason`` is appended to the
-    report's first line."""
+    """A signal inside the walk (it never escapes it): raised by a lowering when the node
+    cannot be compiled; ``reason`` is appended to the report's first line."""
 
     def __init__(self, reason: str = "") -> None:
         super().__init__(reason)

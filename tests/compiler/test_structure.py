@@ -11,6 +11,7 @@ import torch
 from torch import nn
 
 from liteexport.compiler import compile_module
+from liteexport.compiler.source import display_path
 from liteexport.lowered import CompiledModule
 from runtime_py.errors import ModelError, UnsupportedNodesError
 from runtime_py.format.program import Activation, Conv2dAttrs, FusedAttrs, OpCode, Program
@@ -18,7 +19,7 @@ from runtime_py.format.program import Activation, Conv2dAttrs, FusedAttrs, OpCod
 from .conftest import prepare
 from .models import zoo
 
-ZOO_FILE = str(Path(zoo.__file__).resolve())
+ZOO_FILE = display_path(str(Path(zoo.__file__).resolve()))
 
 
 def ops(program: Program) -> list[OpCode]:

@@ -8,12 +8,13 @@ import pytest
 import torch
 
 from liteexport.compiler import compile_module
+from liteexport.compiler.source import display_path
 from runtime_py.errors import UnsupportedNodesError
 
 from .models import unsupported, zoo
 
 GOLDEN = Path(__file__).parent / "golden"
-MODELS_DIR = str(Path(unsupported.__file__).resolve().parent)
+MODELS_DIR = display_path(str(Path(unsupported.__file__).resolve().parent))
 
 
 def machine_independent(text: str) -> str:
@@ -50,7 +51,8 @@ def test_size_of_a_dynamic_dim_is_reported(shape: list[int] | None, detail: str)
         compile_module(torch.jit.script(zoo.DynamicView()), input_shapes=shapes)
     (report,) = info.value.reports
     assert report.startswith(
-        f"The node of aten::size is not supported in this compiler (its result is not static: {detail})."
+        "The node of aten::size is not supported in this compiler (its result is not static: "
+        f"{detail}; give static input shapes (liteexport export --input-shape))."
         " Source code:\n")
     assert report.endswith("\nModule hierarchy: top(DynamicView)")
 

@@ -195,7 +195,7 @@ def _describe_debug_table(content: bytes) -> dict[str, Any]:
     table = decode_debug_table(content)
     entries = []
     for e in table.entries:
-        frame = e.frames[-1] if e.frames else None
+        frame = e.user_frame()
         entries.append({"handle": e.handle, "method": e.method, "node_kind": e.node_kind,
                         "module_hierarchy": e.module_hierarchy,
                         "location": f"{frame.file}:{frame.line}" if frame else ""})

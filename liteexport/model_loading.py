@@ -10,7 +10,6 @@ only when a model is actually loaded, so ``inspect``/``run`` never need it.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib.util
 import inspect
 import sys
@@ -81,10 +80,12 @@ def _load_archive(path: Path) -> torch.jit.ScriptModule:
 
 
 def _import_file(path: Path) -> ModuleType:
-    """Execute ``path`` as a fresh module (a unique name, so two files called model.py
-    never collide), registered in sys.modules because TorchScript resolves names there."""
-    digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
-    module_name = f"_liteexport_model_{path.stem}_{digest}"
+    """Execute ``path`` as a fresh module, registered in sys.modules because TorchScript
+    resolves names there. The module is named after the file (``tiny_cnn``), as a plain
+    import would name it: the name becomes part of the model's TorchScript qualified name
+    (``__torch__.tiny_cnn.TinyCNN``), so it must not depend on where the file lies, or two
+    exports from different folders would differ."""
+    module_name = _free_module_name(path.stem)
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         raise ModelError(f"cannot import {path}: not a Python source file")
@@ -96,6 +97,16 @@ def _import_file(path: Path) -> ModuleType:
         del sys.modules[module_name]
         raise ModelError(f"cannot import {path}: {_first_line(exc)}{_where(exc, path)}") from exc
     return module
+
+
+def _free_module_name(stem: str) -> str:
+    """``stem`` when no other module has that name (``numpy.py`` must not replace numpy)."""
+    base = stem if stem.isidentifier() else "_" + "".join(c if c.isalnum() else "_" for c in stem)
+    name, suffix = base, 1
+    while name in sys.modules:
+        suffix += 1
+        name = f"{base}_{suffix}"
+    return name
 
 
 def _where(exc: BaseException, path: Path) -> str:

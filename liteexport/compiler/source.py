@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+import torch
+
 from runtime_py.format.debug_table import SourceFrame
 from runtime_py.source_range import format_source_range
 
@@ -81,11 +83,18 @@ def parse_torch_range(text: str) -> SourceSpan | None:
     return SourceSpan(display_path(header.group("file")), source, start, end, line_offset)
 
 
+_TORCH_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(torch.__file__)))
+
+
 def display_path(file: str) -> str:
-    """``file`` relative to the working directory when it lies inside it: bundles then name
-    ``examples/tiny_cnn.py`` rather than one machine's checkout path, and two exports of
-    the same model from different checkouts are byte-identical."""
+    """How a source file is named in reports and bundles: torch's own files relative to
+    torch's installation (``torch/nn/modules/conv.py``), others relative to the working
+    directory when they lie inside it (``examples/tiny_cnn.py``). Bundles then hold no
+    machine's install or checkout paths, and two exports of one model are byte-identical."""
     if not os.path.isabs(file):
         return file
-    relative = os.path.relpath(file)
-    return file if relative.startswith("..") else relative
+    for root in (_TORCH_ROOT, os.getcwd()):
+        relative = os.path.relpath(file, root)
+        if not relative.startswith(".."):
+            return relative
+    return file

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 DEBUG_TABLE_FORMAT_VERSION = 1
 DEBUG_TABLE_FILE_IDENTIFIER = b"LXDT"
 DEBUG_TABLE_EXTRA_FILE = "liteexport/debug_table"
+TORCH_SOURCE_PREFIX = "torch/"  # how the compiler names files of torch's own package
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,14 @@ class DebugEntry:
     node_kind: str  # e.g. "aten::conv2d"
     module_hierarchy: str  # e.g. "top(TinyCNN).features(Sequential).0(Conv2d)"
     frames: tuple[SourceFrame, ...]  # outermost first; the last is the node itself
+
+    def user_frame(self) -> SourceFrame | None:
+        """The innermost frame in the model's own code: frames inside torch (named
+        ``torch/...`` by the compiler) show how torch implements a module, not the user's line."""
+        for frame in reversed(self.frames):
+            if not frame.file.startswith(TORCH_SOURCE_PREFIX):
+                return frame
+        return self.frames[-1] if self.frames else None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,5 @@
+"""``python -m liteexport``: the CLI."""
+
+from liteexport.cli import main
+
+main()

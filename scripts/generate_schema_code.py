@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Regenerate runtime_py/format/_generated/ from schema/*.fbs with flatc.
+"""Regenerate the flatc output from schema/*.fbs: Python in runtime_py/format/_generated/,
+C++ headers in liteexport/_generated_cpp/ (used by the torch backend and the Android
+sample's native core).
 
     python scripts/generate_schema_code.py           # rewrite the generated modules
     python scripts/generate_schema_code.py --check   # exit 1 when they are stale
@@ -23,6 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = ROOT / "schema"
 OUT_DIR = ROOT / "runtime_py" / "format" / "_generated"
+CPP_OUT_DIR = ROOT / "liteexport" / "_generated_cpp"
+CPP_HEADER = "// GENERATED CODE, DO NOT EDIT: made by scripts/generate_schema_code.py from schema/{name}.fbs\n"
 SCHEMAS = ("mobile_bytecode", "demo_program", "debug_table")
 HEADER = (
     "# GENERATED CODE, DO NOT EDIT: made by scripts/generate_schema_code.py from schema/{name}.fbs\n"
@@ -52,6 +56,16 @@ def find_flatc() -> str:
     return flatc
 
 
+def generate_cpp(out_dir: Path) -> None:
+    """C++ accepts structs in unions: the schemas are used as they are."""
+    flatc = find_flatc()
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in SCHEMAS:
+            subprocess.run([flatc, "--cpp", "--scoped-enums", "-o", tmp, str(SCHEMA_DIR / f"{name}.fbs")], check=True)
+            code = (Path(tmp) / f"{name}_generated.h").read_text()
+            (out_dir / f"{name}_generated.h").write_text(CPP_HEADER.format(name=name) + code)
+
+
 def generate(out_dir: Path) -> None:
     flatc = find_flatc()
     with tempfile.TemporaryDirectory() as tmp:
@@ -66,14 +80,18 @@ def generate(out_dir: Path) -> None:
 
 
 def main() -> int:
+    targets = ((OUT_DIR, generate), (CPP_OUT_DIR, generate_cpp))
     if "--check" not in sys.argv[1:]:
-        OUT_DIR.mkdir(parents=True, exist_ok=True)
-        generate(OUT_DIR)
+        for out_dir, make in targets:
+            out_dir.mkdir(parents=True, exist_ok=True)
+            make(out_dir)
         return 0
-    with tempfile.TemporaryDirectory() as tmp:
-        generate(Path(tmp))
-        stale = [p.name for p in sorted(Path(tmp).iterdir())
-                 if not (OUT_DIR / p.name).exists() or (OUT_DIR / p.name).read_text() != p.read_text()]
+    stale = []
+    for out_dir, make in targets:
+        with tempfile.TemporaryDirectory() as tmp:
+            make(Path(tmp))
+            stale += [p.name for p in sorted(Path(tmp).iterdir())
+                      if not (out_dir / p.name).exists() or (out_dir / p.name).read_text() != p.read_text()]
     if stale:
         print("stale generated code:", ", ".join(stale), "- run scripts/generate_schema_code.py")
         return 1

@@ -10,6 +10,7 @@ programs and weights live in the bundle's 16-byte-aligned storage, never in stri
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -59,8 +60,9 @@ def _tensor(storages: list[np.ndarray], array: np.ndarray, scalar_type: ptmf.Sca
                                storage_offset=0, sizes=tuple(array.shape), strides=strides)
 
 
-def pack(compiled: CompiledModule) -> ptmf.Module:
-    """The PTMF module (plain dataclasses) for ``compiled``."""
+def pack(compiled: CompiledModule, extra_files: Mapping[str, bytes] | None = None) -> ptmf.Module:
+    """The PTMF module (plain dataclasses) for ``compiled``; ``extra_files`` are stored
+    beside the debug table (sorted by name, so the bytes do not depend on dict order)."""
     ivalues, storages = _IValues(), list[np.ndarray]()
     methods = [ivalues.function(wb.method_function(compiled.qualname, sig, class_type=0))
                for sig in compiled.methods]
@@ -88,13 +90,14 @@ def pack(compiled: CompiledModule) -> ptmf.Module:
     )
     return ptmf.Module(
         bytecode_version=ptmf.BYTECODE_VERSION,
-        extra_files=(ptmf.ExtraFile(DEBUG_TABLE_EXTRA_FILE, encode_debug_table(compiled.debug_table)),),
+        extra_files=(ptmf.ExtraFile(DEBUG_TABLE_EXTRA_FILE, encode_debug_table(compiled.debug_table)),)
+        + tuple(ptmf.ExtraFile(name, content) for name, content in sorted((extra_files or {}).items())),
         methods=tuple(methods), state_obj=root, ivalues=tuple(ivalues.values), storage_data=tuple(storages),
         object_types=object_types, operator_version=OPERATOR_VERSION, mobile_ivalue_size=len(ivalues.values))
 
 
-def write_bundle(compiled: CompiledModule, path: str | Path) -> int:
+def write_bundle(compiled: CompiledModule, path: str | Path, extra_files: Mapping[str, bytes] | None = None) -> int:
     """Write the bundle for ``compiled`` to ``path`` atomically; returns its size in bytes."""
-    data = encode_module(pack(compiled))
+    data = encode_module(pack(compiled, extra_files))
     write_atomic(path, data)
     return len(data)

@@ -19,7 +19,7 @@ import numpy as np
 
 from liteexport import __version__
 from liteexport.run_inputs import RandomSpec, parse_shape
-from runtime_py.errors import InputError, InternalError, LiteExportError, OutputError
+from runtime_py.errors import InputError, InternalError, LiteExportError, OutputError, VerificationError
 
 
 class _Group(click.Group):
@@ -69,7 +69,14 @@ def _parse_input_shape(text: str) -> tuple[str, tuple[tuple[int, ...], ...]]:
     return method, tuple(parse_shape(s) for s in shapes.split(","))
 
 
+def _parse_example_inputs(text: str) -> tuple[str, str]:
+    """``embed:pair.npz`` -> ("embed", "pair.npz"); a bare file is for forward."""
+    method, sep, path = text.partition(":")
+    return (method, path) if sep and method.isidentifier() else ("forward", text)
+
+
 INPUT_SHAPE = _ParsedType("[METHOD:]SHAPE[,SHAPE...]", _parse_input_shape)
+EXAMPLE_INPUTS = _ParsedType("[METHOD:]FILE", _parse_example_inputs)
 RANDOM_SPEC = _ParsedType("SHAPE[:DTYPE]", RandomSpec.parse)
 
 
@@ -86,11 +93,13 @@ def cli(debug: bool) -> None:
       liteexport export model.pt -o model.ptl --input-shape forward:1x3x32x32
       liteexport inspect tiny.ptl
       liteexport run tiny.ptl --random 1x3x32x32
+      liteexport verify tiny.ptl --engine all
 
     \b
     Exit codes:
       0 success, 2 usage error, 3 bad model, 4 unsupported nodes,
       5 bad bundle, 6 bad input, 7 execution failure, 8 output not writable,
+      9 verification failed,
       70 internal error (a bug in liteexport: please report it)
     """
 
@@ -106,9 +115,14 @@ def cli(debug: bool) -> None:
               help="Static input shape(s) of a method, e.g. forward:1x3x32x32, or forward:1x3x32x32,1x10 "
                    "for two inputs. The method defaults to forward; repeating the option for a method adds "
                    "inputs in order.")
+@click.option("--example-inputs", "example_inputs", multiple=True, type=EXAMPLE_INPUTS,
+              help="Inputs (.npy/.npz) for a method, e.g. x.npy or embed:pair.npz (method defaults to "
+                   "forward). Each occurrence is one test vector: its outputs from torch are stored in the "
+                   "bundle for `liteexport verify`.")
 @click.option("-q", "--quiet", is_flag=True, help="Do not print progress to stderr.")
 def export(model: str, output: str, methods: tuple[str, ...],
-           input_shapes: tuple[tuple[str, tuple[tuple[int, ...], ...]], ...], quiet: bool) -> None:
+           input_shapes: tuple[tuple[str, tuple[tuple[int, ...], ...]], ...],
+           example_inputs: tuple[tuple[str, str], ...], quiet: bool) -> None:
     """Script MODEL in eval mode, compile it with the demo backend and write a bundle.
 
     MODEL is a TorchScript archive written by torch.jit.save (model.pt), or
@@ -122,8 +136,10 @@ def export(model: str, output: str, methods: tuple[str, ...],
       liteexport export model.pt -o model.ptl --method forward --method encode
       liteexport export net.py:build -o net.ptl --input-shape forward:1x3x224x224
       liteexport export net.py:Net -o net.ptl --input-shape forward:1x16,1x4 --quiet
+      liteexport export net.py:Net -o net.ptl --example-inputs x1.npy --example-inputs x2.npy
     """
     from liteexport.model_loading import load_scripted
+    from liteexport.run_inputs import read_input_file
 
     shapes: dict[str, list[tuple[int, ...]]] = {}
     for method, method_shapes in input_shapes:
@@ -142,7 +158,20 @@ def export(model: str, output: str, methods: tuple[str, ...],
 
     compiled = compile_module(scripted, methods=list(methods) or None, input_shapes=shapes or None,
                               progress=progress)
-    size = write_bundle(compiled, output)
+    extra_files = {}
+    if example_inputs:
+        from liteexport.test_vectors import TEST_VECTORS_EXTRA_FILE, encode_test_vectors, record_test_vectors
+
+        examples: dict[str, list[list[np.ndarray]]] = {}
+        for method, path in example_inputs:
+            sig = next((m for m in compiled.methods if m.name == method), None)
+            if sig is None:
+                raise InputError(f"--example-inputs names method '{method}', which is not lowered "
+                                 f"(lowered: {', '.join(m.name for m in compiled.methods)})")
+            examples.setdefault(method, []).append(read_input_file(path, sig.arg_names))
+        progress(f"recording outputs for {sum(len(v) for v in examples.values())} test vector(s)")
+        extra_files[TEST_VECTORS_EXTRA_FILE] = encode_test_vectors(record_test_vectors(scripted, examples))
+    size = write_bundle(compiled, output, extra_files)
     instructions = sum(len(p.instructions) for p in compiled.programs)
     weight_bytes = sum(int(w.nbytes) for w in compiled.weights)
     names = ", ".join(m.name for m in compiled.methods)
@@ -214,6 +243,37 @@ def run(bundle: str, method: str, input_files: tuple[str, ...], randoms: tuple[R
         return
     save_outputs(outputs, output)
     click.echo(f"Wrote {output}: {len(outputs)} output(s)")
+
+
+@cli.command(short_help="Check a bundle's stored test vectors on runtime_py and/or torch.")
+@click.argument("bundle", metavar="BUNDLE")
+@click.option("--engine", type=click.Choice(["runtime_py", "torch", "all"]), default="runtime_py",
+              show_default=True, help="Engine(s) to run the vectors on; torch needs liteexport's torch backend "
+                                      "(built on first use with a C++ compiler).")
+@click.option("--atol", default=1e-5, show_default=True, type=float, help="Absolute tolerance.")
+@click.option("--rtol", default=1e-4, show_default=True, type=float, help="Relative tolerance.")
+def verify(bundle: str, engine: str, atol: float, rtol: float) -> None:
+    """Run the test vectors stored in BUNDLE (export --example-inputs) on each engine.
+
+    Reports, per method, vector and output, the max abs/rel error against torch's
+    outputs recorded at export time, and pass/fail against the tolerance. When a
+    delegated method fails, names the first compiled instruction (debug handle and
+    source line) where runtime_py and ATen disagree. Exit code 9 when anything fails.
+
+    \b
+    Examples:
+      liteexport export examples/tiny_cnn.py:TinyCNN -o tiny.ptl --example-inputs x.npy
+      liteexport verify tiny.ptl
+      liteexport verify tiny.ptl --engine all --atol 1e-4
+    """
+    from liteexport.verify import ENGINES, format_report, verify_bundle
+
+    engines = ENGINES if engine == "all" else (engine,)
+    report = verify_bundle(bundle, engines, atol=atol, rtol=rtol)
+    click.echo(format_report(report, atol, rtol))
+    if not report.passed:
+        failed = sum(not c.passed for c in report.checks)
+        raise VerificationError(f"{failed} of {len(report.checks)} output check(s) failed")
 
 
 def _check_output(path: str) -> None:

@@ -191,6 +191,24 @@ def _describe_delegate(module: ptmf.Module,
     return delegate, storage_bytes
 
 
+def delegate_contents(module: ptmf.Module) -> tuple[dict[str, Program], list[np.ndarray]] | None:
+    """The compiled programs (by method) and the weights of a lowered bundle; None when the
+    bundle is not lowered. Weights are float32 views into the bundle's storage."""
+    lowered = _lowered_object(module)
+    if lowered is None:
+        return None
+    processed = _processed(module, lowered)
+    programs_dict = _ivalue(module, processed[PROGRAMS_KEY], ptmf.DictValue, "processed programs")
+    programs = {key: decode_program(_tensor_bytes(module, _ivalue(module, index, ptmf.TensorMetadata, key), key))
+                for key, index in _string_keyed(module, programs_dict, "processed programs").items()}
+    weights = []
+    for n, index in enumerate(_ivalue(module, processed[WEIGHTS_KEY], ptmf.ListValue, "weights").items):
+        meta = _ivalue(module, index, ptmf.TensorMetadata, f"weight {n}")
+        raw = _tensor_bytes(module, meta, f"weight {n}")
+        weights.append(raw.view(ptmf.NUMPY_DTYPES[meta.scalar_type]).reshape(meta.sizes))
+    return programs, weights
+
+
 def _describe_debug_table(content: bytes) -> dict[str, Any]:
     table = decode_debug_table(content)
     entries = []

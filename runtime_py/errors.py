@@ -77,6 +77,12 @@ class OutputError(UserError):
     exit_code = 8
 
 
+class VerificationError(UserError):
+    """``liteexport verify``: an engine's outputs differ from the stored expected ones."""
+
+    exit_code = 9
+
+
 class InternalError(LiteExportError):
     """A bug in liteexport itself: please report it."""
 

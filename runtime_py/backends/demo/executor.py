@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -11,8 +11,12 @@ from runtime_py.backends.demo.plan import InputCheck, MethodPlan
 from runtime_py.errors import ExecutionError
 
 
-def run(plan: MethodPlan, inputs: Sequence[object]) -> list[Array]:
+def run(plan: MethodPlan, inputs: Sequence[object],
+        observe: Callable[[int, object], None] | None = None) -> list[Array]:
     """Executes ``plan`` on ``inputs`` (float32 arrays) and returns its outputs.
+
+    ``observe(index, value)``, when given, sees every instruction's result as it is made
+    (``liteexport verify`` compares them across engines to find where they diverge).
 
     Raises ``ExecutionError``: for inputs that do not match the program, attributed to the
     first instruction reading them; for a failing kernel, attributed to its instruction.
@@ -37,6 +41,8 @@ def run(plan: MethodPlan, inputs: Sequence[object]) -> list[Array]:
         try:
             for index, kernel, reads, write in plan.steps:  # noqa: B007 (index names the failing step)
                 slots[write] = kernel(*[slots[slot] for slot in reads])
+                if observe is not None:
+                    observe(index, slots[write])
         except Exception as exc:
             reason = str(exc) or type(exc).__name__
             handle = plan.debug_handles[index]

@@ -1,0 +1,113 @@
+package org.liteexport;
+
+/**
+ * A liteexport bundle (.ptl) loaded by the native runtime, shaped after PyTorch Android's
+ * {@code org.pytorch.Module}:
+ *
+ * <pre>{@code
+ * try (Module module = Module.load(path)) {
+ *   Tensor[] outputs = module.forward(Tensor.fromBlob(pixels, new long[] {1, 3, 32, 32}));
+ *   float[] scores = outputs[0].getDataAsFloatArray();
+ * }
+ * }</pre>
+ *
+ * <p>Methods return {@code Tensor[]}: one tensor for a method that returns a Tensor, one per
+ * element for a method that returns a tuple. (PyTorch Android returns an IValue instead; this
+ * runtime's methods only ever return tensors, so an array is all that is needed.)
+ *
+ * <p>Calls on one Module are serialized (its methods are synchronized); {@link #close()} frees the
+ * native memory at once, and any later use throws {@link IllegalStateException}. Use separate
+ * Modules to run in parallel.
+ */
+public final class Module implements AutoCloseable {
+  static {
+    NativeLoader.loadLibrary();
+  }
+
+  private final String path;
+  private long handle;  // the native liteexport::Module*; 0 once closed
+
+  private Module(long handle, String path) {
+    this.handle = handle;
+    this.path = path;
+  }
+
+  /**
+   * Memory-maps, verifies and loads the bundle at {@code path} (a file path: on Android, copy a
+   * bundle shipped in the assets to the files directory first).
+   *
+   * @throws FormatException if the file cannot be read or is not a valid bundle
+   */
+  public static Module load(String path) {
+    if (path == null) {
+      throw new NullPointerException("Module.load: path must not be null");
+    }
+    return new Module(nativeLoad(path), path);
+  }
+
+  /** Runs {@code forward}; same as {@code runMethod("forward", inputs)}. */
+  public Tensor[] forward(Tensor... inputs) {
+    return runMethod("forward", inputs);
+  }
+
+  /**
+   * Runs method {@code name} ({@code forward} or an {@code @torch.jit.export} method).
+   *
+   * @return the method's outputs: one tensor, or one per element of a returned tuple
+   * @throws InputException for an unknown method or the wrong number of inputs
+   * @throws ExecutionException if the method fails, e.g. on an input of the wrong shape
+   * @throws IllegalStateException if the module is closed
+   */
+  public synchronized Tensor[] runMethod(String name, Tensor... inputs) {
+    if (name == null || inputs == null) {
+      throw new NullPointerException("runMethod: name and inputs must not be null");
+    }
+    for (int i = 0; i < inputs.length; i++) {
+      if (inputs[i] == null) {
+        throw new NullPointerException("runMethod(" + name + "): input " + i + " is null");
+      }
+    }
+    return nativeRunMethod(liveHandle(), name, inputs);
+  }
+
+  /** The methods that can be run: forward and the {@code @torch.jit.export} methods. */
+  public synchronized String[] methodNames() {
+    return nativeMethodNames(liveHandle());
+  }
+
+  /** The path this module was loaded from. */
+  public String path() {
+    return path;
+  }
+
+  /** Whether {@link #close()} has been called. */
+  public synchronized boolean isClosed() {
+    return handle == 0;
+  }
+
+  /** Frees the native module (and unmaps the bundle). Idempotent. */
+  @Override
+  public synchronized void close() {
+    if (handle != 0) {
+      long h = handle;
+      handle = 0;
+      nativeDestroy(h);
+    }
+  }
+
+  private long liveHandle() {
+    if (handle == 0) {
+      throw new IllegalStateException("Module " + path + " is closed");
+    }
+    return handle;
+  }
+
+  // Implemented in jni/liteexport_jni.cpp (registered in JNI_OnLoad).
+  private static native long nativeLoad(String path);
+
+  private static native void nativeDestroy(long handle);
+
+  private static native String[] nativeMethodNames(long handle);
+
+  private static native Tensor[] nativeRunMethod(long handle, String name, Tensor[] inputs);
+}

@@ -1,0 +1,397 @@
+// JNI bridge: the native methods of org.liteexport.Module on top of the liteexport core
+// (android_sample/native/include/liteexport/runtime.h).
+//
+// Rules kept throughout:
+//  - no C++ exception crosses into the JVM: every native method body runs inside guarded(),
+//    which turns liteexport::Error into the matching org.liteexport exception and anything
+//    else into LiteExportException / OutOfMemoryError;
+//  - after any JNI call that can throw, return at once if a Java exception is pending;
+//  - local references created in loops are freed per iteration (DeleteLocalRef or a local
+//    frame), so large inputs/outputs never exhaust the local reference table;
+//  - Java arrays are copied with Get/Set<Type>ArrayRegion: the core owns its tensors'
+//    memory anyway, and the region calls never pin arrays that would need a release mode.
+#include <jni.h>
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "liteexport/runtime.h"
+
+namespace {
+
+// Classes and member ids looked up once in JNI_OnLoad. FindClass must run there (or on a
+// thread started from Java): on Android it uses the class loader of the calling Java frame.
+struct JavaRefs {
+  jclass tensor = nullptr;
+  jmethodID tensor_init = nullptr;  // private Tensor(float[] data, long[] shape)
+  jfieldID tensor_data = nullptr;
+  jfieldID tensor_shape = nullptr;
+  jclass string = nullptr;
+  jclass lite_export_exception = nullptr;
+  jclass format_exception = nullptr;
+  jclass input_exception = nullptr;
+  jclass execution_exception = nullptr;
+  jmethodID execution_exception_init = nullptr;  // ExecutionException(String, long)
+  jclass illegal_state_exception = nullptr;
+  jclass out_of_memory_error = nullptr;
+};
+
+JavaRefs g_refs;
+
+constexpr char kModuleClass[] = "org/liteexport/Module";
+
+// ---- strings ------------------------------------------------------------------------------
+// NewStringUTF/GetStringUTFChars use *modified* UTF-8 (and CheckJNI aborts on invalid input),
+// while the core's messages (source lines of the user's model) are plain UTF-8 of unknown
+// validity. Converting through UTF-16 ourselves handles both directions exactly.
+
+std::u16string utf8_to_utf16(const std::string& in) {
+  std::u16string out;
+  out.reserve(in.size());
+  size_t i = 0;
+  while (i < in.size()) {
+    const auto b0 = static_cast<unsigned char>(in[i]);
+    uint32_t cp = 0xFFFD;  // replacement character for any invalid sequence
+    size_t len = 1;
+    if (b0 < 0x80) {
+      cp = b0;
+    } else {
+      size_t need = 0;
+      uint32_t min = 0;
+      if ((b0 & 0xE0) == 0xC0) { need = 1; cp = b0 & 0x1F; min = 0x80; }
+      else if ((b0 & 0xF0) == 0xE0) { need = 2; cp = b0 & 0x0F; min = 0x800; }
+      else if ((b0 & 0xF8) == 0xF0) { need = 3; cp = b0 & 0x07; min = 0x10000; }
+      bool ok = need > 0 && i + need < in.size();  // all continuation bytes present
+      for (size_t k = 1; ok && k <= need; ++k) {
+        const auto b = static_cast<unsigned char>(in[i + k]);
+        ok = (b & 0xC0) == 0x80;
+        cp = (cp << 6) | (b & 0x3F);
+      }
+      ok = ok && cp >= min && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
+      if (ok) {
+        len = need + 1;
+      } else {
+        cp = 0xFFFD;
+      }
+    }
+    if (cp >= 0x10000) {
+      cp -= 0x10000;
+      out.push_back(static_cast<char16_t>(0xD800 + (cp >> 10)));
+      out.push_back(static_cast<char16_t>(0xDC00 + (cp & 0x3FF)));
+    } else {
+      out.push_back(static_cast<char16_t>(cp));
+    }
+    i += len;
+  }
+  return out;
+}
+
+void append_utf8(std::string& out, uint32_t cp) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+// Returns false (with a Java exception pending) if the string cannot be read.
+bool to_utf8(JNIEnv* env, jstring s, std::string* out) {
+  const jsize n = env->GetStringLength(s);
+  std::u16string units(static_cast<size_t>(n), u'\0');
+  env->GetStringRegion(s, 0, n, reinterpret_cast<jchar*>(&units[0]));
+  if (env->ExceptionCheck()) return false;
+  out->clear();
+  out->reserve(units.size());
+  for (size_t i = 0; i < units.size(); ++i) {
+    uint32_t cp = units[i];
+    if (cp >= 0xD800 && cp <= 0xDBFF && i + 1 < units.size() && units[i + 1] >= 0xDC00 &&
+        units[i + 1] <= 0xDFFF) {
+      cp = 0x10000 + ((cp - 0xD800) << 10) + (units[i + 1] - 0xDC00);
+      ++i;
+    } else if (cp >= 0xD800 && cp <= 0xDFFF) {
+      cp = 0xFFFD;  // lone surrogate
+    }
+    append_utf8(*out, cp);
+  }
+  return true;
+}
+
+jstring to_jstring(JNIEnv* env, const std::string& s) {
+  const std::u16string units = utf8_to_utf16(s);
+  if (units.size() > static_cast<size_t>(std::numeric_limits<jsize>::max())) {
+    return to_jstring(env, s.substr(0, 1 << 20));  // absurdly long message: truncate
+  }
+  return env->NewString(reinterpret_cast<const jchar*>(units.data()), static_cast<jsize>(units.size()));
+}
+
+// ---- exceptions ---------------------------------------------------------------------------
+
+// Throws `cls(message)`. Only when no exception is pending: the first failure is the one to report.
+void throw_java(JNIEnv* env, jclass cls, const std::string& message) {
+  if (env->ExceptionCheck()) return;
+  jstring jmessage = to_jstring(env, message);
+  if (jmessage == nullptr) return;  // OutOfMemoryError pending
+  jmethodID init = env->GetMethodID(cls, "<init>", "(Ljava/lang/String;)V");
+  if (init == nullptr) return;
+  auto* exception = static_cast<jthrowable>(env->NewObject(cls, init, jmessage));
+  if (exception != nullptr) env->Throw(exception);
+  env->DeleteLocalRef(exception);
+  env->DeleteLocalRef(jmessage);
+}
+
+void throw_core_error(JNIEnv* env, const liteexport::Error& error) {
+  switch (error.kind()) {
+    case liteexport::ErrorKind::Format:
+      throw_java(env, g_refs.format_exception, error.what());
+      return;
+    case liteexport::ErrorKind::Input:
+      throw_java(env, g_refs.input_exception, error.what());
+      return;
+    case liteexport::ErrorKind::Execution:
+      break;
+  }
+  if (env->ExceptionCheck()) return;
+  jstring jmessage = to_jstring(env, error.what());
+  if (jmessage == nullptr) return;
+  auto* exception = static_cast<jthrowable>(env->NewObject(
+      g_refs.execution_exception, g_refs.execution_exception_init, jmessage,
+      static_cast<jlong>(error.debug_handle())));
+  if (exception != nullptr) env->Throw(exception);
+  env->DeleteLocalRef(exception);
+  env->DeleteLocalRef(jmessage);
+}
+
+void throw_out_of_memory(JNIEnv* env) {
+  // ThrowNew with a literal: nothing left to allocate on the C++ side.
+  if (!env->ExceptionCheck()) env->ThrowNew(g_refs.out_of_memory_error, "liteexport: native allocation failed");
+}
+
+// Runs `body`, converting every C++ exception into a pending Java exception; returns
+// `on_error` in that case (the JVM ignores the return value while an exception is pending).
+template <typename T, typename Body>
+T guarded(JNIEnv* env, T on_error, Body&& body) noexcept {
+  try {
+    try {
+      return body();
+    } catch (const liteexport::Error& error) {
+      throw_core_error(env, error);
+    } catch (const std::bad_alloc&) {
+      throw_out_of_memory(env);
+    } catch (const std::exception& error) {
+      throw_java(env, g_refs.lite_export_exception,
+                 std::string("internal error in the liteexport runtime: ") + error.what());
+    } catch (...) {
+      throw_java(env, g_refs.lite_export_exception, "internal error in the liteexport runtime: unknown C++ exception");
+    }
+  } catch (...) {  // building the Java exception itself failed: only memory can run out there
+    throw_out_of_memory(env);
+  }
+  return on_error;
+}
+
+liteexport::Module* module_of(JNIEnv* env, jlong handle) {
+  if (handle == 0) {  // Module.java checks first; this only guards against misuse of the natives
+    env->ThrowNew(g_refs.illegal_state_exception, "liteexport: module is closed");
+    return nullptr;
+  }
+  return reinterpret_cast<liteexport::Module*>(static_cast<intptr_t>(handle));
+}
+
+// ---- tensors ------------------------------------------------------------------------------
+
+// Copies a Java Tensor into a core tensor; false with a Java exception pending on failure.
+bool read_tensor(JNIEnv* env, jobject tensor, size_t index, liteexport::Tensor* out) {
+  if (tensor == nullptr) {
+    throw_java(env, g_refs.input_exception, "input " + std::to_string(index) + " is null");
+    return false;
+  }
+  auto* data = static_cast<jfloatArray>(env->GetObjectField(tensor, g_refs.tensor_data));
+  auto* shape = static_cast<jlongArray>(env->GetObjectField(tensor, g_refs.tensor_shape));
+  bool ok = data != nullptr && shape != nullptr;
+  if (ok) {
+    const jsize rank = env->GetArrayLength(shape);
+    const jsize count = env->GetArrayLength(data);
+    out->shape.resize(static_cast<size_t>(rank));
+    out->data.resize(static_cast<size_t>(count));
+    static_assert(sizeof(jlong) == sizeof(int64_t) && sizeof(jfloat) == sizeof(float), "JNI type sizes");
+    env->GetLongArrayRegion(shape, 0, rank, reinterpret_cast<jlong*>(out->shape.data()));
+    env->GetFloatArrayRegion(data, 0, count, reinterpret_cast<jfloat*>(out->data.data()));
+    ok = !env->ExceptionCheck();
+  } else {
+    throw_java(env, g_refs.input_exception, "input " + std::to_string(index) + " has no data");
+  }
+  env->DeleteLocalRef(data);
+  env->DeleteLocalRef(shape);
+  return ok;
+}
+
+// A new org.liteexport.Tensor holding a copy of `t`, or nullptr with a Java exception pending.
+jobject new_tensor(JNIEnv* env, const liteexport::Tensor& t) {
+  constexpr auto kMaxJavaArray = static_cast<size_t>(std::numeric_limits<jsize>::max());
+  if (t.data.size() > kMaxJavaArray || t.shape.size() > kMaxJavaArray) {
+    throw_java(env, g_refs.lite_export_exception, "output of " + std::to_string(t.data.size()) +
+                                                      " elements does not fit a Java array");
+    return nullptr;
+  }
+  const auto count = static_cast<jsize>(t.data.size());
+  const auto rank = static_cast<jsize>(t.shape.size());
+  jfloatArray data = env->NewFloatArray(count);
+  if (data == nullptr) return nullptr;
+  env->SetFloatArrayRegion(data, 0, count, reinterpret_cast<const jfloat*>(t.data.data()));
+  jlongArray shape = env->NewLongArray(rank);
+  if (shape == nullptr) return nullptr;  // the caller's local frame frees `data`
+  env->SetLongArrayRegion(shape, 0, rank, reinterpret_cast<const jlong*>(t.shape.data()));
+  jobject tensor = env->NewObject(g_refs.tensor, g_refs.tensor_init, data, shape);
+  env->DeleteLocalRef(data);
+  env->DeleteLocalRef(shape);
+  return tensor;
+}
+
+// ---- native methods of org.liteexport.Module ----------------------------------------------
+
+jlong native_load(JNIEnv* env, jclass, jstring jpath) {
+  return guarded<jlong>(env, 0, [&]() -> jlong {
+    std::string path;
+    if (jpath == nullptr || !to_utf8(env, jpath, &path)) {
+      if (!env->ExceptionCheck()) env->ThrowNew(g_refs.format_exception, "bundle path is null");
+      return 0;
+    }
+    std::unique_ptr<liteexport::Module> module = liteexport::Module::load(path);
+    return static_cast<jlong>(reinterpret_cast<intptr_t>(module.release()));
+  });
+}
+
+void native_destroy(JNIEnv* env, jclass, jlong handle) {
+  guarded<int>(env, 0, [&]() {
+    delete reinterpret_cast<liteexport::Module*>(static_cast<intptr_t>(handle));
+    return 0;
+  });
+}
+
+jobjectArray native_method_names(JNIEnv* env, jclass, jlong handle) {
+  return guarded<jobjectArray>(env, nullptr, [&]() -> jobjectArray {
+    liteexport::Module* module = module_of(env, handle);
+    if (module == nullptr) return nullptr;
+    const std::vector<std::string> names = module->method_names();
+    jobjectArray result = env->NewObjectArray(static_cast<jsize>(names.size()), g_refs.string, nullptr);
+    if (result == nullptr) return nullptr;
+    for (size_t i = 0; i < names.size(); ++i) {
+      jstring name = to_jstring(env, names[i]);
+      if (name == nullptr) return nullptr;
+      env->SetObjectArrayElement(result, static_cast<jsize>(i), name);
+      env->DeleteLocalRef(name);
+    }
+    return result;
+  });
+}
+
+jobjectArray native_run_method(JNIEnv* env, jclass, jlong handle, jstring jname, jobjectArray jinputs) {
+  return guarded<jobjectArray>(env, nullptr, [&]() -> jobjectArray {
+    liteexport::Module* module = module_of(env, handle);
+    if (module == nullptr) return nullptr;
+    std::string name;
+    if (jname == nullptr || jinputs == nullptr) {
+      throw_java(env, g_refs.input_exception, "method name and inputs must not be null");
+      return nullptr;
+    }
+    if (!to_utf8(env, jname, &name)) return nullptr;
+
+    const jsize n_inputs = env->GetArrayLength(jinputs);
+    std::vector<liteexport::Tensor> inputs(static_cast<size_t>(n_inputs));
+    for (jsize i = 0; i < n_inputs; ++i) {
+      jobject tensor = env->GetObjectArrayElement(jinputs, i);
+      const bool ok = !env->ExceptionCheck() && read_tensor(env, tensor, static_cast<size_t>(i), &inputs[i]);
+      env->DeleteLocalRef(tensor);
+      if (!ok) return nullptr;
+    }
+
+    const std::vector<liteexport::Tensor> outputs = module->run_method(name, inputs);
+    inputs.clear();  // the copies are not needed any more: free them before allocating outputs
+    inputs.shrink_to_fit();
+
+    jobjectArray result = env->NewObjectArray(static_cast<jsize>(outputs.size()), g_refs.tensor, nullptr);
+    if (result == nullptr) return nullptr;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      // Each output makes three local refs; the frame frees them whatever path is taken.
+      if (env->PushLocalFrame(4) != 0) return nullptr;
+      jobject tensor = new_tensor(env, outputs[i]);
+      if (tensor != nullptr) env->SetObjectArrayElement(result, static_cast<jsize>(i), tensor);
+      env->PopLocalFrame(nullptr);
+      if (tensor == nullptr || env->ExceptionCheck()) return nullptr;
+    }
+    return result;
+  });
+}
+
+// ---- registration -------------------------------------------------------------------------
+
+// A global reference to `name`, or nullptr (with NoClassDefFoundError pending).
+jclass global_class(JNIEnv* env, const char* name) {
+  jclass local = env->FindClass(name);
+  if (local == nullptr) return nullptr;
+  auto* global = static_cast<jclass>(env->NewGlobalRef(local));
+  env->DeleteLocalRef(local);
+  return global;
+}
+
+bool init_refs(JNIEnv* env) {
+  JavaRefs& r = g_refs;
+  r.tensor = global_class(env, "org/liteexport/Tensor");
+  if (r.tensor == nullptr) return false;
+  r.tensor_init = env->GetMethodID(r.tensor, "<init>", "([F[J)V");
+  r.tensor_data = env->GetFieldID(r.tensor, "data", "[F");
+  r.tensor_shape = env->GetFieldID(r.tensor, "shape", "[J");
+  r.string = global_class(env, "java/lang/String");
+  r.lite_export_exception = global_class(env, "org/liteexport/LiteExportException");
+  r.format_exception = global_class(env, "org/liteexport/FormatException");
+  r.input_exception = global_class(env, "org/liteexport/InputException");
+  r.execution_exception = global_class(env, "org/liteexport/ExecutionException");
+  if (r.execution_exception != nullptr) {
+    r.execution_exception_init = env->GetMethodID(r.execution_exception, "<init>", "(Ljava/lang/String;J)V");
+  }
+  r.illegal_state_exception = global_class(env, "java/lang/IllegalStateException");
+  r.out_of_memory_error = global_class(env, "java/lang/OutOfMemoryError");
+  return !env->ExceptionCheck() && r.tensor_init && r.tensor_data && r.tensor_shape && r.string &&
+         r.lite_export_exception && r.format_exception && r.input_exception && r.execution_exception_init &&
+         r.illegal_state_exception && r.out_of_memory_error;
+}
+
+}  // namespace
+
+extern "C" JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* /*reserved*/) {
+  JNIEnv* env = nullptr;
+  if (vm->GetEnv(reinterpret_cast<void**>(&env), JNI_VERSION_1_6) != JNI_OK) return JNI_ERR;
+  if (!init_refs(env)) return JNI_ERR;  // System.loadLibrary then throws with the pending error
+
+  // Signatures must match the `native` declarations in Module.java.
+  const JNINativeMethod methods[] = {
+      {const_cast<char*>("nativeLoad"), const_cast<char*>("(Ljava/lang/String;)J"),
+       reinterpret_cast<void*>(native_load)},
+      {const_cast<char*>("nativeDestroy"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(native_destroy)},
+      {const_cast<char*>("nativeMethodNames"), const_cast<char*>("(J)[Ljava/lang/String;"),
+       reinterpret_cast<void*>(native_method_names)},
+      {const_cast<char*>("nativeRunMethod"),
+       const_cast<char*>("(JLjava/lang/String;[Lorg/liteexport/Tensor;)[Lorg/liteexport/Tensor;"),
+       reinterpret_cast<void*>(native_run_method)},
+  };
+  jclass module_class = env->FindClass(kModuleClass);
+  if (module_class == nullptr) return JNI_ERR;
+  const jint status = env->RegisterNatives(module_class, methods, sizeof(methods) / sizeof(methods[0]));
+  env->DeleteLocalRef(module_class);
+  return status == JNI_OK ? JNI_VERSION_1_6 : JNI_ERR;
+}

@@ -1,0 +1,35 @@
+#include "array.h"
+
+#include <utility>
+
+namespace liteexport {
+
+int64_t numel(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+Array Array::zeros(Shape shape, float** out) {
+  auto values = std::make_shared<std::vector<float>>(static_cast<size_t>(numel(shape)), 0.0f);
+  *out = values->data();
+  // aliasing constructor: the array keeps the vector alive and points at its elements
+  return Array{std::move(shape), std::shared_ptr<const float>(values, values->data())};
+}
+
+Array Array::from_vector(Shape shape, std::vector<float> values) {
+  auto owned = std::make_shared<std::vector<float>>(std::move(values));
+  return Array{std::move(shape), std::shared_ptr<const float>(owned, owned->data())};
+}
+
+Array Array::borrowed(Shape shape, const float* ptr, std::shared_ptr<const void> keepalive) {
+  return Array{std::move(shape), std::shared_ptr<const float>(std::move(keepalive), ptr)};
+}
+
+std::vector<int64_t> contiguous_strides(const Shape& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;) strides[i - 1] = strides[i] * shape[i];
+  return strides;
+}
+
+}  // namespace liteexport

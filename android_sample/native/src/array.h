@@ -1,0 +1,36 @@
+// The core's internal float32 tensor: a shape and shared, read-only, contiguous data.
+// Weights alias the mapped bundle (no copy); kernel results own a fresh buffer.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace liteexport {
+
+using Shape = std::vector<int64_t>;
+
+int64_t numel(const Shape& shape);
+
+struct Array {
+  Shape shape;
+  std::shared_ptr<const float> data;  // numel(shape) floats, row-major
+
+  int64_t size() const { return numel(shape); }
+  int64_t dim() const { return static_cast<int64_t>(shape.size()); }
+  const float* ptr() const { return data.get(); }
+
+  // A zero-filled array the caller fills through `out` before sharing it.
+  static Array zeros(Shape shape, float** out);
+  // Takes ownership of `values` (must hold numel(shape) elements).
+  static Array from_vector(Shape shape, std::vector<float> values);
+  // Points at memory owned by `keepalive` (the mapped bundle): weights used in place.
+  static Array borrowed(Shape shape, const float* ptr, std::shared_ptr<const void> keepalive);
+  // Same data, another shape of the same element count (reshape/flatten never copy).
+  Array reshaped(Shape new_shape) const { return Array{std::move(new_shape), data}; }
+};
+
+// Row-major strides in elements.
+std::vector<int64_t> contiguous_strides(const Shape& shape);
+
+}  // namespace liteexport

@@ -1,0 +1,75 @@
+// Run-time values of the wrapper bytecode: the handful of TorchScript value kinds a lowered
+// module's bytecode moves around. Containers and objects are shared (reference semantics,
+// like c10::IValue); scalars and strings are values.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "array.h"
+
+namespace liteexport {
+
+struct IValue;
+struct Object;
+using List = std::vector<IValue>;
+using Tuple = std::vector<IValue>;
+using Dict = std::vector<std::pair<IValue, IValue>>;  // insertion order; few keys, linear lookup
+
+// A uint8 tensor of the bundle (demo programs): bytes used in place.
+struct ByteTensor {
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+  std::shared_ptr<const void> keepalive;
+};
+
+// What UN_INITIALIZED pushes: a placeholder for a value on a path that raises.
+struct Uninitialized {};
+
+// A native object with methods (the delegate backend, its method handles, BackendDebugInfo).
+class CustomObject {
+ public:
+  virtual ~CustomObject() = default;
+  virtual std::string type_name() const = 0;
+  // Throws Error(Execution) for an unknown method.
+  virtual IValue call(const std::string& method, std::vector<IValue>& args);
+};
+
+struct IValue {
+  std::variant<std::monostate, bool, int64_t, double, std::string, Array, ByteTensor, Uninitialized,
+               std::shared_ptr<List>, std::shared_ptr<Tuple>, std::shared_ptr<Dict>, std::shared_ptr<Object>,
+               std::shared_ptr<CustomObject>>
+      v;
+
+  IValue() = default;
+  template <typename T, typename = std::enable_if_t<!std::is_same_v<std::decay_t<T>, IValue>>>
+  IValue(T&& value) : v(std::forward<T>(value)) {}  // NOLINT: implicit on purpose, like c10::IValue
+
+  bool is_none() const { return std::holds_alternative<std::monostate>(v); }
+  template <typename T>
+  bool is() const { return std::holds_alternative<T>(v); }
+  template <typename T>
+  const T* get_if() const { return std::get_if<T>(&v); }
+
+  // The Python type name runtime_py would report (for error messages).
+  std::string kind() const;
+  // Hashable scalar equality (None/bool/int/double/str); false for everything else.
+  bool key_equals(const IValue& other) const;
+  bool is_hashable() const;
+  // Truthiness for JF: bools, ints, doubles; anything else is an execution error.
+  bool truthy() const;
+  // Python str() of a scalar or string (RAISE_EXCEPTION messages).
+  std::string str() const;
+};
+
+// An instance of a TorchScript class: a type name and attribute slots.
+struct Object {
+  std::string type_name;
+  std::vector<IValue> slots;
+};
+
+}  // namespace liteexport

@@ -1,0 +1,101 @@
+"""Test vectors stored in a bundle: example inputs and the outputs torch eager gave for them.
+
+They travel in the bundle's extra file ``liteexport/test_vectors.npz`` (numpy's own
+self-describing archive, read with ``allow_pickle=False``), keyed
+``<method>/<vector>/input_<i>`` and ``<method>/<vector>/output_<j>``, so that
+``liteexport verify`` can check any engine against them later, anywhere.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from runtime_py.errors import FormatError, ModelError
+
+TEST_VECTORS_EXTRA_FILE = "liteexport/test_vectors.npz"
+_KEY = re.compile(r"^(?P<method>[A-Za-z_]\w*)/(?P<vector>\d+)/(?P<kind>input|output)_(?P<index>\d+)$")
+
+
+@dataclass(frozen=True)
+class TestVector:
+    __test__ = False  # a data class, not a pytest test class
+    inputs: tuple[np.ndarray, ...]
+    expected: tuple[np.ndarray, ...]
+
+
+TestVectors = Mapping[str, Sequence[TestVector]]  # method -> vectors
+
+
+def encode_test_vectors(vectors: TestVectors) -> bytes:
+    """The npz bytes holding ``vectors`` (deterministic: no timestamps in the archive)."""
+    arrays: dict[str, np.ndarray] = {}
+    for method, items in vectors.items():
+        for n, vector in enumerate(items):
+            for kind, values in (("input", vector.inputs), ("output", vector.expected)):
+                for i, value in enumerate(values):
+                    arrays[f"{method}/{n}/{kind}_{i}"] = np.ascontiguousarray(value)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
+        for key in sorted(arrays):
+            member = io.BytesIO()
+            np.lib.format.write_array(member, arrays[key], allow_pickle=False)
+            info = zipfile.ZipInfo(key + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
+            archive.writestr(info, member.getvalue())
+    return buffer.getvalue()
+
+
+def decode_test_vectors(content: bytes) -> dict[str, list[TestVector]]:
+    """The vectors in ``content``; FormatError for anything that is not such an archive."""
+    try:
+        with np.load(io.BytesIO(content), allow_pickle=False) as archive:
+            arrays = {key: archive[key] for key in archive.files}
+    except Exception as exc:  # zipfile, numpy and pickle refusal errors alike
+        raise FormatError(f"malformed test vectors: {exc}", where=TEST_VECTORS_EXTRA_FILE) from exc
+    grouped: dict[str, dict[int, dict[str, dict[int, np.ndarray]]]] = {}
+    for key, value in arrays.items():
+        match = _KEY.match(key)
+        if match is None:
+            raise FormatError(f"unexpected array {key!r} in test vectors", where=TEST_VECTORS_EXTRA_FILE)
+        slot = grouped.setdefault(match["method"], {}).setdefault(int(match["vector"]), {})
+        slot.setdefault(match["kind"], {})[int(match["index"])] = value
+    return {method: [TestVector(_ordered(parts.get("input", {})), _ordered(parts.get("output", {})))
+                     for _, parts in sorted(by_vector.items())]
+            for method, by_vector in grouped.items()}
+
+
+def _ordered(values: dict[int, np.ndarray]) -> tuple[np.ndarray, ...]:
+    if sorted(values) != list(range(len(values))):
+        raise FormatError("test vector arrays are not numbered 0..n-1", where=TEST_VECTORS_EXTRA_FILE)
+    return tuple(values[i] for i in range(len(values)))
+
+
+def record_test_vectors(scripted: Any, examples: Mapping[str, Sequence[Sequence[np.ndarray]]]) -> dict[
+        str, list[TestVector]]:
+    """Run ``scripted`` (a torch ScriptModule) on each method's example inputs and keep the
+    outputs as the expected values. A method that fails on its inputs is a ModelError."""
+    import torch
+
+    vectors: dict[str, list[TestVector]] = {}
+    for method, input_sets in examples.items():
+        fn = getattr(scripted, method, None)
+        if fn is None:
+            raise ModelError(f"--example-inputs names method '{method}', which the model does not have")
+        for inputs in input_sets:
+            tensors = [torch.from_numpy(np.array(x)) for x in inputs]
+            try:
+                with torch.no_grad():
+                    result = fn(*tensors)
+            except Exception as exc:  # the model's own code failed on the user's inputs
+                summary = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                raise ModelError(f"{method} fails on the example inputs: {summary}") from exc
+            outputs = result if isinstance(result, tuple) else (result,)
+            vectors.setdefault(method, []).append(
+                TestVector(tuple(np.array(x) for x in inputs), tuple(o.detach().numpy().copy() for o in outputs)))
+    return vectors

@@ -1,0 +1,201 @@
+"""``liteexport verify``: run a bundle's stored test vectors on each engine and compare.
+
+Per method, vector and output: max abs/rel error against the expected values (torch's
+outputs at export time) and pass/fail against a tolerance. When a delegated method fails,
+the compiled program is run instruction by instruction in runtime_py and, with torch, in
+ATen (the compiler's per-opcode semantics); the first instruction whose values differ is
+named with its debug handle and source line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from liteexport.inspect_bundle import delegate_contents
+from liteexport.test_vectors import TEST_VECTORS_EXTRA_FILE, TestVector, decode_test_vectors
+from runtime_py.backends.demo import executor
+from runtime_py.backends.demo.plan import build_plan, instruction_label
+from runtime_py.errors import LiteExportError, UserError
+from runtime_py.format.debug_table import DebugTable
+from runtime_py.format.program import Program
+from runtime_py.module import Module, load
+
+ENGINES = ("runtime_py", "torch")
+Runner = Callable[[str, Sequence[np.ndarray]], tuple[np.ndarray, ...]]
+
+
+@dataclass(frozen=True)
+class OutputCheck:
+    engine: str
+    method: str
+    vector: int
+    output: int
+    max_abs: float
+    max_rel: float
+    passed: bool
+    problem: str = ""  # shape/dtype mismatch or the engine's error
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """The first compiled instruction whose value differs between runtime_py and ATen."""
+
+    method: str
+    vector: int
+    instruction: str  # e.g. "instruction #3 CONV2D (slots [0, 1, 2] -> [3])"
+    debug_handle: int
+    location: str  # file:line of the model's own source, or ""
+    module_hierarchy: str
+    max_abs: float
+
+
+@dataclass
+class VerifyReport:
+    checks: list[OutputCheck] = field(default_factory=list)
+    divergences: list[Divergence] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.checks) and all(c.passed for c in self.checks)
+
+
+def _errors(got: np.ndarray, expected: np.ndarray) -> tuple[float, float]:
+    diff = np.abs(got.astype(np.float64) - expected.astype(np.float64))
+    if diff.size == 0:
+        return 0.0, 0.0
+    rel = diff / np.maximum(np.abs(expected.astype(np.float64)), np.finfo(np.float32).tiny)
+    return float(diff.max()), float(rel.max())
+
+
+def _compare(engine: str, method: str, n: int, got: tuple[np.ndarray, ...], vector: TestVector,
+             atol: float, rtol: float) -> list[OutputCheck]:
+    if len(got) != len(vector.expected):
+        return [OutputCheck(engine, method, n, -1, np.inf, np.inf, False,
+                            f"{len(got)} outputs, expected {len(vector.expected)}")]
+    checks = []
+    for i, (g, e) in enumerate(zip(got, vector.expected, strict=True)):
+        if g.shape != e.shape or g.dtype != e.dtype:
+            checks.append(OutputCheck(engine, method, n, i, np.inf, np.inf, False,
+                                      f"got {g.dtype}{list(g.shape)}, expected {e.dtype}{list(e.shape)}"))
+            continue
+        max_abs, max_rel = _errors(g, e)
+        ok = bool(np.allclose(g, e, atol=atol, rtol=rtol, equal_nan=True))
+        checks.append(OutputCheck(engine, method, n, i, max_abs, max_rel, ok))
+    return checks
+
+
+def _as_outputs(value: Any) -> tuple[np.ndarray, ...]:
+    values = value if isinstance(value, (tuple, list)) else (value,)
+    return tuple(np.asarray(v.detach().numpy() if hasattr(v, "detach") else v) for v in values)
+
+
+def _runtime_py_runner(module: Module) -> Runner:
+    return lambda method, inputs: _as_outputs(module.run_method(method, *inputs))
+
+
+def _torch_runner(path: Path) -> Runner:
+    try:
+        import torch
+        import torch.jit.mobile
+    except ImportError as exc:
+        raise UserError("the torch engine needs torch: pip install 'liteexport[export]'") from exc
+    from liteexport.torch_backend import load_torch_backend
+
+    load_torch_backend()
+    lite = torch.jit.mobile._load_for_lite_interpreter(str(path))
+
+    def run(method: str, inputs: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+        return _as_outputs(lite.run_method(method, *[torch.from_numpy(np.array(x)) for x in inputs]))
+
+    return run
+
+
+def _localize(method: str, n: int, program: Program, weights: list[np.ndarray], vector: TestVector,
+              table: DebugTable | None, atol: float, rtol: float) -> Divergence | str:
+    """Where runtime_py's and ATen's per-instruction values first differ (needs torch)."""
+    try:
+        import torch
+
+        from liteexport.compiler.semantics import run_op
+    except ImportError:
+        return f"{method}[{n}]: install torch to locate the diverging instruction"
+    ours: dict[int, np.ndarray] = {}
+    try:
+        executor.run(build_plan(program, weights), vector.inputs, lambda i, v: ours.__setitem__(i, np.asarray(v)))
+    except LiteExportError:
+        pass  # the values up to the failing instruction still count
+    slots: dict[int, Any] = {i: torch.from_numpy(np.array(x)) for i, x in enumerate(vector.inputs)}
+    slots.update({c.slot: torch.from_numpy(np.array(weights[c.weight])) for c in program.constants})
+    with torch.no_grad():
+        for index, ins in enumerate(program.instructions):
+            reference = run_op(ins.op, ins.attributes, [slots[s] for s in ins.inputs])
+            slots[ins.outputs[0]] = reference
+            mine = ours.get(index)
+            theirs = reference.numpy()
+            if mine is None or mine.shape != theirs.shape or not np.allclose(mine, theirs, atol=atol, rtol=rtol):
+                entry = table.lookup(ins.debug_handle) if table is not None else None
+                frame = entry.user_frame() if entry is not None else None
+                return Divergence(method, n, instruction_label(index, ins), ins.debug_handle,
+                                  f"{frame.file}:{frame.line}" if frame else "",
+                                  entry.module_hierarchy if entry else "",
+                                  _errors(mine, theirs)[0] if mine is not None and mine.shape == theirs.shape
+                                  else float("inf"))
+    return f"{method}[{n}]: runtime_py and ATen agree on every instruction; the compiled program differs from eager"
+
+
+def verify_bundle(path: str | Path, engines: Sequence[str] = ("runtime_py",), atol: float = 1e-5,
+                  rtol: float = 1e-4) -> VerifyReport:
+    """Run the stored test vectors of the bundle at ``path`` on ``engines``."""
+    module = load(path)
+    content = module.ptmf.extra_file(TEST_VECTORS_EXTRA_FILE)
+    if content is None:
+        raise UserError(f"{path} holds no test vectors: export it with --example-inputs")
+    vectors = decode_test_vectors(content)
+    report = VerifyReport()
+    runners = {"runtime_py": lambda: _runtime_py_runner(module), "torch": lambda: _torch_runner(Path(path))}
+    delegate = delegate_contents(module.ptmf)
+    for engine in engines:
+        run = runners[engine]()
+        for method, items in sorted(vectors.items()):
+            for n, vector in enumerate(items):
+                try:
+                    got = run(method, vector.inputs)
+                except (LiteExportError, RuntimeError) as exc:
+                    report.checks.append(OutputCheck(engine, method, n, -1, np.inf, np.inf, False,
+                                                     str(exc).splitlines()[0]))
+                    continue
+                report.checks.extend(_compare(engine, method, n, got, vector, atol, rtol))
+    failed = sorted({(c.method, c.vector) for c in report.checks if not c.passed})
+    for method, n in failed:
+        if delegate is None or method not in delegate[0]:
+            continue
+        found = _localize(method, n, delegate[0][method], delegate[1], vectors[method][n], module.debug_table,
+                          atol, rtol)
+        if isinstance(found, Divergence):
+            report.divergences.append(found)
+        else:
+            report.notes.append(found)
+    return report
+
+
+def format_report(report: VerifyReport, atol: float, rtol: float) -> str:
+    lines = [f"tolerance: atol {atol:g}, rtol {rtol:g}",
+             f"{'engine':<11} {'method':<12} {'vector':>6} {'output':>6} {'max abs err':>12} {'max rel err':>12}  result"]
+    for c in report.checks:
+        result = "pass" if c.passed else "FAIL" + (f" ({c.problem})" if c.problem else "")
+        output = "-" if c.output < 0 else str(c.output)
+        lines.append(f"{c.engine:<11} {c.method:<12} {c.vector:>6} {output:>6} {c.max_abs:>12.3g} "
+                     f"{c.max_rel:>12.3g}  {result}")
+    for d in report.divergences:
+        lines.append(f"{d.method}[{d.vector}]: engines diverge first at {d.instruction}, debug handle "
+                     f"{d.debug_handle}: {d.location} {d.module_hierarchy} (max abs diff {d.max_abs:.3g})")
+    lines += report.notes
+    passed = sum(c.passed for c in report.checks)
+    lines.append(f"{passed} passed, {len(report.checks) - passed} failed")
+    return "\n".join(lines)

@@ -185,8 +185,8 @@ def verify_bundle(path: str | Path, engines: Sequence[str] = ("runtime_py",), at
 
 
 def format_report(report: VerifyReport, atol: float, rtol: float) -> str:
-    lines = [f"tolerance: atol {atol:g}, rtol {rtol:g}",
-             f"{'engine':<11} {'method':<12} {'vector':>6} {'output':>6} {'max abs err':>12} {'max rel err':>12}  result"]
+    header = f"{'engine':<11} {'method':<12} {'vector':>6} {'output':>6} {'max abs err':>12} {'max rel err':>12}"
+    lines = [f"tolerance: atol {atol:g}, rtol {rtol:g}", header + "  result"]
     for c in report.checks:
         result = "pass" if c.passed else "FAIL" + (f" ({c.problem})" if c.problem else "")
         output = "-" if c.output < 0 else str(c.output)

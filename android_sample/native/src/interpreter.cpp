@@ -222,7 +222,7 @@ int64_t step(Frame& f, const Instr& ins) {
     }
     case NOT: f.stack.emplace_back(!f.pop().truthy()); return 1;
     default:
-      throw_format("unsupported instruction " + opcode_name(ins.op) + " at pc ");  // pc added by caller
+      throw Failed{"unsupported instruction"};  // unreachable: run_code filters unknown opcodes
   }
 }
 

@@ -1,21 +1,30 @@
 """The lite interpreter's bytecode loop: one ``while pc < len(code)`` and a table of opcodes.
 
-Semantics follow torch/csrc/jit/mobile/interpreter.cpp: registers are 1-based, ``X``
-and ``N`` mean what each handler's comment says, jumps are relative to the jumping
-instruction.
+Semantics follow torch/csrc/jit/mobile/interpreter.cpp (and the prim ops it inlines,
+runtime/vararg_functions.cpp, mobile/promoted_prim_ops.cpp): registers are 1-based,
+``X`` and ``N`` mean what each handler's comment says, jumps are relative to the jumping
+instruction, and a method call leaves its one result on the caller's stack.
+
+Values: tensors are numpy arrays (0-dim for scalars), int/float/bool/str/None are Python
+values, lists/tuples/dicts Python containers, devices strings ("cpu"), dtypes ints
+(c10::ScalarType), objects ``runtime_py.values.ScriptObject``.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
 
 from runtime_py.errors import ExecutionError, FormatError, LiteExportError
-from runtime_py.format.ptmf import OpCode
+from runtime_py.format.ptmf import NUMPY_DTYPES, OpCode
+from runtime_py.value_format import format_ivalue
 from runtime_py.values import UNINITIALIZED, ScriptObject
+
+_log = logging.getLogger("runtime_py")
 
 
 class Runtime(Protocol):
@@ -26,6 +35,10 @@ class Runtime(Protocol):
     def create_object(self, type_name: str) -> Any: ...
 
 
+Handler = Callable[["Frame", int, int], None]
+Kernel = Callable[[list[Any]], None]
+
+
 @dataclass(frozen=True)
 class Code:
     """A Function ready to run: constants resolved, operators bound to kernels."""
@@ -33,48 +46,109 @@ class Code:
     qn: str
     instructions: tuple[tuple[int, int, int], ...]  # (op, x, n)
     constants: tuple[Any, ...]
-    operators: tuple[Callable[[list[Any]], None], ...]  # each pops its inputs, pushes its outputs
+    operators: tuple[Kernel, ...]  # each pops its inputs, pushes its outputs
     types: tuple[str, ...]
     register_size: int
+    debug_handles: tuple[int, ...] | None = None  # one per instruction
+    operator_names: tuple[str, ...] = ()  # "name.overload", for error messages
+    # (handler, X, N) per instruction, resolved once so the loop does no lookups
+    steps: tuple[tuple[Handler, int, int], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "steps", tuple((HANDLERS.get(op, _unknown(op)), x, n)
+                                                for op, x, n in self.instructions))
+
+    def debug_handle(self, pc: int) -> int:
+        if self.debug_handles is None or not 0 <= pc < len(self.debug_handles):
+            return -1
+        return self.debug_handles[pc]
+
+    def describe(self, pc: int) -> str:
+        """``aten::add.Tensor`` for an operator call, the opcode's name otherwise."""
+        if not 0 <= pc < len(self.instructions):
+            return f"pc {pc}"
+        op, x, _ = self.instructions[pc]
+        if op in (OpCode.OP, OpCode.OPN) and 0 <= x < len(self.operator_names):
+            return self.operator_names[x]
+        return _opname(op)
 
 
 class ScriptError(ExecutionError):
-    """RAISE_EXCEPTION: the model's own ``raise`` (or a lowered method's failed check)."""
+    """RAISE_EXCEPTION: the model's own ``raise`` or failed ``assert``."""
 
 
-@dataclass
 class Frame:
-    code: Code
-    registers: list[Any]
-    stack: list[Any]
-    runtime: Runtime
-    pc: int = 0
+    """One running function: its registers (1-based, reg[0] unused) and the value stack."""
+
+    __slots__ = ("code", "registers", "stack", "runtime", "pc")
+
+    def __init__(self, code: Code, stack: list[Any], runtime: Runtime) -> None:
+        self.code = code
+        self.registers: list[Any] = [None] * (code.register_size + 1)
+        self.stack = stack
+        self.runtime = runtime
+        self.pc = 0
 
 
-def _isinstance(value: Any, type_str: str) -> bool:
-    if type_str == "Tensor":
-        return isinstance(value, np.ndarray)
-    checks: dict[str, Callable[[Any], bool]] = {
-        "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
-        "float": lambda v: isinstance(v, float),
-        "bool": lambda v: isinstance(v, bool),
-        "str": lambda v: isinstance(v, str),
-        "NoneType": lambda v: v is None,
-        "Any": lambda v: True,
-    }
-    if type_str in checks:
-        return checks[type_str](value)
+class _Return(Exception):
+    """Internal: RET reached (raised once per call; cheaper than a check per instruction)."""
+
+
+# --- value helpers -----------------------------------------------------------------------------
+
+# numpy element type -> c10::ScalarType number (DTYPE)
+SCALAR_TYPES: dict[np.dtype, int] = {dtype: scalar for scalar, dtype in NUMPY_DTYPES.items()}
+
+_SIMPLE_TYPES: dict[str, Callable[[Any], bool]] = {
+    "Tensor": lambda v: isinstance(v, np.ndarray),
+    "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "float": lambda v: isinstance(v, float),
+    "bool": lambda v: isinstance(v, bool),
+    "str": lambda v: isinstance(v, str),
+    "NoneType": lambda v: v is None,
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "Device": lambda v: isinstance(v, str),
+    "Any": lambda v: True,
+}
+
+
+def is_instance(value: Any, type_str: str) -> bool:
+    """isinstance against a TorchScript type string (``Tensor``, ``List[int]``, ``__torch__.M``...)."""
+    check = _SIMPLE_TYPES.get(type_str)
+    if check is not None:
+        return check(value)
+    if type_str.startswith("Optional[") and type_str.endswith("]"):
+        return value is None or is_instance(value, type_str[len("Optional["):-1])
     for prefix, kind in (("List[", list), ("Tuple[", tuple), ("Dict[", dict)):
         if type_str.startswith(prefix):
             return isinstance(value, kind)
     return isinstance(value, ScriptObject) and value.type_name == type_str
 
 
+def _same(a: Any, b: Any) -> bool:
+    """IValue::is: identity for tensors and objects, equality for None and numbers."""
+    if a is None or b is None:
+        return a is b
+    if isinstance(a, (bool, int, float)) and isinstance(b, (bool, int, float)):
+        return type(a) is type(b) and a == b
+    return a is b
+
+
+def _pop_n(stack: list[Any], n: int) -> list[Any]:
+    if n > len(stack):
+        raise ExecutionError(f"instruction needs {n} values but the stack holds {len(stack)}")
+    items = stack[len(stack) - n:]
+    del stack[len(stack) - n:]
+    return items
+
+
+# --- the instructions ---------------------------------------------------------------------------
+
 def _op(f: Frame, x: int, n: int) -> None:  # call operators[X]
     f.code.operators[x](f.stack)
 
 
-def _opn(f: Frame, x: int, n: int) -> None:  # call operators[X] with N inputs (vararg)
+def _opn(f: Frame, x: int, n: int) -> None:  # call operators[X] with N inputs (vararg): N is pushed first
     f.stack.append(n)
     f.code.operators[x](f.stack)
 
@@ -89,8 +163,7 @@ def _move(f: Frame, x: int, n: int) -> None:  # push reg[X], clear it
 
 
 def _storen(f: Frame, x: int, n: int) -> None:  # pop N values into reg[X..X+N-1]
-    for i in range(n - 1, -1, -1):
-        f.registers[x + i] = f.stack.pop()
+    f.registers[x:x + n] = _pop_n(f.stack, n)
 
 
 def _store(f: Frame, x: int, n: int) -> None:  # pop into reg[X]
@@ -109,7 +182,7 @@ def _loadc(f: Frame, x: int, n: int) -> None:  # push constants[X]
     f.stack.append(f.code.constants[x])
 
 
-def _jf(f: Frame, x: int, n: int) -> None:  # pop a bool; jump by X if false
+def _jf(f: Frame, x: int, n: int) -> None:  # pop a bool; if false, jump by X
     if not f.stack.pop():
         f.pc += x - 1
 
@@ -118,13 +191,38 @@ def _jmp(f: Frame, x: int, n: int) -> None:  # jump by X
     f.pc += x - 1
 
 
-def _interface_call(f: Frame, x: int, n: int) -> None:  # constants[X] is the method, N inputs, object first
-    args = f.stack[len(f.stack) - n:]
-    del f.stack[len(f.stack) - n:]
+def _loop(f: Frame, x: int, n: int) -> None:
+    """Loop header. Stack: trip_count, max_trip_count, cond, then N-2 loop-carried values.
+    Continue: trip_count += 1 and cond's slot becomes the iteration index; else drop the three
+    counters (the loop-carried values move down) and jump by X."""
+    stack = f.stack
+    base = len(stack) - (n + 1)
+    trip = stack[base]
+    if trip < stack[base + 1] and stack[base + 2]:
+        stack[base + 2] = trip
+        stack[base] = trip + 1
+    else:
+        del stack[base:base + 3]
+        f.pc += x - 1
+
+
+def _ret(f: Frame, x: int, n: int) -> None:  # return the top of the stack
+    raise _Return
+
+
+def _call(f: Frame, x: int, n: int) -> None:  # call function X of the code (torch: upgraders only)
+    raise ExecutionError(f"CALL {x}: calling functions by index (operator upgraders of old models) is not "
+                         "supported by runtime_py")
+
+
+def _interface_call(f: Frame, x: int, n: int) -> None:  # method named constants[X], N inputs, object first
+    if n == 0:
+        raise ExecutionError("INTERFACE_CALL with no inputs")
+    args = _pop_n(f.stack, n)
     f.stack.append(f.runtime.call_method(args[0], f.code.constants[x], args[1:]))
 
 
-def _get_attr(f: Frame, x: int, n: int) -> None:  # pop object, push slot X
+def _get_attr(f: Frame, x: int, n: int) -> None:  # pop object, push its slot X
     f.stack.append(f.stack.pop().get_slot(x))
 
 
@@ -136,73 +234,155 @@ def _set_attr(f: Frame, x: int, n: int) -> None:  # pop value and object, set sl
 def _list_unpack(f: Frame, x: int, n: int) -> None:  # pop a list of X items, push them
     items = f.stack.pop()
     if len(items) != x:
-        raise ExecutionError(f"expected a list of {x} elements to unpack, got {len(items)}")
+        raise ExecutionError(f"Expected {x} elements in a list but found {len(items)}")
     f.stack.extend(items)
 
 
 def _tuple_construct(f: Frame, x: int, n: int) -> None:  # pop X values, push a tuple
-    items = tuple(f.stack[len(f.stack) - x:])
-    del f.stack[len(f.stack) - x:]
-    f.stack.append(items)
+    f.stack.append(tuple(_pop_n(f.stack, x)))
+
+
+def _named_tuple_construct(f: Frame, x: int, n: int) -> None:  # pop N values, push a tuple of types[X]
+    f.stack.append(tuple(_pop_n(f.stack, n)))
 
 
 def _list_construct(f: Frame, x: int, n: int) -> None:  # pop N values, push a list of types[X]
-    items = f.stack[len(f.stack) - n:]
-    del f.stack[len(f.stack) - n:]
-    f.stack.append(list(items))
+    f.stack.append(_pop_n(f.stack, n))
 
 
-def _dict_construct(f: Frame, x: int, n: int) -> None:  # pop N key/value pairs, push a dict
-    items = f.stack[len(f.stack) - 2 * n:]
-    del f.stack[len(f.stack) - 2 * n:]
+def _dict_construct(f: Frame, x: int, n: int) -> None:  # pop N values (key, value, ...), push a dict
+    items = _pop_n(f.stack, n)
     f.stack.append(dict(zip(items[0::2], items[1::2], strict=True)))
 
 
-def _create_object(f: Frame, x: int, n: int) -> None:  # push a new object of types[X]
+def _create_object(f: Frame, x: int, n: int) -> None:  # push a new object of class types[X]
     f.stack.append(f.runtime.create_object(f.code.types[x]))
 
 
-def _isinstance_op(f: Frame, x: int, n: int) -> None:  # pop, push isinstance(v, types[X..X+N-1])
+def _isinstance(f: Frame, x: int, n: int) -> None:  # pop, push whether it is one of types[X..X+N-1]
     value = f.stack.pop()
-    f.stack.append(any(_isinstance(value, t) for t in f.code.types[x:x + n]))
+    f.stack.append(any(is_instance(value, t) for t in f.code.types[x:x + n]))
+
+
+def _tuple_slice(f: Frame, x: int, n: int) -> None:  # pop a tuple, push tuple[X:X+N]
+    f.stack.append(tuple(f.stack.pop()[x:x + n]))
 
 
 def _tuple_index(f: Frame, x: int, n: int) -> None:  # pop index and tuple, push tuple[index]
     index = f.stack.pop()
-    f.stack.append(f.stack.pop()[index])
+    items = f.stack.pop()
+    if not -len(items) <= index < len(items):
+        raise ExecutionError("Tuple list index out of range")
+    f.stack.append(items[index])
 
 
-def _dict_index(f: Frame, x: int, n: int) -> None:  # pop key and dict, push dict[key]
-    key = f.stack.pop()
-    f.stack.append(f.stack.pop()[key])
-
-
-def _raise_exception(f: Frame, x: int, n: int) -> None:  # pop class name and message, raise
+def _raise_exception(f: Frame, x: int, n: int) -> None:  # pop class name (or None) and message, raise
     class_name = f.stack.pop()
     message = f.stack.pop()
     raise ScriptError(f"{class_name}: {message}" if class_name else str(message))
 
 
-def _un_initialized(f: Frame, x: int, n: int) -> None:  # push a placeholder
+def _dict_index(f: Frame, x: int, n: int) -> None:  # pop key and dict, push dict[key]
+    key = f.stack.pop()
+    d = f.stack.pop()
+    if key not in d:
+        raise ExecutionError(f"KeyError: {format_ivalue(key)}")
+    f.stack.append(d[key])
+
+
+def _nop(f: Frame, x: int, n: int) -> None:  # UNCHECKED_CAST: the value already has the promised type
+    pass
+
+
+def _is(f: Frame, x: int, n: int) -> None:  # pop b, a; push a is b
+    b = f.stack.pop()
+    f.stack.append(_same(f.stack.pop(), b))
+
+
+def _isnot(f: Frame, x: int, n: int) -> None:  # pop b, a; push a is not b
+    b = f.stack.pop()
+    f.stack.append(not _same(f.stack.pop(), b))
+
+
+def _un_initialized(f: Frame, x: int, n: int) -> None:  # push a placeholder (value on a path that raises)
     f.stack.append(UNINITIALIZED)
 
 
-def _is(f: Frame, x: int, n: int) -> None:  # __is__
-    b = f.stack.pop()
-    f.stack.append(f.stack.pop() is b)
+def _format(f: Frame, x: int, n: int) -> None:  # pop X values (format string first), push str.format result
+    args = _pop_n(f.stack, x)
+    fmt = args[0]
+    out: list[str] = []
+    begin = 0
+    for used in range(len(args)):
+        loc = fmt.find("{}", begin)
+        if loc < 0:
+            break
+        if used + 1 >= len(args):
+            raise ExecutionError(f"Too few arguments for format string: {fmt}")
+        out.append(fmt[begin:loc])
+        out.append(format_ivalue(args[used + 1]))
+        begin = loc + 2
+    out.append(fmt[begin:])
+    f.stack.append("".join(out))
 
 
-def _isnot(f: Frame, x: int, n: int) -> None:  # __isnot__
-    b = f.stack.pop()
-    f.stack.append(f.stack.pop() is not b)
+def _device(f: Frame, x: int, n: int) -> None:  # pop a tensor, push its device
+    f.stack.pop()
+    f.stack.append("cpu")
 
 
-def _not(f: Frame, x: int, n: int) -> None:  # __not__
+def _dtype(f: Frame, x: int, n: int) -> None:  # pop a tensor, push its c10::ScalarType number
+    t = f.stack.pop()
+    f.stack.append(SCALAR_TYPES[np.asarray(t).dtype])
+
+
+def _dim(f: Frame, x: int, n: int) -> None:  # pop a tensor, push its number of dimensions
+    f.stack.append(np.ndim(f.stack.pop()))
+
+
+def _not(f: Frame, x: int, n: int) -> None:  # pop a bool, push its negation
     f.stack.append(not f.stack.pop())
 
 
-# opcode -> handler(frame, X, N); RET is handled by the loop itself
-HANDLERS: dict[int, Callable[[Frame, int, int], None]] = {
+_TO_LIST_KINDS = {0: "i", 1: "f", 2: "b", 3: "c"}  # tolist's element type code -> numpy kind
+
+
+def _to_list(f: Frame, x: int, n: int) -> None:  # pop element type code, dim and tensor; push nested lists
+    elem_type = f.stack.pop()
+    dim = f.stack.pop()
+    t = np.asarray(f.stack.pop())
+    kind = _TO_LIST_KINDS.get(elem_type)
+    if kind is None:
+        raise ExecutionError("Unsupported element type for tolist; only int, float, complex and bool are supported")
+    if t.dtype.kind != kind and not (kind == "i" and t.dtype.kind == "u"):
+        raise ExecutionError("Output annotation element type and runtime tensor element type must match for "
+                             "tolist()")
+    if t.ndim != dim:
+        raise ExecutionError("Output annotation list dimension and runtime tensor dimension must match for "
+                             "tolist()")
+    f.stack.append(t.tolist())
+
+
+_SCALAR_TENSOR_DTYPES = {bool: np.bool_, int: np.int64, float: np.float64, complex: np.complex128}
+
+
+def _num_to_tensor(f: Frame, x: int, n: int) -> None:  # pop a number, push it as a 0-dim tensor
+    value = f.stack.pop()
+    f.stack.append(np.array(value, dtype=_SCALAR_TENSOR_DTYPES.get(type(value), None)))
+
+
+def _is_cuda(f: Frame, x: int, n: int) -> None:  # pop a tensor, push False (runtime_py is CPU only)
+    f.stack.pop()
+    f.stack.append(False)
+
+
+def _warn(f: Frame, x: int, n: int) -> None:  # pop stacklevel and message, log the message
+    f.stack.pop()
+    _log.warning("%s", f.stack.pop())
+
+
+# opcode -> handler(frame, X, N)
+HANDLERS: dict[int, Handler] = {
     OpCode.OP: _op,
     OpCode.OPN: _opn,
     OpCode.LOAD: _load,
@@ -214,22 +394,36 @@ HANDLERS: dict[int, Callable[[Frame, int, int], None]] = {
     OpCode.LOADC: _loadc,
     OpCode.JF: _jf,
     OpCode.JMP: _jmp,
+    OpCode.LOOP: _loop,
+    OpCode.RET: _ret,
+    OpCode.CALL: _call,
     OpCode.INTERFACE_CALL: _interface_call,
     OpCode.GET_ATTR: _get_attr,
     OpCode.SET_ATTR: _set_attr,
     OpCode.LIST_UNPACK: _list_unpack,
     OpCode.TUPLE_CONSTRUCT: _tuple_construct,
+    OpCode.NAMED_TUPLE_CONSTRUCT: _named_tuple_construct,
     OpCode.LIST_CONSTRUCT: _list_construct,
     OpCode.DICT_CONSTRUCT: _dict_construct,
     OpCode.CREATE_OBJECT: _create_object,
-    OpCode.ISINSTANCE: _isinstance_op,
+    OpCode.ISINSTANCE: _isinstance,
+    OpCode.TUPLE_SLICE: _tuple_slice,
     OpCode.TUPLE_INDEX: _tuple_index,
     OpCode.RAISE_EXCEPTION: _raise_exception,
     OpCode.DICT_INDEX: _dict_index,
-    OpCode.UN_INITIALIZED: _un_initialized,
+    OpCode.UNCHECKED_CAST: _nop,
     OpCode.IS: _is,
+    OpCode.UN_INITIALIZED: _un_initialized,
     OpCode.ISNOT: _isnot,
+    OpCode.FORMAT: _format,
+    OpCode.DEVICE: _device,
+    OpCode.DTYPE: _dtype,
+    OpCode.DIM: _dim,
     OpCode.NOT: _not,
+    OpCode.TO_LIST: _to_list,
+    OpCode.NUM_TO_TENSOR: _num_to_tensor,
+    OpCode.IS_CUDA: _is_cuda,
+    OpCode.WARN: _warn,
 }
 
 
@@ -237,23 +431,46 @@ def _opname(op: int) -> str:
     return OpCode(op).name if op in OpCode._value2member_map_ else f"opcode {op}"
 
 
+class _UnsupportedInstruction(Exception):
+    pass
+
+
+def _unknown(op: int) -> Handler:
+    def unsupported(f: Frame, x: int, n: int) -> None:
+        raise _UnsupportedInstruction(_opname(op))
+    return unsupported
+
+
 def run(code: Code, args: list[Any], runtime: Runtime) -> Any:
-    """Run ``code`` on ``args`` (``self`` first) and return its result."""
-    frame = Frame(code, [None] * (code.register_size + 1), list(args), runtime)
-    instructions = code.instructions
-    while frame.pc < len(instructions):
-        op, x, n = instructions[frame.pc]
-        if op == OpCode.RET:
-            return frame.stack.pop()
-        handler = HANDLERS.get(op)
-        if handler is None:
-            raise FormatError(f"unsupported instruction {_opname(op)} at pc {frame.pc} of function {code.qn}")
-        try:
-            handler(frame, x, n)
-        except LiteExportError:
-            raise
-        except (IndexError, KeyError, TypeError, AttributeError, ValueError) as exc:
-            raise ExecutionError(
-                f"{_opname(op)} {x} {n} at pc {frame.pc} of function {code.qn} failed: {exc}") from exc
-        frame.pc += 1
+    """Run ``code`` on ``args`` (``self`` first) and return its result.
+
+    Any failure becomes an ExecutionError that names the instruction, pc and function and
+    carries the instruction's debug handle (so the caller can map it to source)."""
+    f = Frame(code, list(args), runtime)
+    steps = code.steps
+    end = len(steps)
+    try:
+        while f.pc < end:
+            handler, x, n = steps[f.pc]
+            handler(f, x, n)
+            f.pc += 1
+    except _Return:
+        if not f.stack:
+            raise ExecutionError(f"RET with an empty stack at pc {f.pc} of function {code.qn}",
+                                 debug_handle=code.debug_handle(f.pc)) from None
+        return f.stack.pop()
+    except _UnsupportedInstruction as exc:
+        raise FormatError(f"unsupported instruction {exc} at pc {f.pc} of function {code.qn}") from None
+    except ExecutionError as exc:
+        if exc.debug_handle < 0:  # the innermost frame that knows where it is tags the error
+            exc.debug_handle = code.debug_handle(f.pc)
+        raise
+    except LiteExportError:
+        raise
+    except RecursionError as exc:
+        raise ExecutionError(f"recursion too deep at pc {f.pc} of function {code.qn}",
+                             debug_handle=code.debug_handle(f.pc)) from exc
+    except Exception as exc:  # a kernel's or a handler's own failure: say where it happened
+        raise ExecutionError(f"{code.describe(f.pc)} failed at pc {f.pc} of function {code.qn}: "
+                             f"{type(exc).__name__}: {exc}", debug_handle=code.debug_handle(f.pc)) from exc
     raise FormatError(f"function {code.qn} ran past its last instruction without RET")

@@ -14,7 +14,7 @@ from runtime_py.backends import get_backend
 from runtime_py.errors import ExecutionError, FormatError
 from runtime_py.format import ptmf
 from runtime_py.operators import bind_operator
-from runtime_py.values import ScriptObject
+from runtime_py.values import ScriptEnum, ScriptObject
 
 BACKEND_CLASS_PREFIX = "__torch__.torch.classes.__backends__."
 DEBUG_INFO_CLASS = "__torch__.torch.classes.backendutils.BackendDebugInfo"
@@ -61,6 +61,7 @@ class LoadedModule:
             ptmf.ListValue: lambda v: [self.value(i) for i in v.items],
             ptmf.TupleValue: lambda v: tuple(self.value(i) for i in v.items),
             ptmf.TensorMetadata: lambda v: _tensor(v, self.module.storage_data[v.storage_location_index]),
+            ptmf.EnumValue: lambda v: ScriptEnum(v.type_name, self.value(v.value)),
         }
         if type(v) in simple:
             return simple[type(v)](v)
@@ -93,7 +94,9 @@ class LoadedModule:
             qn=f.qn, instructions=tuple((i.op, i.x, i.n) for i in f.instructions),
             constants=tuple(self.value(c) for c in f.constants),
             operators=tuple(bind_operator(op, f.qn) for op in f.operators),
-            types=f.type_annotations, register_size=f.register_size)
+            types=f.type_annotations, register_size=f.register_size, debug_handles=f.debug_handles,
+            operator_names=tuple(f"{op.name}.{op.overload_name}" if op.overload_name else op.name
+                                 for op in f.operators))
 
     # --- the interpreter's Runtime protocol ---------------------------------------------------
     def call_method(self, obj: Any, name: str, args: list[Any]) -> Any:

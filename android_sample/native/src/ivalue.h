@@ -16,9 +16,9 @@ namespace liteexport {
 
 struct IValue;
 struct Object;
-using List = std::vector<IValue>;
-using Tuple = std::vector<IValue>;
-using Dict = std::vector<std::pair<IValue, IValue>>;  // insertion order; few keys, linear lookup
+struct List;
+struct Tuple;
+struct Dict;
 
 // A uint8 tensor of the bundle (demo programs): bytes used in place.
 struct ByteTensor {
@@ -65,6 +65,18 @@ struct IValue {
   // Python str() of a scalar or string (RAISE_EXCEPTION messages).
   std::string str() const;
 };
+
+// Distinct types (not aliases) so the variant can tell a list from a tuple.
+struct List : std::vector<IValue> {
+  List() = default;
+  explicit List(std::vector<IValue> items) : std::vector<IValue>(std::move(items)) {}
+};
+struct Tuple : std::vector<IValue> {
+  Tuple() = default;
+  explicit Tuple(std::vector<IValue> items) : std::vector<IValue>(std::move(items)) {}
+};
+// Insertion order; a bundle's dicts have few keys, so lookup is linear.
+struct Dict : std::vector<std::pair<IValue, IValue>> {};
 
 // An instance of a TorchScript class: a type name and attribute slots.
 struct Object {

@@ -58,6 +58,49 @@ class _Lstm(nn.Module):
         return self.r(x)[0]
 
 
+class _UserCode(nn.Module):
+    """Tensor methods and Python-level operations typical user code scripts to (x: a 4x4 tensor)."""
+
+    def forward(self, x: torch.Tensor, idx: torch.Tensor, n: int, s: str) -> tuple[torch.Tensor, list[int], str]:
+        a = x[0] + x[:, 1:3].sum() + x[..., -1].unsqueeze(-1).mean()
+        b = (x[idx] * 2.0 - 1).sum(0)
+        c = x.float() + x.long().double() + x.int() + x.to(torch.float16) + x.type_as(a)
+        d = x[x > 0.5]
+        x[0, 0] = 3.0
+        x[1] += 1
+        m = torch.max(x, dim=1)
+        e = torch.cat([x, x], 1) + torch.stack([x, x]).sum(0).repeat(1, 2)
+        f = torch.where(x > 0, x, torch.zeros_like(x)).clamp(min=0.1, max=0.9).clamp(0.2)
+        g = torch.arange(10) + torch.arange(1, 11, 2).sum() + torch.arange(0.0, 1.0, 0.1).sum()
+        h = (torch.ones(2, 3) + torch.full((2, 3), 1.5) + torch.zeros(2, 3, dtype=torch.float64)
+             + torch.empty(2, 3).fill_(1))
+        out: list[int] = []
+        for i in range(n):
+            out.append(i * 2 // 3 % 4)
+        out2 = out[1:]
+        out2.extend(out)
+        out2.insert(0, 1)
+        out2.pop()
+        dd: dict[str, int] = {"a": 1}
+        dd["b"] = 2
+        t = "x{}y{}".format(n, s) + str(n) + s[0] + f"{n}"  # noqa: UP032 (aten::format)
+        if "a" in dd and n in out:
+            t = t + "z"
+        z = x.view(-1).reshape(2, -1).permute(1, 0).transpose(0, 1).t().contiguous().flatten().squeeze().squeeze(0)
+        y = torch.matmul(x, x.t()) + torch.mm(x, x.t()) + x @ x.t() + torch.addmm(x, x, x.t()[:, :x.size(1)])
+        r = x.abs().exp().log().sqrt().rsqrt().sin().cos().tanh().sigmoid().floor().ceil().round().neg().reciprocal()
+        q = torch.softmax(x, -1) + torch.log_softmax(x, dim=1) + nn.functional.relu(x) + x.relu() + r.pow(2).erf()
+        k = (x.argmax(1).float().sum() + x.argmin() + x.amax(1).sum() + x.prod() + x.std() + x.var(1).sum() + x.min()
+             + x.sum(dim=[0, 1], keepdim=True))
+        u = (x.masked_fill(x > 0, 0.0) + x.expand(2, 4, 4).sum(0) + x.expand_as(x) + (x == 1).float() + (x != 1).float()
+             + (x <= 1) + (x >= 1) + (x < 1).long())
+        sp = torch.split(x, 1) + x.chunk(2) + x.unbind(0)
+        it = int(x.sum().item()) + int(x[0, 0]) + float(x.mean())
+        total = (a + b + c.sum() + d.sum() + m.values.sum() + e.sum() + f + g.sum() + h.sum() + z.sum() + y + q + k + u
+                 + sp[0].sum() + it)
+        return total, out2, t
+
+
 # name -> a factory of the module in eval mode
 MODULES: dict[str, Callable[[], nn.Module]] = {
     "Linear": lambda: nn.Linear(4, 3),
@@ -102,6 +145,7 @@ MODULES: dict[str, Callable[[], nn.Module]] = {
     "MultiheadAttention": lambda: _Mha(False),
     "MultiheadAttention_bf": lambda: _Mha(True),
     "TransformerEncoderLayer": lambda: nn.TransformerEncoderLayer(8, 2, 16),
+    "UserCode": _UserCode,
     "TransformerEncoderLayer_bf": lambda: nn.TransformerEncoderLayer(8, 2, 16, batch_first=True,
                                                                      norm_first=True, activation="gelu"),
 }

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Host tests of the Android sample's JNI bridge and Java API, on a desktop JVM:
+#   1. builds the native core + libliteexport_jni.so with CMake against the JDK's JNI headers,
+#   2. compiles org.liteexport (the same sources the app uses) and the tests with javac,
+#   3. exports test bundles with liteexport and records runtime_py's outputs and errors on them,
+#   4. runs the Java tests through the JNI library (with -Xcheck:jni) and compares.
+#
+#   android_sample/host_tests.sh [-v]
+# Environment: PYTHON (default: .venv/bin/python, else python3; needs liteexport[dev]),
+#   BUILD_DIR (default: android_sample/build/host), FLATBUFFERS_INCLUDE_DIR (default: the
+#   python environment's include/, where the flatc package installs the headers),
+#   SANITIZE=1 (build with AddressSanitizer + UndefinedBehaviorSanitizer and run the JVM with them).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/.." && pwd)"
+verbose="${1:-}"
+
+python="${PYTHON:-}"
+if [[ -z "$python" ]]; then
+  if [[ -x "$repo/.venv/bin/python" ]]; then python="$repo/.venv/bin/python"; else python=python3; fi
+fi
+build="${BUILD_DIR:-$here/build/host}"
+if [[ "${SANITIZE:-0}" == 1 ]]; then build="$build-sanitize"; fi
+mkdir -p "$build"
+build="$(cd "$build" && pwd)"
+
+export JAVA_HOME="${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")}"
+fb_include="${FLATBUFFERS_INCLUDE_DIR:-$("$python" -c 'import sys; print(sys.prefix)')/include}"
+
+echo "== native: core + JNI library ($build/cmake)"
+cmake_args=(-S "$here/jni" -B "$build/cmake" -DCMAKE_BUILD_TYPE=Release
+            -DFLATBUFFERS_INCLUDE_DIR="$fb_include")
+if command -v ninja >/dev/null; then cmake_args+=(-G Ninja); fi
+java_env=()
+if [[ "${SANITIZE:-0}" == 1 ]]; then
+  cmake_args+=(-DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer")
+  # The java launcher is not built with ASan: preload the runtime (and libstdc++, which ASan's
+  # __cxa_throw interceptor must find at start-up). The JVM handles SIGSEGV itself and never frees
+  # everything at exit: leave both to it.
+  java_env=(env "LD_PRELOAD=$(g++ -print-file-name=libasan.so) $(g++ -print-file-name=libstdc++.so)"
+            "ASAN_OPTIONS=handle_segv=0:allow_user_segv_handler=1:detect_leaks=0"
+            "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
+fi
+if [[ ! -f "$build/cmake/CMakeCache.txt" ]]; then
+  cmake "${cmake_args[@]}" >"$build/cmake-configure.log" || { cat "$build/cmake-configure.log"; exit 1; }
+fi
+# Only the JNI library and what it links: the core's own tests are built by its own CI step.
+cmake --build "$build/cmake" --target liteexport_jni -j "$(nproc 2>/dev/null || echo 2)"
+jni_lib="$(find "$build/cmake" -maxdepth 1 -name 'libliteexport_jni.*' \( -name '*.so' -o -name '*.dylib' \) | head -n1)"
+[[ -n "$jni_lib" ]] || { echo "libliteexport_jni not found in $build/cmake" >&2; exit 1; }
+
+echo "== java: org.liteexport + tests"
+rm -rf "$build/classes"
+mkdir -p "$build/classes"
+# The API is compiled as Java 8, the language level and library the app's minSdk can rely on.
+"$JAVA_HOME/bin/javac" -Xlint:all -Werror --release 8 -d "$build/classes" \
+  $(find "$here/java/src/main/java" -name '*.java')
+"$JAVA_HOME/bin/javac" -Xlint:all -Werror --release 11 -cp "$build/classes" -d "$build/classes" \
+  $(find "$here/java/src/test/java" -name '*.java')
+
+echo "== vectors: liteexport exports, runtime_py answers ($build/vectors)"
+rm -rf "$build/vectors"
+"$python" "$here/scripts/make_host_test_vectors.py" "$build/vectors"
+
+echo "== run: Java -> JNI -> native core"
+# -Xcheck:jni makes HotSpot validate every JNI call; its complaints are warnings, so they are
+# collected from the output and fail the run too.
+set +e
+${java_env[@]+"${java_env[@]}"} "$JAVA_HOME/bin/java" -Xcheck:jni -Dliteexport.jni.path="$jni_lib" -cp "$build/classes" \
+  org.liteexport.HostTests "$build/vectors" $verbose 2>&1 | tee "$build/java.log"
+status=${PIPESTATUS[0]}
+set -e
+if grep -q "WARNING in native method" "$build/java.log"; then
+  echo "-Xcheck:jni reported JNI misuse (see above)" >&2
+  status=1
+fi
+if [[ $status -ne 0 ]]; then echo "host tests FAILED (exit $status)" >&2; fi
+exit "$status"

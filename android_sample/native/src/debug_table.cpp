@@ -1,0 +1,86 @@
+#include "debug_table.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "debug_table_generated.h"
+#include "errors.h"
+
+namespace liteexport {
+
+namespace fbd = liteexport::debug;
+
+namespace {
+
+std::string required(const flatbuffers::String* s, const std::string& table, const char* field) {
+  if (s == nullptr) throw_format(std::string("required field '") + field + "' is missing", table);
+  return s->str();
+}
+
+}  // namespace
+
+DebugTable DebugTable::decode(const uint8_t* data, size_t size) {
+  std::vector<uint64_t> aligned((size + 7) / 8);
+  if (size) std::memcpy(aligned.data(), data, size);
+  const auto* buf = reinterpret_cast<const uint8_t*>(aligned.data());
+  if (size < 8 || !fbd::DebugTableBufferHasIdentifier(buf))
+    throw_format("malformed debug table: missing file identifier b'LXDT'", "DebugTable");
+  flatbuffers::Verifier verifier(buf, size);
+  if (!fbd::VerifyDebugTableBuffer(verifier))
+    throw_format("malformed debug table: flatbuffers verification failed", "DebugTable");
+  const fbd::DebugTable* t = fbd::GetDebugTable(buf);
+  if (t->format_version() != kDebugTableFormatVersion)
+    throw_format("unsupported debug table format version " + std::to_string(t->format_version()) +
+                 "; this runtime reads version " + std::to_string(kDebugTableFormatVersion),
+                 "DebugTable.format_version");
+  DebugTable table;
+  if (t->entries() == nullptr) return table;
+  for (size_t i = 0; i < t->entries()->size(); ++i) {
+    const fbd::DebugEntry* e = t->entries()->Get(i);
+    std::string where = "DebugTable.entries[" + std::to_string(i) + "]";
+    DebugEntry entry;
+    entry.handle = e->handle();
+    if (!table.entries_.empty() && entry.handle <= table.entries_.back().handle)
+      throw_format("entries not sorted by unique handle: " + std::to_string(entry.handle) + " follows " +
+                   std::to_string(table.entries_.back().handle), where);
+    entry.method = required(e->method(), where, "method");
+    entry.node_kind = required(e->node_kind(), where, "node_kind");
+    entry.module_hierarchy = required(e->module_hierarchy(), where, "module_hierarchy");
+    if (e->frames() != nullptr)
+      for (size_t j = 0; j < e->frames()->size(); ++j) {
+        const fbd::SourceFrame* f = e->frames()->Get(j);
+        std::string at = where + ".frames[" + std::to_string(j) + "]";
+        entry.frames.push_back({required(f->function(), at, "function"), required(f->file(), at, "file"),
+                                required(f->snippet(), at, "snippet"), f->line()});
+      }
+    table.entries_.push_back(std::move(entry));
+  }
+  return table;
+}
+
+const DebugEntry* DebugTable::lookup(int64_t handle) const {
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), handle,
+                             [](const DebugEntry& e, int64_t h) { return e.handle < h; });
+  return it != entries_.end() && it->handle == handle ? &*it : nullptr;
+}
+
+namespace {
+// runtime_py's format_frame: ", in <function>" appended to the snippet's "File ..., line N" header.
+std::string format_frame(const std::string& function, const std::string& snippet) {
+  size_t nl = snippet.find('\n');
+  if (nl == std::string::npos) return snippet + ", in " + function;
+  return snippet.substr(0, nl) + ", in " + function + snippet.substr(nl);
+}
+}  // namespace
+
+std::string source_mapped_message(const std::string& message, int64_t handle, const DebugTable* table,
+                                  const std::string& method) {
+  const DebugEntry* entry = table != nullptr && handle >= 0 ? table->lookup(handle) : nullptr;
+  if (entry == nullptr) return method + ": " + message;
+  std::string out = message + "\nModule hierarchy:" + entry->module_hierarchy + "::" + entry->method + "." +
+                    entry->node_kind + "\nTraceback of TorchScript (most recent call last):";
+  for (const SourceFrame& frame : entry->frames) out += "\n" + format_frame(frame.function, frame.snippet);
+  return out;
+}
+
+}  // namespace liteexport

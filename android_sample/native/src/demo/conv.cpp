@@ -1,0 +1,72 @@
+// 2-D convolution: im2col per (batch, group) and one GEMM, with stride, padding, dilation,
+// groups, bias and a fused ReLU.
+#include <vector>
+
+#include "../errors.h"
+#include "windows.h"
+
+namespace liteexport::demo_backend {
+
+Kernel make_conv2d(const Conv2dAttrs& attrs) {
+  check_window_attrs(attrs.stride, attrs.padding, attrs.dilation);
+  if (attrs.groups < 1) throw AttrError("groups must be positive, got " + std::to_string(attrs.groups));
+  return [=](const Inputs& in) {
+    const Array& x = *in[0];
+    const Array& weight = *in[1];
+    const Nchw d = as_batched(x, "conv2d");
+    if (weight.dim() != 4) throw KernelError("conv2d expects a 4-D weight, got shape " + py_shape(weight.shape));
+    const int64_t groups = attrs.groups, out_c = weight.shape[0], group_c = weight.shape[1];
+    const int64_t kh = weight.shape[2], kw = weight.shape[3];
+    if (d.c != group_c * groups || out_c % groups)
+      throw KernelError("input of shape " + py_shape(x.shape) + " does not fit weight of shape " +
+                        py_shape(weight.shape) + " with groups=" + std::to_string(groups) + " (expected " +
+                        std::to_string(group_c * groups) +
+                        " input channels and output channels divisible by groups)");
+    const auto [sh, sw] = attrs.stride;
+    const auto [ph, pw] = attrs.padding;
+    const auto [dh, dw] = attrs.dilation;
+    const int64_t oh = window_output_size(d.h, kh, sh, ph, dh, false);
+    const int64_t ow = window_output_size(d.w, kw, sw, pw, dw, false);
+    check_output_size("conv2d", d.h, d.w, oh, ow);
+    const Array* bias = in.size() > 2 ? in[2] : nullptr;
+    if (bias != nullptr && bias->size() != out_c)
+      throw KernelError("cannot reshape array of size " + std::to_string(bias->size()) + " into shape (" +
+                        std::to_string(out_c) + ",1,1)");
+    Shape out_shape = d.unbatched ? Shape{out_c, oh, ow} : Shape{d.n, out_c, oh, ow};
+    float* y;
+    Array out = Array::zeros(out_shape, &y);
+    const int64_t og = out_c / groups, kdim = group_c * kh * kw, len = oh * ow;
+    std::vector<float> cols(static_cast<size_t>(kdim * len));
+    const float* px = x.ptr();
+    for (int64_t n = 0; n < d.n; ++n)
+      for (int64_t g = 0; g < groups; ++g) {
+        // cols[(c, i, j), (oy, ox)] = padded input, ordered like the weight's (Cg, kh, kw)
+        for (int64_t c = 0; c < group_c; ++c) {
+          const float* plane = px + ((n * d.c) + g * group_c + c) * d.h * d.w;
+          for (int64_t i = 0; i < kh; ++i)
+            for (int64_t j = 0; j < kw; ++j) {
+              float* row = cols.data() + ((c * kh + i) * kw + j) * len;
+              for (int64_t oy = 0; oy < oh; ++oy) {
+                const int64_t iy = oy * sh - ph + i * dh;
+                for (int64_t ox = 0; ox < ow; ++ox) {
+                  const int64_t ix = ox * sw - pw + j * dw;
+                  row[oy * ow + ox] = (iy >= 0 && iy < d.h && ix >= 0 && ix < d.w) ? plane[iy * d.w + ix] : 0.0f;
+                }
+              }
+            }
+        }
+        float* dst = y + (n * out_c + g * og) * len;
+        gemm_acc(og, len, kdim, weight.ptr() + g * og * kdim, kdim, cols.data(), len, dst, len);
+      }
+    if (bias != nullptr)
+      for (int64_t n = 0; n < d.n; ++n)
+        for (int64_t o = 0; o < out_c; ++o) {
+          float* plane = y + (n * out_c + o) * len;
+          for (int64_t i = 0; i < len; ++i) plane[i] += bias->ptr()[o];
+        }
+    if (attrs.relu) relu_inplace(y, out.size());
+    return out;
+  };
+}
+
+}  // namespace liteexport::demo_backend

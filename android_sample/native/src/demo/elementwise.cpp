@@ -1,0 +1,199 @@
+// Elementwise and per-axis kernels: binary arithmetic with numpy broadcasting, activations,
+// softmax. Arithmetic stays float32 like runtime_py (scalars are rounded to float32 first);
+// reductions accumulate in double, which is within float32 tolerance of numpy's pairwise sums.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+
+#include "../errors.h"
+#include "kernels.h"
+
+namespace liteexport::demo_backend {
+
+std::string py_float(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[40];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  std::string s = buf;
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  return s;
+}
+
+int64_t normalize_axis(int64_t axis, int64_t ndim) {
+  if (axis < -ndim || axis >= ndim)
+    throw KernelError("axis " + std::to_string(axis) + " is out of bounds for array of dimension " +
+                      std::to_string(ndim));
+  return axis < 0 ? axis + ndim : axis;
+}
+
+void relu_inplace(float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    if (y[i] < 0.0f) y[i] = 0.0f;  // NaN compares false and stays
+}
+
+namespace {
+
+// numpy's shape text in its broadcast error: "(2,3)", "(4,)".
+std::string np_shape(const Shape& s) {
+  std::string out = "(";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? "," : "") + std::to_string(s[i]);
+  return out + (s.size() == 1 ? ",)" : ")");
+}
+
+template <typename F>
+Array map_unary(const Array& x, F f) {
+  float* y;
+  Array out = Array::zeros(x.shape, &y);
+  const float* p = x.ptr();
+  for (int64_t i = 0, n = x.size(); i < n; ++i) y[i] = f(p[i]);
+  return out;
+}
+
+// out = f(a, b) with numpy broadcasting; the last axis is the contiguous inner loop.
+template <typename F>
+Array broadcast(const Array& a, const Array& b, F f) {
+  const size_t nd = std::max(a.shape.size(), b.shape.size());
+  Shape sa(nd, 1), sb(nd, 1), so(nd);
+  std::copy(a.shape.begin(), a.shape.end(), sa.begin() + static_cast<ptrdiff_t>(nd - a.shape.size()));
+  std::copy(b.shape.begin(), b.shape.end(), sb.begin() + static_cast<ptrdiff_t>(nd - b.shape.size()));
+  for (size_t i = 0; i < nd; ++i) {
+    if (sa[i] != sb[i] && sa[i] != 1 && sb[i] != 1)
+      throw KernelError("operands could not be broadcast together with shapes " + np_shape(a.shape) + " " +
+                        np_shape(b.shape) + " ");
+    so[i] = sa[i] == 1 ? sb[i] : sa[i];
+  }
+  float* y;
+  Array out = Array::zeros(so, &y);
+  const int64_t total = numel(so);
+  if (total == 0) return out;
+  const float *pa = a.ptr(), *pb = b.ptr();
+  if (a.shape == b.shape) {  // the common case: no index arithmetic
+    for (int64_t i = 0; i < total; ++i) y[i] = f(pa[i], pb[i]);
+    return out;
+  }
+  auto stra = contiguous_strides(sa), strb = contiguous_strides(sb);
+  for (size_t i = 0; i < nd; ++i) {
+    if (sa[i] == 1) stra[i] = 0;
+    if (sb[i] == 1) strb[i] = 0;
+  }
+  const int64_t inner = nd ? so[nd - 1] : 1;
+  const int64_t ia = nd ? stra[nd - 1] : 0, ib = nd ? strb[nd - 1] : 0;
+  std::vector<int64_t> index(nd, 0);
+  for (int64_t base = 0; base < total; base += inner) {
+    int64_t oa = 0, ob = 0;
+    for (size_t d = 0; d + 1 < nd; ++d) {
+      oa += index[d] * stra[d];
+      ob += index[d] * strb[d];
+    }
+    for (int64_t j = 0; j < inner; ++j) y[base + j] = f(pa[oa + j * ia], pb[ob + j * ib]);
+    for (size_t d = nd - 1; d-- > 0;) {  // odometer over the outer axes
+      if (++index[d] < so[d]) break;
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+template <typename F>
+Kernel bind_binary(F f, const BinaryAttrs& a, size_t n_inputs) {
+  const float alpha = static_cast<float>(a.alpha);
+  if (n_inputs == 1) {
+    const float scalar = static_cast<float>(*a.scalar);
+    if (a.reverse) {  // scalar OP alpha*x, e.g. rsub(x, s, alpha) = s - alpha*x
+      if (a.alpha == 1.0) return [=](const Inputs& in) { return map_unary(*in[0], [=](float x) { return f(scalar, x); }); };
+      return [=](const Inputs& in) { return map_unary(*in[0], [=](float x) { return f(scalar, alpha * x); }); };
+    }
+    // torch folds alpha into the scalar operand: add(x, s, alpha) = x + alpha*s
+    const float operand = static_cast<float>(a.alpha * *a.scalar);
+    return [=](const Inputs& in) { return map_unary(*in[0], [=](float x) { return f(x, operand); }); };
+  }
+  if (a.alpha == 1.0) {
+    if (a.reverse) return [=](const Inputs& in) { return broadcast(*in[1], *in[0], f); };
+    return [=](const Inputs& in) { return broadcast(*in[0], *in[1], f); };
+  }
+  if (a.reverse)
+    return [=](const Inputs& in) { return broadcast(*in[1], *in[0], [=](float p, float q) { return f(p, alpha * q); }); };
+  return [=](const Inputs& in) { return broadcast(*in[0], *in[1], [=](float p, float q) { return f(p, alpha * q); }); };
+}
+
+}  // namespace
+
+Kernel make_binary(Op op, const BinaryAttrs& a, size_t n_inputs) {
+  if ((op == Op::MUL || op == Op::DIV) && a.alpha != 1.0)
+    throw AttrError("alpha=" + py_float(a.alpha) + " is only allowed for ADD and SUB");
+  if ((n_inputs == 1) != a.scalar.has_value())
+    throw AttrError("a scalar operand is needed with exactly one input, and only then");
+  switch (op) {
+    case Op::ADD: return bind_binary([](float p, float q) { return p + q; }, a, n_inputs);
+    case Op::SUB: return bind_binary([](float p, float q) { return p - q; }, a, n_inputs);
+    case Op::MUL: return bind_binary([](float p, float q) { return p * q; }, a, n_inputs);
+    default: return bind_binary([](float p, float q) { return p / q; }, a, n_inputs);
+  }
+}
+
+Kernel make_unary(Op op) {
+  switch (op) {
+    case Op::NEG: return [](const Inputs& in) { return map_unary(*in[0], [](float x) { return -x; }); };
+    case Op::RELU: return [](const Inputs& in) { return map_unary(*in[0], [](float x) { return x < 0.0f ? 0.0f : x; }); };
+    case Op::SIGMOID:
+      // exp overflows to inf for very negative x, giving exactly 0
+      return [](const Inputs& in) { return map_unary(*in[0], [](float x) { return 1.0f / (1.0f + std::exp(-x)); }); };
+    default: return [](const Inputs& in) { return map_unary(*in[0], [](float x) { return std::tanh(x); }); };
+  }
+}
+
+Kernel make_gelu(const GeluAttrs& a) {
+  if (a.tanh_approximation)
+    return [](const Inputs& in) {
+      return map_unary(*in[0], [](float x) {
+        const float k = static_cast<float>(std::sqrt(2.0 / M_PI));
+        return 0.5f * x * (1.0f + std::tanh(k * x * (1.0f + 0.044715f * x * x)));
+      });
+    };
+  // x * Phi(x) = 0.5 * x * erfc(-x / sqrt(2)): accurate for large negative x too
+  return [](const Inputs& in) {
+    return map_unary(*in[0], [](float x) { return static_cast<float>(0.5 * x * std::erfc(-x / std::sqrt(2.0))); });
+  };
+}
+
+Kernel make_softmax(const AxisAttrs& a, bool log) {
+  const int64_t axis_attr = a.axis;
+  return [=](const Inputs& in) {
+    const Array& x = *in[0];
+    const int64_t axis = normalize_axis(axis_attr, x.dim());
+    float* y;
+    Array out = Array::zeros(x.shape, &y);
+    if (x.size() == 0) return out;
+    int64_t outer = 1, inner = 1, len = x.shape[static_cast<size_t>(axis)];
+    for (int64_t d = 0; d < axis; ++d) outer *= x.shape[static_cast<size_t>(d)];
+    for (int64_t d = axis + 1; d < x.dim(); ++d) inner *= x.shape[static_cast<size_t>(d)];
+    const float* p = x.ptr();
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        const float* row = p + o * len * inner + i;
+        float* dst = y + o * len * inner + i;
+        float max = -std::numeric_limits<float>::infinity();
+        bool nan = false;
+        for (int64_t k = 0; k < len; ++k) {
+          nan = nan || std::isnan(row[k * inner]);
+          max = std::max(max, row[k * inner]);
+        }
+        if (nan) max = std::numeric_limits<float>::quiet_NaN();  // numpy's max propagates NaN
+        double sum = 0;
+        for (int64_t k = 0; k < len; ++k) sum += std::exp(static_cast<double>(row[k * inner] - max));
+        for (int64_t k = 0; k < len; ++k) {
+          float shifted = row[k * inner] - max;
+          dst[k * inner] = log ? static_cast<float>(shifted - std::log(sum))
+                               : static_cast<float>(std::exp(static_cast<double>(shifted)) / sum);
+        }
+      }
+    return out;
+  };
+}
+
+}  // namespace liteexport::demo_backend

@@ -1,0 +1,61 @@
+// Runs a prepared demo program: check the inputs, then one loop over the steps.
+#include <optional>
+
+#include "../errors.h"
+#include "plan.h"
+
+namespace liteexport::demo_backend {
+
+namespace {
+
+bool fits(const Shape& shape, const Shape& expected) {
+  if (shape.size() != expected.size()) return false;
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (expected[i] != -1 && expected[i] != shape[i]) return false;
+  return true;
+}
+
+[[noreturn]] void input_error(const InputCheck& check, const IValue& value) {
+  std::string expected = check.shape ? "float32 of shape " + py_shape(*check.shape, true) : "float32";
+  std::string got;
+  if (auto a = value.get_if<Array>()) got = "float32 of shape " + py_shape(a->shape);
+  else if (auto b = value.get_if<ByteTensor>()) got = "uint8 of shape (" + std::to_string(b->size) + ",)";
+  else got = value.kind() + " (not an ndarray)";
+  throw_execution(check.blame + ": input " + std::to_string(check.index) + ": expected " + expected + ", got " + got,
+                  check.debug_handle);
+}
+
+}  // namespace
+
+std::vector<Array> run_plan(const MethodPlan& plan, const std::vector<IValue>& inputs) {
+  if (inputs.size() != plan.input_checks.size())
+    throw_execution("method '" + plan.method + "' expected " + std::to_string(plan.input_checks.size()) +
+                    " inputs, got " + std::to_string(inputs.size()));
+  std::vector<std::optional<Array>> slots(plan.num_slots);
+  for (const InputCheck& check : plan.input_checks) {
+    const IValue& value = inputs[check.index];
+    const Array* a = value.get_if<Array>();
+    if (a == nullptr || (check.shape && !fits(a->shape, *check.shape))) input_error(check, value);
+    slots[check.index] = *a;
+  }
+  for (const auto& [slot, weight] : plan.constants) slots[slot] = weight;
+  Inputs args;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const Step& step = plan.steps[i];
+    args.clear();
+    for (uint32_t slot : step.reads) args.push_back(&*slots[slot]);  // defined: the plan checked it
+    try {
+      // float errors (overflow in exp, division by zero) give inf/NaN silently, as in torch
+      slots[step.write] = step.kernel(args);
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw_execution(plan.labels[i] + ": " + e.what(), plan.debug_handles[i]);
+    }
+  }
+  std::vector<Array> out;
+  for (uint32_t slot : plan.outputs) out.push_back(*slots[slot]);
+  return out;
+}
+
+}  // namespace liteexport::demo_backend

@@ -1,0 +1,76 @@
+// The demo instruction set's kernel table and the kernel families (one .cpp each).
+// A factory checks an instruction's attributes once (AttrError -> FormatError at compile
+// time) and binds them; the bound kernel computes one fresh output from its inputs and
+// reports bad inputs with KernelError (-> ExecutionError naming the instruction).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "../array.h"
+#include "attrs.h"
+
+namespace liteexport::demo_backend {
+
+enum class Op : uint16_t {
+  ADD, SUB, MUL, DIV, NEG, RELU, SIGMOID, TANH, GELU, SOFTMAX, LOG_SOFTMAX, MATMUL, LINEAR, CONV2D,
+  CHANNEL_AFFINE, LAYER_NORM, MAX_POOL2D, AVG_POOL2D, ADAPTIVE_AVG_POOL2D, TRANSPOSE, RESHAPE, FLATTEN, CAT,
+  COUNT
+};
+
+struct KernelError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+struct AttrError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+using Inputs = std::vector<const Array*>;
+using Kernel = std::function<Array(const Inputs&)>;
+using Factory = std::function<Kernel(const Attrs&, size_t n_inputs)>;
+
+struct KernelSpec {
+  const char* name;          // runtime_py's OpCode name, e.g. "LOG_SOFTMAX"
+  size_t min_inputs;
+  size_t max_inputs;         // SIZE_MAX: any number (cat)
+  size_t attrs_index;        // Attrs variant index the op carries, 0 = none
+  bool attrs_optional;       // every field has a default: the instruction may omit them
+  Factory factory;
+};
+
+// nullptr for an opcode outside the instruction set.
+const KernelSpec* kernel_spec(uint16_t op);
+
+// --- families ---
+Kernel make_binary(Op op, const BinaryAttrs& a, size_t n_inputs);       // elementwise.cpp
+Kernel make_unary(Op op);                                               // elementwise.cpp
+Kernel make_gelu(const GeluAttrs& a);                                   // elementwise.cpp
+Kernel make_softmax(const AxisAttrs& a, bool log);                      // elementwise.cpp
+Kernel make_matmul();                                                   // linalg.cpp
+Kernel make_linear(const FusedAttrs& a);                                // linalg.cpp
+Kernel make_conv2d(const Conv2dAttrs& a);                               // conv.cpp
+Kernel make_channel_affine();                                           // normalization.cpp
+Kernel make_layer_norm(const LayerNormAttrs& a);                        // normalization.cpp
+Kernel make_max_pool2d(const Pool2dAttrs& a);                           // pooling.cpp
+Kernel make_avg_pool2d(const Pool2dAttrs& a);                           // pooling.cpp
+Kernel make_adaptive_avg_pool2d(const ShapeAttrs& a);                   // pooling.cpp
+Kernel make_transpose(const PermuteAttrs& a);                           // layout.cpp
+Kernel make_reshape(const ShapeAttrs& a);                               // layout.cpp
+Kernel make_flatten(const FlattenAttrs& a);                             // layout.cpp
+Kernel make_cat(const AxisAttrs& a);                                    // layout.cpp
+
+// --- helpers shared by the families ---
+// y = max(y, 0) in place; NaN stays NaN, as in torch.
+void relu_inplace(float* y, int64_t n);
+// A normalized axis, or KernelError with numpy's text.
+int64_t normalize_axis(int64_t axis, int64_t ndim);
+// Python repr of a float ("2.0", "0.1").
+std::string py_float(double v);
+// C[m, n] (+)= A[m, k] * B[k, n]; row-major with leading dimensions; accumulates into C.
+void gemm_acc(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+              int64_t ldc);
+
+}  // namespace liteexport::demo_backend

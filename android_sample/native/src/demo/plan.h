@@ -1,0 +1,51 @@
+// A demo Program, decoded from its flatbuffer (schema/demo_program.fbs), checked once like
+// runtime_py's program_codec + plan.py (versions, enums, attribute kinds, arity, slot ranges,
+// reads before writes, weights) and prepared for execution with bound kernels.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../ivalue.h"
+#include "kernels.h"
+
+namespace liteexport::demo_backend {
+
+constexpr uint32_t kProgramFormatVersion = 1;
+
+// What input `index` must look like, and whom to blame when it does not.
+struct InputCheck {
+  size_t index;
+  std::optional<Shape> shape;  // nullopt: any rank; -1 entries: any size
+  std::string blame;           // label of the first instruction reading the input (or the method)
+  int64_t debug_handle;        // that instruction's handle, -1 if none reads it
+};
+
+struct Step {
+  Kernel kernel;
+  std::vector<uint32_t> reads;
+  uint32_t write;
+};
+
+struct MethodPlan {
+  std::string method;
+  uint32_t num_slots = 0;
+  std::vector<InputCheck> input_checks;
+  std::vector<std::pair<uint32_t, Array>> constants;  // (slot, weight used in place)
+  std::vector<Step> steps;
+  std::vector<std::string> labels;       // per instruction, for error messages
+  std::vector<int64_t> debug_handles;    // per instruction
+  std::vector<uint32_t> outputs;
+};
+
+// Decodes and validates the program in `bytes` against `weights` (the processed module's
+// weight list). Throws Error(Format).
+std::shared_ptr<const MethodPlan> build_plan(const ByteTensor& bytes, const std::vector<IValue>& weights);
+
+// Runs `plan` on `inputs`; throws Error(Execution) carrying the failing instruction's handle.
+std::vector<Array> run_plan(const MethodPlan& plan, const std::vector<IValue>& inputs);
+
+}  // namespace liteexport::demo_backend

@@ -1,0 +1,141 @@
+// liteexport::Module: load (map, verify, decode the debug table, run __setstate__) and
+// run_method (input checks, the wrapper bytecode, errors mapped through the debug table),
+// following runtime_py/module.py.
+#include <optional>
+
+#include "bundle_verify.h"
+#include "debug_table.h"
+#include "errors.h"
+#include "liteexport/runtime.h"
+#include "loader.h"
+#include "mapped_file.h"
+
+namespace liteexport {
+
+namespace {
+
+// Functions of the root type that are plumbing, not methods a user calls.
+bool hidden(const std::string& name) { return name == "__setstate__" || name == "__getstate__"; }
+
+class LoadedModule final : public Module {
+ public:
+  LoadedModule(std::shared_ptr<Bytes> bytes, std::string name) : name_(std::move(name)) {
+    const ser::Module* m = verify_bundle(bytes->data(), bytes->size(), name_);
+    if (m->extra_files() != nullptr)
+      for (const ser::ExtraFile* f : *m->extra_files())
+        if (f->name() != nullptr && f->name()->str() == kDebugTableExtraFile) {
+          const auto* content = f->content();
+          table_ = DebugTable::decode(content ? reinterpret_cast<const uint8_t*>(content->data()) : nullptr,
+                                      content ? content->size() : 0);
+          break;
+        }
+    bundle_ = std::make_unique<LoadedBundle>(std::move(bytes), m);
+    auto root = bundle_->root().get_if<std::shared_ptr<Object>>();
+    const std::string prefix = (*root)->type_name + ".";
+    for (const ser::Function* f : bundle_->method_functions()) {
+      std::string qn = f->qn() ? f->qn()->str() : "";
+      if (qn.rfind(prefix, 0) != 0) continue;
+      std::string method = qn.substr(prefix.size());
+      if (hidden(method)) continue;
+      std::optional<std::vector<Param>> args;
+      if (f->schema() != nullptr) {
+        args.emplace();
+        const auto* arguments = f->schema()->arguments();
+        for (size_t i = 1; arguments != nullptr && i < arguments->size(); ++i) {
+          const ser::Arg* a = arguments->Get(i);
+          bool has_default = a->default_value() != 0 || (a->type() && a->type()->str().rfind("Optional[", 0) == 0);
+          args->push_back({a->name() ? a->name()->str() : "", has_default});
+        }
+      }
+      methods_.push_back({method, args});
+    }
+  }
+
+  std::vector<std::string> method_names() const override {
+    std::vector<std::string> names;
+    for (const auto& m : methods_) names.push_back(m.name);
+    return names;
+  }
+
+  std::vector<Tensor> run_method(const std::string& name, const std::vector<Tensor>& inputs) override {
+    const MethodInfo* info = nullptr;
+    for (const auto& m : methods_)
+      if (m.name == name) info = &m;
+    if (info == nullptr) {
+      std::string known;
+      for (const auto& m : methods_) known += (known.empty() ? "" : ", ") + m.name;
+      throw_input(name_ + " has no method '" + name + "'; its methods: " + known);
+    }
+    if (info->args && info->args->size() != inputs.size()) {
+      // like runtime_py's _with_defaults; lowered methods take Tensors without defaults
+      std::string list;
+      for (const auto& a : *info->args) list += (list.empty() ? "" : ", ") + a.name;
+      std::string message = name + "(" + list + ") takes " + std::to_string(info->args->size()) +
+                            " input(s), got " + std::to_string(inputs.size());
+      if (inputs.size() < info->args->size()) {
+        const Param& missing = (*info->args)[inputs.size()];
+        message += missing.has_default ? "; default values are not supported by the native runtime"
+                                       : "; '" + missing.name + "' has no default value";
+      }
+      throw_input(message);
+    }
+    std::vector<IValue> args;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const Tensor& t = inputs[i];
+      bool negative = false;
+      for (int64_t d : t.shape) negative = negative || d < 0;
+      if (negative || static_cast<int64_t>(t.data.size()) != numel(t.shape))
+        throw_input("input " + std::to_string(i) + ": shape " + py_shape(t.shape) + " needs " +
+                    (negative ? std::string("non-negative sizes") : std::to_string(numel(t.shape)) + " values") +
+                    ", got " + std::to_string(t.data.size()));
+      args.emplace_back(Array::from_vector(t.shape, t.data));
+    }
+    IValue result;
+    try {
+      result = bundle_->call_method(bundle_->root(), name, args);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::Execution || e.debug_handle() < 0) throw;
+      throw Error(ErrorKind::Execution,
+                  source_mapped_message(e.what(), e.debug_handle(), table_ ? &*table_ : nullptr, name),
+                  e.debug_handle());
+    }
+    std::vector<Tensor> out;
+    auto add = [&](const IValue& v) {
+      const Array* a = v.get_if<Array>();
+      if (a == nullptr) throw_execution(name + " returned a " + v.kind() + ", not a Tensor");
+      out.push_back({a->shape, std::vector<float>(a->ptr(), a->ptr() + a->size())});
+    };
+    if (auto tuple = result.get_if<std::shared_ptr<Tuple>>()) {
+      for (const IValue& v : **tuple) add(v);
+    } else {
+      add(result);
+    }
+    return out;
+  }
+
+ private:
+  struct Param {
+    std::string name;
+    bool has_default;
+  };
+  struct MethodInfo {
+    std::string name;
+    std::optional<std::vector<Param>> args;  // argument names after self; none without a schema
+  };
+  std::string name_;
+  std::optional<DebugTable> table_;
+  std::unique_ptr<LoadedBundle> bundle_;
+  std::vector<MethodInfo> methods_;
+};
+
+}  // namespace
+
+std::unique_ptr<Module> Module::load(const std::string& path) {
+  return std::make_unique<LoadedModule>(Bytes::map_file(path), path);
+}
+
+std::unique_ptr<Module> Module::load_from_buffer(const uint8_t* data, size_t size) {
+  return std::make_unique<LoadedModule>(Bytes::wrap(data, size), "bundle");
+}
+
+}  // namespace liteexport

@@ -1,0 +1,29 @@
+// A tiny in-house test harness: CHECK records a failure and keeps going; each suite returns
+// the number of failures.
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+namespace liteexport::testing {
+
+inline int& failures() {
+  static int count = 0;
+  return count;
+}
+
+}  // namespace liteexport::testing
+
+#define CHECK(cond, ...)                                                               \
+  do {                                                                                 \
+    if (!(cond)) {                                                                     \
+      ++liteexport::testing::failures();                                               \
+      std::fprintf(stderr, "%s:%d: CHECK(%s) failed: %s\n", __FILE__, __LINE__, #cond, \
+                   std::string(__VA_ARGS__).c_str());                                  \
+    }                                                                                  \
+  } while (0)
+
+int run_kernel_tests();
+int run_parity_tests(const std::string& dir);
+int run_error_tests(const std::string& dir);
+int run_malformed_tests(const std::string& dir);

@@ -1,0 +1,221 @@
+"""Test vectors for the native core: bundles exported by liteexport, inputs, and what runtime_py
+computes or raises for them (outputs, error kinds, debug handles, messages), plus malformed bundles.
+
+Usage: python android_sample/native/tests/make_vectors.py OUT_DIR   (run from the repository root;
+needs torch). Writes OUT_DIR/cases.txt, one case per line, paths relative to OUT_DIR:
+  run <bundle> <method> <n_in> <in...> <n_out> <out...>
+  error <bundle> <method> <kind> <handle> <message-file> <n_in> <in...>
+  malformed <bundle> <strict>   (strict 1: runtime_py raises FormatError, the core must too;
+                                 0: a random bit flip, the core must not crash)
+Tensor files: b"LXT1", uint32 ndim, int64 dims[ndim], float32 data (little endian).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import struct
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT))
+
+import torch  # noqa: E402
+
+import runtime_py  # noqa: E402
+from liteexport.bundle import pack, write_bundle  # noqa: E402
+from liteexport.compiler import compile_module  # noqa: E402
+from runtime_py.errors import ExecutionError, FormatError, InputError, LiteExportError  # noqa: E402
+from runtime_py.format import ptmf  # noqa: E402
+from runtime_py.format.ptmf_writer import encode_module  # noqa: E402
+from tests.parity import parity_models as models  # noqa: E402
+
+# name -> (factory, {method: input shapes}, export with static shapes too / only)
+CASES = {
+    "mlp": (models.MLP, {"forward": [(4, 20)]}),
+    "convnet": (models.ConvNet, {"forward": [(2, 3, 32, 32)]}),
+    "residual": (models.ResidualBlock, {"forward": [(2, 8, 10, 10)]}),
+    "two_methods": (models.TwoMethods, {"forward": [(3, 6)], "embed": [(3, 6), (3, 6)]}),
+    "tuple_outputs": (models.TupleOutputs, {"forward": [(5, 8), (5, 8)]}),
+    "norm_gelu": (models.NormGeluBlock, {"forward": [(2, 7, 16)]}),
+    "attention": (models.Attention, {"forward": [(2, 6, 16)]}),
+    "linear_algebra": (models.LinearAlgebra, {"forward": [(4, 3, 4)]}),
+}
+NEEDS_STATIC_SHAPES = {"attention", "tuple_outputs"}
+
+
+def write_tensor(path: Path, array: np.ndarray) -> None:
+    array = np.ascontiguousarray(array, dtype=np.float32)
+    path.write_bytes(b"LXT1" + struct.pack("<I", array.ndim) + struct.pack(f"<{array.ndim}q", *array.shape)
+                     + array.tobytes())
+
+
+class Writer:
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.lines: list[str] = []
+
+    def tensors(self, stem: str, arrays: list[np.ndarray]) -> list[str]:
+        names = []
+        for i, a in enumerate(arrays):
+            names.append(f"{stem}{i}.bin")
+            write_tensor(self.out / names[-1], a)
+        return names
+
+    def run(self, bundle: str, method: str, inputs: list[np.ndarray], outputs: list[np.ndarray], stem: str) -> None:
+        ins, outs = self.tensors(f"{stem}.in", inputs), self.tensors(f"{stem}.out", outputs)
+        self.lines.append(f"run {bundle} {method} {len(ins)} {' '.join(ins)} {len(outs)} {' '.join(outs)}")
+
+    def error(self, bundle: str, method: str, inputs: list[np.ndarray], stem: str) -> None:
+        try:
+            runtime_py.load(self.out / bundle).run_method(method, *inputs)
+        except (ExecutionError, InputError) as exc:
+            kind = "Execution" if isinstance(exc, ExecutionError) else "Input"
+            handle = getattr(exc, "debug_handle", -1)
+            (self.out / f"{stem}.msg").write_text(exc.message.replace(str(self.out / bundle), bundle))
+            ins = self.tensors(f"{stem}.in", inputs)
+            self.lines.append(f"error {bundle} {method} {kind} {handle} {stem}.msg {len(ins)} {' '.join(ins)}")
+            return
+        # a dynamic-shape bundle may accept it (e.g. convolutions take any spatial size): no case
+
+    def malformed(self, name: str, data: bytes, strict: bool) -> None:
+        path = self.out / name
+        path.write_bytes(data)
+        try:
+            runtime_py.load(path).forward(np.zeros((4, 20), np.float32))
+            raised = False
+        except FormatError:
+            raised = True
+        except LiteExportError:
+            raised = False
+        if strict and not raised:
+            raise AssertionError(f"runtime_py accepted malformed bundle {name}")
+        self.lines.append(f"malformed {name} {int(strict and raised)}")
+
+
+def as_list(value: object) -> list[np.ndarray]:
+    return [np.asarray(v) for v in value] if isinstance(value, tuple) else [np.asarray(value)]
+
+
+def export_models(w: Writer) -> dict[str, object]:
+    compiled_by_name = {}
+    for name, (factory, shapes) in CASES.items():
+        for static in (False, True):
+            if not static and name in NEEDS_STATIC_SHAPES:
+                continue
+            tag = f"{name}_{'static' if static else 'dynamic'}"
+            compiled = compile_module(torch.jit.script(factory().eval()), input_shapes=shapes if static else None)
+            compiled_by_name[tag] = compiled
+            bundle = f"{tag}.ptl"
+            write_bundle(compiled, w.out / bundle)
+            module = runtime_py.load(w.out / bundle)
+            for method, input_shapes in shapes.items():
+                for seed in range(2):
+                    rng = np.random.default_rng(seed)
+                    inputs = [(rng.standard_normal(s) * (1 + seed)).astype(np.float32) for s in input_shapes]
+                    w.run(bundle, method, inputs, as_list(module.run_method(method, *inputs)), f"{tag}.{method}.{seed}")
+            # wrong inputs: a bad last dimension, a bad rank, a wrong count, an unknown method
+            method, input_shapes = next(iter(shapes.items()))
+            good = [np.ones(s, np.float32) for s in input_shapes]
+            bad_dim = [np.ones(s[:-1] + (s[-1] + 1,), np.float32) for s in input_shapes]
+            w.error(bundle, method, bad_dim, f"{tag}.err_dim")
+            w.error(bundle, method, [np.ones((2,) + s, np.float32) for s in input_shapes], f"{tag}.err_rank")
+            w.error(bundle, method, good + good[:1], f"{tag}.err_count")
+            w.error(bundle, "nope", good, f"{tag}.err_method")
+    return compiled_by_name
+
+
+def malformed_bundles(w: Writer, compiled: object) -> None:
+    module = pack(compiled)
+    data = encode_module(module)
+    for cut in (0, 4, 7, 8, 64, len(data) // 3, len(data) // 2, len(data) - 1):
+        w.malformed(f"bad_truncated_{cut}.ptl", data[:cut], cut < len(data) - 16)
+    w.malformed("bad_identifier.ptl", data[:4] + b"XXXX" + data[8:], True)
+    w.malformed("bad_zip.ptl", b"PK\x03\x04" + data[4:], True)
+    w.malformed("bad_root_offset.ptl", struct.pack("<I", len(data) + 100) + data[4:], True)
+    w.malformed("bad_root_offset2.ptl", struct.pack("<I", 0xFFFFFFF0) + data[4:], True)
+
+    def variant(name: str, **changes: object) -> None:
+        w.malformed(name, encode_module(dataclasses.replace(module, **changes)), True)
+
+    variant("bad_version.ptl", bytecode_version=8)
+    variant("bad_state_obj.ptl", state_obj=len(module.ivalues) + 5)
+    variant("bad_state_not_object.ptl", state_obj=0)
+    variant("bad_method_index.ptl", methods=module.methods + (9999,))
+    variant("bad_method_not_function.ptl", methods=(0,))
+    variant("bad_no_storage.ptl", storage_data=())
+
+    def patched(name: str, index: int, value: ptmf.IValue) -> None:
+        ivalues = list(module.ivalues)
+        ivalues[index] = value
+        variant(name, ivalues=tuple(ivalues))
+
+    kinds = {type(v).__name__: i for i, v in enumerate(module.ivalues)}
+    tensor_index = next(i for i, v in enumerate(module.ivalues)
+                        if isinstance(v, ptmf.TensorMetadata) and v.scalar_type == int(ptmf.ScalarType.FLOAT))
+    t = module.ivalues[tensor_index]
+    patched("bad_tensor_extent.ptl", tensor_index, dataclasses.replace(t, sizes=(t.sizes[0] + 1,) + t.sizes[1:]))
+    patched("bad_tensor_offset.ptl", tensor_index, dataclasses.replace(t, storage_offset=1 << 30))
+    patched("bad_tensor_strides.ptl", tensor_index, dataclasses.replace(t, strides=t.strides[:-1]))
+    patched("bad_tensor_storage.ptl", tensor_index, dataclasses.replace(t, storage_location_index=999))
+    patched("bad_tensor_dtype.ptl", tensor_index, dataclasses.replace(t, scalar_type=42))
+    list_index = kinds["ListValue"]
+    patched("bad_list_cycle.ptl", list_index, ptmf.ListValue((list_index,), "List[Tensor]"))
+    patched("bad_list_item.ptl", list_index, ptmf.ListValue((len(module.ivalues) + 1,), "List[Tensor]"))
+    dict_index = kinds["DictValue"]
+    d = module.ivalues[dict_index]
+    patched("bad_dict_lengths.ptl", dict_index, dataclasses.replace(d, values=d.values[:-1] if d.values else (0,)))
+    fn_index = module.methods[0]
+    fn = module.ivalues[fn_index]
+    bad_ins = (ptmf.Instruction(op=int(ptmf.OpCode.LOADC), x=999, n=0),) + fn.instructions[1:]
+    patched("bad_loadc.ptl", fn_index, dataclasses.replace(fn, instructions=bad_ins))
+    bad_jump = (ptmf.Instruction(op=int(ptmf.OpCode.JMP), x=100000, n=0),) + fn.instructions[1:]
+    patched("bad_jump.ptl", fn_index, dataclasses.replace(fn, instructions=bad_jump))
+    bad_reg = (ptmf.Instruction(op=int(ptmf.OpCode.LOAD), x=fn.register_size + 1, n=0),) + fn.instructions[1:]
+    patched("bad_register.ptl", fn_index, dataclasses.replace(fn, instructions=bad_reg))
+    obj_index = module.state_obj
+    patched("bad_object_type.ptl", obj_index, dataclasses.replace(module.ivalues[obj_index], type_index=77))
+    w.malformed("bad_debug_table.ptl", encode_module(dataclasses.replace(
+        module, extra_files=(ptmf.ExtraFile("liteexport/debug_table", b"\x00" * 12),))), True)
+
+    # programs that decode but do not validate
+    program = compiled.programs[0]
+    first = program.instructions[0]
+    bad_programs = {
+        "bad_program_version.ptl": dataclasses.replace(program, format_version=2),
+        "bad_program_slot.ptl": dataclasses.replace(program, instructions=(
+            dataclasses.replace(first, inputs=(999,) + first.inputs[1:]),) + program.instructions[1:]),
+        "bad_program_read_before_write.ptl": dataclasses.replace(program, instructions=(
+            dataclasses.replace(first, inputs=(program.num_slots - 1,) + first.inputs[1:]),) + program.instructions[1:]),
+        "bad_program_weight.ptl": dataclasses.replace(program, constants=(
+            dataclasses.replace(program.constants[0], weight=999),) + program.constants[1:]),
+        "bad_program_method.ptl": dataclasses.replace(program, method="other"),
+    }
+    for name, bad in bad_programs.items():
+        w.malformed(name, encode_module(pack(dataclasses.replace(compiled, programs=(bad,) + compiled.programs[1:]))),
+                    True)
+
+    # random bit flips: the core must report errors or run, never crash
+    rng = np.random.default_rng(1234)
+    for k in range(150):
+        flipped = bytearray(data)
+        for _ in range(1 + k % 4):
+            pos = int(rng.integers(0, len(flipped)))
+            flipped[pos] ^= 1 << int(rng.integers(0, 8))
+        w.malformed(f"flip_{k}.ptl", bytes(flipped), False)
+
+
+def main() -> None:
+    out = Path(sys.argv[1])
+    out.mkdir(parents=True, exist_ok=True)
+    w = Writer(out)
+    compiled = export_models(w)
+    malformed_bundles(w, compiled["mlp_static"])
+    (out / "cases.txt").write_text("\n".join(w.lines) + "\n")
+    print(f"wrote {len(w.lines)} cases to {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,120 @@
+// Kernel semantics the parity models exercise only partly: broadcasting, matmul's 1-D and
+// batched forms, pooling windows, layout ops, and kernel error texts.
+#include <cmath>
+
+#include "check.h"
+#include "demo/kernels.h"
+#include "demo/windows.h"
+#include "errors.h"
+
+using namespace liteexport;
+using namespace liteexport::demo_backend;
+
+namespace {
+
+Array iota(Shape shape, float start = 0.0f) {
+  std::vector<float> v(static_cast<size_t>(numel(shape)));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = start + static_cast<float>(i);
+  return Array::from_vector(std::move(shape), std::move(v));
+}
+
+std::vector<float> values(const Array& a) { return std::vector<float>(a.ptr(), a.ptr() + a.size()); }
+
+std::string error_of(const Kernel& k, const Inputs& in) {
+  try {
+    k(in);
+  } catch (const KernelError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+int run_kernel_tests() {
+  int n = 0;
+  {  // broadcasting (3, 1) + (2,) with alpha, and the reverse scalar form
+    Array a = iota({3, 1}), b = iota({2}, 10);
+    BinaryAttrs attrs;
+    attrs.alpha = 2.0;
+    Array y = make_binary(Op::SUB, attrs, 2)({&a, &b});
+    CHECK(y.shape == (Shape{3, 2}), py_shape(y.shape));
+    CHECK(values(y) == (std::vector<float>{-20, -22, -19, -21, -18, -20}), "sub broadcast values");
+    BinaryAttrs rs;
+    rs.scalar = 1.0;
+    rs.reverse = true;
+    Array r = make_binary(Op::SUB, rs, 1)({&a});
+    CHECK(values(r) == (std::vector<float>{1, 0, -1}), "rsub values");
+    Array c = iota({2, 3});
+    CHECK(error_of(make_binary(Op::ADD, BinaryAttrs{}, 2), {&c, &b}) ==
+              "operands could not be broadcast together with shapes (2,3) (2,) ",
+          error_of(make_binary(Op::ADD, BinaryAttrs{}, 2), {&c, &b}));
+    n += 3;
+  }
+  {  // matmul: vector @ batched matrices, and a shape error
+    Array v = iota({3}), m = iota({2, 3, 2});
+    Array y = make_matmul()({&v, &m});
+    CHECK(y.shape == (Shape{2, 2}), py_shape(y.shape));
+    CHECK(values(y) == (std::vector<float>{10, 13, 28, 31}), "matmul values");
+    Array s = make_matmul()({&v, &v});
+    CHECK(s.shape.empty() && values(s) == std::vector<float>{5}, "1-D dot gives a 0-d result");
+    CHECK(error_of(make_matmul(), {&m, &m}) == "shapes (2, 3, 2) and (2, 3, 2) cannot be multiplied", "matmul error");
+    n += 3;
+  }
+  {  // pooling: torch's ceil-mode output size, avg divisor without padding, max with padding
+    CHECK(window_output_size(5, 2, 2, 0, 1, true) == 3, "ceil mode keeps the partial window");
+    CHECK(window_output_size(5, 2, 2, 1, 1, true) == 3, "ceil mode drops a window starting in the padding");
+    Array x = iota({1, 1, 3, 3});
+    Pool2dAttrs p;
+    p.kernel = {2, 2};
+    p.stride = {2, 2};
+    p.ceil_mode = true;
+    Array avg = make_avg_pool2d(p)({&x});
+    CHECK(values(avg) == (std::vector<float>{2, 3.5f, 6.5f, 8}), "avg pool ceil mode");
+    p.padding = {1, 1};
+    p.ceil_mode = false;
+    Array mx = make_max_pool2d(p)({&x});
+    CHECK(values(mx) == (std::vector<float>{0, 2, 6, 8}), "max pool with padding");
+    ShapeAttrs out;
+    out.dims = {2, 2};
+    Array ad = make_adaptive_avg_pool2d(out)({&x});
+    CHECK(values(ad) == (std::vector<float>{2, 3, 5, 6}), "adaptive avg pool overlapping bins");
+    n += 5;
+  }
+  {  // conv2d: groups and padding against a hand computation
+    Array x = iota({1, 2, 2, 2});
+    Array w = Array::from_vector({2, 1, 1, 1}, {1.0f, -1.0f});
+    Conv2dAttrs c;
+    c.groups = 2;
+    Array y = make_conv2d(c)({&x, &w});
+    CHECK(values(y) == (std::vector<float>{0, 1, 2, 3, -4, -5, -6, -7}), "grouped 1x1 conv");
+    n += 1;
+  }
+  {  // layout
+    Array x = iota({2, 3});
+    PermuteAttrs t;
+    t.perm = {1, 0};
+    CHECK(values(make_transpose(t)({&x})) == (std::vector<float>{0, 3, 1, 4, 2, 5}), "transpose");
+    ShapeAttrs r;
+    r.dims = {-1, 2};
+    CHECK(make_reshape(r)({&x}).shape == (Shape{3, 2}), "reshape infers -1");
+    AxisAttrs axis;
+    axis.axis = -1;
+    Array z = make_cat(axis)({&x, &x});
+    CHECK(z.shape == (Shape{2, 6}) && values(z)[3] == 0 && values(z)[6] == 3, "cat on the last axis");
+    r.dims = {4, -1};
+    CHECK(error_of(make_reshape(r), {&x}) == "shape (4, -1) is invalid for an input of shape (2, 3)", "reshape error");
+    n += 4;
+  }
+  {  // softmax rows sum to one; log_softmax matches log(softmax)
+    Array x = iota({2, 4});
+    Array s = make_softmax(AxisAttrs{1}, false)({&x});
+    Array l = make_softmax(AxisAttrs{1}, true)({&x});
+    float sum = 0;
+    for (int i = 0; i < 4; ++i) sum += s.ptr()[i];
+    CHECK(std::abs(sum - 1.0f) < 1e-6f, "softmax sums to one");
+    CHECK(std::abs(std::log(s.ptr()[2]) - l.ptr()[2]) < 1e-6f, "log_softmax");
+    n += 2;
+  }
+  return n;
+}

@@ -1,0 +1,118 @@
+// Vector tests: bundles exported by liteexport run by the core must give runtime_py's outputs
+// (within float32 tolerance), runtime_py's errors (kind, debug handle, message), and Format
+// errors (never crashes) for malformed bundles. Cases come from tests/make_vectors.py.
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "check.h"
+#include "liteexport/runtime.h"
+#include "tensor_io.h"
+
+using namespace liteexport;
+
+namespace {
+
+std::vector<std::vector<std::string>> cases(const std::string& dir, const std::string& kind) {
+  std::ifstream in(dir + "/cases.txt");
+  std::vector<std::vector<std::string>> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::vector<std::string> w;
+    for (std::string s; words >> s;) w.push_back(s);
+    if (!w.empty() && w[0] == kind) out.push_back(w);
+  }
+  CHECK(!out.empty(), "no '" + kind + "' cases in " + dir + "/cases.txt (run tests/make_vectors.py)");
+  return out;
+}
+
+std::vector<Tensor> read_tensors(const std::string& dir, const std::vector<std::string>& w, size_t& pos) {
+  size_t n = std::stoul(w[pos++]);
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < n; ++i) out.push_back(tensor_io::read_tensor(dir + "/" + w[pos++]));
+  return out;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+const char* kind_name(ErrorKind k) {
+  return k == ErrorKind::Format ? "Format" : k == ErrorKind::Input ? "Input" : "Execution";
+}
+
+}  // namespace
+
+int run_parity_tests(const std::string& dir) {
+  int n = 0;
+  for (const auto& w : cases(dir, "run")) {
+    size_t pos = 3;
+    auto inputs = read_tensors(dir, w, pos);
+    auto expected = read_tensors(dir, w, pos);
+    const std::string what = w[1] + " " + w[2];
+    try {
+      // both loaders: the file is mapped; the buffer path gets a misaligned copy on purpose
+      auto module = Module::load(dir + "/" + w[1]);
+      std::string bytes = " " + slurp(dir + "/" + w[1]);
+      auto from_buffer = Module::load_from_buffer(reinterpret_cast<const uint8_t*>(bytes.data()) + 1, bytes.size() - 1);
+      for (auto* m : {module.get(), from_buffer.get()}) {
+        auto got = m->run_method(w[2], inputs);
+        CHECK(got.size() == expected.size(), what + ": output count");
+        for (size_t k = 0; k < got.size() && k < expected.size(); ++k) {
+          std::string why;
+          CHECK(tensor_io::allclose(got[k], expected[k], 1e-5, 1e-4, &why), what + " output " + std::to_string(k) + ": " + why);
+        }
+      }
+    } catch (const std::exception& e) {
+      CHECK(false, what + ": " + e.what());
+    }
+    ++n;
+  }
+  return n;
+}
+
+int run_error_tests(const std::string& dir) {
+  int n = 0;
+  for (const auto& w : cases(dir, "error")) {
+    // error <bundle> <method> <kind> <handle> <message-file> <n_in> <in...>
+    size_t pos = 6;
+    auto inputs = read_tensors(dir, w, pos);
+    const std::string what = w[1] + " " + w[2] + " (" + w[5] + ")";
+    const std::string expected_message = slurp(dir + "/" + w[5]);
+    try {
+      auto module = Module::load(dir + "/" + w[1]);
+      module->run_method(w[2], inputs);
+      CHECK(false, what + ": no error");
+    } catch (const Error& e) {
+      CHECK(kind_name(e.kind()) == w[3], what + ": kind " + kind_name(e.kind()) + ", expected " + w[3] + ": " + e.what());
+      CHECK(e.debug_handle() == std::stoll(w[4]), what + ": handle " + std::to_string(e.debug_handle()) + ", expected " + w[4]);
+      // the module's name in messages is its path: compare with the bundle's file name
+      std::string message = e.what();
+      for (size_t at; (at = message.find(dir + "/" + w[1])) != std::string::npos;)
+        message.replace(at, dir.size() + 1 + w[1].size(), w[1]);
+      CHECK(message == expected_message, what + ": message\n--- got\n" + message + "\n--- expected\n" + expected_message);
+    }
+    ++n;
+  }
+  return n;
+}
+
+int run_malformed_tests(const std::string& dir) {
+  int n = 0;
+  Tensor x{{4, 20}, std::vector<float>(80, 0.5f)};
+  for (const auto& w : cases(dir, "malformed")) {
+    const bool strict = w[2] == "1";
+    try {
+      auto module = Module::load(dir + "/" + w[1]);
+      module->forward({x});
+      CHECK(!strict, w[1] + ": loaded and ran");
+    } catch (const Error& e) {
+      CHECK(!strict || e.kind() == ErrorKind::Format,
+            w[1] + ": " + kind_name(e.kind()) + " error, expected Format: " + e.what());
+    }
+    ++n;
+  }
+  return n;
+}

@@ -1,0 +1,74 @@
+// liteexport_native_run: run a bundle with the native core.
+//   liteexport_native_run [--method NAME] [--check] <bundle> <input.bin>... [--expect <output.bin>...]
+// Inputs/outputs use the LXT1 tensor format (tools/tensor_io.h). Without --expect, outputs are
+// written next to the first input as <bundle>.out<k>.bin and their shapes printed. Prints load and
+// run times. Exit codes: 0 ok, 1 usage/IO, 2 mismatch, and 5/6/7 for Format/Input/Execution
+// errors (runtime_py's CLI exit codes).
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include "liteexport/runtime.h"
+#include "tensor_io.h"
+
+using namespace liteexport;
+
+int main(int argc, char** argv) {
+  std::string method = "forward", bundle;
+  std::vector<std::string> inputs, expects;
+  bool in_expect = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--method" && i + 1 < argc) method = argv[++i];
+    else if (a == "--check") continue;  // accepted for symmetry with --expect
+    else if (a == "--expect") in_expect = true;
+    else if (bundle.empty()) bundle = a;
+    else (in_expect ? expects : inputs).push_back(a);
+  }
+  if (bundle.empty()) {
+    std::cerr << "usage: liteexport_native_run [--method NAME] <bundle> <input.bin>... [--expect <output.bin>...]\n";
+    return 1;
+  }
+  try {
+    auto t0 = std::chrono::steady_clock::now();
+    auto module = Module::load(bundle);
+    auto t1 = std::chrono::steady_clock::now();
+    std::vector<Tensor> in;
+    for (const auto& p : inputs) in.push_back(tensor_io::read_tensor(p));
+    auto t2 = std::chrono::steady_clock::now();
+    auto out = module->run_method(method, in);
+    auto t3 = std::chrono::steady_clock::now();
+    auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+    std::printf("load %.3f ms, %s %.3f ms\n", ms(t0, t1), method.c_str(), ms(t2, t3));
+    if (!expects.empty()) {
+      if (expects.size() != out.size()) {
+        std::fprintf(stderr, "expected %zu outputs, got %zu\n", expects.size(), out.size());
+        return 2;
+      }
+      for (size_t k = 0; k < out.size(); ++k) {
+        std::string why;
+        if (!tensor_io::allclose(out[k], tensor_io::read_tensor(expects[k]), 1e-5, 1e-4, &why)) {
+          std::fprintf(stderr, "output %zu differs: %s\n", k, why.c_str());
+          return 2;
+        }
+      }
+      std::printf("%zu output(s) match\n", out.size());
+      return 0;
+    }
+    for (size_t k = 0; k < out.size(); ++k) {
+      std::string path = bundle + ".out" + std::to_string(k) + ".bin";
+      tensor_io::write_tensor(path, out[k]);
+      std::printf("output %zu: shape [", k);
+      for (size_t d = 0; d < out[k].shape.size(); ++d) std::printf("%s%lld", d ? ", " : "", static_cast<long long>(out[k].shape[d]));
+      std::printf("] -> %s\n", path.c_str());
+    }
+    return 0;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "Error: %s\n", e.what());
+    return e.kind() == ErrorKind::Format ? 5 : e.kind() == ErrorKind::Input ? 6 : 7;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "Error: %s\n", e.what());
+    return 1;
+  }
+}

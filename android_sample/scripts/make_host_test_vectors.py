@@ -1,0 +1,192 @@
+"""Export test bundles and compute runtime_py's answers on them, for the Java host tests.
+
+    python android_sample/scripts/make_host_test_vectors.py OUT_DIR [--bundle extra.ptl:forward:2x5 ...]
+
+Writes OUT_DIR/manifest.tsv plus the bundles and little-endian float32 tensor files it names.
+The Java side (android_sample/java/src/test/.../HostTests.java) runs every record through the
+JNI library and compares. runtime_py is the reference: whatever it outputs or raises, the native
+core must output or raise too.
+
+Bundles: every model of the parity suite (tests/parity), with and without static input shapes
+as that suite exports them, examples/tiny_cnn.py:TinyCNN, and the app's shipped asset. Extra
+bundles exported elsewhere (held-out models) can be added with --bundle PATH:METHOD:SHAPE[,SHAPE].
+
+manifest.tsv, one record per line, tab-separated (tensors: "[d0,d1,...]:file", space-separated):
+    bundle       ID  FILE  METHODS(comma-separated)
+    run          ID  METHOD  INPUT_TENSORS  EXPECTED_OUTPUT_TENSORS
+    exec_error   ID  METHOD  INPUT_TENSORS  DEBUG_HANDLE  MODULE_HIERARCHY_LINE  MESSAGE_FILE(UTF-8)
+    input_error  ID  METHOD  INPUT_TENSORS
+    malformed    FILE  RUNTIME_PY_MESSAGE
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[2]
+APP_ASSET = REPO / "android_sample/app/app/src/main/assets/tiny_cnn.ptl"
+TINY_CNN = "examples/tiny_cnn.py:TinyCNN"  # relative: the debug table stores source paths as given
+
+Shape = tuple[int, ...]
+
+
+class Writer:
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.lines: list[str] = []
+        self.count = 0
+
+    def tensors(self, arrays: Sequence[np.ndarray]) -> str:
+        fields = []
+        for array in arrays:
+            self.count += 1
+            name = f"t{self.count:05d}.f32"
+            np.ascontiguousarray(array, dtype="<f4").tofile(self.out / name)
+            fields.append("[" + ",".join(str(d) for d in array.shape) + "]:" + name)
+        return " ".join(fields)
+
+    def record(self, *fields: str) -> None:
+        assert all("\t" not in f and "\n" not in f for f in fields), fields
+        self.lines.append("\t".join(fields))
+
+
+def as_tuple(value: object) -> tuple[np.ndarray, ...]:
+    return tuple(value) if isinstance(value, tuple) else (value,)  # type: ignore[arg-type]
+
+
+def random_inputs(shapes: Sequence[Shape], seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [(rng.standard_normal(s) * (1 + seed)).astype(np.float32) for s in shapes]
+
+
+def wrong_shapes(shape: Shape) -> Iterator[Shape]:
+    """Shapes near ``shape`` that should not fit: last dim, then dim 1, off by one; one more dim."""
+    if shape:
+        yield shape[:-1] + (shape[-1] + 1,)
+    if len(shape) > 1:
+        yield shape[:1] + (shape[1] + 1,) + shape[2:]
+    yield (1, *shape)
+
+
+def add_bundle(w: Writer, bundle_id: str, path: Path, shapes: dict[str, list[Shape]]) -> None:
+    import runtime_py
+    from runtime_py.errors import ExecutionError, InputError
+
+    module = runtime_py.load(path)
+    rel = os.path.relpath(path, w.out)
+    w.record("bundle", bundle_id, rel, ",".join(module.method_names))
+    for method, input_shapes in shapes.items():
+        for seed in range(2):
+            inputs = random_inputs(input_shapes, seed)
+            outputs = as_tuple(module.run_method(method, *inputs))
+            w.record("run", bundle_id, method, w.tensors(inputs), w.tensors([np.asarray(o) for o in outputs]))
+        # A wrong input shape fails inside the compiled program: record the handle runtime_py reports.
+        for bad in wrong_shapes(input_shapes[0]):
+            inputs = random_inputs([bad, *input_shapes[1:]], 7)
+            try:
+                module.run_method(method, *inputs)
+            except ExecutionError as exc:
+                if exc.debug_handle < 0:
+                    continue
+                hierarchy = next(line for line in str(exc).splitlines() if line.startswith("Module hierarchy:"))
+                message_file = f"{bundle_id}.{method}.error.txt"
+                (w.out / message_file).write_text(str(exc), encoding="utf-8")
+                w.record("exec_error", bundle_id, method, w.tensors(inputs), str(exc.debug_handle), hierarchy,
+                         message_file)
+                break
+        # One input too few and an unknown method are the caller's mistakes (InputError).
+        for name, inputs in ((method, random_inputs(input_shapes[:-1], 0)),
+                             ("no_such_method", random_inputs(input_shapes, 0))):
+            try:
+                module.run_method(name, *inputs)
+            except InputError:
+                w.record("input_error", bundle_id, name, w.tensors(inputs))
+
+
+def add_malformed(w: Writer, good: Path) -> None:
+    """Broken variants of a good bundle that runtime_py rejects with a FormatError on load."""
+    import runtime_py
+    from runtime_py.errors import FormatError
+
+    data = good.read_bytes()
+    rng = np.random.default_rng(0)
+    variants = {
+        "empty": b"",
+        "too_short": data[:6],
+        "truncated_header": data[:64],
+        "truncated_half": data[: len(data) // 2],
+        "truncated_tail": data[:-16],
+        "wrong_identifier": data[:4] + b"XXXX" + data[8:],
+        "zip_magic": b"PK\x03\x04" + data[4:],
+        "root_offset_out_of_bounds": (len(data) + 1000).to_bytes(4, "little") + data[4:],
+        "garbage": rng.integers(0, 256, 4096, dtype=np.uint8).tobytes(),
+    }
+    for name, payload in variants.items():
+        path = w.out / f"malformed_{name}.ptl"
+        path.write_bytes(payload)
+        try:
+            runtime_py.load(path)
+        except FormatError as exc:
+            w.record("malformed", path.name, str(exc).splitlines()[0])
+        else:
+            path.unlink()  # runtime_py accepts it: not a malformed-bundle vector
+
+
+def parse_extra(spec: str) -> tuple[Path, str, list[Shape]]:
+    path, method, shapes = spec.rsplit(":", 2)
+    return Path(path).resolve(), method, [tuple(int(d) for d in s.split("x")) for s in shapes.split(",")]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--bundle", action="append", default=[], metavar="PATH:METHOD:SHAPE[,SHAPE]",
+                        help="an extra bundle to check, with a method and its input shapes (repeatable)")
+    args = parser.parse_args(argv)
+    out: Path = args.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    extras = [parse_extra(spec) for spec in args.bundle]  # before chdir: paths are the caller's
+
+    os.chdir(REPO)  # so that source paths in the debug tables are repository-relative
+    sys.path.insert(0, str(REPO))
+    from liteexport.bundle import write_bundle
+    from liteexport.compiler import compile_module
+    from liteexport.model_loading import load_scripted
+    from tests.parity.test_parity import CASES, NEEDS_STATIC_SHAPES
+    import torch
+
+    w = Writer(out)
+    for name, (factory, shapes) in sorted(CASES.items()):
+        for static in (False, True):
+            if not static and name in NEEDS_STATIC_SHAPES:
+                continue
+            bundle_id = f"{name}_{'static' if static else 'dynamic'}"
+            compiled = compile_module(torch.jit.script(factory().eval()), input_shapes=shapes if static else None)
+            write_bundle(compiled, out / f"{bundle_id}.ptl")
+            add_bundle(w, bundle_id, out / f"{bundle_id}.ptl", shapes)
+
+    tiny_shapes: dict[str, list[Shape]] = {"forward": [(1, 3, 32, 32)]}
+    write_bundle(compile_module(load_scripted(TINY_CNN)), out / "tiny_cnn_dynamic.ptl")
+    add_bundle(w, "tiny_cnn_dynamic", out / "tiny_cnn_dynamic.ptl", {"forward": [(3, 3, 32, 32)]})
+    write_bundle(compile_module(load_scripted(TINY_CNN), input_shapes=tiny_shapes), out / "tiny_cnn_static.ptl")
+    add_bundle(w, "tiny_cnn_static", out / "tiny_cnn_static.ptl", tiny_shapes)
+    if APP_ASSET.exists():
+        add_bundle(w, "app_asset", APP_ASSET, tiny_shapes)
+    for i, (path, method, shapes) in enumerate(extras):
+        add_bundle(w, f"extra{i}", path, {method: shapes})
+
+    add_malformed(w, out / "tiny_cnn_static.ptl")
+    (out / "manifest.tsv").write_text("\n".join(w.lines) + "\n", encoding="utf-8")
+    kinds = [line.split("\t", 1)[0] for line in w.lines]
+    print(f"wrote {out}/manifest.tsv: " + ", ".join(f"{kinds.count(k)} {k}" for k in dict.fromkeys(kinds)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""liteexport against torch, side by side in one run: export, size, load, inference, scaling.
+
+    python benchmarks/bench.py                 # full run (about 10 minutes on 2 cores)
+    python benchmarks/bench.py --quick         # smaller scaling sweep, shorter timings
+
+Prints a table of ratios (ours / torch: below 1 is better for us), writes
+benchmarks/results/bench.json and benchmarks/results/bench.png. Every figure is measured
+in a fresh process with one thread (torch.set_num_threads(1), BLAS threads 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.models import CASES, Case, scaling_case  # noqa: E402
+
+SCALING_WIDTHS = (64, 512, 2048, 8192)  # 8 * w^2 bytes of weights: 32 KB .. 512 MB
+QUICK_WIDTHS = (64, 512, 2048)
+
+
+def worker(*args: str) -> dict[str, Any]:
+    """Run one measurement in a fresh process; a failure is recorded, not fatal."""
+    result = subprocess.run([sys.executable, "-m", "benchmarks.worker", *args], capture_output=True, text=True,
+                            cwd=ROOT, check=False, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    if result.returncode != 0:
+        last = (result.stderr.strip().splitlines() or ["failed"])[-1]
+        return {"error": last[:200]}
+    return dict(json.loads(result.stdout.strip().splitlines()[-1]))
+
+
+def debug_table_bytes(bundle: Path) -> int:
+    from runtime_py.format.bundle_file import read_bundle_file
+    from runtime_py.format.debug_table import DEBUG_TABLE_EXTRA_FILE
+
+    content = read_bundle_file(bundle).extra_file(DEBUG_TABLE_EXTRA_FILE)
+    return len(content) if content is not None else 0
+
+
+def measure_case(case: Case, folder: Path, inference: bool) -> dict[str, Any]:
+    ours, theirs = folder / f"{case.name}.lowered.ptl", folder / f"{case.name}.torch.ptl"
+    row: dict[str, Any] = {"case": case.name, "export_ours": worker("export-ours", case.name, str(ours)),
+                           "export_torch": worker("export-torch", case.name, str(theirs))}
+    if not ours.exists() or not theirs.exists():
+        return row
+    debug = debug_table_bytes(ours)
+    row["size"] = {"ours": ours.stat().st_size, "ours_without_debug": ours.stat().st_size - debug,
+                   "debug_table": debug, "torch": theirs.stat().st_size}
+    row["load_ours"] = worker("load-ours", str(ours))
+    row["load_torch"] = worker("load-torch", str(theirs))
+    if inference:
+        shape = "x".join(map(str, case.input_shape))
+        row["infer"] = {
+            "runtime_py_demo": worker("infer", "runtime_py", str(ours), shape),
+            "runtime_py_plain": worker("infer", "runtime_py", str(theirs), shape),
+            "torch_ours": worker("infer", "torch_ours", str(ours), shape),
+            "torch_own": worker("infer", "torch_own", str(theirs), shape),
+        }
+    return row
+
+
+def _ratio(a: dict[str, Any] | None, b: dict[str, Any] | None, key: str) -> str:
+    if not a or not b or key not in a or key not in b or not b[key]:
+        return "n/a"
+    return f"{a[key] / b[key]:.2f}x"
+
+
+def _ms(d: dict[str, Any] | None) -> str:
+    return "n/a" if not d or "seconds" not in d else f"{d['seconds'] * 1e3:.3f}"
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    head = (f"{'case':<10} {'export t':>9} {'export mem':>10} {'size*':>7} {'load t':>8} {'load rss':>8} "
+            f"{'rt demo/torch':>13} {'rt plain/demo':>13}  latency ms: rt_demo rt_plain torch_ours torch_own")
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        size = r.get("size", {})
+        size_ratio = f"{size['ours_without_debug'] / size['torch']:.2f}x" if size else "n/a"
+        inf = r.get("infer", {})
+        lines.append(
+            f"{r['case']:<10} {_ratio(r['export_ours'], r['export_torch'], 'seconds'):>9} "
+            f"{_ratio(r['export_ours'], r['export_torch'], 'peak_mb'):>10} {size_ratio:>7} "
+            f"{_ratio(r.get('load_ours'), r.get('load_torch'), 'seconds'):>8} "
+            f"{_ratio(r.get('load_ours'), r.get('load_torch'), 'rss_added_mb'):>8} "
+            f"{_ratio(inf.get('runtime_py_demo'), inf.get('torch_own'), 'seconds'):>13} "
+            f"{_ratio(inf.get('runtime_py_plain'), inf.get('runtime_py_demo'), 'seconds'):>13}  "
+            + " ".join(_ms(inf.get(k)) for k in ("runtime_py_demo", "runtime_py_plain", "torch_ours", "torch_own")))
+    lines.append("ratios are ours / torch (rt plain/demo: runtime_py plain bytecode / runtime_py demo backend); "
+                 "size* excludes the debug table")
+    return "\n".join(lines)
+
+
+def plot(rows: list[dict[str, Any]], scaling: list[dict[str, Any]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4.5))
+    engines = ("runtime_py_demo", "runtime_py_plain", "torch_ours", "torch_own")
+    names = [r["case"] for r in rows]
+    for i, engine in enumerate(engines):
+        values = [r.get("infer", {}).get(engine, {}).get("seconds", float("nan")) * 1e3 for r in rows]
+        left.bar([x + i * 0.2 for x in range(len(rows))], values, width=0.2, label=engine)
+    left.set_xticks([x + 0.3 for x in range(len(rows))], names)
+    left.set_yscale("log")
+    left.set_ylabel("median latency (ms, 1 thread)")
+    left.legend()
+    weights = [r["size"]["torch"] / 2**20 for r in scaling if "size" in r]
+    for key, label in (("load_ours", "runtime_py load+verify"), ("load_torch", "torch load")):
+        right.plot(weights, [r[key].get("seconds", float("nan")) * 1e3 for r in scaling if "size" in r], "o-",
+                   label=label)
+    right.set_xscale("log")
+    right.set_yscale("log")
+    right.set_xlabel("bundle size (MB)")
+    right.set_ylabel("load time (ms)")
+    right.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="smaller scaling sweep")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = [measure_case(case, Path(tmp), inference=True) for case in CASES]
+        print(table(rows), flush=True)
+        widths = QUICK_WIDTHS if args.quick else SCALING_WIDTHS
+        scaling = []
+        for width in widths:
+            scaling.append(measure_case(scaling_case(width), Path(tmp), inference=False))
+            for f in Path(tmp).glob(f"mlp_w{width}.*"):
+                f.unlink()  # the big bundles do not need to stay on disk
+        print("\nscaling (weights from KB to ~512 MB):")
+        print(table(scaling))
+    (args.out / "bench.json").write_text(json.dumps({"cases": rows, "scaling": scaling}, indent=2))
+    try:
+        plot(rows, scaling, args.out / "bench.png")
+    except ImportError:
+        print("matplotlib not installed: no plot (pip install -e '.[bench]')")
+    print(f"\nwrote {args.out / 'bench.json'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,90 @@
+"""The benchmark's models: what the demo compiler supports, from overhead-bound to
+compute-bound, plus an MLP whose width scales the weights from kilobytes to ~512 MB."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+
+class TinyMLP(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(16, 32), nn.Linear(32, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+class WideMLP(nn.Module):
+    def __init__(self, width: int = 1024, depth: int = 3) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(width, width) for _ in range(depth)])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self.layers:
+            x = torch.relu(layer(x))
+        return x
+
+
+class SmallCNN(nn.Module):
+    """A small CNN at 224x224: conv/bn/relu/pool blocks, then a linear head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 16, 3, stride=2, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(), nn.AdaptiveAvgPool2d(1))
+        self.head = nn.Linear(64, 100)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(torch.flatten(self.features(x), 1))
+
+
+class EncoderLayer(nn.Module):
+    """A transformer encoder layer written with the ops the compiler supports
+    (nn.TransformerEncoderLayer's fused attention kernel is not among them)."""
+
+    def __init__(self, d_model: int = 256, heads: int = 4, ff: int = 1024) -> None:
+        super().__init__()
+        self.heads, self.d_head = heads, d_model // heads
+        self.q, self.k, self.v = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+        self.proj = nn.Linear(d_model, d_model)
+        self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+        self.ff1, self.ff2 = nn.Linear(d_model, ff), nn.Linear(ff, d_model)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, d = x.size(0), x.size(1), x.size(2)
+        q = self.q(x).view(b, t, self.heads, self.d_head).transpose(1, 2)
+        k = self.k(x).view(b, t, self.heads, self.d_head).transpose(1, 2)
+        v = self.v(x).view(b, t, self.heads, self.d_head).transpose(1, 2)
+        att = torch.softmax(torch.matmul(q, k.transpose(-2, -1)) / self.d_head ** 0.5, dim=-1)
+        y = torch.matmul(att, v).transpose(1, 2).reshape(b, t, d)
+        x = self.norm1(x + self.proj(y))
+        return self.norm2(x + self.ff2(F.gelu(self.ff1(x))))
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    make: Callable[[], nn.Module]
+    input_shape: tuple[int, ...]
+    compute_bound: bool
+
+
+CASES = (
+    Case("tiny_mlp", TinyMLP, (1, 16), False),
+    Case("mlp_1024", WideMLP, (8, 1024), True),
+    Case("cnn_224", SmallCNN, (1, 3, 224, 224), True),
+    Case("encoder", EncoderLayer, (1, 64, 256), True),
+)
+
+
+def scaling_case(width: int) -> Case:
+    """An MLP of 2 layers width x width: 8 * width^2 bytes of float32 weights."""
+    return Case(f"mlp_w{width}", lambda: WideMLP(width, depth=2), (1, width), True)

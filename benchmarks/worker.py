@@ -1,0 +1,137 @@
+"""One measurement, in a process of its own (so memory figures are not mixed up):
+
+    python -m benchmarks.worker export-ours CASE OUT      python -m benchmarks.worker load-ours BUNDLE
+    python -m benchmarks.worker export-torch CASE OUT     python -m benchmarks.worker load-torch BUNDLE
+    python -m benchmarks.worker infer ENGINE BUNDLE SHAPE
+
+prints one JSON object. Threads are pinned to one (set before numpy/torch load).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import numpy as np  # noqa: E402
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def _median_time(fn: Callable[[], Any], budget: float = 1.0, min_runs: int = 5, max_runs: int = 2000) -> float:
+    fn()  # warm up
+    times: list[float] = []
+    start = time.perf_counter()
+    while len(times) < min_runs or (time.perf_counter() - start < budget and len(times) < max_runs):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def _case(name: str) -> Any:
+    from benchmarks.models import CASES, scaling_case
+
+    for case in CASES:
+        if case.name == name:
+            return case
+    return scaling_case(int(name.removeprefix("mlp_w")))
+
+
+def export_ours(case_name: str, out: str) -> dict[str, float]:
+    import torch
+
+    from liteexport.bundle import write_bundle
+    from liteexport.compiler import compile_module
+
+    torch.set_num_threads(1)
+    case = _case(case_name)
+    model = case.make().eval()
+    base = _peak_rss_mb()
+    t0 = time.perf_counter()
+    compiled = compile_module(torch.jit.script(model), input_shapes={"forward": [case.input_shape]})
+    write_bundle(compiled, out)
+    return {"seconds": time.perf_counter() - t0, "peak_mb": _peak_rss_mb() - base}
+
+
+def export_torch(case_name: str, out: str) -> dict[str, float]:
+    import torch
+
+    torch.set_num_threads(1)
+    model = _case(case_name).make().eval()
+    base = _peak_rss_mb()
+    t0 = time.perf_counter()
+    torch.jit.script(model)._save_for_lite_interpreter(out, _use_flatbuffer=True)
+    return {"seconds": time.perf_counter() - t0, "peak_mb": _peak_rss_mb() - base}
+
+
+def _load(load: Callable[[], Any]) -> dict[str, float]:
+    before = _rss_mb()
+    kept = load()
+    added = _rss_mb() - before
+    del kept
+    return {"seconds": _median_time(load, budget=0.5, min_runs=3, max_runs=50), "rss_added_mb": added}
+
+
+def load_ours(bundle: str) -> dict[str, float]:
+    import runtime_py
+
+    return _load(lambda: runtime_py.load(bundle))
+
+
+def load_torch(bundle: str, ours: str = "") -> dict[str, float]:
+    """torch's lite interpreter; ``ours`` = "ours" for a liteexport bundle (needs our backend)."""
+    import torch
+    import torch.jit.mobile
+
+    if ours == "ours":
+        from liteexport.torch_backend import load_torch_backend
+
+        load_torch_backend()
+    return _load(lambda: torch.jit.mobile._load_for_lite_interpreter(bundle))
+
+
+def infer(engine: str, bundle: str, shape: str) -> dict[str, float]:
+    dims = tuple(int(d) for d in shape.split("x"))
+    x = np.random.default_rng(0).standard_normal(dims).astype(np.float32)
+    if engine.startswith("runtime_py"):
+        import runtime_py
+
+        module = runtime_py.load(bundle)
+        return {"seconds": _median_time(lambda: module.forward(x))}
+    import torch
+    import torch.jit.mobile
+
+    torch.set_num_threads(1)
+    if engine == "torch_ours":
+        from liteexport.torch_backend import load_torch_backend
+
+        load_torch_backend()
+    lite = torch.jit.mobile._load_for_lite_interpreter(bundle)
+    tx = torch.from_numpy(x)
+    with torch.no_grad():
+        return {"seconds": _median_time(lambda: lite(tx))}
+
+
+COMMANDS: dict[str, Callable[..., dict[str, float]]] = {
+    "export-ours": export_ours, "export-torch": export_torch, "load-ours": load_ours,
+    "load-torch": load_torch, "infer": infer,
+}
+
+if __name__ == "__main__":
+    print(json.dumps(COMMANDS[sys.argv[1]](*sys.argv[2:])))

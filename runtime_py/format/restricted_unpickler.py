@@ -1,0 +1,180 @@
+"""A pickle reader for the zip lite format that resolves only the globals torch writes.
+
+``pickle.load`` would import and call whatever a file names (``os.system``, ``eval``,
+...). The pickles inside a ``.ptl`` legitimately name a handful of torch helpers, the
+storage types and the model's own ``__torch__.*`` classes. This unpickler maps each of
+those to a harmless stand-in built here (nothing is ever imported) and rejects every
+other name with a FormatError before anything runs.
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from runtime_py.errors import FormatError
+from runtime_py.format.ptmf import ScalarType
+
+TORCH_CLASS_PREFIX = "__torch__"
+
+# torch.<Name>Storage -> the element type of its tensors (torch/csrc/jit/serialization/pickler.cpp)
+STORAGE_TYPES: dict[str, int] = {
+    "ByteStorage": ScalarType.BYTE, "CharStorage": ScalarType.CHAR, "ShortStorage": ScalarType.SHORT,
+    "IntStorage": ScalarType.INT, "LongStorage": ScalarType.LONG, "HalfStorage": ScalarType.HALF,
+    "FloatStorage": ScalarType.FLOAT, "DoubleStorage": ScalarType.DOUBLE, "BoolStorage": ScalarType.BOOL,
+    "BFloat16Storage": ScalarType.BFLOAT16, "ComplexFloatStorage": 9, "ComplexDoubleStorage": 10,
+}
+
+
+@dataclass(frozen=True)
+class StorageType:
+    """What ``torch.FloatStorage`` & co. resolve to: the storage's element type."""
+
+    scalar_type: int
+
+
+@dataclass(frozen=True)
+class TensorRef:
+    """A tensor as the pickle describes it: where its bytes are and how to view them."""
+
+    storage_index: int  # into the module's storage table (assigned by the storage loader)
+    scalar_type: int
+    storage_offset: int  # in elements
+    sizes: tuple[int, ...]
+    strides: tuple[int, ...]
+    requires_grad: bool
+
+
+@dataclass(frozen=True)
+class StorageRef:
+    index: int
+    scalar_type: int
+
+
+class PickledObject:
+    """An instance of a model class (``__torch__.*``): its type name and pickled state.
+
+    Subclassed once per class name (NEWOBJ needs a type); ``args`` is set when the pickle
+    REDUCEs the class (torch does that for enum values), ``state`` by BUILD."""
+
+    type_name: ClassVar[str] = ""
+    _NO_STATE: ClassVar[object] = object()
+
+    args: tuple[Any, ...]
+    state: Any
+
+    def __new__(cls, *args: Any) -> PickledObject:
+        obj = super().__new__(cls)
+        obj.args = args
+        obj.state = PickledObject._NO_STATE
+        return obj
+
+    def __setstate__(self, state: Any) -> None:
+        self.state = state
+
+    @property
+    def has_state(self) -> bool:
+        return self.state is not PickledObject._NO_STATE
+
+
+def _rebuild_tensor(storage: StorageRef, offset: int, sizes: Any, strides: Any, requires_grad: bool = False,
+                    backward_hooks: Any = None, metadata: Any = None) -> TensorRef:
+    if not isinstance(storage, StorageRef):
+        raise FormatError(f"tensor refers to {type(storage).__name__}, not a storage")
+    return TensorRef(storage.index, storage.scalar_type, int(offset), tuple(int(s) for s in sizes),
+                     tuple(int(s) for s in strides), bool(requires_grad))
+
+
+def _rebuild_legacy_tensor(storage: StorageRef, offset: int, sizes: Any, strides: Any) -> TensorRef:
+    return _rebuild_tensor(storage, offset, sizes, strides)
+
+
+def _unsupported(what: str) -> Callable[..., Any]:
+    def fail(*args: Any) -> Any:
+        raise FormatError(f"{what} are not supported by runtime_py")
+    return fail
+
+
+def _restore_type_tag(value: Any, type_str: str) -> Any:
+    return value  # the tag only restores a static type on torch's side
+
+
+def _as_list(items: Any) -> list[Any]:
+    return list(items)
+
+
+def _device(name: str) -> str:
+    return str(name)  # runtime_py's devices are plain strings ("cpu")
+
+
+# (module, name) -> the stand-in. Everything torch's pickler and mobile exporter write.
+_ALLOWED: dict[tuple[str, str], Any] = {
+    ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor,
+    ("torch._utils", "_rebuild_tensor"): _rebuild_legacy_tensor,
+    ("torch._utils", "_rebuild_qtensor"): _unsupported("quantized tensors"),
+    ("torch._utils", "_rebuild_sparse_tensor"): _unsupported("sparse tensors"),
+    ("collections", "OrderedDict"): OrderedDict,
+    ("torch.jit._pickle", "restore_type_tag"): _restore_type_tag,
+    ("torch.jit._pickle", "build_intlist"): _as_list,
+    ("torch.jit._pickle", "build_doublelist"): _as_list,
+    ("torch.jit._pickle", "build_boollist"): _as_list,
+    ("torch.jit._pickle", "build_tensorlist"): _as_list,
+    ("torch.jit._pickle", "build_genericlist"): _as_list,
+    ("torch", "device"): _device,
+    ("builtins", "complex"): complex,
+}
+_ALLOWED.update({("torch", name): StorageType(scalar) for name, scalar in STORAGE_TYPES.items()})
+
+# persistent id ('storage', type, key, location, numel) -> where the tensor's bytes are
+StorageLoader = Callable[[str, int, int], int]  # (key, scalar type, numel) -> storage index
+
+
+class RestrictedUnpickler(pickle.Unpickler):
+    """Reads one pickle of a zip lite model; see the module docstring."""
+
+    def __init__(self, data: bytes, record: str, storage_loader: StorageLoader | None) -> None:
+        super().__init__(io.BytesIO(data))
+        self._record = record
+        self._storage_loader = storage_loader
+        self._classes: dict[str, type[PickledObject]] = {}
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == TORCH_CLASS_PREFIX or module.startswith(TORCH_CLASS_PREFIX + "."):
+            qualname = f"{module}.{name}"
+            cls = self._classes.get(qualname)
+            if cls is None:
+                # A fresh subclass holding just the name: never the real class, never imported.
+                cls = type(name, (PickledObject,), {"type_name": qualname, "__module__": __name__})
+                self._classes[qualname] = cls
+            return cls
+        allowed = _ALLOWED.get((module, name))
+        if allowed is None:
+            raise FormatError(f"{self._record} refuses to load global {module}.{name}: only the names torch "
+                              "writes into lite-interpreter models are allowed (the file may be malicious)")
+        return allowed
+
+    def persistent_load(self, pid: Any) -> Any:
+        if (not isinstance(pid, tuple) or len(pid) != 5 or pid[0] != "storage"
+                or not isinstance(pid[1], StorageType) or not isinstance(pid[2], str)
+                or not isinstance(pid[4], int)):
+            raise FormatError(f"{self._record} has a persistent id that is not a storage: {pid!r:.80}")
+        if self._storage_loader is None:
+            raise FormatError(f"{self._record} must not refer to tensor storage")
+        index = self._storage_loader(pid[2], pid[1].scalar_type, pid[4])
+        return StorageRef(index, pid[1].scalar_type)
+
+
+def restricted_loads(data: bytes, record: str, storage_loader: StorageLoader | None = None) -> Any:
+    """Unpickle ``data`` (the archive record ``record``) with only torch's names allowed."""
+    try:
+        return RestrictedUnpickler(data, record, storage_loader).load()
+    except FormatError:
+        raise
+    except RecursionError as exc:
+        raise FormatError(f"{record} is nested too deeply") from exc
+    except Exception as exc:  # a truncated or corrupt pickle fails in many ways; all are format errors
+        raise FormatError(f"{record} is not a valid pickle: {type(exc).__name__}: {exc}") from exc

@@ -1,0 +1,193 @@
+"""Read a zip-format lite model (``.ptl`` of bytecode 5..8) into the ``ptmf.Module`` mirror.
+
+Archive layout (torch/csrc/jit/mobile/import.cpp): every record sits under one folder
+``<name>/``: ``bytecode.pkl`` (functions), ``data.pkl`` + ``data/<key>`` (the module's
+state and its tensors), ``constants/<key>`` (tensors of bytecode constants), ``extra/<name>``
+(extra files), optionally ``mobile_debug_handles.pkl``, ``callstack_debug_map.pkl`` and
+``code/**.debug_pkl`` (debug info). Pickles go through the restricted unpickler only.
+Tensor bytes are used in place: torch stores those records uncompressed, so each is a
+numpy view of the (memory-mapped) file.
+"""
+
+from __future__ import annotations
+
+import io
+import mmap
+import struct
+import zipfile
+import zlib
+from typing import Any
+
+import numpy as np
+
+from runtime_py.errors import FormatError
+from runtime_py.format import ptmf, zip_bytecode, zip_debug_info
+from runtime_py.format.debug_table import DEBUG_TABLE_EXTRA_FILE
+from runtime_py.format.debug_table_codec import encode_debug_table
+from runtime_py.format.restricted_unpickler import PickledObject, restricted_loads
+
+MIN_ZIP_BYTECODE_VERSION = 5
+MAX_ZIP_BYTECODE_VERSION = 8
+_LOCAL_HEADER = struct.Struct("<4s5H3L2H")  # zip local file header (30 bytes)
+_LOCAL_HEADER_MAGIC = b"PK\x03\x04"
+_ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError, struct.error, NotImplementedError,
+               ValueError, KeyError, IndexError, OverflowError)
+
+Buffer = bytes | bytearray | memoryview | mmap.mmap
+
+
+class _BufferFile(io.RawIOBase):
+    """A read-only, seekable file over a buffer without copying it (zipfile needs a file;
+    ``io.BytesIO`` would copy a memory-mapped model and mmap is not a full file object)."""
+
+    def __init__(self, buf: Buffer) -> None:
+        super().__init__()
+        self._view = memoryview(buf).cast("B")
+        self._pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: len(self._view)}[whence]
+        self._pos = max(0, base + offset)
+        return self._pos
+
+    def readinto(self, b: Any) -> int:
+        chunk = self._view[self._pos:self._pos + len(b)]
+        b[:len(chunk)] = chunk
+        self._pos += len(chunk)
+        return len(chunk)
+
+
+class ZipArchive:
+    """The records of one torch archive, by path relative to its top folder."""
+
+    def __init__(self, buf: Buffer, name: str) -> None:
+        self.buf = buf
+        self.name = name
+        try:
+            self.zip = zipfile.ZipFile(io.BufferedReader(_BufferFile(buf)))
+            infos = self.zip.infolist()
+        except _ZIP_ERRORS as exc:
+            raise FormatError(f"{name} starts like a zip-format lite model but is not a readable zip "
+                              f"archive: {exc}") from exc
+        roots = {info.filename.split("/", 1)[0] for info in infos if "/" in info.filename}
+        prefix = next((r for r in sorted(roots) if f"{r}/bytecode.pkl" in self.zip.NameToInfo), None)
+        if prefix is None:
+            raise FormatError(f"{name} is a zip archive without bytecode.pkl: not a lite-interpreter model "
+                              "(was it saved with torch.jit.save instead of _save_for_lite_interpreter?)")
+        self.prefix = prefix + "/"
+        self.records = {info.filename[len(self.prefix):]: info for info in infos
+                        if info.filename.startswith(self.prefix)}
+
+    def has(self, record: str) -> bool:
+        return record in self.records
+
+    def read(self, record: str) -> bytes:
+        info = self.records.get(record)
+        if info is None:
+            raise FormatError(f"{self.name} has no record {record}")
+        try:
+            return self.zip.read(info)
+        except _ZIP_ERRORS as exc:
+            raise FormatError(f"cannot read {record} of {self.name}: {exc}") from exc
+
+    def array(self, record: str) -> np.ndarray:
+        """The record's bytes as uint8: a view of the file when stored uncompressed."""
+        info = self.records.get(record)
+        if info is None:
+            raise FormatError(f"{self.name} has no tensor data record {record}")
+        if info.compress_type != zipfile.ZIP_STORED:
+            return np.frombuffer(self.read(record), dtype=np.uint8)
+        offset = info.header_offset
+        try:
+            header = _LOCAL_HEADER.unpack_from(self.buf, offset)
+        except struct.error as exc:
+            raise FormatError(f"truncated zip header of {record}", where=f"byte {offset}") from exc
+        if header[0] != _LOCAL_HEADER_MAGIC:
+            raise FormatError(f"bad zip local header of {record}", where=f"byte {offset}")
+        start = offset + _LOCAL_HEADER.size + header[9] + header[10]  # + name and extra-field lengths
+        if start + info.file_size > len(self.buf):
+            raise FormatError(f"record {record} runs past the end of the file")
+        return np.frombuffer(self.buf, dtype=np.uint8, count=info.file_size, offset=start)
+
+    def unpickle(self, record: str, tensor_folder: str | None = None,
+                 storage: _StorageTable | None = None) -> Any:
+        loader = None
+        if tensor_folder is not None and storage is not None:
+            def loader(key: str, scalar_type: int, numel: int) -> int:
+                return storage.index(f"{tensor_folder}/{key}", scalar_type, numel)
+        return restricted_loads(self.read(record), record, loader)
+
+
+class _StorageTable:
+    """Distinct tensor-data records, in first-use order (``Module.storage_data``)."""
+
+    def __init__(self, archive: ZipArchive) -> None:
+        self.archive = archive
+        self.arrays: list[np.ndarray] = []
+        self._index: dict[str, int] = {}
+
+    def index(self, record: str, scalar_type: int, numel: int) -> int:
+        if record not in self._index:
+            data = self.archive.array(record)
+            dtype = ptmf.NUMPY_DTYPES.get(scalar_type)
+            if dtype is None:
+                raise FormatError(f"unsupported tensor scalar type {scalar_type}", where=record)
+            if data.nbytes < numel * dtype.itemsize:
+                raise FormatError(f"storage of {numel} elements has only {data.nbytes} bytes", where=record)
+            self._index[record] = len(self.arrays)
+            self.arrays.append(data)
+        return self._index[record]
+
+
+def bytecode_version(raw: Any) -> int:
+    if not isinstance(raw, tuple) or not raw or not isinstance(raw[0], int) or isinstance(raw[0], bool):
+        raise FormatError("bytecode.pkl does not start with a bytecode version")
+    version = raw[0]
+    if not MIN_ZIP_BYTECODE_VERSION <= version <= MAX_ZIP_BYTECODE_VERSION:
+        raise FormatError(f"unsupported bytecode version {version}: runtime_py reads zip-format models of "
+                          f"bytecode versions {MIN_ZIP_BYTECODE_VERSION}..{MAX_ZIP_BYTECODE_VERSION} "
+                          f"(and flatbuffer models of version {ptmf.BYTECODE_VERSION})")
+    return version
+
+
+def _extra_files(archive: ZipArchive) -> list[ptmf.ExtraFile]:
+    return [ptmf.ExtraFile(record[len("extra/"):], archive.read(record))
+            for record in sorted(archive.records) if record.startswith("extra/") and not record.endswith("/")]
+
+
+def _debug_extra_file(archive: ZipArchive, root: PickledObject) -> ptmf.ExtraFile | None:
+    """The model's zip debug info, encoded as our own debug table (so both formats map errors alike)."""
+    if not archive.has("callstack_debug_map.pkl"):
+        return None
+    callstack_map = archive.unpickle("callstack_debug_map.pkl")
+    debug_pkls = [archive.unpickle(r) for r in sorted(archive.records) if r.endswith(".debug_pkl")]
+    table = zip_debug_info.debug_table(callstack_map, debug_pkls, root.type_name)
+    return ptmf.ExtraFile(DEBUG_TABLE_EXTRA_FILE, encode_debug_table(table)) if table is not None else None
+
+
+def read_zip_module(buf: Buffer, name: str = "model") -> ptmf.Module:
+    """Decode a zip lite model; storage arrays are views into ``buf`` where possible."""
+    archive = ZipArchive(buf, name)
+    storage = _StorageTable(archive)
+    raw_bytecode = archive.unpickle("bytecode.pkl", "constants", storage)
+    version = bytecode_version(raw_bytecode)
+    handles = (zip_bytecode.function_debug_handles(archive.unpickle("mobile_debug_handles.pkl"))
+               if archive.has("mobile_debug_handles.pkl") else {})
+    table = zip_bytecode.IValueTable()
+    functions = [zip_bytecode.function(raw, table, handles) for raw in raw_bytecode[1:]]
+    root = archive.unpickle("data.pkl", "data", storage)
+    extra = _extra_files(archive)
+    if isinstance(root, PickledObject) and not any(e.name == DEBUG_TABLE_EXTRA_FILE for e in extra):
+        debug = _debug_extra_file(archive, root)
+        if debug is not None:
+            extra.append(debug)
+    return zip_bytecode.build_module(version, functions, root, storage.arrays, tuple(extra), table)

@@ -1,0 +1,120 @@
+"""The operator registry: schema + implementation, and the stack kernels bound from them.
+
+An implementation is a plain Python function taking the schema's arguments positionally
+and returning its result (a tuple when the schema returns several values). `bind` turns it
+into a kernel for one call site: pop the serialized arguments (or the vararg count and
+that many), fill the omitted trailing ones with the schema's defaults, call, push.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from runtime_py.errors import ExecutionError
+from runtime_py.operators.schema import Schema, parse_schema
+
+Kernel = Callable[[list[Any]], None]
+
+
+@dataclass(frozen=True)
+class OperatorDef:
+    schema: Schema
+    impl: Callable[..., Any]
+
+
+# "name.overload" (or "name" when the overload is empty) -> its definition
+OPERATORS: dict[str, OperatorDef] = {}
+
+
+def op(*schemas: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the decorated function as the implementation of every schema given."""
+
+    def register(impl: Callable[..., Any]) -> Callable[..., Any]:
+        for text in schemas:
+            register_schema(text, impl)
+        return impl
+
+    return register
+
+
+def register_schema(text: str, impl: Callable[..., Any]) -> None:
+    schema = parse_schema(text)
+    if schema.key in OPERATORS:
+        raise ValueError(f"operator {schema.key} registered twice")
+    OPERATORS[schema.key] = OperatorDef(schema, impl)
+
+
+def _to_value(value: Any, type_str: str) -> Any:
+    """numpy scalars never leave a kernel: a 0-dim array for a Tensor, a Python number otherwise."""
+    if isinstance(value, np.generic):
+        return np.asarray(value) if type_str.startswith("Tensor") else value.item()
+    return value
+
+
+def _fail(name: str, exc: BaseException) -> ExecutionError:
+    message = str(exc)
+    if isinstance(exc, ValueError) and "read-only" in message:
+        message = ("cannot write into a tensor loaded from the bundle: the bundle's tensors are "
+                   "read-only (clone() it first)")
+    if isinstance(exc, ExecutionError) and message.startswith(name):
+        return exc
+    return ExecutionError(f"{name}: {message}")
+
+
+def bind(definition: OperatorDef, num_args: int) -> Kernel:
+    """The kernel for a call site that pushes ``num_args`` arguments (-1: all of them)."""
+    schema, impl = definition.schema, definition.impl
+    name = schema.key
+    n_schema = len(schema.arguments)
+    returns = schema.returns
+
+    def push(stack: list[Any], result: Any) -> None:
+        if schema.varret:
+            stack.extend(result)
+        elif len(returns) == 1:
+            stack.append(_to_value(result, returns[0]))
+        elif returns:
+            stack.extend(_to_value(v, t) for v, t in zip(result, returns, strict=True))
+
+    def call(args: list[Any]) -> Any:
+        try:
+            with np.errstate(all="ignore"):  # inf/nan follow IEEE as in torch, no warnings
+                return impl(*args)
+        except (ExecutionError, ValueError, TypeError, IndexError, KeyError, ZeroDivisionError,
+                OverflowError, AttributeError, np.linalg.LinAlgError) as exc:
+            raise _fail(name, exc) from exc
+
+    if schema.varargs:
+        def vararg_kernel(stack: list[Any]) -> None:
+            count = stack.pop()
+            args = stack[len(stack) - count:]
+            del stack[len(stack) - count:]
+            push(stack, call(args))
+
+        return vararg_kernel
+
+    given = n_schema if num_args < 0 else num_args
+    if given > n_schema:
+        raise ExecutionError(f"{name}: called with {given} arguments, its schema takes {n_schema}")
+    missing = [a for a in schema.arguments[given:] if not a.has_default]
+    if missing:
+        raise ExecutionError(f"{name}: called with {given} arguments, argument '{missing[0].name}' "
+                             "has no default")
+    defaults = tuple(a.default for a in schema.arguments[given:])
+    mutable = any(isinstance(d, list) for d in defaults)
+
+    def kernel(stack: list[Any]) -> None:
+        if given:
+            args = stack[len(stack) - given:]
+            del stack[len(stack) - given:]
+        else:
+            args = []
+        args.extend(copy.deepcopy(defaults) if mutable else defaults)
+        push(stack, call(args))
+
+    return kernel

@@ -10,11 +10,12 @@ from liteexport.cli import cli
 from .conftest import invoke
 
 COMMANDS = {
-    None: ["--version", "--debug", "--help", "export", "inspect", "run", "Exit codes"],
-    "export": ["MODEL", "-o, --output", "--method", "--input-shape", "-q, --quiet", "torch.jit.save",
-               "file.py:Name"],
+    None: ["--version", "--debug", "--help", "export", "inspect", "run", "verify", "Exit codes"],
+    "export": ["MODEL", "-o, --output", "--method", "--input-shape", "--example-inputs", "-q, --quiet",
+               "torch.jit.save", "file.py:Name"],
     "inspect": ["BUNDLE", "--json", "size breakdown"],
     "run": ["BUNDLE", "--method", "-i, --input", "-r, --random", "--seed", "-o, --output", ".npz"],
+    "verify": ["BUNDLE", "--engine", "--atol", "--rtol", "runtime_py", "torch", "debug handle"],
 }
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from runtime_py.errors import FormatError
 from runtime_py.format import ptmf
-from runtime_py.format.bundle_file import file_size, read_bundle_file
+from runtime_py.format.bundle_file import ZIP_MAGIC, file_size, read_bundle_file
 from runtime_py.format.debug_table import DEBUG_TABLE_EXTRA_FILE
 from runtime_py.format.debug_table_codec import decode_debug_table
 from runtime_py.format.program import OpCode, Program
@@ -220,6 +220,25 @@ def _describe_debug_table(content: bytes) -> dict[str, Any]:
     return {"format_version": table.format_version, "count": len(entries), "entries": entries}
 
 
+def _describe_operators(module: ptmf.Module) -> dict[str, Any]:
+    """Every operator the bundle's bytecode calls, and which of them runtime_py lacks."""
+    from runtime_py.operators import is_supported
+
+    names = sorted({(op.name, op.overload_name) for v in module.ivalues if isinstance(v, ptmf.Function)
+                    for op in v.operators})
+    listed = [{"name": name, "overload": overload, "runtime_py": is_supported(name, overload)}
+              for name, overload in names]
+    return {"count": len(listed), "all": listed,
+            "missing_in_runtime_py": [f"{o['name']}.{o['overload']}" if o["overload"] else o["name"]
+                                      for o in listed if not o["runtime_py"]]}
+
+
+def _file_format(path: str | Path) -> str:
+    with open(path, "rb") as f:
+        head = f.read(8)
+    return "zip" if head.startswith(ZIP_MAGIC) else "flatbuffer"
+
+
 def describe(path: str | Path) -> dict[str, Any]:
     """Everything ``inspect`` reports about the bundle at ``path``, as plain JSON data."""
     module = read_bundle_file(path)
@@ -243,6 +262,7 @@ def describe(path: str | Path) -> dict[str, Any]:
     sizes["total"] = total
     return {
         "path": str(path),
+        "format": _file_format(path),
         "file_size": total,
         "bytecode_version": module.bytecode_version,
         "operator_version": module.operator_version,
@@ -250,6 +270,7 @@ def describe(path: str | Path) -> dict[str, Any]:
         "methods": _methods(module, root_type),
         "functions": [{"name": f.qn, "instructions": len(f.instructions), "operators": len(f.operators)}
                       for f in _functions(module)],
+        "operators": _describe_operators(module),
         "delegate": delegate,
         "storage": {"count": len(module.storage_data), "total_bytes": storage_total},
         "extra_files": [{"name": e.name, "bytes": len(e.content)} for e in module.extra_files],
@@ -287,9 +308,14 @@ def _fmt_count(n: int) -> str:
 
 def format_description(d: dict[str, Any]) -> str:
     """The human-readable ``inspect`` report for a ``describe`` result."""
-    out = [f"{d['path']}: {_fmt_count(d['file_size'])} bytes, PTMF bytecode version {d['bytecode_version']}",
+    kind = "PTMF flatbuffer" if d["format"] == "flatbuffer" else "zip (pickle)"
+    out = [f"{d['path']}: {_fmt_count(d['file_size'])} bytes, {kind}, bytecode version {d['bytecode_version']}",
            f"root type: {d['root_type']}", "", "Methods:"]
     out += [f"  {m['signature']}" for m in d["methods"]] or ["  (none)"]
+    ops = d["operators"]
+    missing = ops["missing_in_runtime_py"]
+    out += ["", f"Operators: {ops['count']} "
+            + (f"(runtime_py lacks {len(missing)}: {', '.join(missing)})" if missing else "(runtime_py has all)")]
     delegate = d["delegate"]
     if delegate is not None:
         out += ["", f"Delegate: {delegate['backend']}"]

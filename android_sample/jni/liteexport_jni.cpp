@@ -248,6 +248,13 @@ jobject new_tensor(JNIEnv* env, const liteexport::Tensor& t) {
                                                       " elements does not fit a Java array");
     return nullptr;
   }
+  size_t expected = 1;
+  for (int64_t dim : t.shape) expected *= dim >= 0 ? static_cast<size_t>(dim) : 0;
+  if (expected != t.data.size()) {  // Tensor's invariant, relied on by every Java caller
+    throw_java(env, g_refs.lite_export_exception, "internal error in the liteexport runtime: an output's shape "
+               "does not match its " + std::to_string(t.data.size()) + " elements");
+    return nullptr;
+  }
   const auto count = static_cast<jsize>(t.data.size());
   const auto rank = static_cast<jsize>(t.shape.size());
   jfloatArray data = env->NewFloatArray(count);

@@ -57,7 +57,8 @@ class Writer:
 
 
 def as_tuple(value: object) -> tuple[np.ndarray, ...]:
-    return tuple(value) if isinstance(value, tuple) else (value,)  # type: ignore[arg-type]
+    """A method's result as a tuple of arrays (a tuple-returning method gives several)."""
+    return tuple(np.asarray(v) for v in value) if isinstance(value, tuple) else (np.asarray(value),)
 
 
 def random_inputs(shapes: Sequence[Shape], seed: int) -> list[np.ndarray]:
@@ -85,7 +86,7 @@ def add_bundle(w: Writer, bundle_id: str, path: Path, shapes: dict[str, list[Sha
         for seed in range(2):
             inputs = random_inputs(input_shapes, seed)
             outputs = as_tuple(module.run_method(method, *inputs))
-            w.record("run", bundle_id, method, w.tensors(inputs), w.tensors([np.asarray(o) for o in outputs]))
+            w.record("run", bundle_id, method, w.tensors(inputs), w.tensors(outputs))
         # A wrong input shape fails inside the compiled program: record the handle runtime_py reports.
         for bad in wrong_shapes(input_shapes[0]):
             inputs = random_inputs([bad, *input_shapes[1:]], 7)
@@ -155,11 +156,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     os.chdir(REPO)  # so that source paths in the debug tables are repository-relative
     sys.path.insert(0, str(REPO))
+    import torch
+
     from liteexport.bundle import write_bundle
     from liteexport.compiler import compile_module
     from liteexport.model_loading import load_scripted
     from tests.parity.test_parity import CASES, NEEDS_STATIC_SHAPES
-    import torch
 
     w = Writer(out)
     for name, (factory, shapes) in sorted(CASES.items()):
@@ -178,8 +180,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_bundle(w, "tiny_cnn_static", out / "tiny_cnn_static.ptl", tiny_shapes)
     if APP_ASSET.exists():
         add_bundle(w, "app_asset", APP_ASSET, tiny_shapes)
-    for i, (path, method, shapes) in enumerate(extras):
-        add_bundle(w, f"extra{i}", path, {method: shapes})
+    for i, (path, method, extra_shapes) in enumerate(extras):
+        add_bundle(w, f"extra{i}", path, {method: extra_shapes})
 
     add_malformed(w, out / "tiny_cnn_static.ptl")
     (out / "manifest.tsv").write_text("\n".join(w.lines) + "\n", encoding="utf-8")

@@ -28,6 +28,8 @@ android {
                 targets += "liteexport_jni"
                 // The core is linked statically into the one .so, so the static C++ runtime is safe.
                 arguments += listOf("-DANDROID_STL=c++_static")
+                // The bridge catches the core's liteexport::Error by type: both need to be on.
+                cppFlags += listOf("-fexceptions", "-frtti")
             }
         }
     }

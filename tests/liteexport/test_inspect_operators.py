@@ -8,7 +8,6 @@ import pytest
 import torch
 
 from liteexport.inspect_bundle import describe, format_description
-
 from tests.liteexport.models.fft_model import UsesFft
 
 pytestmark = pytest.mark.torch_oracle

@@ -188,7 +188,8 @@ def malformed_bundles(w: Writer, compiled: object) -> None:
         "bad_program_slot.ptl": dataclasses.replace(program, instructions=(
             dataclasses.replace(first, inputs=(999,) + first.inputs[1:]),) + program.instructions[1:]),
         "bad_program_read_before_write.ptl": dataclasses.replace(program, instructions=(
-            dataclasses.replace(first, inputs=(program.num_slots - 1,) + first.inputs[1:]),) + program.instructions[1:]),
+            dataclasses.replace(first, inputs=(program.num_slots - 1,) + first.inputs[1:]),)
+            + program.instructions[1:]),
         "bad_program_weight.ptl": dataclasses.replace(program, constants=(
             dataclasses.replace(program.constants[0], weight=999),) + program.constants[1:]),
         "bad_program_method.ptl": dataclasses.replace(program, method="other"),

@@ -2,11 +2,12 @@
 # Configure, build and test the native core twice: a normal build (build/) and an
 # ASan+UBSan build (build-sanitize/). Test vectors are made once by tests/make_vectors.py
 # (needs torch) and shared by both builds.
-# Env: PYTHON (default /work/venv/bin/python or python3), FLATBUFFERS_INCLUDE_DIR (optional).
+# Env: PYTHON (default: the checkout's .venv/bin/python, else python3), FLATBUFFERS_INCLUDE_DIR (optional).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-python="${PYTHON:-$( [ -x /work/venv/bin/python ] && echo /work/venv/bin/python || command -v python3 )}"
+
+python="${PYTHON:-$( [ -x "$repo/.venv/bin/python" ] && echo "$repo/.venv/bin/python" || command -v python3 )}"
 fb_dir="${FLATBUFFERS_INCLUDE_DIR:-$("$python" -c 'import sys, os; print(os.path.join(sys.prefix, "include"))')}"
 jobs="$(nproc 2>/dev/null || echo 4)"
 vectors="$here/build/vectors"

@@ -90,6 +90,35 @@ class Frame:
         self.pc = 0
 
 
+class LoadBudget:
+    """Limits for code run while a bundle loads (``__setstate__`` and what it calls): a bundle
+    is hostile, so its load-time code gets an instruction budget proportional to the bundle's
+    size, a call-depth limit and a cap on the size of any value an operator produces.
+    Running out is a FormatError (the file is at fault, not an input)."""
+
+    MAX_CALL_DEPTH = 64
+
+    def __init__(self, instructions: int, max_value_size: int) -> None:
+        self.instructions_left = instructions
+        self.instructions = instructions
+        self.max_value_size = max_value_size
+        self.depth = 0
+
+    def check_value(self, value: Any, where: str) -> None:
+        """Refuse a value larger than the budget allows (a tensor's bytes, a container's length)."""
+        if isinstance(value, np.ndarray):
+            size = value.size * value.itemsize if value.size else 0
+        elif isinstance(value, (list, tuple, dict)):
+            size = 8 * len(value)  # a pointer per item at least
+        elif isinstance(value, (str, bytes)):
+            size = len(value)
+        else:
+            return
+        if size > self.max_value_size:
+            raise FormatError(f"load-time code built a value of {size} bytes, more than the "
+                              f"{self.max_value_size} the bundle's size allows ({where})")
+
+
 class _Return(Exception):
     """Internal: RET reached (raised once per call; cheaper than a check per instruction)."""
 
@@ -441,19 +470,47 @@ def _unknown(op: int) -> Handler:
     return unsupported
 
 
-def run(code: Code, args: list[Any], runtime: Runtime) -> Any:
+_ALLOCATING_STEPS = (_op, _opn, _list_construct, _dict_construct, _tuple_construct, _format, _to_list)
+
+
+def _run_budgeted(f: Frame, budget: LoadBudget) -> None:
+    """The loop of ``run`` for load-time code: counts instructions and checks what operators build."""
+    steps = f.code.steps
+    end = len(steps)
+    while f.pc < end:
+        budget.instructions_left -= 1
+        if budget.instructions_left < 0:
+            raise FormatError(f"load-time code exceeded the instruction budget of {budget.instructions} "
+                              f"instructions (at pc {f.pc} of function {f.code.qn}) at load: an endless loop?")
+        handler, x, n = steps[f.pc]
+        handler(f, x, n)
+        if handler in _ALLOCATING_STEPS and f.stack:
+            budget.check_value(f.stack[-1], f"pc {f.pc} of function {f.code.qn}")
+        f.pc += 1
+
+
+def run(code: Code, args: list[Any], runtime: Runtime, budget: LoadBudget | None = None) -> Any:
     """Run ``code`` on ``args`` (``self`` first) and return its result.
 
     Any failure becomes an ExecutionError that names the instruction, pc and function and
-    carries the instruction's debug handle (so the caller can map it to source)."""
+    carries the instruction's debug handle (so the caller can map it to source). With a
+    ``budget`` (code run at load), exceeding it is a FormatError."""
     f = Frame(code, list(args), runtime)
     steps = code.steps
     end = len(steps)
+    if budget is not None:
+        if budget.depth >= budget.MAX_CALL_DEPTH:
+            raise FormatError(f"load-time code exceeded the call-depth limit of {budget.MAX_CALL_DEPTH} "
+                              f"(calling {code.qn}) at load")
+        budget.depth += 1
     try:
-        while f.pc < end:
-            handler, x, n = steps[f.pc]
-            handler(f, x, n)
-            f.pc += 1
+        if budget is not None:
+            _run_budgeted(f, budget)
+        else:
+            while f.pc < end:
+                handler, x, n = steps[f.pc]
+                handler(f, x, n)
+                f.pc += 1
     except _Return:
         if not f.stack:
             raise ExecutionError(f"RET with an empty stack at pc {f.pc} of function {code.qn}",
@@ -467,6 +524,11 @@ def run(code: Code, args: list[Any], runtime: Runtime) -> Any:
         raise
     except LiteExportError:
         raise
+    except MemoryError as exc:
+        if budget is not None:
+            raise FormatError(f"load-time code ran out of memory at pc {f.pc} of function {code.qn}") from exc
+        raise ExecutionError(f"out of memory at pc {f.pc} of function {code.qn}",
+                             debug_handle=code.debug_handle(f.pc)) from exc
     except RecursionError as exc:
         raise ExecutionError(f"recursion too deep at pc {f.pc} of function {code.qn}",
                              debug_handle=code.debug_handle(f.pc)) from exc

@@ -11,7 +11,7 @@ import numpy as np
 
 from runtime_py import interpreter
 from runtime_py.backends import get_backend
-from runtime_py.errors import ExecutionError, FormatError
+from runtime_py.errors import ExecutionError, FormatError, LiteExportError
 from runtime_py.format import ptmf
 from runtime_py.operators import bind_operator
 from runtime_py.values import ScriptEnum, ScriptObject
@@ -20,10 +20,37 @@ BACKEND_CLASS_PREFIX = "__torch__.torch.classes.__backends__."
 DEBUG_INFO_CLASS = "__torch__.torch.classes.backendutils.BackendDebugInfo"
 
 
+# Load-time code (``__setstate__``) may run this many instructions per instruction or ivalue the
+# bundle holds (each takes bytes of the file), plus a fixed allowance.
+LOAD_INSTRUCTIONS_PER_ITEM = 16
+LOAD_INSTRUCTIONS_SLACK = 10_000
+# A value built by load-time code may take 4 bytes per byte of the bundle's storage and 32 per
+# instruction or ivalue, plus this allowance (checked after each operator: doubling a list
+# in a loop stops at about twice the cap).
+LOAD_VALUE_SLACK = 256 << 10
+
+
+def _dependencies(v: ptmf.IValue, module: ptmf.Module) -> tuple[int, ...]:
+    """The ivalues ``v`` needs built before it (those ``_build`` looks up)."""
+    if isinstance(v, (ptmf.ListValue, ptmf.TupleValue)):
+        return v.items
+    if isinstance(v, ptmf.DictValue):
+        return v.keys + v.values
+    if isinstance(v, ptmf.ObjectValue):
+        if module.object_types[v.type_index].type == ptmf.TypeType.CLASS_WITH_SETSTATE:
+            return (v.state, v.setstate_func)
+        return v.attrs
+    if isinstance(v, ptmf.EnumValue):
+        return (v.value,)
+    if isinstance(v, ptmf.Function):
+        return v.constants
+    return ()
+
+
 def _tensor(t: ptmf.TensorMetadata, storage: np.ndarray) -> np.ndarray:
     dtype = ptmf.NUMPY_DTYPES[t.scalar_type]
-    if 0 in t.sizes:
-        return np.zeros(t.sizes, dtype=dtype)
+    if 0 in t.sizes:  # no bytes at all, whatever the other sizes claim (verify_module bounded them)
+        return np.ndarray(tuple(t.sizes), dtype=dtype, buffer=np.zeros(0, dtype=np.uint8), strides=(0,) * len(t.sizes))
     # A view, never a copy: weights stay in the mapped file (read-only, so never modified).
     return np.ndarray(tuple(t.sizes), dtype=dtype, buffer=storage, offset=t.storage_offset * dtype.itemsize,
                       strides=tuple(s * dtype.itemsize for s in t.strides))
@@ -36,18 +63,49 @@ class LoadedModule:
         self.module = module
         self._values: dict[int, Any] = {}
         self.functions: dict[str, interpreter.Code] = {}
+        items = len(module.ivalues) + sum(len(v.instructions) for v in module.ivalues if isinstance(v, ptmf.Function))
+        storage = sum(int(s.nbytes) for s in module.storage_data)
+        # set while loading: load-time code is hostile and bounded; None once loaded
+        self._budget: interpreter.LoadBudget | None = interpreter.LoadBudget(
+            LOAD_INSTRUCTIONS_PER_ITEM * items + LOAD_INSTRUCTIONS_SLACK, 4 * storage + 32 * items + LOAD_VALUE_SLACK)
         for index in module.methods:
             fn = module.ivalues[index]
             assert isinstance(fn, ptmf.Function)  # verify_module checked it
+            self._build_needed(fn.constants)
             self.functions[fn.qn] = self._code(fn)
         self.root = self.value(module.state_obj)
+        for index in module.methods:  # default values too: building one may run __setstate__
+            fn = module.ivalues[index]
+            assert isinstance(fn, ptmf.Function)
+            if fn.schema is not None:
+                self._build_needed(tuple(arg.default_value for arg in fn.schema.arguments))
+        self._budget = None
 
     # --- values -------------------------------------------------------------------------
     def value(self, index: int) -> Any:
         """The run-time value of ivalue ``index`` (built once; verify_module ruled out cycles)."""
         if index not in self._values:
-            self._values[index] = self._build(self.module.ivalues[index], index)
+            self._build_needed((index,))
         return self._values[index]
+
+    def _build_needed(self, roots: tuple[int, ...]) -> None:
+        """Build ``roots`` and everything they refer to, children first, without recursion (a
+        hostile bundle may nest values as deep as its size allows)."""
+        ivalues = self.module.ivalues
+        for root in roots:
+            if root in self._values:
+                continue
+            stack = [(root, False)]
+            while stack:
+                index, expanded = stack.pop()
+                if index in self._values:
+                    continue
+                if expanded:
+                    self._values[index] = self._build(ivalues[index], index)
+                    continue
+                stack.append((index, True))
+                stack.extend((child, False) for child in reversed(_dependencies(ivalues[index], self.module))
+                             if child not in self._values)
 
     def _build(self, v: ptmf.IValue, index: int) -> Any:
         simple: dict[type, Callable[[Any], Any]] = {
@@ -83,7 +141,13 @@ class LoadedModule:
             obj.slots = [self.value(i) for i in v.attrs]
         elif object_type.type == ptmf.TypeType.CLASS_WITH_SETSTATE:
             setstate = self.value(v.setstate_func)
-            interpreter.run(setstate, [obj, self.value(v.state)], self)
+            try:
+                interpreter.run(setstate, [obj, self.value(v.state)], self, self._budget)
+            except FormatError:
+                raise
+            except LiteExportError as exc:  # the file's own code failed: the file is at fault
+                raise FormatError(f"__setstate__ of {object_type.type_name} failed at load: {exc}",
+                                  where=f"Module.ivalues[{index}]") from exc
         else:
             raise FormatError(f"objects of kind {object_type.type.name} ({object_type.type_name}) are not "
                               "supported", where=f"Module.ivalues[{index}]")
@@ -104,7 +168,7 @@ class LoadedModule:
             code = self.functions.get(f"{obj.type_name}.{name}")
             if code is None:
                 raise ExecutionError(f"object of type {obj.type_name} has no method {name}")
-            return interpreter.run(code, [obj, *args], self)
+            return interpreter.run(code, [obj, *args], self, self._budget)
         method = getattr(obj, name, None) if not name.startswith("_") or name == "__init__" else None
         if method is None:
             raise ExecutionError(f"{type(obj).__name__} has no method {name}")

@@ -13,6 +13,12 @@ from runtime_py.format import ptmf
 from runtime_py.format.ptmf import OpCode
 
 _REGISTER_OPS = {OpCode.LOAD, OpCode.MOVE, OpCode.STORE, OpCode.DROPR}
+# A tensor's elements, counting only its non-zero sizes: bounds what numpy is asked to shape
+# (a zero-element tensor with gigantic other sizes, or sizes whose product overflows int64).
+MAX_TENSOR_ELEMENTS = 2 ** 48
+# torch writes register_size = the highest register an instruction uses; allow a little slack,
+# not a gigantic register file allocated on every call.
+REGISTER_SLACK = 16
 
 
 def _index(value: int, limit: int, what: str, where: str) -> None:
@@ -42,6 +48,14 @@ def _check_tensor(t: ptmf.TensorMetadata, module: ptmf.Module, where: str) -> No
         raise FormatError(f"tensor has {len(t.sizes)} sizes but {len(t.strides)} strides", where=where)
     if t.storage_offset < 0 or any(s < 0 for s in t.sizes) or any(s < 0 for s in t.strides):
         raise FormatError("tensor has a negative size, stride or storage offset", where=where)
+    numel = 1
+    for i, size in enumerate(t.sizes):
+        numel *= max(size, 1)
+        if numel > MAX_TENSOR_ELEMENTS:
+            raise FormatError(f"tensor sizes {tuple(t.sizes)[:8]} describe more than {MAX_TENSOR_ELEMENTS} "
+                              f"elements (at dimension {i})", where=where)
+    if any(s > MAX_TENSOR_ELEMENTS for s in t.strides) or t.storage_offset > MAX_TENSOR_ELEMENTS:
+        raise FormatError(f"tensor stride or storage offset larger than {MAX_TENSOR_ELEMENTS}", where=where)
     storage_elems = module.storage_data[t.storage_location_index].nbytes // dtype.itemsize
     if 0 not in t.sizes:
         last = t.storage_offset + sum((size - 1) * stride for size, stride in zip(t.sizes, t.strides, strict=True))
@@ -58,8 +72,13 @@ def _check_function(f: ptmf.Function, module: ptmf.Module, where: str) -> None:
     if f.debug_handles is not None and len(f.debug_handles) != len(f.instructions):
         raise FormatError(f"{len(f.debug_handles)} debug handles for {len(f.instructions)} instructions",
                           where=where)
+    highest_register = 0
     for pc, ins in enumerate(f.instructions):
         at = f"{where}.instructions[{pc}]"
+        if ins.op in _REGISTER_OPS:
+            highest_register = max(highest_register, ins.x)
+        elif ins.op == OpCode.STOREN:
+            highest_register = max(highest_register, ins.x + ins.n - 1)
         if ins.op in (OpCode.OP, OpCode.OPN):
             _index(ins.x, len(f.operators), "operator index", at)
         elif ins.op == OpCode.LOADC or ins.op == OpCode.INTERFACE_CALL:
@@ -67,6 +86,7 @@ def _check_function(f: ptmf.Function, module: ptmf.Module, where: str) -> None:
         elif ins.op in _REGISTER_OPS:
             _index(ins.x, f.register_size + 1, "register", at)
         elif ins.op == OpCode.STOREN:
+            _index(ins.x, f.register_size + 1, "register", at)
             _index(ins.x + ins.n - 1, f.register_size + 1, "register", at)
         elif ins.op in (OpCode.JF, OpCode.JMP):
             _index(pc + ins.x, len(f.instructions), "jump target", at)
@@ -74,6 +94,9 @@ def _check_function(f: ptmf.Function, module: ptmf.Module, where: str) -> None:
             _index(ins.x, len(f.type_annotations), "type index", at)
         elif ins.op == OpCode.ISINSTANCE:
             _index(ins.x + max(ins.n, 1) - 1, len(f.type_annotations), "type index", at)
+    if f.register_size > highest_register + REGISTER_SLACK:
+        raise FormatError(f"register_size {f.register_size} is far above the highest register the instructions "
+                          f"use ({highest_register})", where=f"{where}.register_size")
 
 
 def _check_acyclic(module: ptmf.Module) -> None:
@@ -122,6 +145,8 @@ def verify_module(module: ptmf.Module) -> None:
         elif isinstance(value, ptmf.Function):
             _check_function(value, module, where)
             _index(value.class_type, max(len(module.object_types), 1), "class type", where)
+            for j, arg in enumerate((value.schema.arguments + value.schema.returns) if value.schema else ()):
+                _index(arg.default_value, n, "default value ivalue index", f"{where}.schema.arguments[{j}]")
         elif isinstance(value, ptmf.ObjectValue):
             _index(value.type_index, len(module.object_types), "object type index", where)
             kind = module.object_types[value.type_index].type

@@ -5,6 +5,11 @@
 storage types and the model's own ``__torch__.*`` classes. This unpickler maps each of
 those to a harmless stand-in built here (nothing is ever imported) and rejects every
 other name with a FormatError before anything runs.
+
+The pickle is hostile in its structure too. The pure-Python unpickler is used (its memo is
+a dict, so a huge memo index cannot make it allocate a huge array; it has no C recursion),
+dict and set keys must be flat values (hashing a deeply nested tuple overflows the C stack),
+and the result may nest at most ``MAX_DEPTH`` containers deep (checked without recursion).
 """
 
 from __future__ import annotations
@@ -111,13 +116,19 @@ def _device(name: str) -> str:
     return str(name)  # runtime_py's devices are plain strings ("cpu")
 
 
+def _ordered_dict(*args: Any) -> OrderedDict[Any, Any]:
+    if args:  # torch REDUCEs OrderedDict with no arguments and SETITEMS the items
+        raise FormatError("OrderedDict with arguments is not supported")
+    return OrderedDict()
+
+
 # (module, name) -> the stand-in. Everything torch's pickler and mobile exporter write.
 _ALLOWED: dict[tuple[str, str], Any] = {
     ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor,
     ("torch._utils", "_rebuild_tensor"): _rebuild_legacy_tensor,
     ("torch._utils", "_rebuild_qtensor"): _unsupported("quantized tensors"),
     ("torch._utils", "_rebuild_sparse_tensor"): _unsupported("sparse tensors"),
-    ("collections", "OrderedDict"): OrderedDict,
+    ("collections", "OrderedDict"): _ordered_dict,
     ("torch.jit._pickle", "restore_type_tag"): _restore_type_tag,
     ("torch.jit._pickle", "build_intlist"): _as_list,
     ("torch.jit._pickle", "build_doublelist"): _as_list,
@@ -129,12 +140,66 @@ _ALLOWED: dict[tuple[str, str], Any] = {
 }
 _ALLOWED.update({("torch", name): StorageType(scalar) for name, scalar in STORAGE_TYPES.items()})
 
+MAX_DEPTH = 100  # containers nested in one pickle; torch's are a few levels per submodule
+_FLAT_KEYS = (str, bytes, int, float, bool, complex, type(None), TensorRef, StorageRef)
+
+
+def _check_key(key: Any, record: str) -> None:
+    """Dict/set keys must hash without recursing: a flat value or a tuple of flat values."""
+    if isinstance(key, _FLAT_KEYS) or isinstance(key, PickledObject):
+        return
+    if isinstance(key, tuple) and all(isinstance(k, _FLAT_KEYS) for k in key):
+        return
+    raise FormatError(f"{record} has a dict key of kind {type(key).__name__}: keys must be numbers, "
+                      "strings or tensors")
+
+
+def _check_depth(value: Any, record: str) -> None:
+    """Containers nested at most MAX_DEPTH deep; iterative. A shared container is walked again
+    only when reached deeper than before, so the work is at most MAX_DEPTH times the pickle's."""
+    seen: dict[int, int] = {}
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise FormatError(f"{record} nests containers more than {MAX_DEPTH} deep")
+        if isinstance(item, PickledObject):
+            children: Any = (*item.args, item.state) if item.has_state else item.args
+        elif isinstance(item, dict):
+            children = (*item.keys(), *item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            children = item
+        else:
+            continue
+        if seen.get(id(item), -1) >= depth:
+            continue
+        seen[id(item)] = depth
+        stack.extend((child, depth + 1) for child in children)
+
+
 # persistent id ('storage', type, key, location, numel) -> where the tensor's bytes are
 StorageLoader = Callable[[str, int, int], int]  # (key, scalar type, numel) -> storage index
 
 
-class RestrictedUnpickler(pickle.Unpickler):
+def _checking_keys(load: Callable[[Any], None], count: Callable[[Any], Any]) -> Callable[[Any], None]:
+    """Wrap an unpickler opcode that hashes keys: check the keys first."""
+    def wrapped(self: RestrictedUnpickler) -> None:
+        for key in count(self):
+            _check_key(key, self._record)
+        load(self)
+    return wrapped
+
+
+class RestrictedUnpickler(pickle._Unpickler):  # the pure-Python one: see the module docstring
     """Reads one pickle of a zip lite model; see the module docstring."""
+
+    dispatch = dict(pickle._Unpickler.dispatch)
+    # opcodes that insert keys into a dict or set: (keys on the stack / since the last mark)
+    dispatch[pickle.SETITEM[0]] = _checking_keys(pickle._Unpickler.load_setitem, lambda u: u.stack[-2:-1])
+    dispatch[pickle.SETITEMS[0]] = _checking_keys(pickle._Unpickler.load_setitems, lambda u: u.stack[0::2])
+    dispatch[pickle.DICT[0]] = _checking_keys(pickle._Unpickler.load_dict, lambda u: u.stack[0::2])
+    dispatch[pickle.ADDITEMS[0]] = _checking_keys(pickle._Unpickler.load_additems, lambda u: u.stack)
+    dispatch[pickle.FROZENSET[0]] = _checking_keys(pickle._Unpickler.load_frozenset, lambda u: u.stack)
 
     def __init__(self, data: bytes, record: str, storage_loader: StorageLoader | None) -> None:
         super().__init__(io.BytesIO(data))
@@ -171,7 +236,9 @@ class RestrictedUnpickler(pickle.Unpickler):
 def restricted_loads(data: bytes, record: str, storage_loader: StorageLoader | None = None) -> Any:
     """Unpickle ``data`` (the archive record ``record``) with only torch's names allowed."""
     try:
-        return RestrictedUnpickler(data, record, storage_loader).load()
+        value = RestrictedUnpickler(data, record, storage_loader).load()
+        _check_depth(value, record)
+        return value
     except FormatError:
         raise
     except RecursionError as exc:

@@ -24,6 +24,7 @@ from runtime_py.errors import FormatError
 from runtime_py.format import ptmf, zip_bytecode, zip_debug_info
 from runtime_py.format.debug_table import DEBUG_TABLE_EXTRA_FILE
 from runtime_py.format.debug_table_codec import encode_debug_table
+from runtime_py.format.fb_verify import hostile_input
 from runtime_py.format.restricted_unpickler import PickledObject, restricted_loads
 
 MIN_ZIP_BYTECODE_VERSION = 5
@@ -34,6 +35,12 @@ _ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError, struct.error, 
                ValueError, KeyError, IndexError, OverflowError)
 
 Buffer = bytes | bytearray | memoryview | mmap.mmap
+
+# Zip bombs: the records read (decompressed) from one archive may total at most this many
+# times the archive's size plus a fixed allowance; a record's declared size is checked
+# against that before anything is decompressed (torch stores records uncompressed anyway).
+READ_FACTOR = 4
+READ_SLACK = 1 << 20
 
 
 class _BufferFile(io.RawIOBase):
@@ -86,6 +93,21 @@ class ZipArchive:
         self.prefix = prefix + "/"
         self.records = {info.filename[len(self.prefix):]: info for info in infos
                         if info.filename.startswith(self.prefix)}
+        self.read_left = READ_FACTOR * len(buf) + READ_SLACK
+
+    def _check_sizes(self, record: str, info: zipfile.ZipInfo) -> None:
+        """Refuse a record whose declared sizes cannot be right or would exceed the read budget."""
+        where = f"{record}, central directory entry at byte {info.header_offset}"
+        if info.compress_size > len(self.buf) or info.header_offset > len(self.buf):
+            raise FormatError(f"record {record} claims {info.compress_size} bytes at byte {info.header_offset} "
+                              f"of a {len(self.buf)}-byte archive", where=where)
+        if info.compress_type == zipfile.ZIP_STORED and info.compress_size != info.file_size:
+            raise FormatError(f"stored record {record} has size {info.file_size} but takes "
+                              f"{info.compress_size} bytes", where=where)
+        if info.file_size > self.read_left:
+            raise FormatError(f"record {record} claims {info.file_size} uncompressed bytes: more than the "
+                              f"{len(self.buf)}-byte archive may expand to (a zip bomb?)", where=where)
+        self.read_left -= info.file_size
 
     def has(self, record: str) -> bool:
         return record in self.records
@@ -94,6 +116,7 @@ class ZipArchive:
         info = self.records.get(record)
         if info is None:
             raise FormatError(f"{self.name} has no record {record}")
+        self._check_sizes(record, info)
         try:
             return self.zip.read(info)
         except _ZIP_ERRORS as exc:
@@ -114,8 +137,8 @@ class ZipArchive:
         if header[0] != _LOCAL_HEADER_MAGIC:
             raise FormatError(f"bad zip local header of {record}", where=f"byte {offset}")
         start = offset + _LOCAL_HEADER.size + header[9] + header[10]  # + name and extra-field lengths
-        if start + info.file_size > len(self.buf):
-            raise FormatError(f"record {record} runs past the end of the file")
+        if info.file_size != info.compress_size or start + info.file_size > len(self.buf):
+            raise FormatError(f"record {record} runs past the end of the file", where=f"byte {offset}")
         return np.frombuffer(self.buf, dtype=np.uint8, count=info.file_size, offset=start)
 
     def unpickle(self, record: str, tensor_folder: str | None = None,
@@ -175,7 +198,13 @@ def _debug_extra_file(archive: ZipArchive, root: PickledObject) -> ptmf.ExtraFil
 
 
 def read_zip_module(buf: Buffer, name: str = "model") -> ptmf.Module:
-    """Decode a zip lite model; storage arrays are views into ``buf`` where possible."""
+    """Decode a zip lite model; storage arrays are views into ``buf`` where possible.
+    Raises FormatError for anything malformed, and nothing else."""
+    with hostile_input("zip-format lite model"):
+        return _read_zip_module(buf, name)
+
+
+def _read_zip_module(buf: Buffer, name: str) -> ptmf.Module:
     archive = ZipArchive(buf, name)
     storage = _StorageTable(archive)
     raw_bytecode = archive.unpickle("bytecode.pkl", "constants", storage)

@@ -23,7 +23,8 @@ def test_inspect_human(hand_bundle: Path) -> None:
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     size = hand_bundle.stat().st_size
-    assert lines[0] == f"{hand_bundle}: {size:,} bytes, PTMF bytecode version 9"
+    assert lines[0] == f"{hand_bundle}: {size:,} bytes, PTMF flatbuffer, bytecode version 9"
+    assert "Operators: 1 (runtime_py has all)" in lines  # the wrapper's prim::unchecked_cast
     assert "  forward(x: Tensor) -> Tuple[Tensor, Tensor]" in lines
     assert "Delegate: backend_with_compiler_demo" in lines
     assert "  forward ops: LINEAR 1" in lines

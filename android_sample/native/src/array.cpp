@@ -5,8 +5,13 @@
 namespace liteexport {
 
 int64_t numel(const Shape& shape) {
+  // 0 if any size is 0; saturates at INT64_MAX instead of overflowing (hostile shapes), so a
+  // caller's size check or allocation fails cleanly
+  for (int64_t d : shape)
+    if (d == 0) return 0;
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n)) return INT64_MAX;
   return n;
 }
 

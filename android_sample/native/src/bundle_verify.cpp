@@ -1,5 +1,6 @@
 #include "bundle_verify.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "errors.h"
@@ -14,6 +15,10 @@ template <typename T>
 size_t len(const Vector<T>* v) {
   return v == nullptr ? 0 : v->size();
 }
+
+constexpr int32_t kMaxRegisters = 1 << 16;
+// Values nested deeper than this are refused: releasing them would recurse that deep.
+constexpr uint32_t kMaxNesting = 1000;
 
 void check_index(int64_t value, size_t limit, const std::string& what, const std::string& where) {
   if (value >= 0 && static_cast<uint64_t>(value) < limit) return;
@@ -38,6 +43,14 @@ void check_tensor(const ser::TensorMetadata* t, const ser::Module* m, const std:
   auto storage = m->storage_data()->Get(t->storage_location_index());
   int64_t elems = static_cast<int64_t>(len(storage->data()) / itemsize);
   if (empty) return;
+  // no more elements than the storage holds (a zero stride could otherwise make a tiny storage
+  // into a huge tensor that the loader gathers into a copy): loading stays within the file size
+  int64_t count = 1;
+  for (size_t i = 0; i < nsizes; ++i)
+    if (__builtin_mul_overflow(count, int64_t{t->sizes()->Get(i)}, &count)) count = INT64_MAX;
+  if (count > elems)
+    throw_format("tensor has " + (count == INT64_MAX ? std::string("too many") : std::to_string(count)) +
+                 " elements, more than its storage's " + std::to_string(elems), where);
   // sizes/strides are int32, so each term fits int64; the sum is checked for overflow
   int64_t last = t->storage_offset();
   for (size_t i = 0; i < nsizes; ++i) {
@@ -54,6 +67,10 @@ void check_function(const ser::Function* f, const ser::Module* m, const std::str
   for (size_t i = 0; i < len(f->constants()); ++i)
     check_index(f->constants()->Get(i), n_ivalues, "constant ivalue index", where + ".constants[" + std::to_string(i) + "]");
   if (f->register_size() < 0) throw_format("negative register_size " + std::to_string(f->register_size()), where);
+  // each register is allocated per call: bound it like the interpreter's operand stack
+  if (f->register_size() > kMaxRegisters)
+    throw_format("register_size " + std::to_string(f->register_size()) + " exceeds the limit of " +
+                 std::to_string(kMaxRegisters), where);
   size_t n_ins = len(f->instructions());
   if (f->debug_info() != nullptr && len(f->debug_info()->debug_handle()) != n_ins)
     throw_format(std::to_string(len(f->debug_info()->debug_handle())) + " debug handles for " +
@@ -80,6 +97,7 @@ void check_acyclic(const ser::Module* m) {
   // iterative DFS: 0 unvisited, 1 on the current path, 2 done
   size_t n = len(m->ivalues());
   std::vector<uint8_t> state(n, 0);
+  std::vector<uint32_t> height(n, 0);  // longest chain of children below a finished value
   struct Item {
     uint32_t node;
     std::vector<uint32_t> children;
@@ -94,6 +112,12 @@ void check_acyclic(const ser::Module* m) {
       Item& top = stack.back();
       if (top.next == top.children.size()) {
         state[top.node] = 2;
+        uint32_t h = 0;
+        for (uint32_t child : top.children) h = std::max(h, height[child] + 1);
+        if (h > kMaxNesting)
+          throw_format("ivalues nested deeper than " + std::to_string(kMaxNesting), "Module.ivalues[" +
+                       std::to_string(top.node) + "]");
+        height[top.node] = h;
         stack.pop_back();
         continue;
       }

@@ -17,11 +17,16 @@ const char* const kOpcodeNames[NUM_OPCODES] = {
     "DICT_INDEX", "UNCHECKED_CAST", "IS", "UN_INITIALIZED", "ISNOT", "FORMAT", "DEVICE", "DTYPE", "DIM", "NOT",
     "TO_LIST", "NUM_TO_TENSOR", "IS_CUDA", "FORK", "WARN", "ENTER", "EXIT", "AWAITABLE"};
 
-// Bounds that keep a malformed bundle from hanging or exhausting the native stack:
+// Bounds that keep a malformed bundle from hanging, exhausting memory or the native stack:
 // runtime_py would loop forever on `JMP 0` and hit Python's recursion limit instead.
-constexpr long kMaxSteps = 1L << 26;
+// Lowered modules run a few dozen wrapper instructions per call (the work is in the backend),
+// so the step budget is shared by a top-level call and everything it calls.
+constexpr long kMaxSteps = 1L << 16;
 constexpr int kMaxCallDepth = 64;
+constexpr size_t kMaxStack = 1 << 12;   // operand stack values per frame
+constexpr int64_t kMaxSlots = 1 << 16;  // attribute slots per object
 thread_local int call_depth = 0;
+thread_local long steps_left = 0;
 
 // An instruction that cannot do its work (wrong value kinds, a missing key...): wrapped
 // into runtime_py's "<OP> x n at pc P of function F failed: reason".
@@ -48,6 +53,10 @@ struct Frame {
                             std::make_move_iterator(stack.end()));
     stack.resize(stack.size() - n);
     return out;
+  }
+  // after a push: a loop of LOADs must not grow the stack without bound
+  void check_stack() const {
+    if (stack.size() > kMaxStack) throw Failed{"operand stack exceeds " + std::to_string(kMaxStack) + " values"};
   }
   IValue& reg(int64_t x) {
     // verify_bundle checked register operands; this guards what it cannot see (e.g. STOREN's start)
@@ -146,6 +155,8 @@ int64_t step(Frame& f, const Instr& ins) {
       IValue value = f.pop();
       Object& o = object(f.pop());
       if (x < 0) throw Failed{"negative attribute slot"};
+      if (x >= kMaxSlots) throw Failed{"attribute slot " + std::to_string(x) + " out of range (at most " +
+                                       std::to_string(kMaxSlots) + " slots)"};
       // like c10::ivalue::Object::setSlot: objects rebuilt by __setstate__ grow their slots
       if (static_cast<size_t>(x) >= o.slots.size()) o.slots.resize(static_cast<size_t>(x) + 1);
       o.slots[static_cast<size_t>(x)] = std::move(value);
@@ -157,6 +168,8 @@ int64_t step(Frame& f, const Instr& ins) {
       if (static_cast<int64_t>(items.size()) != x)
         throw_execution("expected a list of " + std::to_string(x) + " elements to unpack, got " +
                         std::to_string(items.size()));
+      if (f.stack.size() + items.size() > kMaxStack)
+        throw Failed{"operand stack exceeds " + std::to_string(kMaxStack) + " values"};
       f.stack.insert(f.stack.end(), items.begin(), items.end());
       return 1;
     }
@@ -228,6 +241,7 @@ int64_t step(Frame& f, const Instr& ins) {
 
 struct DepthGuard {
   DepthGuard() {
+    if (call_depth == 0) steps_left = kMaxSteps;  // a top-level call: a fresh budget
     if (++call_depth > kMaxCallDepth) {
       --call_depth;
       throw_execution("method calls nested deeper than " + std::to_string(kMaxCallDepth));
@@ -247,10 +261,11 @@ IValue run_code(const Code& code, std::vector<IValue> args, Runtime& runtime) {
   Frame f{code, std::vector<IValue>(static_cast<size_t>(code.register_size) + 1), std::move(args), runtime};
   const auto& ins = code.instructions;
   int64_t pc = 0;
-  for (long steps = 0; pc >= 0 && pc < static_cast<int64_t>(ins.size()); ++steps) {
+  while (pc >= 0 && pc < static_cast<int64_t>(ins.size())) {
     const Instr& i = ins[static_cast<size_t>(pc)];
-    if (steps >= kMaxSteps)
-      throw_execution("function " + code.qn + " ran more than " + std::to_string(kMaxSteps) + " instructions");
+    if (--steps_left < 0)
+      throw_execution("function " + code.qn + " ran more than " + std::to_string(kMaxSteps) +
+                      " instructions (with the methods it called)");
     if (i.op == RET) {
       if (f.stack.empty()) throw_execution("RET at pc " + std::to_string(pc) + " of function " + code.qn +
                                            " failed: pop from empty list");
@@ -265,6 +280,7 @@ IValue run_code(const Code& code, std::vector<IValue> args, Runtime& runtime) {
                    " of function " + code.qn);
     try {
       pc += step(f, i);
+      f.check_stack();
     } catch (const Failed& failed) {
       throw_execution(opcode_name(i.op) + " " + std::to_string(i.x) + " " + std::to_string(i.n) + " at pc " +
                       std::to_string(pc) + " of function " + code.qn + " failed: " + failed.reason);

@@ -6,6 +6,50 @@
 
 namespace liteexport {
 
+namespace detail {
+namespace {
+thread_local std::vector<IValue>* pending = nullptr;
+
+bool is_container(const IValue& v) {
+  return v.is<std::shared_ptr<List>>() || v.is<std::shared_ptr<Tuple>>() || v.is<std::shared_ptr<Dict>>() ||
+         v.is<std::shared_ptr<Object>>();
+}
+
+template <typename Fill>
+void release(Fill fill) {
+  if (pending != nullptr) {  // inside an outer release: it drains what we add
+    fill(*pending);
+    return;
+  }
+  std::vector<IValue> work;
+  pending = &work;
+  fill(work);
+  while (!work.empty()) {
+    IValue last = std::move(work.back());
+    work.pop_back();
+    last = IValue();  // may release a container, which appends its items to `work`
+  }
+  pending = nullptr;
+}
+}  // namespace
+
+void release_items(std::vector<IValue>& items) {
+  release([&items](std::vector<IValue>& out) {
+    for (IValue& v : items)
+      if (is_container(v)) out.push_back(std::move(v));
+  });
+}
+
+void release_items(std::vector<std::pair<IValue, IValue>>& items) {
+  release([&items](std::vector<IValue>& out) {
+    for (auto& [k, v] : items) {
+      if (is_container(k)) out.push_back(std::move(k));
+      if (is_container(v)) out.push_back(std::move(v));
+    }
+  });
+}
+}  // namespace detail
+
 IValue CustomObject::call(const std::string& method, std::vector<IValue>& /*args*/) {
   throw_execution(type_name() + " has no method " + method);
 }

@@ -66,22 +66,52 @@ struct IValue {
   std::string str() const;
 };
 
+namespace detail {
+// Containers release their items iteratively: bytecode can nest tuples or chain objects
+// (SET_ATTR) arbitrarily deep, and a recursive release of such a chain would overflow the
+// native stack. Moves the items that are containers to a thread-local work list drained by
+// the outermost release.
+void release_items(std::vector<IValue>& items);
+void release_items(std::vector<std::pair<IValue, IValue>>& items);
+}  // namespace detail
+
 // Distinct types (not aliases) so the variant can tell a list from a tuple.
 struct List : std::vector<IValue> {
   List() = default;
   explicit List(std::vector<IValue> items) : std::vector<IValue>(std::move(items)) {}
+  List(const List&) = default;
+  List(List&&) = default;
+  List& operator=(const List&) = default;
+  List& operator=(List&&) = default;
+  ~List() { detail::release_items(*this); }
 };
 struct Tuple : std::vector<IValue> {
   Tuple() = default;
   explicit Tuple(std::vector<IValue> items) : std::vector<IValue>(std::move(items)) {}
+  Tuple(const Tuple&) = default;
+  Tuple(Tuple&&) = default;
+  Tuple& operator=(const Tuple&) = default;
+  Tuple& operator=(Tuple&&) = default;
+  ~Tuple() { detail::release_items(*this); }
 };
 // Insertion order; a bundle's dicts have few keys, so lookup is linear.
-struct Dict : std::vector<std::pair<IValue, IValue>> {};
+struct Dict : std::vector<std::pair<IValue, IValue>> {
+  Dict() = default;
+  Dict(const Dict&) = default;
+  Dict(Dict&&) = default;
+  Dict& operator=(const Dict&) = default;
+  Dict& operator=(Dict&&) = default;
+  ~Dict() { detail::release_items(*this); }
+};
 
 // An instance of a TorchScript class: a type name and attribute slots.
 struct Object {
   std::string type_name;
   std::vector<IValue> slots;
+  Object() = default;
+  Object(const Object&) = delete;
+  Object& operator=(const Object&) = delete;
+  ~Object() { detail::release_items(slots); }
 };
 
 }  // namespace liteexport

@@ -4,6 +4,7 @@
 
 #include "demo/backend.h"
 #include "errors.h"
+#include "fb_read.h"
 
 namespace liteexport {
 
@@ -37,8 +38,7 @@ std::string text(const flatbuffers::String* s) { return s == nullptr ? "" : s->s
 template <typename T, typename Out = T>
 std::shared_ptr<List> list_of(const flatbuffers::Vector<T>* items) {
   auto list = std::make_shared<List>();
-  if (items != nullptr)
-    for (auto v : *items) list->emplace_back(static_cast<Out>(v));
+  for (Out v : read_vector<Out>(items)) list->emplace_back(v);
   return list;
 }
 
@@ -59,10 +59,19 @@ LoadedBundle::LoadedBundle(std::shared_ptr<Bytes> bytes, const ser::Module* m)
 LoadedBundle::~LoadedBundle() {
   // objects may reference each other through slots set by bytecode; break those links so
   // shared_ptr cycles a bundle built at run time cannot leak
-  for (auto& v : values_)
-    if (v)
-      if (auto o = v->get_if<std::shared_ptr<Object>>()) (*o)->slots.clear();
-  if (auto o = root_.get_if<std::shared_ptr<Object>>()) (*o)->slots.clear();
+  for (auto& weak : objects_)
+    if (auto o = weak.lock()) o->slots.clear();
+}
+
+void LoadedBundle::track(const std::shared_ptr<Object>& obj) {
+  if (objects_.size() >= 64 && objects_.size() == objects_.capacity()) {
+    std::vector<std::weak_ptr<Object>> live;
+    for (auto& weak : objects_)
+      if (!weak.expired()) live.push_back(std::move(weak));
+    live.reserve(2 * live.size() + 64);
+    objects_ = std::move(live);
+  }
+  objects_.push_back(obj);
 }
 
 const IValue& LoadedBundle::value(uint32_t index) {
@@ -194,6 +203,7 @@ IValue LoadedBundle::build_tensor(const ser::TensorMetadata* t, const std::strin
 IValue LoadedBundle::build_object(const ser::Object* o, const std::string& where) {
   const ser::ObjectType* type = m_->object_types()->Get(o->type_index());
   auto obj = std::make_shared<Object>();
+  track(obj);
   obj->type_name = text(type->type_name());
   if (type->type() == ser::TypeType::CLASS_WITH_FIELD) {
     if (o->attrs() != nullptr)
@@ -231,6 +241,7 @@ IValue LoadedBundle::create_object(const std::string& type_name) {
   }
   if (type_name == kDebugInfoClass) return std::shared_ptr<CustomObject>(std::make_shared<BackendDebugInfo>());
   auto obj = std::make_shared<Object>();
+  track(obj);
   obj->type_name = type_name;
   return obj;
 }

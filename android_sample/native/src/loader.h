@@ -41,6 +41,10 @@ class LoadedBundle : public Runtime {
   std::unordered_map<uint32_t, std::shared_ptr<Code>> codes_;        // by ivalue index
   std::unordered_map<std::string, std::shared_ptr<Code>> functions_;  // methods by qualified name
   std::vector<const ser::Function*> method_functions_;
+  // every Object made for this bundle: bytecode can link them into cycles (SET_ATTR), which
+  // the destructor breaks; expired entries are pruned as the list grows
+  std::vector<std::weak_ptr<Object>> objects_;
+  void track(const std::shared_ptr<Object>& obj);
   IValue root_;
 };
 

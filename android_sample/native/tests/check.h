@@ -27,3 +27,4 @@ int run_kernel_tests();
 int run_parity_tests(const std::string& dir);
 int run_error_tests(const std::string& dir);
 int run_malformed_tests(const std::string& dir);
+int run_regression_tests(const std::string& dir);

@@ -1,4 +1,5 @@
-// liteexport_tests <suite> [vectors dir]: kernels | parity | errors | malformed.
+// liteexport_tests <suite> [dir]: kernels | parity | errors | malformed (vectors dir) | regressions
+// (tests/regressions: fuzzer findings).
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -7,7 +8,7 @@
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: liteexport_tests kernels|parity|errors|malformed [vectors-dir]\n");
+    std::fprintf(stderr, "usage: liteexport_tests kernels|parity|errors|malformed|regressions [dir]\n");
     return 2;
   }
   const std::string suite = argv[1], dir = argc > 2 ? argv[2] : ".";
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
               : suite == "parity"    ? run_parity_tests(dir)
               : suite == "errors"    ? run_error_tests(dir)
               : suite == "malformed" ? run_malformed_tests(dir)
+              : suite == "regressions" ? run_regression_tests(dir)
                                      : -1;
   if (cases < 0) {
     std::fprintf(stderr, "unknown suite %s\n", suite.c_str());

@@ -47,11 +47,11 @@ class DemoBackend(Backend):
             handles[method] = build_plan(program, weights)
         return handles
 
-    def execute(self, handle: object, inputs: list[object]) -> list[object]:
+    def execute(self, handle: object, inputs: list[object]) -> list[object]:  # type: ignore[override]
         """Runs the method ``handle`` stands for; raises ``ExecutionError``."""
         if not isinstance(handle, MethodPlan):
             raise InternalError(f"demo backend handle must be a MethodPlan, got {type(handle).__name__}")
-        return [*run(handle, inputs)]
+        return run(handle, inputs)  # a new list
 
 
 def _decode(encoded: object) -> Program:

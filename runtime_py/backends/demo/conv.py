@@ -8,6 +8,7 @@ dimension of kh*kw is dominated by per-matrix overhead.
 from __future__ import annotations
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from runtime_py.backends.demo.arrays import Array, Kernel
 from runtime_py.backends.demo.elementwise import relu_inplace
@@ -21,42 +22,148 @@ from runtime_py.backends.demo.windows import (
 from runtime_py.format.program import Activation, Conv2dAttrs
 
 
-def make_conv2d(attrs: Conv2dAttrs, n_inputs: int) -> Kernel:
-    """conv2d(x, weight[, bias]) with stride, padding, dilation, groups and a fused ReLU."""
+def make_conv2d(attrs: Conv2dAttrs, n_inputs: int, reuse_output: bool = False) -> Kernel:
+    """conv2d(x, weight[, bias]) with stride, padding, dilation, groups and a fused ReLU.
+
+    The kernel keeps a workspace per input shape (at most a few): the zero-padded input, the
+    im2col matrix (with a row of ones, so the bias rides in the one matmul) and, when
+    ``reuse_output`` (the plan knows the result never leaves the call), the output. Buffers
+    are written in place on every call: no allocation, no page faults. A kernel instance is
+    used by one call at a time (the executor pools whole step lists).
+    """
     stride, padding, dilation, groups = attrs.stride, attrs.padding, attrs.dilation, attrs.groups
     check_window_attrs(stride, padding, dilation)
     if groups < 1:
         raise ValueError(f"groups must be positive, got {groups}")
     fused_relu = attrs.activation == Activation.RELU
     pointwise = stride == (1, 1) and padding == (0, 0)
+    workspaces: dict[tuple[object, ...], _Workspace] = {}
+    augmented: dict[tuple[int, int], tuple[Array, Array | None, Array]] = {}  # id(weight), id(bias) -> matrix
 
     def conv2d(x: Array, weight: Array, bias: Array | None = None) -> Array:
         x4, unbatched = as_batched(x, "conv2d")
-        n, c, h, w = x4.shape
-        if weight.ndim != 4:
-            raise ValueError(f"conv2d expects a 4-D weight, got shape {weight.shape}")
-        out_c, group_c, kh, kw = weight.shape
-        if c != group_c * groups or out_c % groups:
-            raise ValueError(
-                f"input of shape {x.shape} does not fit weight of shape {weight.shape} with groups={groups}"
-                f" (expected {group_c * groups} input channels and output channels divisible by groups)"
-            )
-        out_hw = (
-            output_size(h, kh, stride[0], padding[0], dilation[0], False),
-            output_size(w, kw, stride[1], padding[1], dilation[1], False),
-        )
-        check_output_size("conv2d", (h, w), out_hw)
-        if group_c == 1 and groups > 1:
-            y = _depthwise(x4, weight, groups, stride, padding, dilation, out_hw)
+        key = (x4.shape, weight.shape, bias is not None)
+        ws = workspaces.get(key)
+        if ws is None:
+            ws = _workspace(x, x4, weight, bias, groups, stride, padding, dilation, pointwise, reuse_output)
+            if len(workspaces) >= 4:
+                workspaces.clear()
+            workspaces[key] = ws
+        if ws.depthwise:
+            y = _depthwise(x4, weight, groups, stride, padding, dilation, ws.out_hw)
+            if bias is not None:
+                y += bias.reshape(-1, 1, 1)
         else:
-            y = _im2col_matmul(x4, weight, groups, stride, padding, dilation, out_hw, pointwise)
-        if bias is not None:
-            y += bias.reshape(out_c, 1, 1)
+            matrix = _matrix(augmented, weight, bias, groups)
+            if ws.padded is not None:
+                ws.interior[...] = x4
+                np.copyto(ws.cols_view, ws.windows)
+                cols = ws.cols
+            elif ws.cols_view is not None:
+                np.copyto(ws.cols_view, _windows(x4, weight.shape, stride, dilation, ws.out_hw).reshape(ws.cols_view.shape))
+                cols = ws.cols
+            else:  # a 1x1 convolution is a matmul over the input as it is
+                cols = x4.reshape(ws.cols_shape)
+                if bias is not None:
+                    matrix = matrix[..., :-1]
+            y3 = ws.out if ws.out is not None else np.empty(ws.out_shape, dtype=np.float32)
+            np.matmul(matrix, cols, out=y3)
+            if bias is not None and ws.cols_view is None:
+                y3 += bias.reshape(groups, -1, 1)
+            y = y3.reshape(ws.result_shape)
         if fused_relu:
             relu_inplace(y)
         return y[0] if unbatched else y
 
     return conv2d
+
+
+class _Workspace:
+    """Shapes and buffers of one conv2d for one input shape."""
+
+    __slots__ = ("depthwise", "out_hw", "padded", "interior", "windows", "cols", "cols_view", "cols_shape",
+                 "out", "out_shape", "result_shape")
+
+
+def _workspace(x: Array, x4: Array, weight: Array, bias: Array | None, groups: int, stride: tuple[int, int],
+               padding: tuple[int, int], dilation: tuple[int, int], pointwise: bool,
+               reuse_output: bool) -> _Workspace:
+    n, c, h, w = x4.shape
+    if weight.ndim != 4:
+        raise ValueError(f"conv2d expects a 4-D weight, got shape {weight.shape}")
+    out_c, group_c, kh, kw = weight.shape
+    if c != group_c * groups or out_c % groups:
+        raise ValueError(
+            f"input of shape {x.shape} does not fit weight of shape {weight.shape} with groups={groups}"
+            f" (expected {group_c * groups} input channels and output channels divisible by groups)"
+        )
+    if bias is not None and bias.shape != (out_c,):
+        raise ValueError(f"bias of shape {bias.shape} does not fit {out_c} output channels")
+    out_hw = (
+        output_size(h, kh, stride[0], padding[0], dilation[0], False),
+        output_size(w, kw, stride[1], padding[1], dilation[1], False),
+    )
+    check_output_size("conv2d", (h, w), out_hw)
+    ws = _Workspace()
+    ws.depthwise = group_c == 1 and groups > 1
+    ws.out_hw = out_hw
+    ws.padded = ws.interior = ws.windows = ws.cols = ws.cols_view = ws.out = None
+    length = out_hw[0] * out_hw[1]
+    k = group_c * kh * kw
+    ws.result_shape = (n, out_c, out_hw[0], out_hw[1])
+    ws.out_shape = (n, groups, out_c // groups, length)
+    ws.cols_shape = (n, groups, group_c, length)
+    if ws.depthwise:
+        return ws
+    if not (pointwise and kh == kw == 1):
+        # (N, G, Cg*kh*kw [+1 row of ones for the bias], OH*OW)
+        rows = k + (bias is not None)
+        ws.cols = np.empty((n, groups, rows, length), dtype=np.float32)
+        if bias is not None:
+            ws.cols[:, :, k, :] = 1.0
+        ws.cols_view = ws.cols[:, :, :k, :].reshape(n, groups, group_c, kh, kw, out_hw[0], out_hw[1])
+        if padding != (0, 0):
+            ws.padded = np.zeros((n, c, h + 2 * padding[0], w + 2 * padding[1]), dtype=np.float32)
+            ws.interior = ws.padded[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w]
+            ws.windows = _windows(ws.padded, weight.shape, stride, dilation, out_hw).reshape(ws.cols_view.shape)
+    if reuse_output:
+        ws.out = np.empty(ws.out_shape, dtype=np.float32)
+    return ws
+
+
+def _windows(x: Array, kernel: tuple[int, ...], stride: tuple[int, int], dilation: tuple[int, int],
+             out_hw: tuple[int, int]) -> Array:
+    """(N, C, kh, kw, OH, OW) strided view of an (already padded) NCHW array."""
+    n, c = x.shape[:2]
+    sn, sc, sh, sw = x.strides
+    return as_strided(
+        x,
+        shape=(n, c, kernel[2], kernel[3], out_hw[0], out_hw[1]),
+        strides=(sn, sc, sh * dilation[0], sw * dilation[1], sh * stride[0], sw * stride[1]),
+        writeable=False,
+    )
+
+
+def _matrix(cache: dict[tuple[int, int], tuple[Array, Array | None, Array]], weight: Array,
+            bias: Array | None, groups: int) -> Array:
+    """The weight as (G, Og, Cg*kh*kw [+1]) with the bias as its last column; cached per
+    weight object (weights are the same constant arrays on every call)."""
+    if weight.flags.writeable or (bias is not None and bias.flags.writeable):
+        # not a (read-only) constant: its contents may change between calls
+        matrix = weight.reshape(groups, weight.shape[0] // groups, -1)
+        return matrix if bias is None else np.concatenate([matrix, bias.reshape(groups, -1, 1)], axis=2)
+    key = (id(weight), id(bias))
+    hit = cache.get(key)
+    if hit is not None and hit[0] is weight and hit[1] is bias:
+        return hit[2]
+    out_c = weight.shape[0]
+    matrix = weight.reshape(groups, out_c // groups, -1)
+    if bias is not None:
+        matrix = np.concatenate([matrix, bias.reshape(groups, -1, 1)], axis=2)
+    if len(cache) >= 4:
+        cache.clear()
+    cache[key] = (weight, bias, matrix)
+    return matrix
 
 
 def _im2col_matmul(

@@ -7,6 +7,7 @@ and deciding which outputs must be copied so callers never receive a view of a w
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -44,6 +45,30 @@ class MethodPlan:
     labels: tuple[str, ...]  # per instruction, for error messages
     debug_handles: tuple[int, ...]  # per instruction
     outputs: tuple[tuple[int, bool], ...]  # (slot, copy it because it may view a weight)
+    slot_template: list[object] = dataclasses.field(default_factory=list)  # constants in place; copied per call
+    # (step position, spec, attributes, input count): kernels that keep buffers between calls,
+    # rebound for every extra step list a concurrent (or reentrant) call needs
+    buffered: tuple[tuple[int, KernelSpec, object, int], ...] = ()
+    # step lists not in use: a call takes one and gives it back, so a kernel's buffers are
+    # never shared by two calls in flight
+    step_pool: list[tuple[Step, ...]] = dataclasses.field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.slot_template:
+            template: list[object] = [None] * self.num_slots
+            for slot, weight in self.constants:
+                template[slot] = weight
+            object.__setattr__(self, "slot_template", template)
+        if not self.step_pool:
+            self.step_pool.append(self.steps)
+
+    def fresh_steps(self) -> tuple[Step, ...]:
+        """A copy of ``steps`` whose buffered kernels have buffers of their own."""
+        steps = list(self.steps)
+        for position, spec, attrs, n_inputs in self.buffered:
+            index, _, reads, write = steps[position]
+            steps[position] = (index, spec.factory(attrs, n_inputs, reuse_output=True), reads, write)
+        return tuple(steps)
 
 
 def instruction_label(index: int, instruction: Instruction) -> str:
@@ -83,6 +108,9 @@ def build_plan(program: Program, weights: Sequence[object]) -> MethodPlan:
     labels: list[str] = []
     # input slot -> index of the first instruction reading the input (None: rewritten unread)
     first_reader: dict[int, int | None] = {}
+    producer: dict[int, int] = {}  # slot -> step that wrote its current value
+    alias_of: dict[int, int] = {}  # step -> step whose result it may view
+    bindings: list[tuple[KernelSpec, object]] = []
     for index, instruction in enumerate(program.instructions):
         label = instruction_label(index, instruction)
         at = f"{where}, {label}"
@@ -96,6 +124,10 @@ def build_plan(program: Program, weights: Sequence[object]) -> MethodPlan:
                 raise FormatError(f"reads slot {slot} before anything writes it", where=at)
             first_reader.setdefault(slot, index)
         (output,) = instruction.outputs
+        if spec.may_alias_input and instruction.inputs and instruction.inputs[0] in producer:
+            alias_of[index] = producer[instruction.inputs[0]]
+        producer[output] = index
+        bindings.append((spec, instruction.attributes if instruction.attributes is not None else spec.default_attrs))
         defined.add(output)
         first_reader.setdefault(output, None)  # later reads of a rewritten input slot see another value
         # a slot holds a view of a weight if a view-returning op read one (slots can be rewritten)
@@ -107,6 +139,21 @@ def build_plan(program: Program, weights: Sequence[object]) -> MethodPlan:
         labels.append(label)
 
     outputs = _prepare_outputs(program, defined, views_of_weights, where)
+    # memory plan: a result that cannot reach a method output (directly or through views) is
+    # written into a buffer its kernel keeps between calls
+    escaping: set[int] = set()
+    for slot in program.outputs:
+        step = producer.get(slot)
+        while step is not None and step not in escaping:
+            escaping.add(step)
+            step = alias_of.get(step)
+    buffered = []
+    for index, (spec, attrs) in enumerate(bindings):
+        if spec.reuses_output and index not in escaping:
+            n_inputs = len(program.instructions[index].inputs)
+            buffered.append((index, spec, attrs, n_inputs))
+            _, _, reads, write = steps[index]
+            steps[index] = (index, spec.factory(attrs, n_inputs, reuse_output=True), reads, write)
     input_checks = tuple(
         _input_check(index, info.shape, first_reader.get(index), labels, program)
         for index, info in enumerate(program.inputs)
@@ -120,6 +167,7 @@ def build_plan(program: Program, weights: Sequence[object]) -> MethodPlan:
         labels=tuple(labels),
         debug_handles=tuple(instruction.debug_handle for instruction in program.instructions),
         outputs=outputs,
+        buffered=tuple(buffered),
     )
 
 

@@ -24,12 +24,18 @@ def _check_pool_attrs(
         raise ValueError(f"padding {padding} should be at most half of the kernel size {kernel}")
 
 
-def make_max_pool2d(attrs: Pool2dAttrs, n_inputs: int) -> Kernel:
-    """max_pool2d: padding counts as -inf, so it never wins; NaN propagates like torch."""
+def make_max_pool2d(attrs: Pool2dAttrs, n_inputs: int, reuse_output: bool = False) -> Kernel:
+    """max_pool2d: padding counts as -inf, so it never wins; NaN propagates like torch.
+
+    Non-overlapping windows without padding (kernel == stride, the common 2x2 pool) reduce
+    rows first, then columns, into buffers kept per input shape when ``reuse_output``.
+    """
     kernel, stride, padding, dilation, ceil_mode = (
         attrs.kernel, attrs.stride, attrs.padding, attrs.dilation, attrs.ceil_mode,
     )
     _check_pool_attrs(kernel, stride, padding, dilation)
+    tiled = kernel == stride and padding == (0, 0) and dilation == (1, 1)
+    buffers: dict[tuple[int, ...], tuple[Array, Array]] = {}
 
     def max_pool2d(x: Array) -> Array:
         x4, unbatched = as_batched(x, "max_pool2d")
@@ -39,6 +45,27 @@ def make_max_pool2d(attrs: Pool2dAttrs, n_inputs: int) -> Kernel:
             output_size(w, kernel[1], stride[1], padding[1], dilation[1], ceil_mode),
         )
         check_output_size("max_pool2d", (h, w), out_hw)
+        oh, ow = out_hw
+        if tiled and oh * kernel[0] <= h and ow * kernel[1] <= w:
+            kh, kw = kernel
+            pair = buffers.get(x4.shape) if reuse_output else None
+            if pair is None:
+                pair = (np.empty((*x4.shape[:2], oh, w), dtype=x4.dtype),
+                        np.empty((*x4.shape[:2], oh, ow), dtype=x4.dtype))
+                if reuse_output:
+                    if len(buffers) >= 4:
+                        buffers.clear()
+                    buffers[x4.shape] = pair
+            rows, y = pair
+            np.maximum(x4[:, :, 0 : oh * kh : kh], x4[:, :, 1 : oh * kh : kh], out=rows) if kh > 1 \
+                else np.copyto(rows, x4[:, :, :oh])
+            for i in range(2, kh):
+                np.maximum(rows, x4[:, :, i : oh * kh : kh], out=rows)
+            np.maximum(rows[..., 0 : ow * kw : kw], rows[..., 1 : ow * kw : kw], out=y) if kw > 1 \
+                else np.copyto(y, rows[..., :ow])
+            for j in range(2, kw):
+                np.maximum(y, rows[..., j : ow * kw : kw], out=y)
+            return y[0] if unbatched else y
         windows = padded_windows(x4, kernel, stride, padding, dilation, out_hw, -np.inf)
         # one vectorized maximum per kernel tap beats a reduction over two tiny strided axes
         y = windows[:, :, :, :, 0, 0].copy()

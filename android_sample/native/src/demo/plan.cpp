@@ -1,9 +1,11 @@
 #include "plan.h"
 
 #include <cstring>
+#include <map>
 #include <set>
 
 #include "../errors.h"
+#include "../fb_read.h"
 #include "demo_program_generated.h"
 
 namespace liteexport::demo_backend {
@@ -20,7 +22,7 @@ bool has_field(const T* table, flatbuffers::voffset_t field) {
 
 template <typename T>
 std::vector<int64_t> ints(const flatbuffers::Vector<T>* v) {
-  return v == nullptr ? std::vector<int64_t>{} : std::vector<int64_t>(v->begin(), v->end());
+  return read_vector<int64_t>(v);
 }
 
 Pair pair_at(const flatbuffers::Vector<int32_t>* v, const char* name, const std::string& where) {
@@ -177,6 +179,14 @@ std::shared_ptr<const MethodPlan> build_plan(const ByteTensor& bytes, const std:
   if (n_inputs > num_slots)
     throw_format("the inputs need " + std::to_string(n_inputs) + " slots, num_slots is " + std::to_string(num_slots),
                  where);
+  // run_plan holds one value per slot the program uses, not per declared slot: num_slots is a
+  // uint32 from the file, and 4 billion empty slots would be 160 GB. Input i stays slot i;
+  // other slots are numbered densely in order of first use (messages keep the file's numbers).
+  std::map<int64_t, uint32_t> dense;
+  for (size_t i = 0; i < n_inputs; ++i) dense.emplace(static_cast<int64_t>(i), static_cast<uint32_t>(i));
+  auto dense_slot = [&dense](int64_t slot) {
+    return dense.emplace(slot, static_cast<uint32_t>(dense.size())).first->second;
+  };
   std::set<int64_t> defined;
   for (size_t i = 0; i < n_inputs; ++i) defined.insert(static_cast<int64_t>(i));
   const size_t n_constants = p->constants() ? p->constants()->size() : 0;
@@ -193,7 +203,7 @@ std::shared_ptr<const MethodPlan> build_plan(const ByteTensor& bytes, const std:
       const IValue& v = weights[c->weight()];
       throw_format(what + ": weight must be a float32 array, got " + (v.is<ByteTensor>() ? "uint8" : v.kind()), where);
     }
-    plan->constants.emplace_back(c->slot(), *w);
+    plan->constants.emplace_back(dense_slot(c->slot()), *w);
     defined.insert(c->slot());
   }
   std::vector<std::optional<size_t>> first_reader(n_inputs);
@@ -232,8 +242,9 @@ std::shared_ptr<const MethodPlan> build_plan(const ByteTensor& bytes, const std:
     defined.insert(out);
     // later reads of a rewritten input slot see another value
     if (static_cast<size_t>(out) < n_inputs) touched[static_cast<size_t>(out)] = true;
-    plan->steps.push_back({std::move(kernel), std::vector<uint32_t>(d.inputs.begin(), d.inputs.end()),
-                           static_cast<uint32_t>(out)});
+    std::vector<uint32_t> reads;
+    for (int64_t slot : d.inputs) reads.push_back(dense_slot(slot));
+    plan->steps.push_back({std::move(kernel), std::move(reads), dense_slot(out)});
     plan->labels.push_back(lbl);
     plan->debug_handles.push_back(d.handle);
   }
@@ -242,8 +253,9 @@ std::shared_ptr<const MethodPlan> build_plan(const ByteTensor& bytes, const std:
       throw_format("output " + std::to_string(k) + ": slot " + std::to_string(outputs[k]) + " is out of range", where);
     if (!defined.count(outputs[k]))
       throw_format("output " + std::to_string(k) + ": slot " + std::to_string(outputs[k]) + " is never written", where);
-    plan->outputs.push_back(static_cast<uint32_t>(outputs[k]));
+    plan->outputs.push_back(dense_slot(outputs[k]));
   }
+  plan->num_slots = static_cast<uint32_t>(dense.size());
   for (size_t i = 0; i < n_inputs; ++i) {
     const auto& reader = first_reader[i];
     plan->input_checks.push_back({i, input_shapes[i],

@@ -21,7 +21,7 @@ const char* const kOpcodeNames[NUM_OPCODES] = {
 // runtime_py would loop forever on `JMP 0` and hit Python's recursion limit instead.
 // Lowered modules run a few dozen wrapper instructions per call (the work is in the backend),
 // so the step budget is shared by a top-level call and everything it calls.
-constexpr long kMaxSteps = 1L << 16;
+constexpr long kMaxSteps = 1L << 14;
 constexpr int kMaxCallDepth = 64;
 constexpr size_t kMaxStack = 1 << 12;   // operand stack values per frame
 constexpr int64_t kMaxSlots = 1 << 16;  // attribute slots per object

@@ -1,0 +1,82 @@
+"""Hand-made regression bundles for the native core's run-time limits (see fuzz/README.md).
+
+usage: make_regressions.py VECTORS_DIR OUT_DIR   (VECTORS_DIR: tests/make_vectors.py output)
+
+Each bundle is mlp_static.ptl with one thing made hostile. Before the fixes each one crashed,
+leaked, or exhausted memory in the native core; now each ends in liteexport::Error.
+"""
+import dataclasses
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT))
+
+from runtime_py.format import ptmf  # noqa: E402
+from runtime_py.format.ptmf_reader import read_module  # noqa: E402
+from runtime_py.format.ptmf_writer import encode_module  # noqa: E402
+
+Op = ptmf.OpCode
+
+
+def ins(op: Op, x: int = 0, n: int = 0) -> ptmf.Instruction:
+    return ptmf.Instruction(op=int(op), x=x, n=n)
+
+
+def main() -> None:
+    vectors, out = Path(sys.argv[1]), Path(sys.argv[2])
+    out.mkdir(parents=True, exist_ok=True)
+    module = read_module((vectors / "mlp_static.ptl").read_bytes())
+    fwd_index = module.methods[0]
+    fwd = module.ivalues[fwd_index]
+
+    def with_ivalue(index: int, value: object, **changes: object) -> ptmf.Module:
+        ivalues = list(module.ivalues)
+        ivalues[index] = value
+        return dataclasses.replace(module, ivalues=tuple(ivalues), **changes)
+
+    def forward(name: str, body: list[ptmf.Instruction], **changes: object) -> None:
+        # forward(self, x): registers 1 = self, 2 = x; type 0 is 'List[Any]' (a plain Object here)
+        code = (ins(Op.STOREN, 1, 2), *body)
+        f = dataclasses.replace(fwd, instructions=code, debug_handles=None, **changes)
+        (out / name).write_bytes(encode_module(with_ivalue(fwd_index, f)))
+
+    # SET_ATTR with slot 2^31-1: the object's slots were resized to 2^31 values (OOM)
+    forward("set_attr_huge_slot.ptl", [ins(Op.LOAD, 1), ins(Op.LOAD, 1), ins(Op.SET_ATTR, 2**31 - 1),
+                                       ins(Op.LOAD, 2), ins(Op.RET)])
+    # LOAD in a loop: the operand stack grew by 2^26 values (OOM) before the step limit
+    forward("stack_growth_loop.ptl", [ins(Op.LOAD, 1), ins(Op.JMP, -1)])
+    # TUPLE_CONSTRUCT 1 in a loop: tuples nested ~500k deep; releasing them recursed that deep
+    forward("deep_tuple_loop.ptl", [ins(Op.LOAD, 1), ins(Op.TUPLE_CONSTRUCT, 1), ins(Op.JMP, -1)])
+    # objects chained through SET_ATTR in a loop: the same recursion through Object slots
+    forward("deep_object_chain.ptl", [
+        ins(Op.CREATE_OBJECT, 0), ins(Op.STORE, 3),
+        ins(Op.CREATE_OBJECT, 0), ins(Op.STORE, 4), ins(Op.LOAD, 4), ins(Op.MOVE, 3), ins(Op.SET_ATTR, 0),
+        ins(Op.MOVE, 4), ins(Op.STORE, 3), ins(Op.JMP, -7)])
+    # an object whose slot holds itself, dropped: a shared_ptr cycle (leak)
+    forward("object_self_cycle.ptl", [
+        ins(Op.CREATE_OBJECT, 0), ins(Op.STORE, 3), ins(Op.LOAD, 3), ins(Op.LOAD, 3), ins(Op.SET_ATTR, 0),
+        ins(Op.DROPR, 3), ins(Op.LOADC, 0), ins(Op.RET)])
+    # register_size 2^31-1: every call allocated 2^31 registers
+    (out / "huge_register_size.ptl").write_bytes(encode_module(
+        with_ivalue(fwd_index, dataclasses.replace(fwd, register_size=2**31 - 1))))
+    # a float tensor with sizes [2^31-1, 2^31-1] and zero strides: passed the extent check,
+    # its element count overflowed int64 and the loader gathered it into a copy
+    t_index = next(i for i, v in enumerate(module.ivalues)
+                   if isinstance(v, ptmf.TensorMetadata) and v.scalar_type == int(ptmf.ScalarType.FLOAT))
+    t = module.ivalues[t_index]
+    (out / "zero_stride_huge_tensor.ptl").write_bytes(encode_module(with_ivalue(
+        t_index, dataclasses.replace(t, sizes=(2**31 - 1, 2**31 - 1), strides=(0, 0), storage_offset=0))))
+    # 1100 nested lists used as a constant of forward: refused (nesting limit 1000)
+    ivalues = list(module.ivalues)
+    first = len(ivalues)
+    ivalues.append(ptmf.ListValue((), "List[Any]"))
+    for k in range(1100):
+        ivalues.append(ptmf.ListValue((first + k,), "List[Any]"))
+    ivalues[fwd_index] = dataclasses.replace(fwd, constants=fwd.constants + (len(ivalues) - 1,))
+    (out / "deep_nested_lists.ptl").write_bytes(encode_module(dataclasses.replace(module, ivalues=tuple(ivalues))))
+    print(f"regression bundles written to {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,172 @@
+"""Hand-crafted hostile bundles (each targets one load-time limit), built from the stored seeds.
+
+``python tests/fuzz/crafted.py`` writes them to tests/fuzz/crashers/ (the regression corpus);
+tests/runtime_py/test_load_limits.py checks each one's exact error and peak memory.
+"""
+
+from __future__ import annotations
+
+import pickle
+import sys
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+import harness  # noqa: E402
+
+from runtime_py.format import ptmf  # noqa: E402
+from runtime_py.format.bundle_file import read_bundle_bytes  # noqa: E402
+from runtime_py.format.ptmf import Instruction, OpCode  # noqa: E402
+from runtime_py.format.ptmf_writer import encode_module  # noqa: E402
+
+SETSTATE_FN = 7  # torch_stateful.ptmf: ivalue index of Holder.__setstate__
+
+
+def _stateful() -> ptmf.Module:
+    return read_bundle_bytes(harness.load_seeds()["torch_stateful.ptmf.bin"])
+
+
+def _with_setstate(code: tuple[Instruction, ...], **changes: object) -> bytes:
+    m = _stateful()
+    fn = m.ivalues[SETSTATE_FN]
+    assert isinstance(fn, ptmf.Function) and fn.qn.endswith("__setstate__")
+    fn = replace(fn, instructions=code, debug_handles=None, **changes)  # type: ignore[arg-type]
+    return encode_module(replace(m, ivalues=m.ivalues[:SETSTATE_FN] + (fn,) + m.ivalues[SETSTATE_FN + 1:]))
+
+
+def setstate_jmp_loop() -> bytes:
+    """__setstate__ = JMP to itself: must exceed the load-time instruction budget, not hang."""
+    return _with_setstate((Instruction(OpCode.JMP, 0, 0),))
+
+
+def setstate_recursion() -> bytes:
+    """__setstate__ calls __setstate__ on its argument forever (INTERFACE_CALL): the call-depth limit."""
+    m = _stateful()
+    fn = m.ivalues[SETSTATE_FN]
+    assert isinstance(fn, ptmf.Function)
+    name = len(m.ivalues)  # a new string constant "__setstate__"
+    code = (Instruction(OpCode.STOREN, 1, 2), Instruction(OpCode.LOAD, 1, 0), Instruction(OpCode.LOAD, 2, 0),
+            Instruction(OpCode.INTERFACE_CALL, len(fn.constants), 2), Instruction(OpCode.RET, 0, 0))
+    fn = replace(fn, instructions=code, debug_handles=None, constants=fn.constants + (name,), register_size=2)
+    ivalues = m.ivalues[:SETSTATE_FN] + (fn,) + m.ivalues[SETSTATE_FN + 1:] + (ptmf.StringValue("__setstate__"),)
+    return encode_module(replace(m, ivalues=ivalues))
+
+
+def setstate_huge_list() -> bytes:
+    """__setstate__ builds a list of 2**26 items from a small one (aten::mul.left_t, list * int)
+    in a loop of doublings: the value-size cap stops it long before memory runs out."""
+    m = _stateful()
+    fn = m.ivalues[SETSTATE_FN]
+    assert isinstance(fn, ptmf.Function)
+    n = len(m.ivalues)
+    consts = fn.constants + (n, n + 1)  # 2, [0]
+    ops = (ptmf.Operator("aten::mul", "left_t", 2),)
+    c2, clist = len(fn.constants), len(fn.constants) + 1
+    body = [Instruction(OpCode.LOADC, clist, 0)]
+    for _ in range(40):  # list = list * 2, forty times: 2**40 items if nothing stopped it
+        body += [Instruction(OpCode.LOADC, c2, 0), Instruction(OpCode.OP, 0, 0)]
+    body += [Instruction(OpCode.RET, 0, 0)]
+    fn = replace(fn, instructions=tuple(body), debug_handles=None, constants=consts, operators=ops, register_size=0)
+    ivalues = (m.ivalues[:SETSTATE_FN] + (fn,) + m.ivalues[SETSTATE_FN + 1:]
+               + (ptmf.IntValue(2), ptmf.IntListValue((0,) * 64)))
+    return encode_module(replace(m, ivalues=ivalues))
+
+
+def register_size_huge() -> bytes:
+    """register_size 2**30: every call would allocate a 8 GiB register file (found by the corpus)."""
+    return _with_setstate(_stateful().ivalues[SETSTATE_FN].instructions, register_size=2 ** 30)  # type: ignore[union-attr]
+
+
+def deep_nested_lists() -> bytes:
+    """A list in a list in ... 5000 deep: loading must not recurse (RecursionError)."""
+    m = _stateful()
+    base = len(m.ivalues)
+    chain = tuple(ptmf.ListValue((base + i + 1,) if i < 4999 else (), "") for i in range(5000))
+    root = m.ivalues[m.state_obj]
+    assert isinstance(root, ptmf.ObjectValue)
+    root = replace(root, attrs=root.attrs[:-1] + (base,))
+    ivalues = m.ivalues[:m.state_obj] + (root,) + m.ivalues[m.state_obj + 1:] + chain
+    return encode_module(replace(m, ivalues=ivalues))
+
+
+def tensor_huge_sizes(sizes: tuple[int, ...], strides: tuple[int, ...]) -> Callable[[], bytes]:
+    def build() -> bytes:
+        m = _stateful()
+        index = next(i for i, v in enumerate(m.ivalues) if isinstance(v, ptmf.TensorMetadata))
+        t = m.ivalues[index]
+        assert isinstance(t, ptmf.TensorMetadata)
+        t = replace(t, sizes=sizes, strides=strides, storage_offset=0)
+        return encode_module(replace(m, ivalues=m.ivalues[:index] + (t,) + m.ivalues[index + 1:]))
+    build.__doc__ = f"a tensor of sizes {sizes}, strides {strides}"
+    return build
+
+
+def _zip_with(record: str, payload: bytes) -> bytes:
+    data = harness.load_seeds()["torch_linear.zip.bin"]
+    members = [(info.filename, content if not info.filename.endswith("/" + record) else payload)
+               for info, content in harness.zip_members(data)]
+    return harness.rezip(members)
+
+
+def zip_deep_tuple_key() -> bytes:
+    """data.pkl: a dict whose key is a tuple nested 200000 deep (hashing it overflowed the C stack)."""
+    return _zip_with("data.pkl", b"\x80\x02}N" + b"\x85" * 200000 + b"K\x01s.")
+
+
+def zip_deep_lists() -> bytes:
+    """data.pkl: lists nested 50000 deep (cheap for the unpickler, recursion for everything after)."""
+    return _zip_with("data.pkl", b"\x80\x02" + b"]" * 50000 + b"a" * 49999 + b".")
+
+
+def zip_memo_huge_index() -> bytes:
+    """data.pkl: LONG_BINPUT at index 2**31 - 1 (the C unpickler grows its memo array to fit)."""
+    return _zip_with("data.pkl", b"\x80\x02Nr\xff\xff\xff\x7f.")
+
+
+def zip_bomb() -> bytes:
+    """A deflated bytecode.pkl that claims (and would expand to) 64 MiB."""
+    import io
+    import zipfile
+
+    data = harness.load_seeds()["torch_linear.zip.bin"]
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        for info, content in harness.zip_members(data):
+            if info.filename.endswith("/bytecode.pkl"):
+                content = pickle.dumps((8,) + (b"\0" * (64 << 20),), protocol=2)
+                z.writestr(info.filename, content, compress_type=zipfile.ZIP_DEFLATED, compresslevel=9)
+            else:
+                z.writestr(info.filename, content)
+    return out.getvalue()
+
+
+CRAFTED: dict[str, tuple[Callable[[], bytes], str]] = {
+    # name -> (builder, a fragment of the FormatError's message)
+    "setstate_jmp_loop.ptmf": (setstate_jmp_loop, "exceeded the instruction budget"),
+    "setstate_recursion.ptmf": (setstate_recursion, "exceeded the call-depth limit"),
+    "setstate_huge_list.ptmf": (setstate_huge_list, "load-time code built a value"),
+    "register_size_huge.ptmf": (register_size_huge, "register_size 1073741824"),
+    "deep_nested_lists_loads.ptmf": (deep_nested_lists, ""),
+    "tensor_zero_elements_huge_dims.ptmf": (tensor_huge_sizes((0, 2 ** 31 - 1, 2 ** 31 - 1, 2 ** 31 - 1),
+                                                              (1, 1, 1, 1)), "describe more than"),
+    "tensor_overflowing_sizes.ptmf": (tensor_huge_sizes((2 ** 31 - 1,) * 3, (0, 0, 0)), "describe more than"),
+    "tensor_negative_size.ptmf": (tensor_huge_sizes((-1, 2), (2, 1)), "negative size"),
+    "tensor_past_storage.ptmf": (tensor_huge_sizes((2, 2), (2 ** 31 - 1, 1)), "reaches element"),
+    "zip_deep_tuple_key.zip": (zip_deep_tuple_key, "dict key of kind tuple"),
+    "zip_deep_lists.zip": (zip_deep_lists, "nests containers more than"),
+    "zip_memo_huge_index.zip": (zip_memo_huge_index, "root of data.pkl is not a model object"),
+    "zip_bomb.zip": (zip_bomb, "zip bomb"),
+}
+
+
+def main() -> None:
+    harness.CRASHERS.mkdir(exist_ok=True)
+    for name, (build, _) in CRAFTED.items():
+        data = build()
+        (harness.CRASHERS / f"{name}.bin").write_bytes(data)
+        print(f"{name}: {len(data)} bytes")
+
+
+if __name__ == "__main__":
+    main()

@@ -27,6 +27,7 @@ from benchmarks.models import CASES, Case, scaling_case  # noqa: E402
 
 SCALING_WIDTHS = (64, 512, 2048, 8192)  # 8 * w^2 bytes of weights: 32 KB .. 512 MB
 QUICK_WIDTHS = (64, 512, 2048)
+INFER_ENGINES = ("runtime_py_demo", "runtime_py_plain", "torch_ours", "torch_own", "native")
 
 
 def worker(*args: str) -> dict[str, Any]:
@@ -65,6 +66,7 @@ def measure_case(case: Case, folder: Path, inference: bool) -> dict[str, Any]:
             "runtime_py_plain": worker("infer", "runtime_py", str(theirs), shape),
             "torch_ours": worker("infer", "torch_ours", str(ours), shape),
             "torch_own": worker("infer", "torch_own", str(theirs), shape),
+            "native": worker("infer", "native", str(ours), shape),
         }
     return row
 
@@ -81,7 +83,8 @@ def _ms(d: dict[str, Any] | None) -> str:
 
 def table(rows: list[dict[str, Any]]) -> str:
     head = (f"{'case':<10} {'export t':>9} {'export mem':>10} {'size*':>7} {'load t':>8} {'load rss':>8} "
-            f"{'rt demo/torch':>13} {'rt plain/demo':>13}  latency ms: rt_demo rt_plain torch_ours torch_own")
+            f"{'rt demo/torch':>13} {'rt plain/demo':>13} {'native/torch':>12}  latency ms: "
+            + " ".join(INFER_ENGINES))
     lines = [head, "-" * len(head)]
     for r in rows:
         size = r.get("size", {})
@@ -93,8 +96,9 @@ def table(rows: list[dict[str, Any]]) -> str:
             f"{_ratio(r.get('load_ours'), r.get('load_torch'), 'seconds'):>8} "
             f"{_ratio(r.get('load_ours'), r.get('load_torch'), 'rss_added_mb'):>8} "
             f"{_ratio(inf.get('runtime_py_demo'), inf.get('torch_own'), 'seconds'):>13} "
-            f"{_ratio(inf.get('runtime_py_plain'), inf.get('runtime_py_demo'), 'seconds'):>13}  "
-            + " ".join(_ms(inf.get(k)) for k in ("runtime_py_demo", "runtime_py_plain", "torch_ours", "torch_own")))
+            f"{_ratio(inf.get('runtime_py_plain'), inf.get('runtime_py_demo'), 'seconds'):>13} "
+            f"{_ratio(inf.get('native'), inf.get('torch_own'), 'seconds'):>12}  "
+            + " ".join(_ms(inf.get(k)) for k in INFER_ENGINES))
     lines.append("ratios are ours / torch (rt plain/demo: runtime_py plain bytecode / runtime_py demo backend); "
                  "size* excludes the debug table")
     return "\n".join(lines)
@@ -107,12 +111,12 @@ def plot(rows: list[dict[str, Any]], scaling: list[dict[str, Any]], path: Path) 
     import matplotlib.pyplot as plt
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4.5))
-    engines = ("runtime_py_demo", "runtime_py_plain", "torch_ours", "torch_own")
+    engines = INFER_ENGINES
     names = [r["case"] for r in rows]
     for i, engine in enumerate(engines):
         values = [r.get("infer", {}).get(engine, {}).get("seconds", float("nan")) * 1e3 for r in rows]
-        left.bar([x + i * 0.2 for x in range(len(rows))], values, width=0.2, label=engine)
-    left.set_xticks([x + 0.3 for x in range(len(rows))], names)
+        left.bar([x + i * 0.16 for x in range(len(rows))], values, width=0.16, label=engine)
+    left.set_xticks([x + 0.32 for x in range(len(rows))], names)
     left.set_yscale("log")
     left.set_ylabel("median latency (ms, 1 thread)")
     left.legend()

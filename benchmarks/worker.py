@@ -106,9 +106,34 @@ def load_torch(bundle: str, ours: str = "") -> dict[str, float]:
     return _load(lambda: torch.jit.mobile._load_for_lite_interpreter(bundle))
 
 
+NATIVE_TOOL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                           "android_sample", "native", "build", "liteexport_native_run")
+
+
+def _infer_native(bundle: str, x: np.ndarray) -> dict[str, float]:
+    """The Android sample's native core on the host, through its command-line tool."""
+    import re
+    import struct
+    import subprocess
+    import tempfile
+
+    if not os.path.exists(NATIVE_TOOL):
+        raise SystemExit(f"{NATIVE_TOOL} is not built: run android_sample/native/run_tests.sh")
+    with tempfile.NamedTemporaryFile(suffix=".bin") as f:
+        f.write(b"LXT1" + struct.pack("<I", x.ndim) + struct.pack(f"<{x.ndim}q", *x.shape) + x.tobytes())
+        f.flush()
+        out = subprocess.run([NATIVE_TOOL, "--repeat", "200", bundle, f.name], capture_output=True, text=True,
+                             check=True).stdout
+    match = re.search(r"median of \d+ runs: ([0-9.]+) ms", out)
+    assert match is not None, out
+    return {"seconds": float(match[1]) / 1e3}
+
+
 def infer(engine: str, bundle: str, shape: str) -> dict[str, float]:
     dims = tuple(int(d) for d in shape.split("x"))
     x = np.random.default_rng(0).standard_normal(dims).astype(np.float32)
+    if engine == "native":
+        return _infer_native(bundle, x)
     if engine.startswith("runtime_py"):
         import runtime_py
 

@@ -1,11 +1,15 @@
 // liteexport_native_run: run a bundle with the native core.
-//   liteexport_native_run [--method NAME] [--check] <bundle> <input.bin>... [--expect <output.bin>...]
+//   liteexport_native_run [--method NAME] [--repeat N] <bundle> <input.bin>... [--expect <output.bin>...]
+// --repeat N runs the method N more times after the first and prints their median time
+// (benchmarks/ uses it to compare the native core with torch).
 // Inputs/outputs use the LXT1 tensor format (tools/tensor_io.h). Without --expect, outputs are
 // written next to the first input as <bundle>.out<k>.bin and their shapes printed. Prints load and
 // run times. Exit codes: 0 ok, 1 usage/IO, 2 mismatch, and 5/6/7 for Format/Input/Execution
 // errors (runtime_py's CLI exit codes).
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <iostream>
 
@@ -18,9 +22,11 @@ int main(int argc, char** argv) {
   std::string method = "forward", bundle;
   std::vector<std::string> inputs, expects;
   bool in_expect = false;
+  int repeat = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--method" && i + 1 < argc) method = argv[++i];
+    else if (a == "--repeat" && i + 1 < argc) repeat = std::max(0, std::atoi(argv[++i]));
     else if (a == "--check") continue;  // accepted for symmetry with --expect
     else if (a == "--expect") in_expect = true;
     else if (bundle.empty()) bundle = a;
@@ -41,6 +47,16 @@ int main(int argc, char** argv) {
     auto t3 = std::chrono::steady_clock::now();
     auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
     std::printf("load %.3f ms, %s %.3f ms\n", ms(t0, t1), method.c_str(), ms(t2, t3));
+    if (repeat > 0) {
+      std::vector<double> times;
+      for (int r = 0; r < repeat; ++r) {
+        auto a = std::chrono::steady_clock::now();
+        module->run_method(method, in);
+        times.push_back(ms(a, std::chrono::steady_clock::now()));
+      }
+      std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+      std::printf("median of %d runs: %.6f ms\n", repeat, times[times.size() / 2]);
+    }
     if (!expects.empty()) {
       if (expects.size() != out.size()) {
         std::fprintf(stderr, "expected %zu outputs, got %zu\n", expects.size(), out.size());

@@ -9,6 +9,7 @@ prints one JSON object. Threads are pinned to one (set before numpy/torch load).
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import resource
@@ -62,6 +63,7 @@ def export_ours(case_name: str, out: str) -> dict[str, float]:
     torch.set_num_threads(1)
     case = _case(case_name)
     model = case.make().eval()
+    gc.collect()  # both exports start without a pending collection (see export_torch)
     base = _peak_rss_mb()
     t0 = time.perf_counter()
     compiled = compile_module(torch.jit.script(model), input_shapes={"forward": [case.input_shape]})
@@ -74,6 +76,7 @@ def export_torch(case_name: str, out: str) -> dict[str, float]:
 
     torch.set_num_threads(1)
     model = _case(case_name).make().eval()
+    gc.collect()
     base = _peak_rss_mb()
     t0 = time.perf_counter()
     torch.jit.script(model)._save_for_lite_interpreter(out, _use_flatbuffer=True)

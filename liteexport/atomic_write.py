@@ -10,7 +10,7 @@ from pathlib import Path
 from runtime_py.errors import OutputError
 
 
-def write_atomic(path: str | Path, data: bytes) -> None:
+def write_atomic(path: str | Path, data: bytes | memoryview) -> None:
     """Write ``data`` to ``path`` via a temporary file in the same folder, fsync, rename.
 
     On any failure the temporary file is removed and an existing file at ``path`` is

@@ -22,7 +22,7 @@ from runtime_py.format import ptmf
 from runtime_py.format.debug_table import DEBUG_TABLE_EXTRA_FILE
 from runtime_py.format.debug_table_codec import encode_debug_table
 from runtime_py.format.program_codec import encode_program
-from runtime_py.format.ptmf_writer import encode_module
+from runtime_py.format.ptmf_writer import encode_module_view
 
 OPERATOR_VERSION = 1  # what torch 2.13 writes for a lowered module
 PROCESSED_PROGRAMS, PROCESSED_WEIGHTS = "programs", "weights"
@@ -98,6 +98,6 @@ def pack(compiled: CompiledModule, extra_files: Mapping[str, bytes] | None = Non
 
 def write_bundle(compiled: CompiledModule, path: str | Path, extra_files: Mapping[str, bytes] | None = None) -> int:
     """Write the bundle for ``compiled`` to ``path`` atomically; returns its size in bytes."""
-    data = encode_module(pack(compiled, extra_files))
+    data = encode_module_view(pack(compiled, extra_files))
     write_atomic(path, data)
     return len(data)

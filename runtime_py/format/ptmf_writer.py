@@ -41,7 +41,7 @@ def _storage(builder: flatbuffers.Builder, data: np.ndarray) -> int:
     raw = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
     builder.StartVector(1, raw.size, ptmf.STORAGE_ALIGNMENT)
     builder.head = builder.head - raw.size
-    builder.Bytes[builder.head:builder.head + raw.size] = raw.tobytes()
+    builder.Bytes[builder.head:builder.head + raw.size] = memoryview(raw)  # one copy, no temporary
     vector = builder.EndVector()
     fb.StorageDataStart(builder)
     fb.StorageDataAddData(builder, vector)
@@ -211,6 +211,12 @@ def _extra_files(builder: flatbuffers.Builder, files: Sequence[ptmf.ExtraFile]) 
 
 def encode_module(module: ptmf.Module) -> bytes:
     """The PTMF bytes of ``module``; deterministic (same Module, same bytes)."""
+    return bytes(encode_module_view(module))
+
+
+def encode_module_view(module: ptmf.Module) -> memoryview:
+    """Like encode_module, but a view of the builder's buffer: no copy of the weights
+    (export writes it straight to the file)."""
     storage_bytes = sum(int(np.asarray(s).nbytes) for s in module.storage_data)
     builder = flatbuffers.Builder(storage_bytes + 16 * len(module.storage_data) + (1 << 16))
     # Storage first: the builder writes back to front, so the weights end up last in the file.
@@ -243,4 +249,4 @@ def encode_module(module: ptmf.Module) -> bytes:
     fb.ModuleAddOperatorVersion(builder, module.operator_version)
     fb.ModuleAddMobileIvalueSize(builder, module.mobile_ivalue_size)
     builder.Finish(fb.ModuleEnd(builder), file_identifier=ptmf.PTMF_FILE_IDENTIFIER)
-    return bytes(builder.Output())
+    return memoryview(builder.Bytes)[builder.Head():]

@@ -61,7 +61,8 @@ def test_verify_passes_on_runtime_py(bundle: Path) -> None:
 def test_verify_names_the_diverging_instruction(bundle: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A wrong max-pool kernel in runtime_py: verify fails and points at the pool's source."""
     spec = kernels.KERNELS[OpCode.MAX_POOL2D]
-    broken = dataclasses.replace(spec, factory=lambda attrs, n: (lambda x: spec.factory(attrs, n)(x) * 1.5))
+    broken = dataclasses.replace(
+        spec, factory=lambda attrs, n, **kw: (lambda x: spec.factory(attrs, n, **kw)(x) * 1.5))
     monkeypatch.setitem(kernels.KERNELS, OpCode.MAX_POOL2D, broken)
     report = verify_bundle(bundle)
     assert not report.passed

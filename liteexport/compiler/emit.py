@@ -33,7 +33,7 @@ class ModuleEmitter:
             array = array.view()
             array.flags.writeable = False
         # hash the buffer in place: tobytes() would copy every weight once more
-        key = (array.shape, hashlib.blake2b(memoryview(array).cast("B"), digest_size=16).digest())
+        key = (array.shape, hashlib.blake2b(array.data.cast("B"), digest_size=16).digest())
         if key not in self._weight_index:
             self._weight_index[key] = len(self.weights)
             self.weights.append(array)

@@ -41,7 +41,7 @@ def _storage(builder: flatbuffers.Builder, data: np.ndarray) -> int:
     raw = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
     builder.StartVector(1, raw.size, ptmf.STORAGE_ALIGNMENT)
     builder.head = builder.head - raw.size
-    builder.Bytes[builder.head:builder.head + raw.size] = memoryview(raw)  # one copy, no temporary
+    builder.Bytes[builder.head:builder.head + raw.size] = raw.data  # one copy, no temporary
     vector = builder.EndVector()
     fb.StorageDataStart(builder)
     fb.StorageDataAddData(builder, vector)

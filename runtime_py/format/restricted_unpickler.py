@@ -194,12 +194,13 @@ class RestrictedUnpickler(pickle._Unpickler):  # the pure-Python one: see the mo
     """Reads one pickle of a zip lite model; see the module docstring."""
 
     dispatch = dict(pickle._Unpickler.dispatch)
-    # opcodes that insert keys into a dict or set: (keys on the stack / since the last mark)
-    dispatch[pickle.SETITEM[0]] = _checking_keys(pickle._Unpickler.load_setitem, lambda u: u.stack[-2:-1])
-    dispatch[pickle.SETITEMS[0]] = _checking_keys(pickle._Unpickler.load_setitems, lambda u: u.stack[0::2])
-    dispatch[pickle.DICT[0]] = _checking_keys(pickle._Unpickler.load_dict, lambda u: u.stack[0::2])
-    dispatch[pickle.ADDITEMS[0]] = _checking_keys(pickle._Unpickler.load_additems, lambda u: u.stack)
-    dispatch[pickle.FROZENSET[0]] = _checking_keys(pickle._Unpickler.load_frozenset, lambda u: u.stack)
+    # opcodes that insert keys into a dict or set: (keys on the stack / since the last mark);
+    # the base loaders are looked up by opcode (load_setitem & co. are not in pickle's stubs)
+    dispatch[pickle.SETITEM[0]] = _checking_keys(dispatch[pickle.SETITEM[0]], lambda u: u.stack[-2:-1])
+    dispatch[pickle.SETITEMS[0]] = _checking_keys(dispatch[pickle.SETITEMS[0]], lambda u: u.stack[0::2])
+    dispatch[pickle.DICT[0]] = _checking_keys(dispatch[pickle.DICT[0]], lambda u: u.stack[0::2])
+    dispatch[pickle.ADDITEMS[0]] = _checking_keys(dispatch[pickle.ADDITEMS[0]], lambda u: u.stack)
+    dispatch[pickle.FROZENSET[0]] = _checking_keys(dispatch[pickle.FROZENSET[0]], lambda u: u.stack)
 
     def __init__(self, data: bytes, record: str, storage_loader: StorageLoader | None) -> None:
         super().__init__(io.BytesIO(data))

@@ -14,7 +14,15 @@ from liteexport.compiler.values import Sym
 from runtime_py.backends.demo.executor import run
 from runtime_py.backends.demo.plan import build_plan
 from runtime_py.format.program import (
-    AxisAttrs, BinaryAttrs, Conv2dAttrs, FlattenAttrs, FusedAttrs, OpCode, PermuteAttrs, Pool2dAttrs, ShapeAttrs,
+    AxisAttrs,
+    BinaryAttrs,
+    Conv2dAttrs,
+    FlattenAttrs,
+    FusedAttrs,
+    OpCode,
+    PermuteAttrs,
+    Pool2dAttrs,
+    ShapeAttrs,
 )
 from tests.compiler.conftest import prepare
 from tests.parity import parity_models as models
@@ -84,7 +92,8 @@ SHAPE_CASES = [
     (OpCode.MATMUL, None, [(-1, 2, 3, 4), (4,)]),
     (OpCode.MATMUL, None, [(5, 1, 3, 4), (2, 4, 6)]),
     (OpCode.LINEAR, FusedAttrs(), [(-1, 7, 16), (8, 16), (8,)]),
-    (OpCode.CONV2D, Conv2dAttrs(stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2), [(2, 4, 17, -1), (6, 2, 3, 3)]),
+    (OpCode.CONV2D, Conv2dAttrs(stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2),
+     [(2, 4, 17, -1), (6, 2, 3, 3)]),
     (OpCode.CONV2D, Conv2dAttrs(), [(4, 9, 9), (3, 4, 2, 2)]),
     (OpCode.MAX_POOL2D, Pool2dAttrs(kernel=(3, 3), stride=(2, 2), padding=(1, 1), ceil_mode=True), [(1, 3, 10, 11)]),
     (OpCode.AVG_POOL2D, Pool2dAttrs(kernel=(2, 2), stride=(2, 2), ceil_mode=True), [(-1, 3, 7, 7)]),

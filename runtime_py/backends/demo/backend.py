@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 from runtime_py.backends.base import Backend
 from runtime_py.backends.demo.executor import run
@@ -47,11 +48,12 @@ class DemoBackend(Backend):
             handles[method] = build_plan(program, weights)
         return handles
 
-    def execute(self, handle: object, inputs: list[object]) -> list[object]:  # type: ignore[override]
+    def execute(self, handle: object, inputs: list[object]) -> list[object]:
         """Runs the method ``handle`` stands for; raises ``ExecutionError``."""
         if not isinstance(handle, MethodPlan):
             raise InternalError(f"demo backend handle must be a MethodPlan, got {type(handle).__name__}")
-        return run(handle, inputs)  # a new list
+        # run's list is new and the caller's: typing it as a list of objects is safe
+        return cast("list[object]", run(handle, inputs))
 
 
 def _decode(encoded: object) -> Program:

@@ -55,20 +55,22 @@ def make_conv2d(attrs: Conv2dAttrs, n_inputs: int, reuse_output: bool = False) -
                 y += bias.reshape(-1, 1, 1)
         else:
             matrix = _matrix(augmented, weight, bias, groups)
-            if ws.padded is not None:
-                ws.interior[...] = x4
-                np.copyto(ws.cols_view, ws.windows)
-                cols = ws.cols
-            elif ws.cols_view is not None:
-                np.copyto(ws.cols_view, _windows(x4, weight.shape, stride, dilation, ws.out_hw).reshape(ws.cols_view.shape))
-                cols = ws.cols
-            else:  # a 1x1 convolution is a matmul over the input as it is
+            if ws.im2col is None:  # a 1x1 convolution is a matmul over the input as it is
                 cols = x4.reshape(ws.cols_shape)
                 if bias is not None:
                     matrix = matrix[..., :-1]
+            else:
+                cols, cols_view = ws.im2col
+                if ws.padded is not None:
+                    interior, windows = ws.padded
+                    interior[...] = x4
+                    np.copyto(cols_view, windows)
+                else:
+                    windows = _windows(x4, weight.shape, stride, dilation, ws.out_hw)
+                    np.copyto(cols_view, windows.reshape(cols_view.shape))
             y3 = ws.out if ws.out is not None else np.empty(ws.out_shape, dtype=np.float32)
             np.matmul(matrix, cols, out=y3)
-            if bias is not None and ws.cols_view is None:
+            if bias is not None and ws.im2col is None:
                 y3 += bias.reshape(groups, -1, 1)
             y = y3.reshape(ws.result_shape)
         if fused_relu:
@@ -81,8 +83,20 @@ def make_conv2d(attrs: Conv2dAttrs, n_inputs: int, reuse_output: bool = False) -
 class _Workspace:
     """Shapes and buffers of one conv2d for one input shape."""
 
-    __slots__ = ("depthwise", "out_hw", "padded", "interior", "windows", "cols", "cols_view", "cols_shape",
-                 "out", "out_shape", "result_shape")
+    __slots__ = ("depthwise", "out_hw", "im2col", "padded", "cols_shape", "out", "out_shape", "result_shape")
+
+    depthwise: bool  # one input channel per group: the tap loop, no buffers
+    out_hw: tuple[int, int]
+    # (cols, cols_view): the im2col matrix and the part of it the windows are copied into;
+    # None for a 1x1 convolution (and a depthwise one), which needs no im2col copy
+    im2col: tuple[Array, Array] | None
+    # (interior, windows) of the zero-padded input, None without padding: the input is
+    # copied into the interior, then the windows (a strided view of it) into cols_view
+    padded: tuple[Array, Array] | None
+    cols_shape: tuple[int, int, int, int]
+    out: Array | None  # the result buffer, kept when ``reuse_output``
+    out_shape: tuple[int, int, int, int]
+    result_shape: tuple[int, int, int, int]
 
 
 def _workspace(x: Array, x4: Array, weight: Array, bias: Array | None, groups: int, stride: tuple[int, int],
@@ -107,7 +121,7 @@ def _workspace(x: Array, x4: Array, weight: Array, bias: Array | None, groups: i
     ws = _Workspace()
     ws.depthwise = group_c == 1 and groups > 1
     ws.out_hw = out_hw
-    ws.padded = ws.interior = ws.windows = ws.cols = ws.cols_view = ws.out = None
+    ws.im2col = ws.padded = ws.out = None
     length = out_hw[0] * out_hw[1]
     k = group_c * kh * kw
     ws.result_shape = (n, out_c, out_hw[0], out_hw[1])
@@ -118,14 +132,16 @@ def _workspace(x: Array, x4: Array, weight: Array, bias: Array | None, groups: i
     if not (pointwise and kh == kw == 1):
         # (N, G, Cg*kh*kw [+1 row of ones for the bias], OH*OW)
         rows = k + (bias is not None)
-        ws.cols = np.empty((n, groups, rows, length), dtype=np.float32)
+        cols = np.empty((n, groups, rows, length), dtype=np.float32)
         if bias is not None:
-            ws.cols[:, :, k, :] = 1.0
-        ws.cols_view = ws.cols[:, :, :k, :].reshape(n, groups, group_c, kh, kw, out_hw[0], out_hw[1])
+            cols[:, :, k, :] = 1.0
+        cols_view = cols[:, :, :k, :].reshape(n, groups, group_c, kh, kw, out_hw[0], out_hw[1])
+        ws.im2col = (cols, cols_view)
         if padding != (0, 0):
-            ws.padded = np.zeros((n, c, h + 2 * padding[0], w + 2 * padding[1]), dtype=np.float32)
-            ws.interior = ws.padded[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w]
-            ws.windows = _windows(ws.padded, weight.shape, stride, dilation, out_hw).reshape(ws.cols_view.shape)
+            padded = np.zeros((n, c, h + 2 * padding[0], w + 2 * padding[1]), dtype=np.float32)
+            interior = padded[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w]
+            windows = _windows(padded, weight.shape, stride, dilation, out_hw).reshape(cols_view.shape)
+            ws.padded = (interior, windows)
     if reuse_output:
         ws.out = np.empty(ws.out_shape, dtype=np.float32)
     return ws

@@ -11,7 +11,8 @@ from runtime_py.backends.demo.plan import InputCheck, MethodPlan
 from runtime_py.errors import ExecutionError
 
 try:  # numpy >= 2: np.errstate is a context variable; setting it directly costs ~0.1 us, not ~2.5 us
-    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
+    # private numpy API, absent from numpy's stubs
+    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj  # type: ignore[attr-defined]
 
     _IGNORE_FP_ERRORS = _make_extobj(all="ignore")
 except (ImportError, TypeError):  # pragma: no cover - older numpy: the public context manager

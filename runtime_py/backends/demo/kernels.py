@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from runtime_py.backends.demo import conv, elementwise, layout, linalg, normalization, pooling
 from runtime_py.backends.demo.arrays import Kernel
@@ -32,6 +32,14 @@ from runtime_py.format.program import (
 KernelFactory = Callable[[Any, int], Kernel]
 
 
+class BufferedKernelFactory(Protocol):
+    """A ``KernelFactory`` that also takes ``reuse_output=True``: the result is written into a
+    buffer the kernel keeps between calls (the plan asks for it only when the result never
+    leaves the call)."""
+
+    def __call__(self, attrs: Any, n_inputs: int, /, *, reuse_output: bool = False) -> Kernel: ...
+
+
 @dataclass(frozen=True)
 class KernelSpec:
     """How one opcode is checked and prepared."""
@@ -42,9 +50,13 @@ class KernelSpec:
     attrs_type: type | None = None  # None: the instruction carries no attributes
     default_attrs: object = None  # used when an instruction omits attributes that have defaults
     may_alias_input: bool = False  # the result may be a view of an input (matters for outputs)
-    # the factory takes ``reuse_output=True``: the result is written into a buffer the kernel
-    # keeps between calls (the plan asks for it only when the result never leaves the call)
-    reuses_output: bool = False
+
+
+@dataclass(frozen=True)
+class BufferedKernelSpec(KernelSpec):
+    """An opcode whose kernel can write its result into a buffer it keeps between calls."""
+
+    factory: BufferedKernelFactory
 
 
 def _fixed(kernel: Kernel) -> KernelFactory:
@@ -75,10 +87,10 @@ KERNELS: dict[OpCode, KernelSpec] = {
     OpCode.LOG_SOFTMAX: KernelSpec(elementwise.make_log_softmax, 1, 1, AxisAttrs),  # stable log-softmax
     OpCode.MATMUL: KernelSpec(_fixed(linalg.matmul), 2, 2),  # torch.matmul
     OpCode.LINEAR: KernelSpec(linalg.make_linear, 2, 3, FusedAttrs, FusedAttrs()),  # x @ W.T + b [relu]
-    OpCode.CONV2D: KernelSpec(conv.make_conv2d, 2, 3, Conv2dAttrs, Conv2dAttrs(), reuses_output=True),  # x, W[, b] [relu]
+    OpCode.CONV2D: BufferedKernelSpec(conv.make_conv2d, 2, 3, Conv2dAttrs, Conv2dAttrs()),  # x, W[, b] [relu]
     OpCode.CHANNEL_AFFINE: KernelSpec(_fixed(normalization.channel_affine), 3, 3),  # x*scale+shift on dim 1
     OpCode.LAYER_NORM: KernelSpec(normalization.make_layer_norm, 1, 3, LayerNormAttrs),  # x[, w[, b]]
-    OpCode.MAX_POOL2D: KernelSpec(pooling.make_max_pool2d, 1, 1, Pool2dAttrs, reuses_output=True),  # max over windows
+    OpCode.MAX_POOL2D: BufferedKernelSpec(pooling.make_max_pool2d, 1, 1, Pool2dAttrs),  # max over windows
     OpCode.AVG_POOL2D: KernelSpec(pooling.make_avg_pool2d, 1, 1, Pool2dAttrs),  # mean over windows
     OpCode.ADAPTIVE_AVG_POOL2D: KernelSpec(pooling.make_adaptive_avg_pool2d, 1, 1, ShapeAttrs),  # to a size
     OpCode.TRANSPOSE: KernelSpec(layout.make_transpose, 1, 1, PermuteAttrs, may_alias_input=True),  # permute

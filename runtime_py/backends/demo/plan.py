@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from runtime_py.backends.demo.arrays import Array, Kernel
-from runtime_py.backends.demo.kernels import KERNELS, KernelSpec
+from runtime_py.backends.demo.kernels import KERNELS, BufferedKernelSpec, KernelSpec
 from runtime_py.errors import FormatError
 from runtime_py.format.program import PROGRAM_FORMAT_VERSION, DType, Instruction, OpCode, Program
 
@@ -48,7 +48,7 @@ class MethodPlan:
     slot_template: list[object] = dataclasses.field(default_factory=list)  # constants in place; copied per call
     # (step position, spec, attributes, input count): kernels that keep buffers between calls,
     # rebound for every extra step list a concurrent (or reentrant) call needs
-    buffered: tuple[tuple[int, KernelSpec, object, int], ...] = ()
+    buffered: tuple[tuple[int, BufferedKernelSpec, object, int], ...] = ()
     # step lists not in use: a call takes one and gives it back, so a kernel's buffers are
     # never shared by two calls in flight
     step_pool: list[tuple[Step, ...]] = dataclasses.field(default_factory=list)
@@ -147,9 +147,9 @@ def build_plan(program: Program, weights: Sequence[object]) -> MethodPlan:
         while step is not None and step not in escaping:
             escaping.add(step)
             step = alias_of.get(step)
-    buffered = []
+    buffered: list[tuple[int, BufferedKernelSpec, object, int]] = []
     for index, (spec, attrs) in enumerate(bindings):
-        if spec.reuses_output and index not in escaping:
+        if isinstance(spec, BufferedKernelSpec) and index not in escaping:
             n_inputs = len(program.instructions[index].inputs)
             buffered.append((index, spec, attrs, n_inputs))
             _, _, reads, write = steps[index]

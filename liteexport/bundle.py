@@ -15,9 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from liteexport import wrapper_bytecode as wb
 from liteexport.atomic_write import write_atomic
 from liteexport.lowered import CompiledModule
+from runtime_py.format import lowered_bytecode as wb
 from runtime_py.format import ptmf
 from runtime_py.format.debug_table import DEBUG_TABLE_EXTRA_FILE
 from runtime_py.format.debug_table_codec import encode_debug_table

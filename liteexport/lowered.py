@@ -7,23 +7,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from runtime_py.format.debug_table import DebugTable
+from runtime_py.format.lowered_bytecode import MethodSignature
 from runtime_py.format.program import Program
 
-
-@dataclass(frozen=True)
-class MethodSignature:
-    """A lowered method's TorchScript signature (``self`` excluded)."""
-
-    name: str
-    arg_names: tuple[str, ...]  # every argument is a Tensor
-    returns_tuple: bool  # True: Tuple[Tensor, ...] of num_outputs; False: one Tensor
-    num_outputs: int
-
-    @property
-    def return_type(self) -> str:
-        if not self.returns_tuple:
-            return "Tensor"
-        return "Tuple[" + ", ".join(["Tensor"] * self.num_outputs) + "]"
+__all__ = ["CompiledModule", "MethodSignature"]
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from runtime_py import interpreter
 from runtime_py.backends import get_backend
 from runtime_py.errors import ExecutionError, FormatError, LiteExportError
 from runtime_py.format import ptmf
+from runtime_py.lowered_methods import LoweredCall, recognize
 from runtime_py.operators import bind_operator
 from runtime_py.values import ScriptEnum, ScriptObject
 
@@ -68,11 +69,15 @@ class LoadedModule:
         # set while loading: load-time code is hostile and bounded; None once loaded
         self._budget: interpreter.LoadBudget | None = interpreter.LoadBudget(
             LOAD_INSTRUCTIONS_PER_ITEM * items + LOAD_INSTRUCTIONS_SLACK, 4 * storage + 32 * items + LOAD_VALUE_SLACK)
+        self.lowered_calls: dict[str, LoweredCall] = {}  # qualified name -> wrapper run without bytecode
         for index in module.methods:
             fn = module.ivalues[index]
             assert isinstance(fn, ptmf.Function)  # verify_module checked it
             self._build_needed(fn.constants)
             self.functions[fn.qn] = self._code(fn)
+            call = recognize(fn, module)
+            if call is not None:
+                self.lowered_calls[fn.qn] = call
         self.root = self.value(module.state_obj)
         for index in module.methods:  # default values too: building one may run __setstate__
             fn = module.ivalues[index]
@@ -165,6 +170,9 @@ class LoadedModule:
     # --- the interpreter's Runtime protocol ---------------------------------------------------
     def call_method(self, obj: Any, name: str, args: list[Any]) -> Any:
         if isinstance(obj, ScriptObject):
+            lowered = self.lowered_calls.get(f"{obj.type_name}.{name}")
+            if lowered is not None and self._budget is None:
+                return lowered(obj, args)
             code = self.functions.get(f"{obj.type_name}.{name}")
             if code is None:
                 raise ExecutionError(f"object of type {obj.type_name} has no method {name}")

@@ -1,5 +1,7 @@
 #include "array.h"
 
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace liteexport {
@@ -16,6 +18,11 @@ int64_t numel(const Shape& shape) {
 }
 
 Array Array::zeros(Shape shape, float** out) {
+  // every kernel output comes from here: broadcasting or a conv/pool output size computed from
+  // hostile attributes must give an error (run_plan turns it into an ExecutionError), not OOM
+  if (numel(shape) > kMaxElements)
+    throw std::length_error("result of " + std::to_string(numel(shape)) + " elements exceeds the limit of " +
+                            std::to_string(kMaxElements));
   auto values = std::make_shared<std::vector<float>>(static_cast<size_t>(numel(shape)), 0.0f);
   *out = values->data();
   // aliasing constructor: the array keeps the vector alive and points at its elements

@@ -10,7 +10,11 @@ namespace liteexport {
 
 using Shape = std::vector<int64_t>;
 
+// 0 if any size is 0; saturates at INT64_MAX.
 int64_t numel(const Shape& shape);
+
+// Largest array a kernel may produce (1 GiB of float32); Array::zeros throws std::length_error above.
+constexpr int64_t kMaxElements = int64_t{1} << 28;
 
 struct Array {
   Shape shape;

@@ -36,6 +36,9 @@ Kernel make_conv2d(const Conv2dAttrs& attrs) {
     float* y;
     Array out = Array::zeros(out_shape, &y);
     const int64_t og = out_c / groups, kdim = group_c * kh * kw, len = oh * ow;
+    if (len > 0 && kdim > kMaxElements / len)
+      throw KernelError("conv2d im2col buffer of " + std::to_string(kdim) + "x" + std::to_string(len) +
+                        " elements exceeds the limit of " + std::to_string(kMaxElements));
     std::vector<float> cols(static_cast<size_t>(kdim * len));
     const float* px = x.ptr();
     for (int64_t n = 0; n < d.n; ++n)

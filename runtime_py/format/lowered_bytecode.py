@@ -1,6 +1,9 @@
 """The lite-interpreter bytecode of a lowered module, as torch's to_backend lowering
 writes it (see ``shared/tools/torch_reference_lowering.py`` for torch's own output).
 
+A format fact shared by both sides: liteexport writes these functions, and runtime_py
+recognizes them at load to run lowered methods without interpreting the wrapper.
+
 Three kinds of functions, instruction for instruction what torch 2.13 emits:
 - ``LoweredWrapper.<method>``: packs the inputs into a ``List[Any]``, asks the backend
   ``is_available()``, calls ``execute(self.__handles["<method>"], inputs)``, unpacks the
@@ -16,7 +19,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from liteexport.lowered import MethodSignature
 from runtime_py.format import ptmf
 from runtime_py.format.ptmf import OpCode as Op
 
@@ -29,6 +31,22 @@ NO_BACKEND_MESSAGE = "Exception: Backend is not available."
 # Attribute slots of the LoweredModule object, in the order torch's __setstate__ sets them.
 SLOT_PROCESSED, SLOT_SPEC, SLOT_BACKEND, SLOT_HANDLES, SLOT_DEBUG_INFO = range(5)
 NO_DEBUG_HANDLE = -1  # wrapper bytecode has no user source behind it
+
+
+@dataclass(frozen=True)
+class MethodSignature:
+    """A lowered method's TorchScript signature (``self`` excluded)."""
+
+    name: str
+    arg_names: tuple[str, ...]  # every argument is a Tensor
+    returns_tuple: bool  # True: Tuple[Tensor, ...] of num_outputs; False: one Tensor
+    num_outputs: int
+
+    @property
+    def return_type(self) -> str:
+        if not self.returns_tuple:
+            return "Tensor"
+        return "Tuple[" + ", ".join(["Tensor"] * self.num_outputs) + "]"
 
 
 def wrapper_type(qualname: str) -> str:

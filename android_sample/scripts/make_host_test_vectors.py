@@ -161,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from liteexport.bundle import write_bundle
     from liteexport.compiler import compile_module
     from liteexport.model_loading import load_scripted
-    from tests.parity.test_parity import CASES, NEEDS_STATIC_SHAPES
+    from tests.parity.parity_models import CASES, NEEDS_STATIC_SHAPES
 
     w = Writer(out)
     for name, (factory, shapes) in sorted(CASES.items()):

@@ -16,6 +16,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from liteexport.compiler.values import Sym, TensorConst
+from runtime_py.backends.demo.windows import output_size
 from runtime_py.format.program import (
     AxisAttrs,
     Conv2dAttrs,
@@ -139,14 +140,8 @@ def _linear(attrs: object, xs: Shapes) -> Shape:
 
 
 def window_out(size: int, kernel: int, stride: int, padding: int, dilation: int, ceil_mode: bool) -> int:
-    """Torch's output length of a sliding window (conv and pooling)."""
-    span = size + 2 * padding - dilation * (kernel - 1) - 1
-    if ceil_mode:
-        out = -(-span // stride) + 1
-        if (out - 1) * stride >= size + padding:
-            out -= 1
-    else:
-        out = span // stride + 1
+    """Torch's output length of a sliding window (conv and pooling), as the runtime computes it."""
+    out = output_size(size, kernel, stride, padding, dilation, ceil_mode)
     if out < 1:
         raise _fail("the window does not fit")
     return out

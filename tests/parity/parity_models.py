@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import nn
 from torch.nn import functional as F
@@ -151,3 +153,20 @@ class LinearAlgebra(nn.Module):
         z = torch.sub(z, torch.flatten(x, 1), alpha=0.25)
         z = torch.add(z, 1.5, alpha=2) * 3.0
         return (1.0 - z) / (torch.abs(z) + 1.0) if False else (1.0 - z) / 7.0 + 2.0 / (z * z + 1.0)
+
+
+# model class, method -> input shapes
+CASES: dict[str, tuple[Callable[[], torch.nn.Module], dict[str, list[tuple[int, ...]]]]] = {
+    "mlp": (MLP, {"forward": [(4, 20)]}),
+    "convnet": (ConvNet, {"forward": [(2, 3, 32, 32)]}),
+    "residual": (ResidualBlock, {"forward": [(2, 8, 10, 10)]}),
+    "two_methods": (TwoMethods, {"forward": [(3, 6)], "embed": [(3, 6), (3, 6)]}),
+    "tuple_outputs": (TupleOutputs, {"forward": [(5, 8), (5, 8)]}),
+    "norm_gelu": (NormGeluBlock, {"forward": [(2, 7, 16)]}),
+    "attention": (Attention, {"forward": [(2, 6, 16)]}),
+    "linear_algebra": (LinearAlgebra, {"forward": [(4, 3, 4)]}),
+}
+
+# Models whose code needs ranks or sizes only static input shapes give (t() of an input-derived
+# value, x.size(0) used as a view dim): without shapes the export fails, and says so.
+NEEDS_STATIC_SHAPES = {"attention", "tuple_outputs"}

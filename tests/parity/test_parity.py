@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -13,22 +12,9 @@ import runtime_py
 from liteexport.bundle import write_bundle
 from liteexport.compiler import compile_module
 from runtime_py.errors import UnsupportedNodesError
-from tests.parity import parity_models as models
+from tests.parity.parity_models import CASES, NEEDS_STATIC_SHAPES
 
 pytestmark = pytest.mark.torch_oracle
-
-# model class, method -> input shapes
-CASES: dict[str, tuple[Callable[[], torch.nn.Module], dict[str, list[tuple[int, ...]]]]] = {
-    "mlp": (models.MLP, {"forward": [(4, 20)]}),
-    "convnet": (models.ConvNet, {"forward": [(2, 3, 32, 32)]}),
-    "residual": (models.ResidualBlock, {"forward": [(2, 8, 10, 10)]}),
-    "two_methods": (models.TwoMethods, {"forward": [(3, 6)], "embed": [(3, 6), (3, 6)]}),
-    "tuple_outputs": (models.TupleOutputs, {"forward": [(5, 8), (5, 8)]}),
-    "norm_gelu": (models.NormGeluBlock, {"forward": [(2, 7, 16)]}),
-    "attention": (models.Attention, {"forward": [(2, 6, 16)]}),
-    "linear_algebra": (models.LinearAlgebra, {"forward": [(4, 3, 4)]}),
-}
-
 
 def _export(name: str, tmp_path: Path, static: bool) -> tuple[torch.nn.Module, runtime_py.Module]:
     factory, shapes = CASES[name]
@@ -43,11 +29,6 @@ def _as_tuple(value: object) -> tuple[np.ndarray, ...]:
     if isinstance(value, tuple):
         return tuple(np.asarray(v) for v in value)
     return (np.asarray(value),)
-
-
-# Models whose code needs ranks or sizes only static input shapes give (t() of an input-derived
-# value, x.size(0) used as a view dim): without shapes the export fails, and says so.
-NEEDS_STATIC_SHAPES = {"attention", "tuple_outputs"}
 
 
 def _variants() -> list[tuple[str, bool]]:

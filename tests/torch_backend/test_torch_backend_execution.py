@@ -44,7 +44,7 @@ from runtime_py.format.program import (  # noqa: E402
     ValueInfo,
 )
 from runtime_py.format.program_codec import encode_program  # noqa: E402
-from tests.parity.test_parity import CASES, NEEDS_STATIC_SHAPES  # noqa: E402
+from tests.parity.parity_models import CASES, NEEDS_STATIC_SHAPES  # noqa: E402
 
 pytestmark = [
     pytest.mark.torch_oracle,

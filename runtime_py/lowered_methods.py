@@ -7,26 +7,41 @@ output is a Tensor. At load, a function whose instructions, operators, types and
 are exactly that template is bound to :class:`LoweredCall`, which does the same steps in
 Python. Everything else still runs in the interpreter. The saving is the wrapper's
 interpretation on every call (tens of microseconds), which dominates small models.
+
+Likewise at load: the LoweredModule's ``__setstate__`` (rebuild the backend, ``compile`` the
+processed module) is always the same ~50 instructions, and :func:`run_setstate` does its
+steps without interpreting them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from runtime_py.errors import ExecutionError
+from runtime_py.backends.base import Backend
+from runtime_py.errors import ExecutionError, FormatError
 from runtime_py.format import ptmf
 from runtime_py.format.lowered_bytecode import (
+    BACKEND_CLASS,
+    DEBUG_INFO_CLASS,
     NO_BACKEND_MESSAGE,
     SLOT_BACKEND,
+    SLOT_DEBUG_INFO,
     SLOT_HANDLES,
+    SLOT_PROCESSED,
+    SLOT_SPEC,
+    FunctionCode,
     MethodSignature,
     method_function,
+    setstate_function,
 )
-from runtime_py.interpreter import ScriptError
+from runtime_py.interpreter import Runtime, ScriptError
 from runtime_py.values import ScriptObject
+
+NOT_LOWERED = object()  # what a LoweredCall returns when the objects are not the wrapper's
 
 
 @dataclass(frozen=True)
@@ -36,11 +51,18 @@ class LoweredCall:
     signature: MethodSignature
 
     def __call__(self, wrapper: ScriptObject, args: list[Any]) -> Any:
-        lowered = wrapper.get_slot(0)  # GET_ATTR 0: __loweredModule__
-        backend = lowered.get_slot(SLOT_BACKEND)
+        """The method's result, or NOT_LOWERED when the objects are not shaped as the wrapper's
+        bytecode expects (a hostile bundle's state can be anything): then the caller interprets
+        the bytecode, which fails with the interpreter's own error."""
+        lowered = wrapper.slots[0] if wrapper.slots else None  # GET_ATTR 0: __loweredModule__
+        if not isinstance(lowered, ScriptObject) or len(lowered.slots) <= max(SLOT_BACKEND, SLOT_HANDLES):
+            return NOT_LOWERED
+        backend, handles = lowered.slots[SLOT_BACKEND], lowered.slots[SLOT_HANDLES]
+        if not isinstance(backend, Backend) or type(handles) is not dict or self.signature.name not in handles:
+            return NOT_LOWERED
         if not backend.is_available():
             raise ScriptError(NO_BACKEND_MESSAGE)
-        outputs = backend.execute(lowered.get_slot(SLOT_HANDLES)[self.signature.name], list(args))
+        outputs = backend.execute(handles[self.signature.name], list(args))
         if len(outputs) != self.signature.num_outputs:  # LIST_UNPACK
             raise ExecutionError(f"Expected {self.signature.num_outputs} elements in a list but found {len(outputs)}")
         if not all(isinstance(o, np.ndarray) for o in outputs):  # ISINSTANCE Tensor, else raise
@@ -68,14 +90,58 @@ def _signature(fn: ptmf.Function) -> MethodSignature | None:
     return MethodSignature(fn.qn.rpartition(".")[2], tuple(a.name for a in args), is_tuple, outputs)
 
 
-def recognize(fn: ptmf.Function, module: ptmf.Module) -> LoweredCall | None:
-    """A LoweredCall for ``fn`` when it is exactly a lowered wrapper method, else None."""
-    sig = _signature(fn)
-    if sig is None:
-        return None
-    template = method_function("", sig, fn.class_type)
-    same = (fn.instructions == template.instructions and fn.operators == template.operators
+@lru_cache(maxsize=64)
+def _method_template(sig: MethodSignature) -> FunctionCode:
+    """Built once per signature: loading compares every method against it (the class type,
+    the one thing that differs between bundles, is not compared)."""
+    return method_function("", sig, 0)
+
+
+_SETSTATE_TEMPLATE = setstate_function("", 0)
+
+
+def _is_template(fn: ptmf.Function, template: FunctionCode, module: ptmf.Module) -> bool:
+    """Whether ``fn`` runs exactly ``template``'s code (its name and class type aside)."""
+    return (fn.instructions == template.instructions and fn.operators == template.operators
             and fn.type_annotations == template.type_annotations and fn.register_size == template.register_size
             and len(fn.constants) == len(template.constants)
             and all(module.ivalues[i] == c for i, c in zip(fn.constants, template.constants, strict=True)))
-    return LoweredCall(sig) if same else None
+
+
+def recognize(fn: ptmf.Function, module: ptmf.Module) -> LoweredCall | None:
+    """A LoweredCall for ``fn`` when it is exactly a lowered wrapper method, else None."""
+    sig = _signature(fn)
+    return LoweredCall(sig) if sig is not None and _is_template(fn, _method_template(sig), module) else None
+
+
+def is_lowered_setstate(fn: ptmf.Function, module: ptmf.Module) -> bool:
+    """Whether ``fn`` is exactly a LoweredModule's ``__setstate__`` (which ``run_setstate`` runs)."""
+    return _is_template(fn, _SETSTATE_TEMPLATE, module)
+
+
+def run_setstate(obj: ScriptObject, state: Any, runtime: Runtime) -> bool:
+    """What a recognized LoweredModule ``__setstate__`` does, step for step, without interpreting it.
+
+    True when done. False when ``state`` is not the ``(spec, processed, True)`` this handles, or
+    a step failed with anything but a FormatError: the caller then interprets the bytecode on a
+    fresh object, which ends (in an error or not) exactly as it always did. (Only a failing load
+    pays for the second run; every step is the runtime's own, so the two cannot disagree.)
+    """
+    if type(state) is not tuple or len(state) != 3 or state[2] is not True:
+        return False
+    try:
+        obj.set_slot(SLOT_SPEC, state[0])
+        obj.set_slot(SLOT_PROCESSED, state[1])
+        for slot, type_name in ((SLOT_BACKEND, BACKEND_CLASS), (SLOT_DEBUG_INFO, DEBUG_INFO_CLASS)):
+            created = runtime.create_object(type_name)
+            runtime.call_method(created, "__init__", [])
+            obj.set_slot(slot, created)
+        backend = obj.slots[SLOT_BACKEND]
+        if runtime.call_method(backend, "is_available", []) is not True:
+            return False
+        obj.set_slot(SLOT_HANDLES, runtime.call_method(backend, "compile", [state[1], state[0]]))
+    except FormatError:
+        raise
+    except Exception:
+        return False
+    return True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -38,17 +39,23 @@ class Module:
     def __init__(self, module: ptmf.Module, name: str = "bundle") -> None:
         self.name = name
         self.ptmf = module
-        raw_table = module.extra_file(DEBUG_TABLE_EXTRA_FILE)
-        self.debug_table = decode_debug_table(raw_table) if raw_table is not None else None
         self._loaded = LoadedModule(module)
         root_type = self._loaded.root.type_name
         self._schemas = {fn.qn[len(root_type) + 1:]: fn.schema for index in module.methods
                          if isinstance(fn := module.ivalues[index], ptmf.Function)
                          and fn.qn.startswith(root_type + ".")}
+        self._method_names = tuple(name for name in self._schemas if name not in _HIDDEN_METHODS)
+
+    @cached_property
+    def debug_table(self) -> DebugTable | None:
+        """The debug-handle -> source table, decoded (and checked: FormatError if malformed) when
+        first needed, mapping an error or describing the bundle: running needs none of it."""
+        raw_table = self.ptmf.extra_file(DEBUG_TABLE_EXTRA_FILE)
+        return decode_debug_table(raw_table) if raw_table is not None else None
 
     @property
     def method_names(self) -> tuple[str, ...]:
-        return tuple(name for name in self._schemas if name not in _HIDDEN_METHODS)
+        return self._method_names
 
     def method_schema(self, name: str) -> ptmf.Schema:
         self._check_method(name)
@@ -56,7 +63,7 @@ class Module:
         return schema if schema is not None else ptmf.Schema((), ())
 
     def _check_method(self, name: str) -> None:
-        if name not in self.method_names:
+        if name not in self._method_names:
             raise InputError(f"{self.name} has no method '{name}'; its methods: "
                              + ", ".join(self.method_names))
 
@@ -78,7 +85,7 @@ class Module:
         (like torch's checkAndNormalizeInputs). Index 0 (None) is also what an argument without
         a default holds, so None is filled in only where the type allows it."""
         schema = self._schemas[name]
-        if schema is None:
+        if schema is None or len(inputs) == len(schema.arguments) - 1:  # the usual call: nothing to do
             return inputs
         params = schema.arguments[1:]
         expected = ", ".join(arg.name for arg in params)

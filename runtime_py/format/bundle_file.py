@@ -18,17 +18,15 @@ ZIP_MAGIC = b"PK\x03\x04"
 
 def map_file(path: str | Path) -> mmap.mmap:
     """The file's bytes, memory-mapped read-only (weights are then used in place)."""
-    p = Path(path)
     try:
-        if p.is_dir():
-            raise FormatError(f"{p} is a directory, not a bundle file")
-        with open(p, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if size == 0:
-                raise FormatError(f"{p} is empty, not a bundle file")
+        with open(path, "rb") as f:
+            if os.fstat(f.fileno()).st_size == 0:
+                raise FormatError(f"{path} is empty, not a bundle file")
             return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except IsADirectoryError:
+        raise FormatError(f"{path} is a directory, not a bundle file") from None
     except OSError as exc:
-        raise FormatError(f"cannot read {p}: {exc.strerror or exc}") from exc
+        raise FormatError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
 def is_zip(buf: bytes | bytearray | memoryview | mmap.mmap) -> bool:

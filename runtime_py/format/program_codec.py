@@ -1,8 +1,9 @@
 """Program <-> bytes (``schema/demo_program.fbs``): the one adapter to its generated code.
 
-Encoding is deterministic (same Program, same bytes). Decoding treats the bytes as hostile:
-every table is bounds-checked by :mod:`fb_verify` before the generated readers touch it, then
-the values are checked against the schema's rules (format version, known opcodes and enums,
+Encoding is deterministic (same Program, same bytes). Decoding treats the bytes as hostile
+and reads them in one pass with :mod:`fb_reader` (every table, vector, string and offset
+bounds-checked as it is read; it runs on every load, so it avoids the generated readers),
+checking the values against the schema's rules (format version, known opcodes and enums,
 the attribute type each opcode carries, 2-element int pairs...). Any violation is a
 :class:`FormatError` whose ``where`` names the table, index and byte. Slot-range checks are
 the executor's.
@@ -15,9 +16,11 @@ from dataclasses import MISSING, dataclass, fields
 from typing import Any
 
 from runtime_py.errors import FormatError, InternalError
+from runtime_py.format import fb_reader as fr
 from runtime_py.format import fb_verify as fv
 from runtime_py.format._generated import demo_program_generated as g
-from runtime_py.format.fb_verify import Buffer, Builder, CheckedTable, Verifier
+from runtime_py.format.fb_reader import TableReader
+from runtime_py.format.fb_verify import Buffer, Builder, Verifier
 from runtime_py.format.program import (
     PROGRAM_FILE_IDENTIFIER,
     PROGRAM_FORMAT_VERSION,
@@ -41,7 +44,7 @@ from runtime_py.format.program import (
     ValueInfo,
 )
 
-__all__ = ["encode_program", "decode_program"]
+__all__ = ["encode_program", "decode_program", "verify_structure"]
 
 # --- the tables' layouts, fields in schema id order ---
 _BINARY = fv.TableSpec("Binary", (
@@ -69,6 +72,15 @@ _PROGRAM = fv.TableSpec("Program", (
     fv.scalar("format_version", 4), fv.string("method"), fv.scalar("num_slots", 4),
     fv.tables("inputs"), fv.tables("constants"), fv.tables("instructions"),
     fv.vector("outputs", 4), fv.vector("output_debug_handles", 8)))
+
+# what the single-pass reader needs of each layout
+(_BINARY_L, _GELU_L, _AXIS_L, _FUSED_L, _CONV2D_L, _LAYER_NORM_L, _POOL2D_L, _SHAPE_L, _PERMUTE_L, _FLATTEN_L,
+ _INSTRUCTION_L, _VALUE_INFO_L, _CONSTANT_L, _PROGRAM_L) = (
+    fr.layout(spec) for spec in (_BINARY, _GELU, _AXIS, _FUSED, _CONV2D, _LAYER_NORM, _POOL2D, _SHAPE, _PERMUTE,
+                                 _FLATTEN, _INSTRUCTION, _VALUE_INFO, _CONSTANT, _PROGRAM))
+# raw wire values -> members: a dict lookup is ~10x cheaper than calling the enum
+_OPCODES = {int(op): op for op in OpCode}
+_ACTIVATIONS = {int(a): a for a in Activation}
 
 # --- rules shared by encoder and decoder ---
 
@@ -241,88 +253,89 @@ def _write_flatten(b: Builder, a: FlattenAttrs) -> int:
     return int(g.FlattenEnd(b))
 
 
-# --- decoding of the attribute tables (each table already checked by the verifier) ---
+# --- decoding of the attribute tables (checked as they are read, by fb_reader) ---
 
-def _pair_at(values: object, t: CheckedTable, name: str) -> tuple[int, int]:
-    pair = fv.int_tuple(values)
-    _bad(_pair_problem(pair, name), t.loc(name))
+def _pair_at(r: TableReader, pos: int, path: str, table_pos: int) -> tuple[int, int]:
+    pair = r.scalars("i", pos, path)
+    _bad(_pair_problem(pair, path.rsplit(".", 1)[1]), fv.location(path, pos or table_pos))
     return pair[0], pair[1]
 
 
-def _read_binary(buf: memoryview, t: CheckedTable) -> BinaryAttrs:
-    r = g.Binary()
-    r.Init(buf, t.pos)
-    if not r.HasScalar() and t.has("scalar"):
-        raise FormatError("scalar given but has_scalar is false", where=t.loc("scalar"))
-    return BinaryAttrs(alpha=r.Alpha(), scalar=r.Scalar() if r.HasScalar() else None, reverse=r.Reverse())
+def _activation(r: TableReader, pos: int, path: str, table_pos: int) -> Activation:
+    raw = r.scalar(fr.I8, pos, 0)
+    activation: Activation | None = _ACTIVATIONS.get(raw)  # type: ignore[call-overload]
+    if activation is None:
+        raise FormatError(f"unknown Activation value {raw}", where=fv.location(f"{path}.activation", pos or table_pos))
+    return activation
 
 
-def _read_gelu(buf: memoryview, t: CheckedTable) -> GeluAttrs:
-    r = g.Gelu()
-    r.Init(buf, t.pos)
-    return GeluAttrs(tanh_approximation=r.TanhApproximation())
+def _read_binary(r: TableReader, pos: int, path: str) -> BinaryAttrs:
+    alpha, scalar, has_scalar, reverse = r.table(pos, _BINARY_L, path)
+    has = r.scalar(fr.BOOL, has_scalar, False)
+    if scalar and not has:
+        raise FormatError("scalar given but has_scalar is false", where=fv.location(f"{path}.scalar", scalar))
+    return BinaryAttrs(alpha=r.scalar(fr.F64, alpha, 1.0),  # type: ignore[arg-type]
+                       scalar=r.scalar(fr.F64, scalar, 0.0) if has else None,  # type: ignore[arg-type]
+                       reverse=r.scalar(fr.BOOL, reverse, False))  # type: ignore[arg-type]
 
 
-def _read_axis(buf: memoryview, t: CheckedTable) -> AxisAttrs:
-    r = g.Axis()
-    r.Init(buf, t.pos)
-    return AxisAttrs(axis=r.Axis())
+def _read_gelu(r: TableReader, pos: int, path: str) -> GeluAttrs:
+    (tanh,) = r.table(pos, _GELU_L, path)
+    return GeluAttrs(tanh_approximation=r.scalar(fr.BOOL, tanh, False))  # type: ignore[arg-type]
 
 
-def _read_fused(buf: memoryview, t: CheckedTable) -> FusedAttrs:
-    r = g.Fused()
-    r.Init(buf, t.pos)
-    return FusedAttrs(activation=fv.enum_member(Activation, r.Activation(), t.loc("activation")))
+def _read_axis(r: TableReader, pos: int, path: str) -> AxisAttrs:
+    (axis,) = r.table(pos, _AXIS_L, path)
+    return AxisAttrs(axis=r.scalar(fr.I32, axis, 0))  # type: ignore[arg-type]
 
 
-def _read_conv2d(buf: memoryview, t: CheckedTable) -> Conv2dAttrs:
-    r = g.Conv2d()
-    r.Init(buf, t.pos)
+def _read_fused(r: TableReader, pos: int, path: str) -> FusedAttrs:
+    (activation,) = r.table(pos, _FUSED_L, path)
+    return FusedAttrs(activation=_activation(r, activation, path, pos))
+
+
+def _read_conv2d(r: TableReader, pos: int, path: str) -> Conv2dAttrs:
+    stride, padding, dilation, groups, activation = r.table(pos, _CONV2D_L, path)
     return Conv2dAttrs(
-        stride=_pair_at(r.StrideAsNumpy(), t, "stride"),
-        padding=_pair_at(r.PaddingAsNumpy(), t, "padding"),
-        dilation=_pair_at(r.DilationAsNumpy(), t, "dilation"),
-        groups=r.Groups(),
-        activation=fv.enum_member(Activation, r.Activation(), t.loc("activation")),
+        stride=_pair_at(r, stride, f"{path}.stride", pos),
+        padding=_pair_at(r, padding, f"{path}.padding", pos),
+        dilation=_pair_at(r, dilation, f"{path}.dilation", pos),
+        groups=r.scalar(fr.I32, groups, 1),  # type: ignore[arg-type]
+        activation=_activation(r, activation, path, pos),
     )
 
 
-def _read_layer_norm(buf: memoryview, t: CheckedTable) -> LayerNormAttrs:
-    r = g.LayerNorm()
-    r.Init(buf, t.pos)
-    return LayerNormAttrs(normalized_ndim=r.NormalizedNdim(), eps=r.Eps())
+def _read_layer_norm(r: TableReader, pos: int, path: str) -> LayerNormAttrs:
+    ndim, eps = r.table(pos, _LAYER_NORM_L, path)
+    return LayerNormAttrs(normalized_ndim=r.scalar(fr.I32, ndim, 0), eps=r.scalar(fr.F64, eps, 0.0))  # type: ignore[arg-type]
 
 
-def _read_pool2d(buf: memoryview, t: CheckedTable) -> Pool2dAttrs:
-    r = g.Pool2d()
-    r.Init(buf, t.pos)
+def _read_pool2d(r: TableReader, pos: int, path: str) -> Pool2dAttrs:
+    kernel, stride, padding, dilation, ceil_mode, count_include_pad, divisor = r.table(pos, _POOL2D_L, path)
     return Pool2dAttrs(
-        kernel=_pair_at(r.KernelAsNumpy(), t, "kernel"),
-        stride=_pair_at(r.StrideAsNumpy(), t, "stride"),
-        padding=_pair_at(r.PaddingAsNumpy(), t, "padding"),
-        dilation=_pair_at(r.DilationAsNumpy(), t, "dilation"),
-        ceil_mode=r.CeilMode(),
-        count_include_pad=r.CountIncludePad(),
-        divisor_override=r.DivisorOverride() or None,
+        kernel=_pair_at(r, kernel, f"{path}.kernel", pos),
+        stride=_pair_at(r, stride, f"{path}.stride", pos),
+        padding=_pair_at(r, padding, f"{path}.padding", pos),
+        dilation=_pair_at(r, dilation, f"{path}.dilation", pos),
+        ceil_mode=r.scalar(fr.BOOL, ceil_mode, False),  # type: ignore[arg-type]
+        count_include_pad=r.scalar(fr.BOOL, count_include_pad, True),  # type: ignore[arg-type]
+        divisor_override=r.scalar(fr.I32, divisor, 0) or None,  # type: ignore[arg-type]
     )
 
 
-def _read_shape(buf: memoryview, t: CheckedTable) -> ShapeAttrs:
-    r = g.Shape()
-    r.Init(buf, t.pos)
-    return ShapeAttrs(dims=fv.int_tuple(r.DimsAsNumpy()))
+def _read_shape(r: TableReader, pos: int, path: str) -> ShapeAttrs:
+    (dims,) = r.table(pos, _SHAPE_L, path)
+    return ShapeAttrs(dims=r.scalars("q", dims, f"{path}.dims"))
 
 
-def _read_permute(buf: memoryview, t: CheckedTable) -> PermuteAttrs:
-    r = g.Permute()
-    r.Init(buf, t.pos)
-    return PermuteAttrs(perm=fv.int_tuple(r.PermAsNumpy()))
+def _read_permute(r: TableReader, pos: int, path: str) -> PermuteAttrs:
+    (perm,) = r.table(pos, _PERMUTE_L, path)
+    return PermuteAttrs(perm=r.scalars("i", perm, f"{path}.perm"))
 
 
-def _read_flatten(buf: memoryview, t: CheckedTable) -> FlattenAttrs:
-    r = g.Flatten()
-    r.Init(buf, t.pos)
-    return FlattenAttrs(start_dim=r.StartDim(), end_dim=r.EndDim())
+def _read_flatten(r: TableReader, pos: int, path: str) -> FlattenAttrs:
+    start_dim, end_dim = r.table(pos, _FLATTEN_L, path)
+    return FlattenAttrs(start_dim=r.scalar(fr.I32, start_dim, 0), end_dim=r.scalar(fr.I32, end_dim, 0))  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -333,7 +346,7 @@ class _AttrCodec:
     tag: int  # the union type tag (g.Attributes.X)
     spec: fv.TableSpec
     write: Callable[[Builder, Any], int]
-    read: Callable[[memoryview, CheckedTable], Attributes]
+    read: Callable[[TableReader, int, str], Attributes]  # (reader, table position, path)
 
 
 _ATTR_CODECS = (
@@ -430,71 +443,96 @@ def decode_program(buf: Buffer) -> Program:
     Raises :class:`FormatError` for anything malformed, and nothing else.
     """
     with fv.hostile_input("program"):
-        return _read_program(Verifier(buf))
+        return _read_program(TableReader(buf))
 
 
-def _read_program(v: Verifier) -> Program:
-    t = v.table(v.root(PROGRAM_FILE_IDENTIFIER, "Program"), _PROGRAM, "Program")
-    r = g.Program()
-    r.Init(v.buf, t.pos)
-    version = r.FormatVersion()
-    fv.check_version(version, PROGRAM_FORMAT_VERSION, "program", t.loc("format_version"))
-    outputs = fv.int_tuple(r.OutputsAsNumpy())
-    handles = fv.int_tuple(r.OutputDebugHandlesAsNumpy())
-    _bad(_outputs_problem(outputs, handles), t.loc("output_debug_handles"))
+def verify_structure(buf: Buffer) -> Verifier:
+    """Check with the generic :class:`fb_verify.Verifier` that every table, vector, string and
+    union member of a program buffer lies inside it (no value checks). Nothing at run time
+    needs it: the fuzz harness records through it where a program keeps its offsets, lengths
+    and scalars, and the tests check that it and :func:`decode_program` accept the same layouts."""
+    v = Verifier(buf)
+    root = v.table(v.root(PROGRAM_FILE_IDENTIFIER, "Program"), _PROGRAM, "Program")
+    for name, spec in (("inputs", _VALUE_INFO), ("constants", _CONSTANT)):
+        for _ in v.children(root, name, spec):
+            pass
+    for inst in v.children(root, "instructions", _INSTRUCTION):
+        tag_at = inst.fields.get("attributes_type")
+        codec = None if tag_at is None else _BY_TAG.get(v.buf[tag_at])
+        if codec is not None:
+            v.child(inst, "attributes", codec.spec)
+    return v
+
+
+def _read_program(r: TableReader) -> Program:
+    pos = r.root(PROGRAM_FILE_IDENTIFIER, "Program")
+    version, method, num_slots, inputs, constants, instructions, outputs, handles = r.table(
+        pos, _PROGRAM_L, "Program")
+    found = r.scalar(fr.U32, version, 0)
+    fv.check_version(found, PROGRAM_FORMAT_VERSION, "program",  # type: ignore[arg-type]
+                     fv.location("Program.format_version", version or pos))
+    output_slots = r.scalars("I", outputs, "Program.outputs")
+    output_handles = r.scalars("q", handles, "Program.output_debug_handles")
+    _bad(_outputs_problem(output_slots, output_handles),
+         fv.location("Program.output_debug_handles", handles or pos))
     return Program(
-        method=fv.required_str(r.Method(), t, "method"),
-        num_slots=r.NumSlots(),
-        inputs=tuple(_read_value_info(v.buf, c) for c in v.children(t, "inputs", _VALUE_INFO)),
-        constants=tuple(_read_constant(v.buf, c) for c in v.children(t, "constants", _CONSTANT)),
-        instructions=tuple(_read_instruction(v, c) for c in v.children(t, "instructions", _INSTRUCTION)),
-        outputs=outputs,
-        output_debug_handles=handles,
-        format_version=version,
+        method=r.required_string(method, "Program.method", pos),
+        num_slots=r.scalar(fr.U32, num_slots, 0),  # type: ignore[arg-type]
+        inputs=tuple(_read_value_info(r, p, f"Program.inputs[{i}]")
+                     for i, p in enumerate(r.tables(inputs, "Program.inputs"))),
+        constants=tuple(_read_constant(r, p, f"Program.constants[{i}]")
+                        for i, p in enumerate(r.tables(constants, "Program.constants"))),
+        instructions=tuple(_read_instruction(r, p, f"Program.instructions[{i}]")
+                           for i, p in enumerate(r.tables(instructions, "Program.instructions"))),
+        outputs=output_slots,
+        output_debug_handles=output_handles,
+        format_version=found,  # type: ignore[arg-type]
     )
 
 
-def _read_value_info(buf: memoryview, t: CheckedTable) -> ValueInfo:
-    r = g.ValueInfo()
-    r.Init(buf, t.pos)
-    if not r.HasShape() and t.has("shape"):
-        raise FormatError("shape given but has_shape is false", where=t.loc("shape"))
-    return ValueInfo(
-        shape=fv.int_tuple(r.ShapeAsNumpy()) if r.HasShape() else None,
-        dtype=fv.enum_member(DType, r.Dtype(), t.loc("dtype")),
-    )
+def _read_value_info(r: TableReader, pos: int, path: str) -> ValueInfo:
+    dtype, shape, has_shape = r.table(pos, _VALUE_INFO_L, path)
+    known = r.scalar(fr.BOOL, has_shape, False)
+    if shape and not known:
+        raise FormatError("shape given but has_shape is false", where=fv.location(f"{path}.shape", shape))
+    raw = r.scalar(fr.I8, dtype, int(DType.FLOAT32))
+    if raw != DType.FLOAT32:
+        raise FormatError(f"unknown DType value {raw}", where=fv.location(f"{path}.dtype", dtype or pos))
+    return ValueInfo(shape=r.scalars("q", shape, f"{path}.shape") if known else None, dtype=DType.FLOAT32)
 
 
-def _read_constant(buf: memoryview, t: CheckedTable) -> Constant:
-    r = g.Constant()
-    r.Init(buf, t.pos)
-    return Constant(slot=r.Slot(), weight=r.Weight())
+def _read_constant(r: TableReader, pos: int, path: str) -> Constant:
+    slot, weight = r.table(pos, _CONSTANT_L, path)
+    return Constant(slot=r.scalar(fr.U32, slot, 0), weight=r.scalar(fr.U32, weight, 0))  # type: ignore[arg-type]
 
 
-def _read_instruction(v: Verifier, t: CheckedTable) -> Instruction:
-    r = g.Instruction()
-    r.Init(v.buf, t.pos)
-    op = fv.enum_member(OpCode, r.Op(), t.loc("op"))
-    tag = r.AttributesType()
+def _read_instruction(r: TableReader, pos: int, path: str) -> Instruction:
+    op_at, inputs, outputs, tag_at, attributes, handle = r.table(pos, _INSTRUCTION_L, path)
+    raw = r.scalar(fr.U16, op_at, 0)
+    op: OpCode | None = _OPCODES.get(raw)  # type: ignore[call-overload]
+    if op is None:
+        raise FormatError(f"unknown OpCode value {raw}", where=fv.location(f"{path}.op", op_at or pos))
+    tag = r.scalar(fr.U8, tag_at, 0)
+    codec = _BY_TAG.get(tag)  # type: ignore[call-overload]
     attrs: Attributes = None
     if tag == g.Attributes.NONE:
-        if t.has("attributes"):
-            raise FormatError("attributes given without a type", where=t.loc("attributes"))
-        _bad(attribute_problem(op, None), t.loc("attributes_type"))
+        if attributes:
+            raise FormatError("attributes given without a type", where=fv.location(f"{path}.attributes", attributes))
+        _bad(attribute_problem(op, None), fv.location(f"{path}.attributes_type", tag_at or pos))
     else:
-        codec = _BY_TAG.get(tag)
-        if codec is None:
-            raise FormatError(f"unknown attribute type {tag}", where=t.loc("attributes_type"))
-        _bad(attribute_problem(op, codec.cls), t.loc("attributes_type"))
-        child = v.child(t, "attributes", codec.spec)
-        if child is None:
-            raise FormatError(f"attributes of type {codec.spec.name} are missing", where=t.loc("attributes"))
-        attrs = codec.read(v.buf, child)
-        _bad(_adaptive_problem(op, attrs), child.loc("dims"))
+        if codec is None or _OP_ATTRIBUTES[op] is not codec.cls:
+            problem = f"unknown attribute type {tag}" if codec is None else attribute_problem(op, codec.cls)
+            raise FormatError(str(problem), where=fv.location(f"{path}.attributes_type", tag_at or pos))
+        if not attributes:
+            raise FormatError(f"attributes of type {codec.spec.name} are missing",
+                              where=fv.location(f"{path}.attributes", pos))
+        child = r.target(attributes, f"{path}.attributes")
+        attrs = codec.read(r, child, f"{path}.attributes")
+        _bad(_adaptive_problem(op, attrs), fv.location(f"{path}.attributes.dims", child))
     return Instruction(
         op=op,
-        inputs=fv.int_tuple(r.InputsAsNumpy()),
-        outputs=fv.int_tuple(r.OutputsAsNumpy()),
+        inputs=r.scalars("I", inputs, f"{path}.inputs"),
+        outputs=r.scalars("I", outputs, f"{path}.outputs"),
         attributes=attrs,
-        debug_handle=r.DebugHandle(),
+        debug_handle=r.scalar(fr.I64, handle, 0),  # type: ignore[arg-type]
     )

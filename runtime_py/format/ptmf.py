@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -112,8 +113,10 @@ NUMPY_DTYPES: dict[int, np.dtype] = {
 }
 
 
-@dataclass(frozen=True)
-class Instruction:
+class Instruction(NamedTuple):
+    """A named tuple, not a dataclass: loading builds one per instruction, and the interpreter
+    runs the (op, x, n) tuples as they are."""
+
     op: int  # OpCode value; kept as int so an unknown opcode survives to the interpreter's error
     x: int
     n: int

@@ -1,9 +1,14 @@
-"""Read PTMF flatbuffer bytes into a ``ptmf.Module`` (the adapter to the generated reader
-code for ``schema/mobile_bytecode.fbs``).
+"""Read PTMF flatbuffer bytes into a ``ptmf.Module`` (``schema/mobile_bytecode.fbs``).
 
-The bytes are hostile until proven otherwise: ``ptmf_verify`` checks every offset,
-length, union tag and index before anything here dereferences it, and whatever slips
-through is turned into a FormatError, never another exception.
+The bytes are hostile until proven otherwise. :func:`read_module` reads them in one pass with
+:mod:`fb_reader` (every table, vector, string, offset and union tag bounds-checked as it is
+read, strings checked as UTF-8, under a work budget linear in the buffer's size), straight
+into the ``ptmf`` dataclasses: it runs on every load, so it avoids the generated readers.
+Index-level checks (ivalue, storage, register... indexes) are ``ptmf_verify``'s.
+
+:func:`verify_structure` walks the same layouts with the generic :class:`fb_verify.Verifier`;
+nothing at run time needs it: the fuzz harness records through it where a bundle keeps its
+offsets, lengths and scalars, and the tests check that both accept the same buffers.
 """
 
 from __future__ import annotations
@@ -15,9 +20,10 @@ from typing import Any, TypeVar
 import numpy as np
 
 from runtime_py.errors import FormatError
+from runtime_py.format import fb_reader as fr
 from runtime_py.format import fb_verify as fv
 from runtime_py.format import ptmf
-from runtime_py.format._generated import mobile_bytecode_generated as fb
+from runtime_py.format.fb_reader import TableReader
 from runtime_py.format.fb_verify import CheckedTable, Verifier
 
 T = TypeVar("T")
@@ -48,8 +54,13 @@ _MODULE = fv.TableSpec("Module", (
     fv.tables("ivalues"), fv.scalar("storage_data_size", 4), fv.tables("storage_data"), fv.tables("object_types"),
     fv.tables("jit_sources"), fv.vector("jit_constants", 4), fv.scalar("operator_version", 4),
     fv.scalar("mobile_ivalue_size", 4)))
-# union tag -> the member's layout: struct byte size (tags 1..4) or table spec
-_UNION_STRUCTS = {1: 8, 2: 1, 3: 8, 4: 16}
+# union tag -> the member's layout: a struct (tags 1..4; how to read it, what it becomes) or a table spec
+_UNION_STRUCT_READERS: dict[int, tuple[struct.Struct, Callable[..., ptmf.IValue]]] = {
+    1: (struct.Struct("<q"), ptmf.IntValue),
+    2: (struct.Struct("<?"), ptmf.BoolValue),
+    3: (struct.Struct("<d"), ptmf.DoubleValue),
+    4: (struct.Struct("<dd"), ptmf.ComplexDoubleValue),
+}
 _UNION_TABLES: dict[int, fv.TableSpec] = {
     5: _TENSOR,
     6: fv.TableSpec("String", (fv.string("data"),)),
@@ -83,8 +94,8 @@ def _verify_ivalue(v: Verifier, ivalue: CheckedTable) -> None:
         return
     if target is None:
         raise FormatError(f"IValue with union tag {tag} has no value", where=ivalue.loc())
-    if tag in _UNION_STRUCTS:
-        v.check_range(target, _UNION_STRUCTS[tag], "struct", ivalue.path + ".val")
+    if tag in _UNION_STRUCT_READERS:
+        v.check_range(target, _UNION_STRUCT_READERS[tag][0].size, "struct", ivalue.path + ".val")
         return
     spec = _UNION_TABLES.get(tag)
     if spec is None:
@@ -118,166 +129,240 @@ def verify_structure(buf: Any) -> Verifier:
     return v
 
 
-def _vector(obj: Any, name: str, get: Callable[[int], T]) -> tuple[T, ...]:
-    length = getattr(obj, name + "Length")()
-    return tuple(get(i) for i in range(length))
+# --- single-pass decoding ----------------------------------------------------------------------
 
-
-def _numbers(obj: Any, name: str) -> tuple[Any, ...]:
-    if getattr(obj, name + "IsNone")():
-        return ()
-    return tuple(getattr(obj, name + "AsNumpy")().tolist())
-
-
-def _text(raw: bytes | None) -> str:
-    return raw.decode("utf-8") if raw is not None else ""
-
-
-def _tensor(t: fb.TensorMetadata) -> ptmf.TensorMetadata:
-    return ptmf.TensorMetadata(
-        storage_location_index=t.StorageLocationIndex(), scalar_type=t.ScalarType(),
-        storage_offset=t.StorageOffset(), sizes=_numbers(t, "Sizes"), strides=_numbers(t, "Strides"),
-        requires_grad=bool(t.RequiresGrad()))
-
-
-def _schema(s: fb.Schema) -> ptmf.Schema:
-    def arg(a: fb.Arg) -> ptmf.Arg:
-        return ptmf.Arg(_text(a.Name()), _text(a.Type()), a.DefaultValue())
-
-    return ptmf.Schema(_vector(s, "Arguments", lambda i: arg(s.Arguments(i))),
-                       _vector(s, "Returns", lambda i: arg(s.Returns(i))))
-
-
-# struct Instruction { op:byte; n:ushort; x:int; } -> 8 bytes: op, pad, n, x (little endian)
-_INSTRUCTION_DTYPE = np.dtype([("op", "i1"), ("pad", "u1"), ("n", "<u2"), ("x", "<i4")])
-
-
-def _instructions(f: fb.Function) -> tuple[ptmf.Instruction, ...]:
-    """All instructions in one numpy read (the struct accessors cost a call per field)."""
-    count = f.InstructionsLength()
-    if count == 0:
-        return ()
-    start = f._tab.Vector(f._tab.Offset(6))  # field 1 (instructions): vtable slot 6
-    rows = np.frombuffer(f._tab.Bytes, dtype=_INSTRUCTION_DTYPE, count=count, offset=start)
-    return tuple(ptmf.Instruction(op=op, x=x, n=n) for op, x, n in
-                 zip(rows["op"].tolist(), rows["x"].tolist(), rows["n"].tolist(), strict=True))
-
-
-def _function(f: fb.Function) -> ptmf.Function:
-
-    def operator(i: int) -> ptmf.Operator:
-        op = f.Operators(i)
-        return ptmf.Operator(_text(op.Name()), _text(op.OverloadName()), op.NumArgsSerialized())
-
-    schema, debug = f.Schema(), f.DebugInfo()
-    return ptmf.Function(
-        qn=_text(f.Qn()), instructions=_instructions(f),
-        operators=_vector(f, "Operators", operator), constants=_numbers(f, "Constants"),
-        type_annotations=_vector(f, "TypeAnnotations", lambda i: _text(f.TypeAnnotations(i))),
-        register_size=f.RegisterSize(), schema=_schema(schema) if schema is not None else None,
-        debug_handles=_numbers(debug, "DebugHandle") if debug is not None else None,
-        class_type=f.ClassType())
-
-
-def _as(table: Any, cls: type[T]) -> T:
-    obj = cls()
-    obj.Init(table.Bytes, table.Pos)  # type: ignore[attr-defined]
-    return obj
-
-
-def _ivalue(v: fb.IValue) -> ptmf.IValue:
-    tag, table = v.ValType(), v.Val()
-    if tag == 0 or table is None:
-        return ptmf.NoneValue()
-    # The four struct members (tags 1..4) are not generated for Python: read their bytes.
-    if tag == 1:
-        return ptmf.IntValue(struct.unpack_from("<q", table.Bytes, table.Pos)[0])
-    if tag == 2:
-        return ptmf.BoolValue(table.Bytes[table.Pos] != 0)
-    if tag == 3:
-        return ptmf.DoubleValue(struct.unpack_from("<d", table.Bytes, table.Pos)[0])
-    if tag == 4:
-        return ptmf.ComplexDoubleValue(*struct.unpack_from("<dd", table.Bytes, table.Pos))
-    reader = _TABLE_READERS.get(tag)
-    if reader is None:
-        raise FormatError(f"unknown IValue union tag {tag}")
-    return reader(table)
-
-
-def _list(t: Any) -> ptmf.ListValue:
-    lst = _as(t, fb.List)
-    return ptmf.ListValue(_numbers(lst, "Items"), _text(lst.AnnotationStr()))
-
-
-def _dict(t: Any) -> ptmf.DictValue:
-    d = _as(t, fb.Dict)
-    return ptmf.DictValue(_numbers(d, "Keys"), _numbers(d, "Values"), _text(d.AnnotationStr()))
-
-
-def _object(t: Any) -> ptmf.ObjectValue:
-    o = _as(t, fb.Object)
-    return ptmf.ObjectValue(o.TypeIndex(), o.State(), _numbers(o, "Attrs"), o.SetstateFunc())
-
-
-def _enum(t: Any) -> ptmf.EnumValue:
-    e = _as(t, fb.EnumValue)
-    return ptmf.EnumValue(_text(e.TypeName()), e.Value())
-
-
-# union tag -> reader of that table member
-_TABLE_READERS: dict[int, Callable[[Any], ptmf.IValue]] = {
-    5: lambda t: _tensor(_as(t, fb.TensorMetadata)),
-    6: lambda t: ptmf.StringValue(_text(_as(t, fb.String).Data())),
-    7: _list,
-    8: lambda t: ptmf.TupleValue(_numbers(_as(t, fb.Tuple), "Items")),
-    9: _dict,
-    10: _object,
-    11: lambda t: ptmf.IntListValue(_numbers(_as(t, fb.IntList), "Items")),
-    12: lambda t: ptmf.DoubleListValue(_numbers(_as(t, fb.DoubleList), "Items")),
-    13: lambda t: ptmf.BoolListValue(tuple(bool(b) for b in _numbers(_as(t, fb.BoolList), "Items"))),
-    14: lambda t: ptmf.DeviceValue(_text(_as(t, fb.Device).Str())),
-    15: _enum,
-    16: lambda t: _function(_as(t, fb.Function)),
-}
-
-
-def _extra(e: fb.ExtraFile) -> ptmf.ExtraFile:
-    return ptmf.ExtraFile(_text(e.Name()), e.Content() or b"")
-
-
-def _storage(s: fb.StorageData) -> np.ndarray:
-    if s.DataIsNone():
-        return np.zeros(0, dtype=np.uint8)
-    data: np.ndarray = s.DataAsNumpy()  # a view into the buffer: weights stay in place
-    return data
+_MODULE_L, _EXTRA_FILE_L, _STORAGE_L, _OBJECT_TYPE_L, _IVALUE_L, _TENSOR_L, _QUANTIZED_L = map(
+    fr.layout, (_MODULE, _EXTRA_FILE, _STORAGE, _OBJECT_TYPE, _IVALUE, _TENSOR, _QUANTIZED))
+_FUNCTION_L, _OPERATOR_L, _SCHEMA_L, _ARG_L, _DEBUG_INFO_L = map(
+    fr.layout, (_FUNCTION, _OPERATOR, _SCHEMA, _ARG, _DEBUG_INFO))
+_TYPE_TYPES = {int(t): t for t in ptmf.TypeType}
+_NONE = ptmf.NoneValue()
+# struct Instruction { op:byte; n:ushort; x:int; }: op, a padding byte, n, x (little endian)
+_INSTRUCTION = struct.Struct("<bxHi")
+_new_tuple = tuple.__new__
 
 
 def read_module(buf: bytes | bytearray | memoryview | Any) -> ptmf.Module:
     """Verify and decode a PTMF buffer. Storage arrays are views into ``buf``."""
     with fv.hostile_input("PTMF bundle"):
-        verified = verify_structure(buf).buf
-        return _decode(verified)
+        return _read_module(TableReader(buf))
 
 
-def _decode(buf: memoryview) -> ptmf.Module:
-    root = fb.Module.GetRootAs(buf, 0)
+def _read_module(r: TableReader) -> ptmf.Module:
+    root = r.root(ptmf.PTMF_FILE_IDENTIFIER, "Module")
+    (version, extra_files, methods, state_obj, ivalues, _storage_count, storage_data, object_types,
+     jit_sources, jit_constants, operator_version, ivalue_size) = r.table(root, _MODULE_L, "Module")
     return ptmf.Module(
-        bytecode_version=root.BytecodeVersion(),
-        extra_files=_vector(root, "ExtraFiles", lambda i: _extra(root.ExtraFiles(i))),
-        methods=_numbers(root, "Methods"),
-        state_obj=root.StateObj(),
-        ivalues=_vector(root, "Ivalues", lambda i: _ivalue(root.Ivalues(i))),
-        storage_data=_vector(root, "StorageData", lambda i: _storage(root.StorageData(i))),
-        object_types=_vector(root, "ObjectTypes", lambda i: _object_type(root.ObjectTypes(i))),
-        jit_sources=_vector(root, "JitSources", lambda i: _extra(root.JitSources(i))),
-        jit_constants=_numbers(root, "JitConstants"),
-        operator_version=root.OperatorVersion(),
-        mobile_ivalue_size=root.MobileIvalueSize(),
+        bytecode_version=r.scalar(fr.U32, version, 0),  # type: ignore[arg-type]
+        extra_files=_each(r, extra_files, "Module.extra_files", _extra_file),
+        methods=r.scalars("I", methods, "Module.methods"),
+        state_obj=r.scalar(fr.U32, state_obj, 0),  # type: ignore[arg-type]
+        ivalues=_each(r, ivalues, "Module.ivalues", _ivalue),
+        storage_data=_each(r, storage_data, "Module.storage_data", _storage),
+        object_types=_each(r, object_types, "Module.object_types", _object_type),
+        jit_sources=_each(r, jit_sources, "Module.jit_sources", _extra_file),
+        jit_constants=r.scalars("I", jit_constants, "Module.jit_constants"),
+        operator_version=r.scalar(fr.U32, operator_version, 0),  # type: ignore[arg-type]
+        mobile_ivalue_size=r.scalar(fr.U32, ivalue_size, 0),  # type: ignore[arg-type]
     )
 
 
-def _object_type(t: fb.ObjectType) -> ptmf.ObjectType:
-    kind = t.Type()
-    return ptmf.ObjectType(_text(t.TypeName()),
-                           ptmf.TypeType(kind) if kind in ptmf.TypeType._value2member_map_ else ptmf.TypeType.UNSET,
-                           _vector(t, "AttrNames", lambda i: _text(t.AttrNames(i))))
+def _each(r: TableReader, pos: int, path: str, read: Callable[[TableReader, int, str], T]) -> tuple[T, ...]:
+    """``read`` applied to each table of the table-vector field at ``pos``."""
+    return tuple([read(r, table, f"{path}[{i}]") for i, table in enumerate(r.tables(pos, path))])
+
+
+def _strings(r: TableReader, pos: int, path: str) -> tuple[str, ...]:
+    """The string-vector field at ``pos``, () when absent."""
+    if not pos:
+        return ()
+    start, count = r._vector(pos, fv.UOFFSET_SIZE, path)
+    return tuple([r.string(start + 4 * i, f"{path}[{i}]") or "" for i in range(count)])
+
+
+def _text(r: TableReader, pos: int, path: str) -> str:
+    """An optional string field; absent reads as "" (what the generated readers gave)."""
+    return r.string(pos, path) or ""
+
+
+def _extra_file(r: TableReader, pos: int, path: str) -> ptmf.ExtraFile:
+    name, content = r.table(pos, _EXTRA_FILE_L, path)
+    if not content:
+        return ptmf.ExtraFile(_text(r, name, path + ".name"), b"")
+    # content is a flatbuffers string holding arbitrary bytes (our debug table is binary): no UTF-8 check
+    start, count = r._vector(content, 1, path + ".content")
+    return ptmf.ExtraFile(_text(r, name, path + ".name"), bytes(r.buf[start:start + count]))
+
+
+def _storage(r: TableReader, pos: int, path: str) -> np.ndarray:
+    (data,) = r.table(pos, _STORAGE_L, path)
+    if not data:
+        return np.zeros(0, dtype=np.uint8)
+    start, count = r._vector(data, 1, path + ".data")
+    return np.frombuffer(r.buf, np.uint8, count, start)  # a view: weights stay in the mapped file
+
+
+def _object_type(r: TableReader, pos: int, path: str) -> ptmf.ObjectType:
+    name, kind, attr_names = r.table(pos, _OBJECT_TYPE_L, path)
+    return ptmf.ObjectType(_text(r, name, path + ".type_name"),
+                           _TYPE_TYPES.get(r.scalar(fr.U8, kind, 0), ptmf.TypeType.UNSET),  # type: ignore[call-overload]
+                           _strings(r, attr_names, path + ".attr_names"))
+
+
+def _ivalue(r: TableReader, pos: int, path: str) -> ptmf.IValue:
+    tag_at, val = r.table(pos, _IVALUE_L, path)
+    tag: int = r.scalar(fr.U8, tag_at, 0)  # type: ignore[assignment]
+    if tag == 0:
+        return _NONE
+    if not val:
+        raise FormatError(f"IValue with union tag {tag} has no value", where=fv.location(path, pos))
+    path += ".val"
+    target = r.target(val, path)
+    member = _UNION_STRUCT_READERS.get(tag)
+    if member is not None:  # the four struct members (tags 1..4) are stored inline at the target
+        fmt, build = member
+        if target + fmt.size > r.size:
+            r.fail(f"struct ({fmt.size} bytes at byte {target}) lies outside the {r.size}-byte buffer", path, target)
+        return build(*fmt.unpack_from(r.buf, target))
+    read = _UNION_TABLE_READERS.get(tag)
+    if read is None:
+        raise FormatError(f"unknown IValue union tag {tag}", where=fv.location(path + "_type", tag_at))
+    return read(r, target, path)
+
+
+def _tensor_fields(r: TableReader, pos: int, path: str) -> tuple[ptmf.TensorMetadata, int]:
+    """The tensor at ``pos`` and the position of its quantized_schema field (0: none)."""
+    storage, scalar_type, offset, sizes, strides, requires_grad, quantized = r.table(pos, _TENSOR_L, path)
+    tensor = ptmf.TensorMetadata(
+        storage_location_index=r.scalar(fr.U32, storage, 0),  # type: ignore[arg-type]
+        scalar_type=r.scalar(fr.I8, scalar_type, 0),  # type: ignore[arg-type]
+        storage_offset=r.scalar(fr.I32, offset, 0),  # type: ignore[arg-type]
+        sizes=r.scalars("i", sizes, path + ".sizes"), strides=r.scalars("i", strides, path + ".strides"),
+        requires_grad=r.scalar(fr.BOOL, requires_grad, False))  # type: ignore[arg-type]
+    return tensor, quantized
+
+
+def _tensor(r: TableReader, pos: int, path: str) -> ptmf.TensorMetadata:
+    tensor, quantized = _tensor_fields(r, pos, path)
+    # runtime_py does not use quantized schemas, but they are part of the file: check their tables
+    # too, iteratively and to a bounded depth (a hostile chain may be as long as the file allows).
+    pending = [(quantized, path + ".quantized_schema", 1)] if quantized else []
+    while pending:
+        at, qpath, depth = pending.pop()
+        if depth > fv.DEFAULT_MAX_DEPTH:
+            r.fail(f"tables nested deeper than {fv.DEFAULT_MAX_DEPTH} levels", qpath, at)
+        fields = r.table(r.target(at, qpath), _QUANTIZED_L, qpath)
+        for name, nested in (("scales", fields[3]), ("zero_points", fields[4])):
+            if nested:
+                npath = f"{qpath}.{name}"
+                _, inner = _tensor_fields(r, r.target(nested, npath), npath)
+                if inner:
+                    pending.append((inner, npath + ".quantized_schema", depth + 1))
+    return tensor
+
+
+def _instructions(r: TableReader, pos: int, path: str) -> tuple[ptmf.Instruction, ...]:
+    if not pos:
+        return ()
+    start, count = r._vector(pos, _INSTRUCTION.size, path)
+    rows = _INSTRUCTION.iter_unpack(r.buf[start:start + count * _INSTRUCTION.size])
+    return tuple([_new_tuple(ptmf.Instruction, (op, x, n)) for op, n, x in rows])
+
+
+def _operator(r: TableReader, pos: int, path: str) -> ptmf.Operator:
+    name, overload, num_args = r.table(pos, _OPERATOR_L, path)
+    return ptmf.Operator(_text(r, name, path + ".name"), _text(r, overload, path + ".overload_name"),
+                         r.scalar(fr.I32, num_args, -1))  # type: ignore[arg-type]
+
+
+def _arg(r: TableReader, pos: int, path: str) -> ptmf.Arg:
+    name, type_, default = r.table(pos, _ARG_L, path)
+    return ptmf.Arg(_text(r, name, path + ".name"), _text(r, type_, path + ".type"),
+                    r.scalar(fr.U32, default, 0))  # type: ignore[arg-type]
+
+
+def _function(r: TableReader, pos: int, path: str) -> ptmf.Function:
+    (qn, instructions, operators, constants, types, register_size, schema_at, debug_at,
+     class_type) = r.table(pos, _FUNCTION_L, path)
+    schema = None
+    if schema_at:
+        spath = path + ".schema"
+        arguments, returns = r.table(r.target(schema_at, spath), _SCHEMA_L, spath)
+        schema = ptmf.Schema(_each(r, arguments, spath + ".arguments", _arg),
+                             _each(r, returns, spath + ".returns", _arg))
+    debug_handles = None
+    if debug_at:
+        dpath = path + ".debug_info"
+        (handles,) = r.table(r.target(debug_at, dpath), _DEBUG_INFO_L, dpath)
+        debug_handles = r.scalars("q", handles, dpath + ".debug_handle")
+    return ptmf.Function(
+        qn=_text(r, qn, path + ".qn"), instructions=_instructions(r, instructions, path + ".instructions"),
+        operators=_each(r, operators, path + ".operators", _operator),
+        constants=r.scalars("I", constants, path + ".constants"),
+        type_annotations=_strings(r, types, path + ".type_annotations"),
+        register_size=r.scalar(fr.I32, register_size, 0),  # type: ignore[arg-type]
+        schema=schema, debug_handles=debug_handles,
+        class_type=r.scalar(fr.U32, class_type, 0))  # type: ignore[arg-type]
+
+
+_STRING_L, _LIST_L, _TUPLE_L, _DICT_L, _OBJECT_L, _INT_LIST_L, _DOUBLE_LIST_L, _BOOL_LIST_L, _DEVICE_L, _ENUM_L = (
+    fr.layout(_UNION_TABLES[tag]) for tag in range(6, 16))
+
+
+def _string_value(r: TableReader, pos: int, path: str) -> ptmf.StringValue:
+    (data,) = r.table(pos, _STRING_L, path)
+    return ptmf.StringValue(_text(r, data, path + ".data"))
+
+
+def _list_value(r: TableReader, pos: int, path: str) -> ptmf.ListValue:
+    items, annotation = r.table(pos, _LIST_L, path)
+    return ptmf.ListValue(r.scalars("I", items, path + ".items"), _text(r, annotation, path + ".annotation_str"))
+
+
+def _tuple_value(r: TableReader, pos: int, path: str) -> ptmf.TupleValue:
+    (items,) = r.table(pos, _TUPLE_L, path)
+    return ptmf.TupleValue(r.scalars("I", items, path + ".items"))
+
+
+def _dict_value(r: TableReader, pos: int, path: str) -> ptmf.DictValue:
+    keys, values, annotation = r.table(pos, _DICT_L, path)
+    return ptmf.DictValue(r.scalars("I", keys, path + ".keys"), r.scalars("I", values, path + ".values"),
+                          _text(r, annotation, path + ".annotation_str"))
+
+
+def _object_value(r: TableReader, pos: int, path: str) -> ptmf.ObjectValue:
+    type_index, state, attrs, setstate_func = r.table(pos, _OBJECT_L, path)
+    return ptmf.ObjectValue(r.scalar(fr.U32, type_index, 0), r.scalar(fr.U32, state, 0),  # type: ignore[arg-type]
+                            r.scalars("I", attrs, path + ".attrs"), r.scalar(fr.U32, setstate_func, 0))  # type: ignore[arg-type]
+
+
+def _int_list(r: TableReader, pos: int, path: str) -> ptmf.IntListValue:
+    (items,) = r.table(pos, _INT_LIST_L, path)
+    return ptmf.IntListValue(r.scalars("q", items, path + ".items"))
+
+
+def _double_list(r: TableReader, pos: int, path: str) -> ptmf.DoubleListValue:
+    (items,) = r.table(pos, _DOUBLE_LIST_L, path)
+    return ptmf.DoubleListValue(r.scalars("d", items, path + ".items"))
+
+
+def _bool_list(r: TableReader, pos: int, path: str) -> ptmf.BoolListValue:
+    (items,) = r.table(pos, _BOOL_LIST_L, path)
+    return ptmf.BoolListValue(r.scalars("?", items, path + ".items"))  # type: ignore[arg-type]
+
+
+def _device(r: TableReader, pos: int, path: str) -> ptmf.DeviceValue:
+    (text,) = r.table(pos, _DEVICE_L, path)
+    return ptmf.DeviceValue(_text(r, text, path + ".str"))
+
+
+def _enum(r: TableReader, pos: int, path: str) -> ptmf.EnumValue:
+    type_name, value = r.table(pos, _ENUM_L, path)
+    return ptmf.EnumValue(_text(r, type_name, path + ".type_name"), r.scalar(fr.U32, value, 0))  # type: ignore[arg-type]
+
+
+# union tag -> the reader of that table member
+_UNION_TABLE_READERS: dict[int, Callable[[TableReader, int, str], ptmf.IValue]] = {
+    5: _tensor, 6: _string_value, 7: _list_value, 8: _tuple_value, 9: _dict_value, 10: _object_value,
+    11: _int_list, 12: _double_list, 13: _bool_list, 14: _device, 15: _enum, 16: _function,
+}

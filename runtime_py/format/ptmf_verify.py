@@ -46,7 +46,7 @@ def _check_tensor(t: ptmf.TensorMetadata, module: ptmf.Module, where: str) -> No
         raise FormatError(f"unsupported tensor scalar type {t.scalar_type}", where=where)
     if len(t.sizes) != len(t.strides):
         raise FormatError(f"tensor has {len(t.sizes)} sizes but {len(t.strides)} strides", where=where)
-    if t.storage_offset < 0 or any(s < 0 for s in t.sizes) or any(s < 0 for s in t.strides):
+    if t.storage_offset < 0 or min(t.sizes, default=0) < 0 or min(t.strides, default=0) < 0:
         raise FormatError("tensor has a negative size, stride or storage offset", where=where)
     numel = 1
     for i, size in enumerate(t.sizes):
@@ -54,7 +54,7 @@ def _check_tensor(t: ptmf.TensorMetadata, module: ptmf.Module, where: str) -> No
         if numel > MAX_TENSOR_ELEMENTS:
             raise FormatError(f"tensor sizes {tuple(t.sizes)[:8]} describe more than {MAX_TENSOR_ELEMENTS} "
                               f"elements (at dimension {i})", where=where)
-    if any(s > MAX_TENSOR_ELEMENTS for s in t.strides) or t.storage_offset > MAX_TENSOR_ELEMENTS:
+    if max(t.strides, default=0) > MAX_TENSOR_ELEMENTS or t.storage_offset > MAX_TENSOR_ELEMENTS:
         raise FormatError(f"tensor stride or storage offset larger than {MAX_TENSOR_ELEMENTS}", where=where)
     storage_elems = module.storage_data[t.storage_location_index].nbytes // dtype.itemsize
     if 0 not in t.sizes:
@@ -64,36 +64,43 @@ def _check_tensor(t: ptmf.TensorMetadata, module: ptmf.Module, where: str) -> No
                               where=where)
 
 
+# opcode -> what its X indexes (one dict lookup per instruction finds the check to make)
+_X_INDEXES: dict[int, str] = {
+    OpCode.OP: "operator index", OpCode.OPN: "operator index", OpCode.LOADC: "constant index",
+    OpCode.INTERFACE_CALL: "constant index", OpCode.LOAD: "register", OpCode.MOVE: "register",
+    OpCode.STORE: "register", OpCode.DROPR: "register", OpCode.CREATE_OBJECT: "type index",
+    OpCode.LIST_CONSTRUCT: "type index", OpCode.DICT_CONSTRUCT: "type index"}
+
+
 def _check_function(f: ptmf.Function, module: ptmf.Module, where: str) -> None:
-    for i, c in enumerate(f.constants):
-        _index(c, len(module.ivalues), "constant ivalue index", f"{where}.constants[{i}]")
+    n = len(module.ivalues)
+    if f.constants and not (min(f.constants) >= 0 and max(f.constants) < n):
+        for i, c in enumerate(f.constants):
+            _index(c, n, "constant ivalue index", f"{where}.constants[{i}]")
     if f.register_size < 0:
         raise FormatError(f"negative register_size {f.register_size}", where=where)
     if f.debug_handles is not None and len(f.debug_handles) != len(f.instructions):
         raise FormatError(f"{len(f.debug_handles)} debug handles for {len(f.instructions)} instructions",
                           where=where)
+    limits = {"operator index": len(f.operators), "constant index": len(f.constants),
+              "register": f.register_size + 1, "type index": len(f.type_annotations)}
     highest_register = 0
-    for pc, ins in enumerate(f.instructions):
-        at = f"{where}.instructions[{pc}]"
-        if ins.op in _REGISTER_OPS:
-            highest_register = max(highest_register, ins.x)
-        elif ins.op == OpCode.STOREN:
-            highest_register = max(highest_register, ins.x + ins.n - 1)
-        if ins.op in (OpCode.OP, OpCode.OPN):
-            _index(ins.x, len(f.operators), "operator index", at)
-        elif ins.op == OpCode.LOADC or ins.op == OpCode.INTERFACE_CALL:
-            _index(ins.x, len(f.constants), "constant index", at)
-        elif ins.op in _REGISTER_OPS:
-            _index(ins.x, f.register_size + 1, "register", at)
-        elif ins.op == OpCode.STOREN:
-            _index(ins.x, f.register_size + 1, "register", at)
-            _index(ins.x + ins.n - 1, f.register_size + 1, "register", at)
-        elif ins.op in (OpCode.JF, OpCode.JMP):
-            _index(pc + ins.x, len(f.instructions), "jump target", at)
-        elif ins.op in (OpCode.CREATE_OBJECT, OpCode.LIST_CONSTRUCT, OpCode.DICT_CONSTRUCT):
-            _index(ins.x, len(f.type_annotations), "type index", at)
-        elif ins.op == OpCode.ISINSTANCE:
-            _index(ins.x + max(ins.n, 1) - 1, len(f.type_annotations), "type index", at)
+    for pc, (op, x, n_) in enumerate(f.instructions):
+        what = _X_INDEXES.get(op)
+        if what is not None:
+            if not 0 <= x < limits[what]:
+                _index(x, limits[what], what, f"{where}.instructions[{pc}]")
+            if op in _REGISTER_OPS and x > highest_register:
+                highest_register = x
+        elif op == OpCode.STOREN:
+            at = f"{where}.instructions[{pc}]"
+            _index(x, f.register_size + 1, "register", at)
+            _index(x + n_ - 1, f.register_size + 1, "register", at)
+            highest_register = max(highest_register, x + n_ - 1)
+        elif op == OpCode.JF or op == OpCode.JMP:
+            _index(pc + x, len(f.instructions), "jump target", f"{where}.instructions[{pc}]")
+        elif op == OpCode.ISINSTANCE:
+            _index(x + max(n_, 1) - 1, len(f.type_annotations), "type index", f"{where}.instructions[{pc}]")
     if f.register_size > highest_register + REGISTER_SLACK:
         raise FormatError(f"register_size {f.register_size} is far above the highest register the instructions "
                           f"use ({highest_register})", where=f"{where}.register_size")
@@ -126,34 +133,54 @@ def verify_module(module: ptmf.Module) -> None:
         raise FormatError(
             f"unsupported bytecode version {module.bytecode_version}: flatbuffer bundles must be "
             f"version {ptmf.BYTECODE_VERSION}", where="Module.bytecode_version")
-    n = len(module.ivalues)
+    ivalues = module.ivalues
+    n = len(ivalues)
     if n == 0:
         raise FormatError("the module has no ivalues", where="Module.ivalues")
     _index(module.state_obj, n, "state_obj ivalue index", "Module.state_obj")
-    if not isinstance(module.ivalues[module.state_obj], ptmf.ObjectValue):
+    if not isinstance(ivalues[module.state_obj], ptmf.ObjectValue):
         raise FormatError("state_obj is not an Object", where="Module.state_obj")
     for i, m in enumerate(module.methods):
         _index(m, n, "method ivalue index", f"Module.methods[{i}]")
-        if not isinstance(module.ivalues[m], ptmf.Function):
+        if not isinstance(ivalues[m], ptmf.Function):
             raise FormatError(f"method {i} is not a Function", where=f"Module.methods[{i}]")
-    for i, value in enumerate(module.ivalues):
-        where = f"Module.ivalues[{i}]"
-        for child in _children(value):
-            _index(child, n, "ivalue index", where)
+    # Both writers put a value's children before it; then no value can contain itself, and the
+    # full cycle search is needed only for a file that does not.
+    ordered = True
+    for i, value in enumerate(ivalues):
+        children = _children(value)
+        if children:
+            low, high = min(children), max(children)
+            if low < 0 or high >= n:
+                for child in children:
+                    _index(child, n, "ivalue index", f"Module.ivalues[{i}]")
+            ordered = ordered and high < i
         if isinstance(value, ptmf.TensorMetadata):
-            _check_tensor(value, module, where)
+            _check_tensor(value, module, f"Module.ivalues[{i}]")
         elif isinstance(value, ptmf.Function):
-            _check_function(value, module, where)
-            _index(value.class_type, max(len(module.object_types), 1), "class type", where)
-            for j, arg in enumerate((value.schema.arguments + value.schema.returns) if value.schema else ()):
-                _index(arg.default_value, n, "default value ivalue index", f"{where}.schema.arguments[{j}]")
+            _check_value_function(value, module, f"Module.ivalues[{i}]")
         elif isinstance(value, ptmf.ObjectValue):
-            _index(value.type_index, len(module.object_types), "object type index", where)
-            kind = module.object_types[value.type_index].type
-            if kind == ptmf.TypeType.CLASS_WITH_SETSTATE:
-                _index(value.setstate_func, n, "setstate function index", where)
-                if not isinstance(module.ivalues[value.setstate_func], ptmf.Function):
-                    raise FormatError("setstate_func is not a Function", where=where)
+            _check_object(value, module, f"Module.ivalues[{i}]")
         elif isinstance(value, ptmf.DictValue) and len(value.keys) != len(value.values):
-            raise FormatError(f"dict has {len(value.keys)} keys but {len(value.values)} values", where=where)
-    _check_acyclic(module)
+            raise FormatError(f"dict has {len(value.keys)} keys but {len(value.values)} values",
+                              where=f"Module.ivalues[{i}]")
+    if not ordered:
+        _check_acyclic(module)
+
+
+def _check_value_function(value: ptmf.Function, module: ptmf.Module, where: str) -> None:
+    _check_function(value, module, where)
+    _index(value.class_type, max(len(module.object_types), 1), "class type", where)
+    n = len(module.ivalues)
+    for j, arg in enumerate((value.schema.arguments + value.schema.returns) if value.schema else ()):
+        if not 0 <= arg.default_value < n:
+            _index(arg.default_value, n, "default value ivalue index", f"{where}.schema.arguments[{j}]")
+
+
+def _check_object(value: ptmf.ObjectValue, module: ptmf.Module, where: str) -> None:
+    _index(value.type_index, len(module.object_types), "object type index", where)
+    kind = module.object_types[value.type_index].type
+    if kind == ptmf.TypeType.CLASS_WITH_SETSTATE:
+        _index(value.setstate_func, len(module.ivalues), "setstate function index", where)
+        if not isinstance(module.ivalues[value.setstate_func], ptmf.Function):
+            raise FormatError("setstate_func is not a Function", where=where)

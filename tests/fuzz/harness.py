@@ -166,7 +166,7 @@ def flatbuffer_points(data: bytes, kind: str) -> FbPoints:
     points = FbPoints()
     with _recording(points):
         if kind == "program":
-            decode_program(data)
+            program_codec.verify_structure(data)
         elif kind == "debug":
             decode_debug_table(data)
         else:

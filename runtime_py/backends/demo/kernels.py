@@ -82,7 +82,7 @@ KERNELS: dict[OpCode, KernelSpec] = {
     OpCode.RELU: KernelSpec(_fixed(elementwise.relu), 1, 1),  # max(x, 0)
     OpCode.SIGMOID: KernelSpec(_fixed(elementwise.sigmoid), 1, 1),  # 1 / (1 + exp(-x))
     OpCode.TANH: KernelSpec(_fixed(elementwise.tanh), 1, 1),  # tanh(x)
-    OpCode.GELU: KernelSpec(elementwise.make_gelu, 1, 1, GeluAttrs, GeluAttrs()),  # erf or tanh GELU
+    OpCode.GELU: BufferedKernelSpec(elementwise.make_gelu, 1, 1, GeluAttrs, GeluAttrs()),  # erf or tanh GELU
     OpCode.SOFTMAX: KernelSpec(elementwise.make_softmax, 1, 1, AxisAttrs),  # stable softmax on an axis
     OpCode.LOG_SOFTMAX: KernelSpec(elementwise.make_log_softmax, 1, 1, AxisAttrs),  # stable log-softmax
     OpCode.MATMUL: KernelSpec(_fixed(linalg.matmul), 2, 2),  # torch.matmul

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from runtime_py.backends.demo.elementwise import erfc
+from runtime_py.backends.demo.elementwise import make_gelu
 from runtime_py.backends.demo.executor import run
 from runtime_py.format.program import (
     Activation,
@@ -168,10 +168,20 @@ def test_unary_extremes(op: OpCode, attrs: Any, reference: Callable[[Any], Any])
     assert_matches(run_op(op, attrs, [EXTREMES]), reference(t(EXTREMES)))
 
 
-def test_erfc_is_accurate_in_both_tails() -> None:
-    x = np.linspace(-6, 6, 2001, dtype=np.float32)
-    expected = np.array([math.erfc(float(v)) for v in x])
-    np.testing.assert_allclose(erfc(x), expected, rtol=5e-6, atol=0)
+def test_exact_gelu_is_accurate_everywhere() -> None:
+    # against float64 erf on a dense grid (the tails included), well inside the parity bound
+    x = np.linspace(-12, 12, 24001, dtype=np.float32)
+    expected = np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x.tolist()])
+    np.testing.assert_allclose(make_gelu(GeluAttrs(), 1)(x), expected, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("reuse_output", [False, True])
+def test_exact_gelu_special_values(reuse_output: bool) -> None:
+    x = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 1e30, -1e30], dtype=np.float32)
+    with np.errstate(all="ignore"):
+        ours = make_gelu(GeluAttrs(), 1, reuse_output=reuse_output)(x)
+    np.testing.assert_array_equal(ours, F.gelu(t(x)).numpy())  # inf, NaN (as torch), NaN, 0, -0, 1e30, 0
+    assert np.signbit(ours[4])
 
 
 def test_relu_keeps_nan() -> None:
@@ -466,3 +476,17 @@ def test_flatten(rng: np.random.Generator, shape: Shape, start: int, end: int) -
 def test_cat(rng: np.random.Generator, shapes: list[Shape], axis: int) -> None:
     xs = [randn(rng, shape) for shape in shapes]
     assert_matches(run_op(OpCode.CAT, AxisAttrs(axis), xs), torch.cat([t(x) for x in xs], axis))
+
+
+def test_exact_gelu_buffers_only_when_the_plan_allows() -> None:
+    x = np.linspace(-3, 3, 12, dtype=np.float32).reshape(3, 4)
+    expected = F.gelu(t(x)).numpy()
+    kept = make_gelu(GeluAttrs(), 1, reuse_output=True)
+    first = kept(x)
+    assert kept(-x) is first  # written in place: the plan only asks for this when it never escapes
+    np.testing.assert_allclose(kept(x), expected, atol=1e-6)
+    fresh = make_gelu(GeluAttrs(), 1)
+    a = fresh(x)
+    b = fresh(-x)
+    assert a is not b
+    np.testing.assert_allclose(a, expected, atol=1e-6)

@@ -346,3 +346,27 @@ def test_shared_offsets_cannot_blow_up_work() -> None:
     # the same vector with 2 elements decodes fine: the construction itself is valid
     body[new_vec:new_vec + 4] = struct.pack("<I", 2)
     assert len(decode_program(bytes(body)).instructions) == 2
+
+
+def test_decoder_accepts_no_layout_the_generic_verifier_rejects() -> None:
+    """decode_program reads and checks in one pass (fb_reader); fb_verify's table-by-table
+    Verifier (verify_structure) is the independent check of the same layouts."""
+    from runtime_py.format.program_codec import verify_structure
+
+    rng = random.Random(7)
+    seeds = [SMALL_BYTES, encode_program(PROGRAMS["all_ops"]), encode_program(PROGRAMS["big_slots"])]
+    decoded = 0
+    for _ in range(3000):
+        data = bytearray(rng.choice(seeds))
+        pos = rng.randrange(len(data) - 3)
+        if rng.random() < 0.5:
+            data[pos] ^= 1 << rng.randrange(8)
+        else:
+            data[pos:pos + 4] = struct.pack("<I", rng.choice([0, 1, 4, 0xFFFF, 0xFFFFFFFF, rng.randrange(len(data))]))
+        try:
+            decode_program(bytes(data))
+        except FormatError:
+            continue
+        decoded += 1
+        verify_structure(bytes(data))  # must not raise
+    assert decoded > 100

@@ -5,16 +5,24 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from runtime_py.errors import OutputError
 
 
-def write_atomic(path: str | Path, data: bytes | memoryview) -> None:
-    """Write ``data`` to ``path`` via a temporary file in the same folder, fsync, rename.
+def write_atomic(path: str | Path, data: bytes | memoryview | Iterable[bytes | memoryview]) -> None:
+    """Write ``data`` (one buffer, or the file's consecutive pieces) to ``path`` via a
+    temporary file in the same folder and a rename.
 
     On any failure the temporary file is removed and an existing file at ``path`` is
     left untouched; an unwritable destination raises OutputError.
+
+    No fsync: the rename alone guarantees that no process ever sees a partial file; syncing
+    would only add durability across an OS crash or power cut. Measured on export:
+    0.4-1.6 ms per small bundle (5-10% of exporting tiny_mlp, whose whole torch export takes
+    ~20 ms) and ~0.9 s for a 512 MB bundle, more than torch's own export of it (torch's writer
+    does not sync either). An export is deterministic, so after such a crash it is redone.
     """
     target = Path(path)
     if target.is_dir():
@@ -26,9 +34,8 @@ def write_atomic(path: str | Path, data: bytes | memoryview) -> None:
         raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from exc
     try:
         with os.fdopen(fd, "wb") as tmp:
-            tmp.write(data)
-            tmp.flush()
-            os.fsync(tmp.fileno())
+            for chunk in [data] if isinstance(data, (bytes, bytearray, memoryview)) else data:
+                tmp.write(chunk)
         os.chmod(tmp_name, 0o644)
         os.replace(tmp_name, target)
     except BaseException as exc:
@@ -37,9 +44,3 @@ def write_atomic(path: str | Path, data: bytes | memoryview) -> None:
         if isinstance(exc, OSError):
             raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from exc
         raise
-    with contextlib.suppress(OSError):  # make the rename itself durable where the OS allows it
-        dir_fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)

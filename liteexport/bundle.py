@@ -22,7 +22,7 @@ from runtime_py.format import ptmf
 from runtime_py.format.debug_table import DEBUG_TABLE_EXTRA_FILE
 from runtime_py.format.debug_table_codec import encode_debug_table
 from runtime_py.format.program_codec import encode_program
-from runtime_py.format.ptmf_writer import encode_module_view
+from runtime_py.format.ptmf_writer import encode_module_chunks
 
 OPERATOR_VERSION = 1  # what torch 2.13 writes for a lowered module
 PROCESSED_PROGRAMS, PROCESSED_WEIGHTS = "programs", "weights"
@@ -49,7 +49,9 @@ class _IValues:
         return self.add(ptmf.Function(
             qn=code.qn, instructions=code.instructions, operators=code.operators, constants=constants,
             type_annotations=code.type_annotations, register_size=code.register_size, schema=code.schema,
-            debug_handles=(wb.NO_DEBUG_HANDLE,) * len(code.instructions), class_type=code.class_type))
+            # no DebugInfo: the wrapper has no user source behind it (every handle would be -1,
+            # 8 bytes per instruction) and readers treat an absent table as no handles
+            class_type=code.class_type))
 
 
 def _tensor(storages: list[np.ndarray], array: np.ndarray, scalar_type: ptmf.ScalarType) -> ptmf.TensorMetadata:
@@ -98,6 +100,6 @@ def pack(compiled: CompiledModule, extra_files: Mapping[str, bytes] | None = Non
 
 def write_bundle(compiled: CompiledModule, path: str | Path, extra_files: Mapping[str, bytes] | None = None) -> int:
     """Write the bundle for ``compiled`` to ``path`` atomically; returns its size in bytes."""
-    data = encode_module_view(pack(compiled, extra_files))
-    write_atomic(path, data)
-    return len(data)
+    chunks = encode_module_chunks(pack(compiled, extra_files))
+    write_atomic(path, chunks)
+    return sum(chunk.nbytes for chunk in chunks)

@@ -4,7 +4,6 @@ shared and debug handles are unique across the module."""
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 
 import numpy as np
@@ -15,29 +14,43 @@ from runtime_py.errors import InternalError
 from runtime_py.format.debug_table import DebugEntry, DebugTable
 from runtime_py.format.program import Constant, Instruction, Program, ValueInfo
 
+_SAMPLE = 64  # values sampled, evenly spaced, to tell weights of the same shape apart
+_CHUNK = 1 << 20  # values compared at a time: stops at the first differing chunk, no big temporaries
+
+
+def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two float32 arrays of the same shape hold the same bits (so NaN equals itself)."""
+    if a.ctypes.data == b.ctypes.data:  # the same memory: a shared parameter
+        return True
+    x, y = a.reshape(-1).view(np.uint32), b.reshape(-1).view(np.uint32)
+    return all(np.array_equal(x[i:i + _CHUNK], y[i:i + _CHUNK]) for i in range(0, x.size, _CHUNK))
+
 
 class ModuleEmitter:
     def __init__(self) -> None:
         self.weights: list[np.ndarray] = []
-        self._weight_index: dict[tuple[object, ...], int] = {}
+        self._weight_index: dict[tuple[object, ...], list[int]] = {}  # (shape, sample) -> indexes
         self._entries: list[DebugEntry] = []
 
     def weight(self, tensor: torch.Tensor) -> int:
         """Index of ``tensor`` in the weight list. Equal contents are stored once: a shared
         parameter, one used by two methods, or the same fold (``self.w.t()``) done twice."""
-        detached = tensor.detach()
-        array = np.ascontiguousarray(detached.cpu().numpy(), dtype=np.float32)
-        if array.base is not None or np.shares_memory(array, detached.numpy()):
-            # a view of the module's own parameter: no copy (the bundle writer reads it once);
-            # read-only, so nothing here can change the model
-            array = array.view()
-            array.flags.writeable = False
-        # hash the buffer in place: tobytes() would copy every weight once more
-        key = (array.shape, hashlib.blake2b(array.data.cast("B"), digest_size=16).digest())
-        if key not in self._weight_index:
-            self._weight_index[key] = len(self.weights)
-            self.weights.append(array)
-        return self._weight_index[key]
+        # a view of the tensor's memory when it is a contiguous float32 CPU tensor (a
+        # parameter, usually): the bundle writer reads it straight from there. Read-only,
+        # so nothing downstream can change the model.
+        array = np.ascontiguousarray(tensor.detach().cpu().numpy(), dtype=np.float32).view()
+        array.flags.writeable = False
+        # Candidates share the shape and a small sample of the values; only they are compared
+        # in full. Hashing every weight instead reads all of its bytes, even for unique ones.
+        flat = array.reshape(-1)
+        key = (array.shape, flat[::max(1, flat.size // _SAMPLE)].tobytes())
+        candidates = self._weight_index.setdefault(key, [])
+        for index in candidates:
+            if _same_bits(self.weights[index], array):
+                return index
+        candidates.append(len(self.weights))
+        self.weights.append(array)
+        return candidates[-1]
 
     def handle(self, site: NodeSite) -> int:
         handle = len(self._entries)

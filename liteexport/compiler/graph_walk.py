@@ -15,6 +15,7 @@ reported depends on whether the poison reaches a method output.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import torch
@@ -71,7 +72,14 @@ def module_type_name(module: Any) -> str:
 
 
 def node_frame(node: torch._C.Node, function: str) -> SourceFrame | None:
-    span = parse_torch_range(node.sourceRange())
+    return _frame(node.sourceRange(), function)
+
+
+@lru_cache(maxsize=4096)
+def _frame(source_range: str, function: str) -> SourceFrame | None:
+    """Formatting the snippet is the costly part; every instance of a module class (and every
+    call of a function) shares its nodes' ranges."""
+    span = parse_torch_range(source_range)
     return None if span is None else span.frame(function)
 
 
@@ -97,15 +105,15 @@ class MethodWalk:
 
     def _call(self, graph: torch._C.Graph, args: list[Any], ctx: Context) -> list[Any]:
         env: dict[int, Any] = {}
-        for value, arg in zip(graph.inputs(), args, strict=True):
+        for value, arg in zip(_outputs(graph.param_node()), args, strict=True):
             env[value.unique()] = arg
-        self._walk(graph.nodes(), env, ctx)
-        return [self._read(env, v) for v in graph.outputs()]
+        self._walk(_nodes(graph.return_node()), env, ctx)
+        return [self._read(env, v) for v in _inputs(graph.return_node())]
 
-    def _walk(self, nodes: Any, env: dict[int, Any], ctx: Context) -> None:
+    def _walk(self, nodes: list[torch._C.Node], env: dict[int, Any], ctx: Context) -> None:
         for node in nodes:
             results = self._node(node, env, ctx)
-            for value, result in zip(node.outputs(), results, strict=True):
+            for value, result in zip(_outputs(node), results, strict=True):
                 env[value.unique()] = result
 
     def _read(self, env: dict[int, Any], value: torch._C.Value) -> Any:
@@ -128,17 +136,18 @@ class MethodWalk:
         if kind == "prim::Constant":
             out = node.output()
             return [None if out.type().kind() == "FunctionType" else out.toIValue()]
-        args = [self._read(env, v) for v in node.inputs()]
+        args = [self._read(env, v) for v in _inputs(node)]
         if kind in _IGNORED:
             return []
-        site = self._site(node, ctx)
+        # The node's site (its source frames) is built only where it is used, for a call, an
+        # instruction or a report: formatting source snippets is most of a walk's time.
         poisoned = find_poison(args) if kind not in _STRUCTURAL else frozenset()
         if kind == "prim::If" and isinstance(args[0], Poison):
             poisoned = args[0].reports
         if poisoned:
             if not is_known_kind(kind):
                 # Unsupported whatever its inputs: report it too, not only the root cause.
-                poisoned |= self.log.poison(site).reports
+                poisoned |= self.log.poison(self._site(node, ctx)).reports
             return [Poison(poisoned)] * n_out
         if kind in _STRUCTURAL and args and isinstance(args[0], Poison):
             return [args[0]] * n_out  # the container itself is poisoned
@@ -148,16 +157,16 @@ class MethodWalk:
             if kind == "prim::If":
                 return self._if(node, args[0], env, ctx)
             if kind == "prim::CallMethod":
-                return self._call_method(node, args, ctx, site)
+                return self._call_method(node, args, ctx)
             if kind == "prim::CallFunction":
-                return self._call_function(node, args, ctx, site)
+                return self._call_function(node, args, ctx)
             if kind == "prim::RaiseException":
                 # Reached unconditionally: the method would always raise.
-                self.log.add(site, "the method always raises here", forced=True)
+                self.log.add(self._site(node, ctx), "the method always raises here", forced=True)
                 return []
-            result = self._evaluate(kind, node, args, site)
+            result = self._evaluate(kind, node, args, ctx)
         except Unsupported as exc:
-            return [self.log.poison(site, exc.reason)] * n_out
+            return [self.log.poison(self._site(node, ctx), exc.reason)] * n_out
         if n_out == 1:
             return [result]
         return list(result) if n_out else []
@@ -165,28 +174,30 @@ class MethodWalk:
     def _if(self, node: torch._C.Node, cond: Any, env: dict[int, Any], ctx: Context) -> list[Any]:
         if not isinstance(cond, bool):
             raise Unsupported("the condition is not known at compile time")
-        block = list(node.blocks())[0 if cond else 1]
-        self._walk(block.nodes(), env, ctx)
-        return [self._read(env, v) for v in block.outputs()]
+        blocks = node.blocks()  # then, else; read without exhausting the iterator (see _inputs)
+        block = next(blocks)
+        if not cond:
+            block = next(blocks)
+        self._walk(_nodes(block.returnNode()), env, ctx)
+        return [self._read(env, v) for v in _inputs(block.returnNode())]
 
-    def _call_method(self, node: torch._C.Node, args: list[Any], ctx: Context,
-                     site: NodeSite) -> list[Any]:
+    def _call_method(self, node: torch._C.Node, args: list[Any], ctx: Context) -> list[Any]:
         target = args[0]
         if not isinstance(target, ModuleRef):
             raise Unsupported("method calls on non-module objects are not compiled")
         name = node.s("name")
         graph = target.module._get_method(name).graph
-        return self._call(graph, args, Context(name, target.hierarchy, site.frames))
+        return self._call(graph, args, Context(name, target.hierarchy, self._site(node, ctx).frames))
 
-    def _call_function(self, node: torch._C.Node, args: list[Any], ctx: Context,
-                       site: NodeSite) -> list[Any]:
+    def _call_function(self, node: torch._C.Node, args: list[Any], ctx: Context) -> list[Any]:
         qualname = str(node.inputsAt(0).type())
         function = self._functions.find_function(qualname)
         if function is None:
             raise Unsupported(f"the function {qualname} is not available")
-        return self._call(function.graph, args[1:], Context(function.name, ctx.hierarchy, site.frames))
+        frames = self._site(node, ctx).frames
+        return self._call(function.graph, args[1:], Context(function.name, ctx.hierarchy, frames))
 
-    def _evaluate(self, kind: str, node: torch._C.Node, args: list[Any], site: NodeSite) -> Any:
+    def _evaluate(self, kind: str, node: torch._C.Node, args: list[Any], ctx: Context) -> Any:
         """A node that is neither control flow nor a call."""
         if kind == "prim::GetAttr":
             return self._get_attr(args[0], node.s("name"))
@@ -203,7 +214,7 @@ class MethodWalk:
         if kind == "prim::Uninitialized":
             return None
         if _has_tensor(args):
-            return self._lower(kind, args, site)
+            return self._lower(kind, args, self._site(node, ctx))
         fold = SCALAR_FOLDS.get(kind)
         if fold is None:
             raise Unsupported()
@@ -235,6 +246,28 @@ class MethodWalk:
         if isinstance(value, torch.Tensor):
             return TensorConst(value.detach())
         return value
+
+
+# Exhausting one of torch's IR iterators (Node.inputs(), Graph.outputs()...) ends in a C++
+# exception that costs ~10 us, more than the rest of a node's walk; indexed access does not.
+def _inputs(node: torch._C.Node) -> list[torch._C.Value]:
+    return [node.inputsAt(i) for i in range(node.inputsSize())]
+
+
+def _outputs(node: torch._C.Node) -> list[torch._C.Value]:
+    return [node.outputsAt(i) for i in range(node.outputsSize())]
+
+
+def _nodes(return_node: torch._C.Node) -> list[torch._C.Node]:
+    """The nodes of a graph or block, in order, found from its return node back to its
+    parameter node (``Node.prev``; there is no ``next``) rather than through the iterator."""
+    nodes = []
+    node = return_node.prev()
+    while node.kind() != "prim::Param":
+        nodes.append(node)
+        node = node.prev()
+    nodes.reverse()
+    return nodes
 
 
 def _has_tensor(value: Any) -> bool:

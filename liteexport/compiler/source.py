@@ -91,9 +91,14 @@ def display_path(file: str) -> str:
     torch's installation (``torch/nn/modules/conv.py``), others relative to the working
     directory when they lie inside it (``examples/tiny_cnn.py``). Bundles then hold no
     machine's install or checkout paths, and two exports of one model are byte-identical."""
+    return _display_path(file, os.getcwd())
+
+
+@lru_cache(maxsize=1024)
+def _display_path(file: str, cwd: str) -> str:
     if not os.path.isabs(file):
         return file
-    for root in (_TORCH_ROOT, os.getcwd()):
+    for root in (_TORCH_ROOT, cwd):
         relative = os.path.relpath(file, root)
         if not relative.startswith(".."):
             return relative

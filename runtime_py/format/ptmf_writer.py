@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import flatbuffers
 import numpy as np
 
+from runtime_py.errors import ModelError
 from runtime_py.format import ptmf
 from runtime_py.format._generated import mobile_bytecode_generated as fb
 
@@ -32,20 +33,7 @@ def _offsets(builder: flatbuffers.Builder, offsets: Sequence[int]) -> int:
 
 
 def _strings(builder: flatbuffers.Builder, texts: Sequence[str]) -> int:
-    return _offsets(builder, [builder.CreateString(t) for t in texts])
-
-
-def _storage(builder: flatbuffers.Builder, data: np.ndarray) -> int:
-    """A StorageData vector, its bytes 16-byte aligned (flatc's Python builder ignores
-    the schema's force_align, so the alignment is asked for here)."""
-    raw = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
-    builder.StartVector(1, raw.size, ptmf.STORAGE_ALIGNMENT)
-    builder.head = builder.head - raw.size
-    builder.Bytes[builder.head:builder.head + raw.size] = raw.data  # one copy, no temporary
-    vector = builder.EndVector()
-    fb.StorageDataStart(builder)
-    fb.StorageDataAddData(builder, vector)
-    return int(fb.StorageDataEnd(builder))
+    return _offsets(builder, [builder.CreateSharedString(t) for t in texts])
 
 
 def _tensor(builder: flatbuffers.Builder, t: ptmf.TensorMetadata) -> int:
@@ -65,7 +53,7 @@ def _schema(builder: flatbuffers.Builder, schema: ptmf.Schema) -> int:
     def args(items: Sequence[ptmf.Arg]) -> int:
         offsets = []
         for arg in items:
-            name, type_ = builder.CreateString(arg.name), builder.CreateString(arg.type)
+            name, type_ = builder.CreateSharedString(arg.name), builder.CreateSharedString(arg.type)
             fb.ArgStart(builder)
             fb.ArgAddName(builder, name)
             fb.ArgAddType(builder, type_)
@@ -80,15 +68,29 @@ def _schema(builder: flatbuffers.Builder, schema: ptmf.Schema) -> int:
     return int(fb.SchemaEnd(builder))
 
 
+# struct Instruction { op:byte; n:ushort; x:int; }: op, a pad byte, n, x; 8 bytes, 4-aligned
+_INSTRUCTION = np.dtype({"names": ["op", "n", "x"], "formats": ["i1", "<u2", "<i4"], "offsets": [0, 2, 4],
+                         "itemsize": 8})
+
+
+def _instructions(builder: flatbuffers.Builder, instructions: Sequence[ptmf.Instruction]) -> int:
+    """The instruction vector, its bytes made by numpy at once (the generated CreateInstruction
+    costs a dozen builder calls per instruction, most of a small bundle's encoding time)."""
+    structs = np.zeros(len(instructions), _INSTRUCTION)  # zeros: the pad bytes are written too
+    for field in ("op", "n", "x"):
+        structs[field] = [getattr(ins, field) for ins in instructions]
+    fb.FunctionStartInstructionsVector(builder, len(instructions))
+    builder.head -= structs.nbytes
+    builder.Bytes[builder.head:builder.head + structs.nbytes] = structs.tobytes()
+    return int(builder.EndVector())
+
+
 def _function(builder: flatbuffers.Builder, f: ptmf.Function) -> int:
-    qn = builder.CreateString(f.qn)
-    fb.FunctionStartInstructionsVector(builder, len(f.instructions))
-    for ins in reversed(f.instructions):
-        fb.CreateInstruction(builder, ins.op, ins.n, ins.x)
-    instructions = builder.EndVector()
+    qn = builder.CreateSharedString(f.qn)
+    instructions = _instructions(builder, f.instructions)
     operator_offsets = []
     for op in f.operators:
-        name, overload = builder.CreateString(op.name), builder.CreateString(op.overload_name)
+        name, overload = builder.CreateSharedString(op.name), builder.CreateSharedString(op.overload_name)
         fb.OperatorStart(builder)
         fb.OperatorAddName(builder, name)
         fb.OperatorAddOverloadName(builder, overload)
@@ -126,7 +128,7 @@ def _table_value(builder: flatbuffers.Builder, v: ptmf.IValue) -> int:
     if isinstance(v, ptmf.Function):
         return _function(builder, v)
     if isinstance(v, (ptmf.StringValue, ptmf.DeviceValue)):
-        text = builder.CreateString(v.value)
+        text = builder.CreateSharedString(v.value)
         if isinstance(v, ptmf.StringValue):
             fb.StringStart(builder)
             fb.StringAddData(builder, text)
@@ -135,7 +137,7 @@ def _table_value(builder: flatbuffers.Builder, v: ptmf.IValue) -> int:
         fb.DeviceAddStr(builder, text)
         return int(fb.DeviceEnd(builder))
     if isinstance(v, ptmf.ListValue):
-        items, annotation = _numbers(builder, v.items, "<u4"), builder.CreateString(v.annotation)
+        items, annotation = _numbers(builder, v.items, "<u4"), builder.CreateSharedString(v.annotation)
         fb.ListStart(builder)
         fb.ListAddItems(builder, items)
         fb.ListAddAnnotationStr(builder, annotation)
@@ -147,7 +149,7 @@ def _table_value(builder: flatbuffers.Builder, v: ptmf.IValue) -> int:
         return int(fb.TupleEnd(builder))
     if isinstance(v, ptmf.DictValue):
         keys, values = _numbers(builder, v.keys, "<u4"), _numbers(builder, v.values, "<u4")
-        annotation = builder.CreateString(v.annotation)
+        annotation = builder.CreateSharedString(v.annotation)
         fb.DictStart(builder)
         fb.DictAddKeys(builder, keys)
         fb.DictAddValues(builder, values)
@@ -162,7 +164,7 @@ def _table_value(builder: flatbuffers.Builder, v: ptmf.IValue) -> int:
         fb.ObjectAddSetstateFunc(builder, v.setstate_func)
         return int(fb.ObjectEnd(builder))
     if isinstance(v, ptmf.EnumValue):
-        name = builder.CreateString(v.type_name)
+        name = builder.CreateSharedString(v.type_name)
         fb.EnumValueStart(builder)
         fb.EnumValueAddTypeName(builder, name)
         fb.EnumValueAddValue(builder, v.value)
@@ -201,7 +203,7 @@ def _ivalue(builder: flatbuffers.Builder, v: ptmf.IValue) -> int:
 def _extra_files(builder: flatbuffers.Builder, files: Sequence[ptmf.ExtraFile]) -> int:
     offsets = []
     for extra in files:
-        name, content = builder.CreateString(extra.name), builder.CreateString(extra.content)
+        name, content = builder.CreateSharedString(extra.name), builder.CreateString(extra.content)
         fb.ExtraFileStart(builder)
         fb.ExtraFileAddName(builder, name)
         fb.ExtraFileAddContent(builder, content)
@@ -211,20 +213,41 @@ def _extra_files(builder: flatbuffers.Builder, files: Sequence[ptmf.ExtraFile]) 
 
 def encode_module(module: ptmf.Module) -> bytes:
     """The PTMF bytes of ``module``; deterministic (same Module, same bytes)."""
-    return bytes(encode_module_view(module))
+    return b"".join(encode_module_chunks(module))
 
 
-def encode_module_view(module: ptmf.Module) -> memoryview:
-    """Like encode_module, but a view of the builder's buffer: no copy of the weights
-    (export writes it straight to the file)."""
-    storage_bytes = sum(int(np.asarray(s).nbytes) for s in module.storage_data)
-    builder = flatbuffers.Builder(storage_bytes + 16 * len(module.storage_data) + (1 << 16))
-    # Storage first: the builder writes back to front, so the weights end up last in the file.
-    storages = _offsets(builder, [_storage(builder, s) for s in module.storage_data])
+def encode_module_chunks(module: ptmf.Module) -> list[memoryview]:
+    """The PTMF bytes of ``module`` as consecutive pieces: the metadata, then per storage its
+    padding and length prefix and a view of the array's own memory. Export writes them one
+    after the other, so the weights are never copied (nor held twice) on their way to the file.
+
+    The Builder writes only the metadata. The storage vectors follow it in the file, so each
+    StorageData's ``data`` offset points past the end of the Builder's buffer: to the Builder,
+    whose offsets count back from the end of its buffer, that target is at offset
+    ``-position in the tail``, and the uoffset it writes (target minus field position) is right
+    whatever the metadata's final length. That length is a multiple of the storage alignment
+    (``Prep`` below raises the buffer's ``minalign``), so tail positions aligned to 16 are
+    16-aligned in the file, as torch's loader expects of StorageData.
+    """
+    builder = flatbuffers.Builder(1 << 16)
+    builder.Prep(ptmf.STORAGE_ALIGNMENT, 0)
+    tail: list[memoryview] = []
+    tail_size = 0
+    storage_tables = []
+    for data in module.storage_data:
+        raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8).data
+        start = -(-(tail_size + 4) // ptmf.STORAGE_ALIGNMENT) * ptmf.STORAGE_ALIGNMENT  # data, 16-aligned
+        header = bytes(start - 4 - tail_size) + raw.nbytes.to_bytes(4, "little")  # padding, length
+        fb.StorageDataStart(builder)
+        fb.StorageDataAddData(builder, -(start - 4))  # never 0 (the default, which would drop the field)
+        storage_tables.append(fb.StorageDataEnd(builder))
+        tail += [memoryview(header), raw]
+        tail_size = start + raw.nbytes
+    storages = _offsets(builder, storage_tables)
     ivalues = _offsets(builder, [_ivalue(builder, v) for v in module.ivalues])
     object_types = []
     for t in module.object_types:
-        name, attrs = builder.CreateString(t.type_name), _strings(builder, t.attr_names)
+        name, attrs = builder.CreateSharedString(t.type_name), _strings(builder, t.attr_names)
         fb.ObjectTypeStart(builder)
         fb.ObjectTypeAddTypeName(builder, name)
         fb.ObjectTypeAddType(builder, int(t.type))
@@ -249,4 +272,8 @@ def encode_module_view(module: ptmf.Module) -> memoryview:
     fb.ModuleAddOperatorVersion(builder, module.operator_version)
     fb.ModuleAddMobileIvalueSize(builder, module.mobile_ivalue_size)
     builder.Finish(fb.ModuleEnd(builder), file_identifier=ptmf.PTMF_FILE_IDENTIFIER)
-    return memoryview(builder.Bytes)[builder.Head():]
+    metadata = memoryview(builder.Bytes)[builder.Head():]
+    if len(metadata) + tail_size >= 1 << 31:
+        raise ModelError(f"the bundle would be {len(metadata) + tail_size} bytes, "
+                         "but a PTMF bundle (a flatbuffer) holds at most 2 GiB")
+    return [metadata, *tail]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,19 +25,24 @@ def test_writes_and_replaces(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("failure", [OSError(28, "No space left on device"), KeyboardInterrupt()])
-def test_failure_mid_write_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                              failure: BaseException) -> None:
+def test_failure_mid_write_keeps_the_old_file(tmp_path: Path, failure: BaseException) -> None:
     target = tmp_path / "out.ptl"
     target.write_bytes(b"precious")
 
-    def fail(fd: int) -> None:
+    def pieces() -> Iterator[bytes]:
+        yield b"x" * 100_000
         raise failure
 
-    monkeypatch.setattr(atomic_write.os, "fsync", fail)
     with pytest.raises(OutputError if isinstance(failure, OSError) else KeyboardInterrupt):
-        write_atomic(target, b"x" * 100_000)
+        write_atomic(target, pieces())
     assert target.read_bytes() == b"precious"
     assert _leftovers(tmp_path) == []
+
+
+def test_pieces_are_written_in_order(tmp_path: Path) -> None:
+    target = tmp_path / "out.ptl"
+    write_atomic(target, [b"ab", memoryview(b"cd"), b""])
+    assert target.read_bytes() == b"abcd"
 
 
 def test_failure_without_an_old_file_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

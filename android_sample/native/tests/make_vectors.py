@@ -71,7 +71,9 @@ class Writer:
         path = self.out / name
         path.write_bytes(data)
         try:
-            runtime_py.load(path).forward(np.zeros((4, 20), np.float32))
+            module = runtime_py.load(path)
+            module.forward(np.zeros((4, 20), np.float32))
+            module.debug_table  # noqa: B018  runtime_py verifies the debug table when first read
             raised = False
         except FormatError:
             raised = True

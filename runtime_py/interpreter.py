@@ -13,7 +13,7 @@ values, lists/tuples/dicts Python containers, devices strings ("cpu"), dtypes in
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Protocol
@@ -45,7 +45,7 @@ class Code:
     """A Function ready to run: constants resolved, operators bound to kernels."""
 
     qn: str
-    instructions: tuple[tuple[int, int, int], ...]  # (op, x, n)
+    instructions: Sequence[tuple[int, int, int]]  # (op, x, n); ptmf.LazyInstructions decode on first run
     constants: tuple[Any, ...]
     operators: tuple[Kernel, ...]  # each pops its inputs, pushes its outputs
     types: tuple[str, ...]
@@ -496,8 +496,8 @@ def run(code: Code, args: list[Any], runtime: Runtime, budget: LoadBudget | None
     Any failure becomes an ExecutionError that names the instruction, pc and function and
     carries the instruction's debug handle (so the caller can map it to source). With a
     ``budget`` (code run at load), exceeding it is a FormatError."""
+    steps = code.steps  # first: decoding checks the instructions, register_size among them, before any use
     f = Frame(code, list(args), runtime)
-    steps = code.steps
     end = len(steps)
     if budget is not None:
         if budget.depth >= budget.MAX_CALL_DEPTH:

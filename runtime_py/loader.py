@@ -13,6 +13,7 @@ from runtime_py import interpreter
 from runtime_py.backends import get_backend
 from runtime_py.errors import ExecutionError, FormatError, LiteExportError
 from runtime_py.format import ptmf
+from runtime_py.format.ptmf_verify import ivalue_children
 from runtime_py.lowered_methods import NOT_LOWERED, LoweredCall, is_lowered_setstate, recognize, run_setstate
 from runtime_py.operators import bind_operator
 from runtime_py.values import ScriptEnum, ScriptObject
@@ -33,19 +34,13 @@ LOAD_VALUE_SLACK = 256 << 10
 
 def _dependencies(v: ptmf.IValue, module: ptmf.Module) -> tuple[int, ...]:
     """The ivalues ``v`` needs built before it (those ``_build`` looks up)."""
-    if isinstance(v, (ptmf.ListValue, ptmf.TupleValue)):
-        return v.items
-    if isinstance(v, ptmf.DictValue):
-        return v.keys + v.values
     if isinstance(v, ptmf.ObjectValue):
         if module.object_types[v.type_index].type == ptmf.TypeType.CLASS_WITH_SETSTATE:
             return (v.state, v.setstate_func)
         return v.attrs
-    if isinstance(v, ptmf.EnumValue):
-        return (v.value,)
     if isinstance(v, ptmf.Function):
         return v.constants
-    return ()
+    return ivalue_children(v)  # containers' items, an enum's value
 
 
 def _tensor(t: ptmf.TensorMetadata, storage: np.ndarray) -> np.ndarray:
@@ -76,7 +71,8 @@ class LoadedModule:
         self.module = module
         self._values: dict[int, Any] = {}
         self._building: set[int] = set()  # ivalues whose dependencies are being built
-        self.functions: dict[str, interpreter.Code] = {}
+        self._methods: dict[str, ptmf.Function] = {}  # by qualified name
+        self.functions: dict[str, interpreter.Code] = {}  # the methods' Codes, made when first run
         items = len(module.ivalues) + sum(len(v.instructions) for v in module.ivalues if isinstance(v, ptmf.Function))
         storage = sum(int(s.nbytes) for s in module.storage_data)
         # set while loading: load-time code is hostile and bounded; None once loaded
@@ -87,7 +83,7 @@ class LoadedModule:
             fn = module.ivalues[index]
             assert isinstance(fn, ptmf.Function)  # verify_module checked it
             self._build_needed(fn.constants)
-            self.functions[fn.qn] = self._code(fn)
+            self._methods[fn.qn] = fn
             call = recognize(fn, module)
             if call is not None:
                 self.lowered_calls[fn.qn] = call
@@ -114,6 +110,8 @@ class LoadedModule:
         is a FormatError, not an endless loop."""
         values, building, ivalues = self._values, self._building, self.module.ivalues
         for root in roots:
+            if root in values:
+                continue
             stack = [(root, False)]
             while stack:
                 index, expanded = stack.pop()
@@ -121,6 +119,10 @@ class LoadedModule:
                     values[index] = self._build(ivalues[index], index)
                     building.discard(index)
                 elif index not in values:
+                    plain = _PLAIN.get(type(ivalues[index]))
+                    if plain is not None:  # depends on nothing: built at once (most values are)
+                        values[index] = plain(ivalues[index])
+                        continue
                     if index in building:
                         raise FormatError(f"ivalue {index} depends on itself", where=f"Module.ivalues[{index}]")
                     building.add(index)
@@ -149,7 +151,7 @@ class LoadedModule:
         if isinstance(v, ptmf.ObjectValue):
             return self._object(v, index)
         if isinstance(v, ptmf.Function):
-            return self.functions.get(v.qn) or self._code(v)
+            return self._method_code(v.qn) or self._code(v)
         raise FormatError(f"cannot load ivalue of kind {type(v).__name__}", where=f"Module.ivalues[{index}]")
 
     def _object(self, v: ptmf.ObjectValue, index: int) -> ScriptObject:
@@ -176,6 +178,14 @@ class LoadedModule:
                               "supported", where=f"Module.ivalues[{index}]")
         return obj
 
+    def _method_code(self, qn: str) -> interpreter.Code | None:
+        """The Code of method ``qn``, made on first use: a recognized lowered method never
+        needs one (its constants were built at load, so making it later builds nothing)."""
+        code = self.functions.get(qn)
+        if code is None and qn in self._methods:
+            code = self.functions[qn] = self._code(self._methods[qn])
+        return code
+
     def _code(self, f: ptmf.Function) -> interpreter.Code:
         return interpreter.Code(
             qn=f.qn, instructions=f.instructions, constants=tuple([self.value(c) for c in f.constants]),
@@ -193,7 +203,7 @@ class LoadedModule:
                 result = lowered(obj, args)
                 if result is not NOT_LOWERED:
                     return result
-            code = self.functions.get(qn)
+            code = self._method_code(qn)
             if code is None:
                 raise ExecutionError(f"object of type {obj.type_name} has no method {name}")
             return interpreter.run(code, [obj, *args], self, self._budget)

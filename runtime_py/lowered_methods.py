@@ -90,22 +90,36 @@ def _signature(fn: ptmf.Function) -> MethodSignature | None:
     return MethodSignature(fn.qn.rpartition(".")[2], tuple(a.name for a in args), is_tuple, outputs)
 
 
+@dataclass(frozen=True)
+class _Template:
+    code: FunctionCode
+    encoded: bytes  # its instructions as a file holds them
+
+
+def _template(code: FunctionCode) -> _Template:
+    return _Template(code, ptmf.encode_instructions(code.instructions))
+
+
 @lru_cache(maxsize=64)
-def _method_template(sig: MethodSignature) -> FunctionCode:
+def _method_template(sig: MethodSignature) -> _Template:
     """Built once per signature: loading compares every method against it (the class type,
     the one thing that differs between bundles, is not compared)."""
-    return method_function("", sig, 0)
+    return _template(method_function("", sig, 0))
 
 
-_SETSTATE_TEMPLATE = setstate_function("", 0)
+_SETSTATE_TEMPLATE = _template(setstate_function("", 0))
 
 
-def _is_template(fn: ptmf.Function, template: FunctionCode, module: ptmf.Module) -> bool:
-    """Whether ``fn`` runs exactly ``template``'s code (its name and class type aside)."""
-    return (fn.instructions == template.instructions and fn.operators == template.operators
-            and fn.type_annotations == template.type_annotations and fn.register_size == template.register_size
-            and len(fn.constants) == len(template.constants)
-            and all(module.ivalues[i] == c for i, c in zip(fn.constants, template.constants, strict=True)))
+def _is_template(fn: ptmf.Function, template: _Template, module: ptmf.Module) -> bool:
+    """Whether ``fn`` runs exactly ``template``'s code (its name and class type aside). Instructions
+    read from a file are compared as bytes, undecoded: a recognized function never runs them."""
+    code = template.code
+    same_code = (fn.instructions.raw == template.encoded if isinstance(fn.instructions, ptmf.LazyInstructions)
+                 else fn.instructions == code.instructions)
+    return (same_code and fn.operators == code.operators
+            and fn.type_annotations == code.type_annotations and fn.register_size == code.register_size
+            and len(fn.constants) == len(code.constants)
+            and all(module.ivalues[i] == c for i, c in zip(fn.constants, code.constants, strict=True)))
 
 
 def recognize(fn: ptmf.Function, module: ptmf.Module) -> LoweredCall | None:

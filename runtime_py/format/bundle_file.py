@@ -58,8 +58,14 @@ def read_bundle_bytes(buf: bytes | bytearray | memoryview | mmap.mmap, name: str
 
 
 def read_bundle_file(path: str | Path) -> ptmf.Module:
-    """Memory-map, decode and verify the bundle at ``path``."""
-    return read_bundle_bytes(map_file(path), str(path))
+    """Memory-map, decode and verify the bundle at ``path``, every function's instructions
+    included: this is for tools that describe a whole bundle (``liteexport inspect``), where
+    loading to run (``runtime_py.load``) checks a function's instructions when first used."""
+    module = read_bundle_bytes(map_file(path), str(path))
+    for value in module.ivalues:
+        if isinstance(value, ptmf.Function):
+            tuple(value.instructions)  # ptmf.LazyInstructions: decoding checks them
+    return module
 
 
 def file_size(path: str | Path) -> int:

@@ -13,11 +13,14 @@ whose ``where`` is ``<path>, byte <pos>``, as fb_verify's. The layouts come from
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import NoReturn, TypeVar
 
 from runtime_py.errors import FormatError
 from runtime_py.format import fb_verify as fv
+
+T = TypeVar("T")
 
 _I32 = struct.Struct("<i")
 _U32 = struct.Struct("<I")
@@ -70,11 +73,6 @@ class TableReader:
 
     def fail(self, message: str, path: str, pos: int) -> NoReturn:
         raise FormatError(message, where=fv.location(path, pos))
-
-    def _charge(self, units: int, path: str, pos: int) -> None:
-        self.work_left -= units if units > 1 else 1
-        if self.work_left < 0:
-            self._over_budget(path, pos)
 
     def _over_budget(self, path: str, pos: int) -> NoReturn:
         self.fail("buffer needs more work to read than its size allows (shared or cyclic offsets?)", path, pos)
@@ -153,10 +151,13 @@ class TableReader:
             self.target(pos, path)  # raises
         count = _U32.unpack_from(self.buf, start)[0]
         start += fv.UOFFSET_SIZE
-        if start + count * elem_size > self.size:
-            self.fail(f"vector of {count} elements ({count * elem_size} bytes at byte {start}) lies outside the "
+        nbytes = count * elem_size
+        if start + nbytes > self.size:
+            self.fail(f"vector of {count} elements ({nbytes} bytes at byte {start}) lies outside the "
                       f"{self.size}-byte buffer", path, start - fv.UOFFSET_SIZE)
-        self._charge(count * elem_size, path, start)
+        self.work_left -= nbytes if nbytes > 1 else 1  # the work budget, charged inline: vectors are many
+        if self.work_left < 0:
+            self._over_budget(path, start)
         return start, count
 
     def scalars(self, code: str, pos: int, path: str) -> tuple[int, ...]:
@@ -179,6 +180,11 @@ class TableReader:
                       f"{path}[{i}]", start + 4 * i)
         return out
 
+    def each(self, pos: int, path: str, read: Callable[[TableReader, int, str], T]) -> tuple[T, ...]:
+        """``read`` (reader, table position, path) applied to each table of the table-vector
+        field at ``pos``, () when absent."""
+        return tuple([read(self, table, f"{path}[{i}]") for i, table in enumerate(self.tables(pos, path))])
+
     def string(self, pos: int, path: str) -> str | None:
         """The string field at ``pos`` (length, NUL terminator, UTF-8 checked), None when absent."""
         if not pos:
@@ -191,7 +197,9 @@ class TableReader:
                       path, start - fv.UOFFSET_SIZE)
         if self.buf[start + length]:
             self.fail("string is not NUL-terminated", path, start - fv.UOFFSET_SIZE)
-        self._charge(length, path, start)
+        self.work_left -= length if length > 1 else 1  # the work budget, charged inline: strings are many
+        if self.work_left < 0:
+            self._over_budget(path, start)
         try:
             return str(self.buf[start:start + length], "utf-8")
         except UnicodeDecodeError as e:

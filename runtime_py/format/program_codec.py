@@ -150,9 +150,9 @@ def _bug(problem: str | None) -> None:
         raise InternalError(f"cannot encode program: {problem}")
 
 
-def _bad(problem: str | None, where: str) -> None:
-    if problem is not None:
-        raise FormatError(problem, where=where)
+def _bad(problem: str | None, path: str, pos: int) -> None:
+    if problem is not None:  # the location only then: building it for every check costs more than the check
+        raise FormatError(problem, where=fv.location(path, pos))
 
 
 # --- encoding ---
@@ -257,7 +257,7 @@ def _write_flatten(b: Builder, a: FlattenAttrs) -> int:
 
 def _pair_at(r: TableReader, pos: int, path: str, table_pos: int) -> tuple[int, int]:
     pair = r.scalars("i", pos, path)
-    _bad(_pair_problem(pair, path.rsplit(".", 1)[1]), fv.location(path, pos or table_pos))
+    _bad(_pair_problem(pair, path.rsplit(".", 1)[1]), path, pos or table_pos)
     return pair[0], pair[1]
 
 
@@ -473,17 +473,13 @@ def _read_program(r: TableReader) -> Program:
                      fv.location("Program.format_version", version or pos))
     output_slots = r.scalars("I", outputs, "Program.outputs")
     output_handles = r.scalars("q", handles, "Program.output_debug_handles")
-    _bad(_outputs_problem(output_slots, output_handles),
-         fv.location("Program.output_debug_handles", handles or pos))
+    _bad(_outputs_problem(output_slots, output_handles), "Program.output_debug_handles", handles or pos)
     return Program(
         method=r.required_string(method, "Program.method", pos),
         num_slots=r.scalar(fr.U32, num_slots, 0),  # type: ignore[arg-type]
-        inputs=tuple(_read_value_info(r, p, f"Program.inputs[{i}]")
-                     for i, p in enumerate(r.tables(inputs, "Program.inputs"))),
-        constants=tuple(_read_constant(r, p, f"Program.constants[{i}]")
-                        for i, p in enumerate(r.tables(constants, "Program.constants"))),
-        instructions=tuple(_read_instruction(r, p, f"Program.instructions[{i}]")
-                           for i, p in enumerate(r.tables(instructions, "Program.instructions"))),
+        inputs=r.each(inputs, "Program.inputs", _read_value_info),
+        constants=r.each(constants, "Program.constants", _read_constant),
+        instructions=r.each(instructions, "Program.instructions", _read_instruction),
         outputs=output_slots,
         output_debug_handles=output_handles,
         format_version=found,  # type: ignore[arg-type]
@@ -518,7 +514,9 @@ def _read_instruction(r: TableReader, pos: int, path: str) -> Instruction:
     if tag == g.Attributes.NONE:
         if attributes:
             raise FormatError("attributes given without a type", where=fv.location(f"{path}.attributes", attributes))
-        _bad(attribute_problem(op, None), fv.location(f"{path}.attributes_type", tag_at or pos))
+        problem = attribute_problem(op, None)
+        if problem is not None:
+            raise FormatError(problem, where=fv.location(path + ".attributes_type", tag_at or pos))
     else:
         if codec is None or _OP_ATTRIBUTES[op] is not codec.cls:
             problem = f"unknown attribute type {tag}" if codec is None else attribute_problem(op, codec.cls)
@@ -526,13 +524,16 @@ def _read_instruction(r: TableReader, pos: int, path: str) -> Instruction:
         if not attributes:
             raise FormatError(f"attributes of type {codec.spec.name} are missing",
                               where=fv.location(f"{path}.attributes", pos))
-        child = r.target(attributes, f"{path}.attributes")
-        attrs = codec.read(r, child, f"{path}.attributes")
-        _bad(_adaptive_problem(op, attrs), fv.location(f"{path}.attributes.dims", child))
+        attrs_path = path + ".attributes"
+        child = r.target(attributes, attrs_path)
+        attrs = codec.read(r, child, attrs_path)
+        problem = _adaptive_problem(op, attrs)
+        if problem is not None:
+            raise FormatError(problem, where=fv.location(attrs_path + ".dims", child))
     return Instruction(
         op=op,
-        inputs=r.scalars("I", inputs, f"{path}.inputs"),
-        outputs=r.scalars("I", outputs, f"{path}.outputs"),
+        inputs=r.scalars("I", inputs, path + ".inputs"),
+        outputs=r.scalars("I", outputs, path + ".outputs"),
         attributes=attrs,
         debug_handle=r.scalar(fr.I64, handle, 0),  # type: ignore[arg-type]
     )

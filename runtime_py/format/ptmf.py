@@ -8,8 +8,10 @@ interpreter runs them. Nothing here needs torch or flatbuffers.
 from __future__ import annotations
 
 import enum
+import struct
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, overload
 
 import numpy as np
 
@@ -122,6 +124,79 @@ class Instruction(NamedTuple):
     n: int
 
 
+# struct Instruction { op:byte; n:ushort; x:int; }: op, a padding byte, n, x (little endian)
+INSTRUCTION_STRUCT = struct.Struct("<bxHi")
+
+
+def encode_instructions(instructions: Sequence[Instruction]) -> bytes:
+    """The bytes of an instruction vector, padding zeroed (as the writer writes them)."""
+    return b"".join([INSTRUCTION_STRUCT.pack(op, n, x) for op, x, n in instructions])
+
+
+class CodeLimits(NamedTuple):
+    """What a function's instruction indexes are checked against: its own tables' sizes."""
+
+    operators: int
+    constants: int
+    register_size: int
+    types: int
+
+
+class LazyInstructions(Sequence[Instruction]):
+    """A function's instructions as the file holds them (bounds already checked), decoded and
+    index-checked against the ``limits`` read with them on first use: most functions of a
+    lowered bundle never run (the wrapper and ``__setstate__`` are recognized by their bytes,
+    ``__getstate__`` is never called). ``check`` raises FormatError; the length needs no decoding."""
+
+    __slots__ = ("raw", "limits", "_check", "_decoded")
+
+    def __init__(self, raw: memoryview, limits: CodeLimits,
+                 check: Callable[[tuple[Instruction, ...], CodeLimits], None]) -> None:
+        self.raw = raw  # whole INSTRUCTION_STRUCT records
+        self.limits = limits
+        self._check = check
+        self._decoded: tuple[Instruction, ...] | None = None
+
+    def decoded(self) -> tuple[Instruction, ...]:
+        """The instructions, decoded and checked once (FormatError if their indexes are bad)."""
+        if self._decoded is None:
+            new = tuple.__new__
+            code = tuple([new(Instruction, (op, x, n)) for op, n, x in INSTRUCTION_STRUCT.iter_unpack(self.raw)])
+            self._check(code, self.limits)
+            self._decoded = code
+        return self._decoded
+
+    def __len__(self) -> int:
+        return len(self.raw) // INSTRUCTION_STRUCT.size
+
+    @overload
+    def __getitem__(self, index: int) -> Instruction: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Instruction, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Instruction | tuple[Instruction, ...]:
+        return self.decoded()[index]
+
+    def __iter__(self) -> Iterator[Instruction]:
+        return iter(self.decoded())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, LazyInstructions):
+            other = other.decoded()
+        return self.decoded() == other if isinstance(other, tuple) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.decoded())
+
+    def __repr__(self) -> str:
+        return repr(self.decoded())
+
+
+def code_limits(f: Function) -> CodeLimits:
+    return CodeLimits(len(f.operators), len(f.constants), f.register_size, len(f.type_annotations))
+
+
 @dataclass(frozen=True)
 class Operator:
     name: str  # e.g. "aten::add"
@@ -145,7 +220,7 @@ class Schema:
 @dataclass(frozen=True)
 class Function:
     qn: str
-    instructions: tuple[Instruction, ...]
+    instructions: tuple[Instruction, ...] | LazyInstructions  # lazy as read from a file
     operators: tuple[Operator, ...]
     constants: tuple[int, ...]  # ivalue indexes
     type_annotations: tuple[str, ...]

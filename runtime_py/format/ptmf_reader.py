@@ -4,7 +4,8 @@ The bytes are hostile until proven otherwise. :func:`read_module` reads them in 
 :mod:`fb_reader` (every table, vector, string, offset and union tag bounds-checked as it is
 read, strings checked as UTF-8, under a work budget linear in the buffer's size), straight
 into the ``ptmf`` dataclasses: it runs on every load, so it avoids the generated readers.
-Index-level checks (ivalue, storage, register... indexes) are ``ptmf_verify``'s.
+Index-level checks (ivalue, storage, register... indexes) are ``ptmf_verify``'s; a function's
+instructions are decoded, and their indexes checked, when first used (``ptmf.LazyInstructions``).
 
 :func:`verify_structure` walks the same layouts with the generic :class:`fb_verify.Verifier`;
 nothing at run time needs it: the fuzz harness records through it where a bundle keeps its
@@ -15,7 +16,8 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
-from typing import Any, TypeVar
+from functools import partial
+from typing import Any
 
 import numpy as np
 
@@ -25,8 +27,7 @@ from runtime_py.format import fb_verify as fv
 from runtime_py.format import ptmf
 from runtime_py.format.fb_reader import TableReader
 from runtime_py.format.fb_verify import CheckedTable, Verifier
-
-T = TypeVar("T")
+from runtime_py.format.ptmf_verify import check_code
 
 # --- the tables' layouts (schema/mobile_bytecode.fbs), fields in schema id order ---
 # content is a flatbuffers string holding arbitrary bytes (our debug table is binary): no UTF-8 check
@@ -137,9 +138,6 @@ _FUNCTION_L, _OPERATOR_L, _SCHEMA_L, _ARG_L, _DEBUG_INFO_L = map(
     fr.layout, (_FUNCTION, _OPERATOR, _SCHEMA, _ARG, _DEBUG_INFO))
 _TYPE_TYPES = {int(t): t for t in ptmf.TypeType}
 _NONE = ptmf.NoneValue()
-# struct Instruction { op:byte; n:ushort; x:int; }: op, a padding byte, n, x (little endian)
-_INSTRUCTION = struct.Struct("<bxHi")
-_new_tuple = tuple.__new__
 
 
 def read_module(buf: bytes | bytearray | memoryview | Any) -> ptmf.Module:
@@ -154,22 +152,17 @@ def _read_module(r: TableReader) -> ptmf.Module:
      jit_sources, jit_constants, operator_version, ivalue_size) = r.table(root, _MODULE_L, "Module")
     return ptmf.Module(
         bytecode_version=r.scalar(fr.U32, version, 0),  # type: ignore[arg-type]
-        extra_files=_each(r, extra_files, "Module.extra_files", _extra_file),
+        extra_files=r.each(extra_files, "Module.extra_files", _extra_file),
         methods=r.scalars("I", methods, "Module.methods"),
         state_obj=r.scalar(fr.U32, state_obj, 0),  # type: ignore[arg-type]
-        ivalues=_each(r, ivalues, "Module.ivalues", _ivalue),
-        storage_data=_each(r, storage_data, "Module.storage_data", _storage),
-        object_types=_each(r, object_types, "Module.object_types", _object_type),
-        jit_sources=_each(r, jit_sources, "Module.jit_sources", _extra_file),
+        ivalues=r.each(ivalues, "Module.ivalues", _ivalue),
+        storage_data=r.each(storage_data, "Module.storage_data", _storage),
+        object_types=r.each(object_types, "Module.object_types", _object_type),
+        jit_sources=r.each(jit_sources, "Module.jit_sources", _extra_file),
         jit_constants=r.scalars("I", jit_constants, "Module.jit_constants"),
         operator_version=r.scalar(fr.U32, operator_version, 0),  # type: ignore[arg-type]
         mobile_ivalue_size=r.scalar(fr.U32, ivalue_size, 0),  # type: ignore[arg-type]
     )
-
-
-def _each(r: TableReader, pos: int, path: str, read: Callable[[TableReader, int, str], T]) -> tuple[T, ...]:
-    """``read`` applied to each table of the table-vector field at ``pos``."""
-    return tuple([read(r, table, f"{path}[{i}]") for i, table in enumerate(r.tables(pos, path))])
 
 
 def _strings(r: TableReader, pos: int, path: str) -> tuple[str, ...]:
@@ -261,12 +254,16 @@ def _tensor(r: TableReader, pos: int, path: str) -> ptmf.TensorMetadata:
     return tensor
 
 
-def _instructions(r: TableReader, pos: int, path: str) -> tuple[ptmf.Instruction, ...]:
-    if not pos:
-        return ()
-    start, count = r._vector(pos, _INSTRUCTION.size, path)
-    rows = _INSTRUCTION.iter_unpack(r.buf[start:start + count * _INSTRUCTION.size])
-    return tuple([_new_tuple(ptmf.Instruction, (op, x, n)) for op, n, x in rows])
+def _instructions(r: TableReader, pos: int, path: str, limits: ptmf.CodeLimits) -> ptmf.LazyInstructions:
+    """The instruction vector at ``pos``, bounds-checked now, decoded and index-checked when first used."""
+    start, count = r._vector(pos, ptmf.INSTRUCTION_STRUCT.size, path) if pos else (0, 0)
+    return ptmf.LazyInstructions(r.buf[start:start + count * ptmf.INSTRUCTION_STRUCT.size], limits,
+                                 partial(_check_code, where=path.removesuffix(".instructions")))
+
+
+def _check_code(instructions: tuple[ptmf.Instruction, ...], limits: ptmf.CodeLimits, where: str) -> None:
+    with fv.hostile_input("PTMF function"):
+        check_code(instructions, limits, where)
 
 
 def _operator(r: TableReader, pos: int, path: str) -> ptmf.Operator:
@@ -288,19 +285,21 @@ def _function(r: TableReader, pos: int, path: str) -> ptmf.Function:
     if schema_at:
         spath = path + ".schema"
         arguments, returns = r.table(r.target(schema_at, spath), _SCHEMA_L, spath)
-        schema = ptmf.Schema(_each(r, arguments, spath + ".arguments", _arg),
-                             _each(r, returns, spath + ".returns", _arg))
+        schema = ptmf.Schema(r.each(arguments, spath + ".arguments", _arg),
+                             r.each(returns, spath + ".returns", _arg))
     debug_handles = None
     if debug_at:
         dpath = path + ".debug_info"
         (handles,) = r.table(r.target(debug_at, dpath), _DEBUG_INFO_L, dpath)
         debug_handles = r.scalars("q", handles, dpath + ".debug_handle")
+    operator_list = r.each(operators, path + ".operators", _operator)
+    constant_list = r.scalars("I", constants, path + ".constants")
+    type_list = _strings(r, types, path + ".type_annotations")
+    registers: int = r.scalar(fr.I32, register_size, 0)  # type: ignore[assignment]
+    limits = ptmf.CodeLimits(len(operator_list), len(constant_list), registers, len(type_list))
     return ptmf.Function(
-        qn=_text(r, qn, path + ".qn"), instructions=_instructions(r, instructions, path + ".instructions"),
-        operators=_each(r, operators, path + ".operators", _operator),
-        constants=r.scalars("I", constants, path + ".constants"),
-        type_annotations=_strings(r, types, path + ".type_annotations"),
-        register_size=r.scalar(fr.I32, register_size, 0),  # type: ignore[arg-type]
+        qn=_text(r, qn, path + ".qn"), instructions=_instructions(r, instructions, path + ".instructions", limits),
+        operators=operator_list, constants=constant_list, type_annotations=type_list, register_size=registers,
         schema=schema, debug_handles=debug_handles,
         class_type=r.scalar(fr.U32, class_type, 0))  # type: ignore[arg-type]
 

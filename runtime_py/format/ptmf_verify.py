@@ -3,10 +3,16 @@
 The flatbuffer layer (offsets, lengths, union tags) is checked while decoding; this
 checks what the format leaves to convention: ivalue, storage, object-type, constant,
 operator, register and jump indexes, tensor extents within their storage, and that
-no value contains itself.
+no value contains itself. The indexes inside a function's instructions (:func:`check_code`)
+are checked when the instructions are decoded, which for a file is when they are first used
+(``ptmf.LazyInstructions``).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from operator import attrgetter
+from typing import Any
 
 from runtime_py.errors import FormatError
 from runtime_py.format import ptmf
@@ -27,16 +33,18 @@ def _index(value: int, limit: int, what: str, where: str) -> None:
                           f"{what} {value} refers into an empty table", where=where)
 
 
-def _children(value: ptmf.IValue) -> tuple[int, ...]:
-    if isinstance(value, (ptmf.ListValue, ptmf.TupleValue)):
-        return value.items
-    if isinstance(value, ptmf.DictValue):
-        return value.keys + value.values
-    if isinstance(value, ptmf.ObjectValue):
-        return (value.state,) + value.attrs
-    if isinstance(value, ptmf.EnumValue):
-        return (value.value,)
-    return ()
+# kind of ivalue -> the ivalue indexes it holds (looked up by type: one dict lookup per ivalue)
+_CHILDREN: dict[type, Callable[[Any], tuple[int, ...]]] = {
+    ptmf.ListValue: attrgetter("items"), ptmf.TupleValue: attrgetter("items"),
+    ptmf.DictValue: lambda v: v.keys + v.values, ptmf.ObjectValue: lambda v: (v.state,) + v.attrs,
+    ptmf.EnumValue: lambda v: (v.value,),
+}
+
+
+def ivalue_children(value: ptmf.IValue) -> tuple[int, ...]:
+    """The ivalue indexes ``value`` holds (a container's items, an object's state and attributes...)."""
+    children = _CHILDREN.get(type(value))
+    return children(value) if children is not None else ()
 
 
 def _check_tensor(t: ptmf.TensorMetadata, module: ptmf.Module, where: str) -> None:
@@ -82,28 +90,38 @@ def _check_function(f: ptmf.Function, module: ptmf.Module, where: str) -> None:
     if f.debug_handles is not None and len(f.debug_handles) != len(f.instructions):
         raise FormatError(f"{len(f.debug_handles)} debug handles for {len(f.instructions)} instructions",
                           where=where)
-    limits = {"operator index": len(f.operators), "constant index": len(f.constants),
-              "register": f.register_size + 1, "type index": len(f.type_annotations)}
+    code, limits = f.instructions, ptmf.code_limits(f)
+    # instructions read from a file are checked against the limits read with them when first
+    # decoded; others (built in memory, or with tables replaced since) are checked now
+    if not (isinstance(code, ptmf.LazyInstructions) and code.limits == limits):
+        check_code(tuple(code), limits, where)
+
+
+def check_code(instructions: tuple[ptmf.Instruction, ...], limits: ptmf.CodeLimits, where: str) -> None:
+    """Raise FormatError unless every index the instructions hold is inside the function's own
+    tables (operators, constants, registers, types) or, for jumps, its code."""
+    bounds = {"operator index": limits.operators, "constant index": limits.constants,
+              "register": limits.register_size + 1, "type index": limits.types}
     highest_register = 0
-    for pc, (op, x, n_) in enumerate(f.instructions):
+    for pc, (op, x, n_) in enumerate(instructions):
         what = _X_INDEXES.get(op)
         if what is not None:
-            if not 0 <= x < limits[what]:
-                _index(x, limits[what], what, f"{where}.instructions[{pc}]")
+            if not 0 <= x < bounds[what]:
+                _index(x, bounds[what], what, f"{where}.instructions[{pc}]")
             if op in _REGISTER_OPS and x > highest_register:
                 highest_register = x
         elif op == OpCode.STOREN:
             at = f"{where}.instructions[{pc}]"
-            _index(x, f.register_size + 1, "register", at)
-            _index(x + n_ - 1, f.register_size + 1, "register", at)
+            _index(x, limits.register_size + 1, "register", at)
+            _index(x + n_ - 1, limits.register_size + 1, "register", at)
             highest_register = max(highest_register, x + n_ - 1)
         elif op == OpCode.JF or op == OpCode.JMP:
-            _index(pc + x, len(f.instructions), "jump target", f"{where}.instructions[{pc}]")
+            _index(pc + x, len(instructions), "jump target", f"{where}.instructions[{pc}]")
         elif op == OpCode.ISINSTANCE:
-            _index(x + max(n_, 1) - 1, len(f.type_annotations), "type index", f"{where}.instructions[{pc}]")
-    if f.register_size > highest_register + REGISTER_SLACK:
-        raise FormatError(f"register_size {f.register_size} is far above the highest register the instructions "
-                          f"use ({highest_register})", where=f"{where}.register_size")
+            _index(x + max(n_, 1) - 1, limits.types, "type index", f"{where}.instructions[{pc}]")
+    if limits.register_size > highest_register + REGISTER_SLACK:
+        raise FormatError(f"register_size {limits.register_size} is far above the highest register the "
+                          f"instructions use ({highest_register})", where=f"{where}.register_size")
 
 
 def _check_acyclic(module: ptmf.Module) -> None:
@@ -112,7 +130,7 @@ def _check_acyclic(module: ptmf.Module) -> None:
     for root in range(len(module.ivalues)):
         if state[root]:
             continue
-        stack = [(root, iter(_children(module.ivalues[root])))]
+        stack = [(root, iter(ivalue_children(module.ivalues[root])))]
         state[root] = 1
         while stack:
             node, children = stack[-1]
@@ -124,7 +142,7 @@ def _check_acyclic(module: ptmf.Module) -> None:
                 raise FormatError(f"ivalue {child} contains itself", where=f"Module.ivalues[{node}]")
             elif state[child] == 0:
                 state[child] = 1
-                stack.append((child, iter(_children(module.ivalues[child]))))
+                stack.append((child, iter(ivalue_children(module.ivalues[child]))))
 
 
 def verify_module(module: ptmf.Module) -> None:
@@ -148,22 +166,17 @@ def verify_module(module: ptmf.Module) -> None:
     # full cycle search is needed only for a file that does not.
     ordered = True
     for i, value in enumerate(ivalues):
-        children = _children(value)
-        if children:
-            low, high = min(children), max(children)
+        kind = type(value)
+        children = _CHILDREN.get(kind)
+        if children is not None and (items := children(value)):
+            low, high = min(items), max(items)
             if low < 0 or high >= n:
-                for child in children:
+                for child in items:
                     _index(child, n, "ivalue index", f"Module.ivalues[{i}]")
             ordered = ordered and high < i
-        if isinstance(value, ptmf.TensorMetadata):
-            _check_tensor(value, module, f"Module.ivalues[{i}]")
-        elif isinstance(value, ptmf.Function):
-            _check_value_function(value, module, f"Module.ivalues[{i}]")
-        elif isinstance(value, ptmf.ObjectValue):
-            _check_object(value, module, f"Module.ivalues[{i}]")
-        elif isinstance(value, ptmf.DictValue) and len(value.keys) != len(value.values):
-            raise FormatError(f"dict has {len(value.keys)} keys but {len(value.values)} values",
-                              where=f"Module.ivalues[{i}]")
+        check = _VALUE_CHECKS.get(kind)
+        if check is not None:
+            check(value, module, f"Module.ivalues[{i}]")
     if not ordered:
         _check_acyclic(module)
 
@@ -184,3 +197,15 @@ def _check_object(value: ptmf.ObjectValue, module: ptmf.Module, where: str) -> N
         _index(value.setstate_func, len(module.ivalues), "setstate function index", where)
         if not isinstance(module.ivalues[value.setstate_func], ptmf.Function):
             raise FormatError("setstate_func is not a Function", where=where)
+
+
+def _check_dict(value: ptmf.DictValue, module: ptmf.Module, where: str) -> None:
+    if len(value.keys) != len(value.values):
+        raise FormatError(f"dict has {len(value.keys)} keys but {len(value.values)} values", where=where)
+
+
+# kind of ivalue -> what else to check of it
+_VALUE_CHECKS: dict[type, Callable[[Any, ptmf.Module, str], None]] = {
+    ptmf.TensorMetadata: _check_tensor, ptmf.Function: _check_value_function, ptmf.ObjectValue: _check_object,
+    ptmf.DictValue: _check_dict,
+}

@@ -15,8 +15,8 @@ from liteexport.lowered import CompiledModule
 from runtime_py import loader
 from runtime_py.backends.demo.backend import DemoBackend
 from runtime_py.errors import ExecutionError, FormatError
-from runtime_py.format import ptmf, ptmf_reader
-from runtime_py.format.bundle_file import read_bundle_bytes
+from runtime_py.format import ptmf, ptmf_reader, ptmf_verify
+from runtime_py.format.bundle_file import read_bundle_bytes, read_bundle_file
 from runtime_py.format.debug_table import DEBUG_TABLE_EXTRA_FILE
 from runtime_py.format.ptmf_writer import encode_module
 from runtime_py.module import Module
@@ -157,3 +157,67 @@ def test_single_pass_reader_accepts_what_the_generic_verifier_accepts(name: str)
             except FormatError:
                 outcomes.append("FormatError")
         assert outcomes[0] == outcomes[1], f"mutant {i}: verifier {outcomes[0]}, reader {outcomes[1]}"
+
+
+def _function_index(module: ptmf.Module, suffix: str) -> int:
+    return _index(module, lambda v: isinstance(v, ptmf.Function) and v.qn.endswith(suffix))
+
+
+def _with_bad_jump(module: ptmf.Module, suffix: str) -> tuple[bytes, int]:
+    """The bundle with the function ending in ``suffix`` jumping past its last instruction."""
+    index = _function_index(module, suffix)
+    fn = module.ivalues[index]
+    assert isinstance(fn, ptmf.Function)
+    code = tuple(fn.instructions)
+    bad = code[:-1] + (ptmf.Instruction(ptmf.OpCode.JMP, 1000, 0),) + code[-1:]
+    return _replaced(module, index, dataclasses.replace(fn, instructions=bad)), index
+
+
+def test_recognized_functions_are_never_decoded(linear_relu_module: CompiledModule,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The wrapper and __setstate__ are recognized by their bytes, __getstate__ never runs:
+    loading and running decode none of their instructions."""
+    checked: list[str] = []
+    check = ptmf_reader.check_code
+    monkeypatch.setattr(ptmf_reader, "check_code", lambda code, limits, where: checked.append(where) or check(
+        code, limits, where))
+    loaded = Module(read_bundle_bytes(encode_module(pack(linear_relu_module))))
+    loaded.forward(np.ones((1, 4), np.float32))
+    assert checked == []
+
+
+def test_unused_malformed_function_fails_when_used(linear_relu_module: CompiledModule) -> None:
+    """__getstate__ jumping outside its code loads (nothing runs it), and is a FormatError as
+    soon as its instructions are read; an in-memory copy with other tables is checked eagerly."""
+    data, index = _with_bad_jump(pack(linear_relu_module), ".__getstate__")
+    loaded = Module(read_bundle_bytes(data))
+    loaded.forward(np.ones((1, 4), np.float32))
+    fn = loaded.ptmf.ivalues[index]
+    assert isinstance(fn, ptmf.Function) and isinstance(fn.instructions, ptmf.LazyInstructions)
+    assert len(fn.instructions) > 0  # counting needs no decoding
+    for use in (tuple, lambda code: code[0], hash, lambda code: code == ()):
+        with pytest.raises(FormatError, match="jump target 1.* out of range"):
+            use(fn.instructions)
+    changed = dataclasses.replace(loaded.ptmf, ivalues=loaded.ptmf.ivalues[:index] + (
+        dataclasses.replace(fn, register_size=fn.register_size + 1),) + loaded.ptmf.ivalues[index + 1:])
+    with pytest.raises(FormatError, match="jump target"):
+        ptmf_verify.verify_module(changed)
+
+
+def test_malformed_method_fails_when_run(linear_relu_module: CompiledModule) -> None:
+    """A forward that is not the lowered template is interpreted: its bad jump is a FormatError
+    on the first call, before anything runs."""
+    data, _ = _with_bad_jump(pack(linear_relu_module), ".forward")
+    loaded = Module(read_bundle_bytes(data))
+    assert not loaded._loaded.lowered_calls
+    with pytest.raises(FormatError, match="jump target"):
+        loaded.forward(np.ones((1, 4), np.float32))
+
+
+def test_reading_a_bundle_file_checks_every_function(linear_relu_module: CompiledModule, tmp_path: Path) -> None:
+    """What describes a whole bundle (liteexport inspect) still rejects code nothing runs."""
+    data, _ = _with_bad_jump(pack(linear_relu_module), ".__getstate__")
+    path = tmp_path / "bad_getstate.ptl"
+    path.write_bytes(data)
+    with pytest.raises(FormatError, match="jump target"):
+        read_bundle_file(path)

@@ -122,7 +122,7 @@ def build_plan(program: Program, weights: Sequence[object]) -> MethodPlan:
     alias_of: dict[int, int] = {}  # step -> step whose result it may view
     bindings: list[tuple[KernelSpec, object]] = []
     for index, instruction in enumerate(program.instructions):
-        spec = _lookup(instruction, f"{where}, instruction #{index}")
+        spec = _lookup(instruction, where, index)
         kernel = _bind(spec, instruction, where, index)
         for slot in (*instruction.inputs, *instruction.outputs):
             if not 0 <= slot < num_slots:
@@ -214,11 +214,14 @@ def _prepare_constants(
     return tuple(constants)
 
 
-def _lookup(instruction: Instruction, where: str) -> KernelSpec:
+def _lookup(instruction: Instruction, where: str, index: int) -> KernelSpec:
+    spec = KERNELS.get(instruction.op)  # decoded programs hold OpCodes already: no conversion
+    if spec is not None:
+        return spec
     try:
         op = OpCode(instruction.op)
     except ValueError:
-        raise FormatError(f"unknown opcode {int(instruction.op)}", where=where) from None
+        raise FormatError(f"unknown opcode {int(instruction.op)}", where=f"{where}, instruction #{index}") from None
     return KERNELS[op]
 
 

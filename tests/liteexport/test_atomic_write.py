@@ -45,6 +45,26 @@ def test_pieces_are_written_in_order(tmp_path: Path) -> None:
     assert target.read_bytes() == b"abcd"
 
 
+def test_empty_data_makes_an_empty_file(tmp_path: Path) -> None:
+    target = tmp_path / "out.ptl"
+    target.write_bytes(b"old")
+    write_atomic(target, [b"", b""])  # nothing to preallocate: posix_fallocate rejects length 0
+    assert target.read_bytes() == b""
+
+
+def test_no_room_for_the_preallocation_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_space(fd: int, offset: int, length: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(atomic_write.os, "posix_fallocate", no_space, raising=False)
+    target = tmp_path / "out.ptl"
+    target.write_bytes(b"precious")
+    with pytest.raises(OutputError, match="No space left"):
+        write_atomic(target, b"data")
+    assert target.read_bytes() == b"precious"
+    assert _leftovers(tmp_path) == []
+
+
 def test_failure_without_an_old_file_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def fail(src: str, dst: str) -> None:
         raise OSError(5, "Input/output error")

@@ -50,15 +50,23 @@ def _rss_mb() -> float:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def _median_time(fn: Callable[[], Any], budget: float = 1.0, min_runs: int = 5, max_runs: int = 2000) -> float:
+def _median_time(fn: Callable[[], Any], budget: float = 2.0, min_runs: int = 5, max_runs: int = 2000,
+                 rounds: int = 5) -> float:
+    """The median latency of ``fn``, taken in ``rounds`` rounds of ``budget / rounds`` seconds; the
+    lowest round median is returned. This shared 2-core VM alternates between a fast and a ~2x
+    slower state for seconds at a time (seen within one process, same code); the lowest round
+    is the figure least disturbed by it, and every engine is measured the same way."""
     fn()  # warm up
-    times: list[float] = []
-    start = time.perf_counter()
-    while len(times) < min_runs or (time.perf_counter() - start < budget and len(times) < max_runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    medians = []
+    for _ in range(rounds):
+        times: list[float] = []
+        start = time.perf_counter()
+        while len(times) < min_runs or (time.perf_counter() - start < budget / rounds and len(times) < max_runs):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        medians.append(statistics.median(times))
+    return min(medians)
 
 
 def _case(name: str) -> Any:
@@ -106,7 +114,7 @@ def _load(load: Callable[[], Any]) -> dict[str, float]:
     kept = load()
     added = _rss_mb() - before
     del kept
-    return {"seconds": _median_time(load, budget=0.5, min_runs=3, max_runs=50), "rss_added_mb": added}
+    return {"seconds": _median_time(load, budget=2.0, min_runs=3, max_runs=200), "rss_added_mb": added}
 
 
 def load_ours(bundle: str) -> dict[str, float]:
@@ -143,11 +151,14 @@ def _infer_native(bundle: str, x: np.ndarray) -> dict[str, float]:
     with tempfile.NamedTemporaryFile(suffix=".bin") as f:
         f.write(b"LXT1" + struct.pack("<I", x.ndim) + struct.pack(f"<{x.ndim}q", *x.shape) + x.tobytes())
         f.flush()
-        out = subprocess.run([NATIVE_TOOL, "--repeat", "200", bundle, f.name], capture_output=True, text=True,
-                             check=True).stdout
-    match = re.search(r"median of \d+ runs: ([0-9.]+) ms", out)
-    assert match is not None, out
-    return {"seconds": float(match[1]) / 1e3}
+        medians = []
+        for _ in range(5):  # rounds, as in _median_time
+            out = subprocess.run([NATIVE_TOOL, "--repeat", "200", bundle, f.name], capture_output=True, text=True,
+                                 check=True).stdout
+            match = re.search(r"median of \d+ runs: ([0-9.]+) ms", out)
+            assert match is not None, out
+            medians.append(float(match[1]) / 1e3)
+    return {"seconds": min(medians)}
 
 
 def infer(engine: str, bundle: str, shape: str) -> dict[str, float]:

@@ -50,7 +50,7 @@ def _rss_mb() -> float:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def _median_time(fn: Callable[[], Any], budget: float = 2.0, min_runs: int = 5, max_runs: int = 2000,
+def _median_time(fn: Callable[[], Any], budget: float = 2.0, min_runs: int = 5, max_runs: int = 100_000,
                  rounds: int = 5) -> float:
     """The median latency of ``fn``, taken in ``rounds`` rounds of ``budget / rounds`` seconds; the
     lowest round median is returned. This shared 2-core VM alternates between a fast and a ~2x

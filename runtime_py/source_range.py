@@ -44,47 +44,41 @@ def format_source_range(file: str, source: str, start: int, end: int, *,
     end_line = text.find("\n", range_end)
     end_line = size if end_line < 0 else end_line
 
-    # Context before: walk back over at most `context` newlines (torch's loop shape).
-    begin_context = begin_line
-    seen = 0
-    while begin_context > 0:
-        if text[begin_context - 1] == "\n":
-            seen += 1
-        if seen >= context:
-            break
-        begin_context -= 1
-    # Context after: walk forward until the `context`-th newline.
-    end_context = end_line
-    seen = 0
-    while end_context < size:
-        if text[end_context] == "\n":
-            seen += 1
-        if seen >= context:
-            break
-        end_context += 1
+    # Context: back to just after the `context`-th newline before the range's first line,
+    # forward to the `context`-th newline after its last one (torch's loops, done by str
+    # searches: walking a character at a time was most of a cold export's formatting time).
+    begin_context, end_context = begin_line, end_line
+    if context > 0:
+        for _ in range(context):
+            begin_context = text.rfind("\n", 0, begin_context)
+            if begin_context < 0:
+                break
+        begin_context += 1
+        end_context -= 1
+        for _ in range(context):
+            end_context = text.find("\n", end_context + 1)
+            if end_context < 0:
+                end_context = size
+                break
 
     out.append(text[begin_context:start])
     line_start = start
     line_end = start
     while line_start < range_end:
-        while line_end < size and text[line_end] != "\n":
-            line_end += 1
+        line_end = text.find("\n", line_end)
+        line_end = size if line_end < 0 else line_end
         actual = text[line_start:line_end + 1]
         out.append(actual if actual.endswith("\n") else actual + "\n")
         hl_begin = text.rfind("\n", 0, line_start) + 1
-        hl_end = line_start
-        while hl_end < range_end and text[hl_end] != "\n":
-            hl_end += 1
-        empty = 0
-        for i in range(hl_begin, hl_end):
-            if text[i] == " " or i < start:
-                empty += 1
-            else:
-                break
+        hl_end = min(line_end, range_end)
+        # The underline starts at the range's start, or later at the line's first non-blank.
+        lead = min(max(hl_begin, start), hl_end)
+        rest = text[lead:hl_end]
+        empty = lead - hl_begin + len(rest) - len(rest.lstrip(" "))
         width = hl_end - hl_begin - empty
         if width > 0:
             # Trailing blank lines inside the range get neither a marker nor the HERE.
-            more = any(text[i] not in "\n " for i in range(line_end, min(range_end + 1, size)))
+            more = text[line_end:min(range_end + 1, size)].strip("\n ") != ""
             tail = "\n" if more and line_end != range_end else " <--- HERE\n"
             out.append(" " * empty + "~" * width + tail)
         line_end += 1

@@ -61,7 +61,7 @@ def parse_torch_range(text: str) -> SourceSpan | None:
     code: list[str] = []
     underlined: list[tuple[int, int, int]] = []  # (code line index, first col, end col)
     for line in lines[1:]:
-        if code and _MARKER.match(line):
+        if code and "~" in line and _MARKER.match(line):  # most lines are code: skip the regex
             body = line.split(" <--- HERE")[0].rstrip(".")
             tildes = body.lstrip(" ")
             underlined.append((len(code) - 1, len(body) - len(tildes), len(body)))

@@ -95,6 +95,7 @@ def find_poison(value: object) -> frozenset[int]:
     if isinstance(value, (list, tuple)):
         found: frozenset[int] = frozenset()
         for item in value:
-            found |= find_poison(item)
+            if isinstance(item, (Poison, list, tuple)):  # most items are not: no call for them
+                found |= find_poison(item)
         return found
     return frozenset()

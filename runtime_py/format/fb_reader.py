@@ -8,6 +8,10 @@ vector and string extents, NUL terminator and UTF-8, and the same work budget (s
 offsets cannot make reading take more than linear time). Every violation is a ``FormatError``
 whose ``where`` is ``<path>, byte <pos>``, as fb_verify's. The layouts come from the codecs'
 ``fb_verify.TableSpec``, the one description of each table.
+
+Work that cannot find anything new is skipped: a string met again in the same buffer (the writer
+stores a repeated string once) is not re-checked, and a vtable's field checks, which depend only
+on its bytes and the layout, are remembered for the process (its position is checked every time).
 """
 
 from __future__ import annotations
@@ -60,16 +64,39 @@ def layout(spec: fv.TableSpec) -> Layout:
     return Layout(spec.name, tuple(f.name for f in spec.fields), widths, entries, absent)
 
 
+_VtableFacts = tuple[int, int, tuple[int, ...]]  # table inline size, work units, field offsets (0: absent)
+_CHECKED_VTABLES: dict[tuple[bytes, Layout], _VtableFacts] = {}
+_MAX_CHECKED_VTABLES = 4096
+
+
+def _check_vtable(vtable: bytes, inline_size: int, lay: Layout, path: str, pos: int) -> _VtableFacts:
+    """The facts of a vtable whose size :meth:`TableReader._vtable` checked."""
+    if inline_size < fv.SOFFSET_SIZE:
+        raise FormatError(f"table inline size {inline_size} is smaller than its soffset", where=fv.location(path, pos))
+    widths = lay.widths
+    n = min(len(widths), (len(vtable) - 4) >> 1)
+    # a vtable shorter than the layout leaves the later fields absent
+    offsets = lay.entries[n].unpack_from(vtable, 4) + lay.absent[n]
+    if 0 in widths:  # deprecated fields are ignored
+        offsets = tuple(o if w else 0 for o, w in zip(offsets, widths, strict=True))
+    for i, offset in enumerate(offsets):
+        if offset and (offset < fv.SOFFSET_SIZE or offset + widths[i] > inline_size):
+            raise FormatError(f"field at table offset {offset} ({widths[i]} bytes) lies outside the table's "
+                              f"{inline_size} inline bytes", where=fv.location(f"{path}.{lay.names[i]}", pos))
+    return inline_size, len(vtable) + inline_size, offsets
+
+
 class TableReader:
     """Reads one buffer (bytes, or a uint8 array viewing a mapped bundle; not copied)."""
 
-    __slots__ = ("buf", "size", "work_left", "_checked_vtables")
+    __slots__ = ("buf", "size", "work_left", "_checked_vtables", "_strings")
 
     def __init__(self, buf: fv.Buffer) -> None:
         self.buf = fv.as_byte_view(buf)
         self.size = len(self.buf)
         self.work_left = fv.DEFAULT_WORK_FACTOR * self.size + fv.WORK_SLACK
-        self._checked_vtables: dict[tuple[int, Layout], tuple[int, int, tuple[int, ...]]] = {}
+        self._checked_vtables: dict[tuple[int, Layout], _VtableFacts] = {}
+        self._strings: dict[int, str] = {}  # by position: the writer stores a repeated string once
 
     def fail(self, message: str, path: str, pos: int) -> NoReturn:
         raise FormatError(message, where=fv.location(path, pos))
@@ -99,24 +126,25 @@ class TableReader:
     def table(self, pos: int, lay: Layout, path: str) -> list[int]:
         """Check the table at ``pos`` (>= 0, as every uoffset target is); return the absolute
         position of each field by id, 0 for an absent one (no field can sit at byte 0)."""
-        if pos + fv.SOFFSET_SIZE > self.size:
-            self.fail(f"table (4 bytes at byte {pos}) lies outside the {self.size}-byte buffer", path, pos)
+        size = self.size
+        if pos + fv.SOFFSET_SIZE > size:
+            self.fail(f"table (4 bytes at byte {pos}) lies outside the {size}-byte buffer", path, pos)
         vt = pos - _I32.unpack_from(self.buf, pos)[0]
-        # what the vtable checks find depends only on its bytes and the layout, and builders share
-        # identical vtables (every Constant of a program has the same): check each pair once
+        # builders share identical vtables (every Constant of a program has the same): a vtable
+        # met again in this buffer needs neither its position nor its bytes checked again
         known = self._checked_vtables.get((vt, lay))
         if known is None:
-            known = self._checked_vtables[vt, lay] = self._check_vtable(vt, lay, path, pos)
+            known = self._checked_vtables[vt, lay] = self._vtable(vt, lay, path, pos)
         inline_size, units, offsets = known
-        if pos + inline_size > self.size:
-            self.fail(f"table inline size {inline_size} at byte {pos} does not fit the {self.size}-byte buffer",
+        if pos + inline_size > size:
+            self.fail(f"table inline size {inline_size} at byte {pos} does not fit the {size}-byte buffer",
                       path, pos)
-        self.work_left -= units
-        if self.work_left < 0:
+        work_left = self.work_left = self.work_left - units
+        if work_left < 0:
             self._over_budget(path, pos)
         return [pos + offset if offset else 0 for offset in offsets]
 
-    def _check_vtable(self, vt: int, lay: Layout, path: str, pos: int) -> tuple[int, int, tuple[int, ...]]:
+    def _vtable(self, vt: int, lay: Layout, path: str, pos: int) -> _VtableFacts:
         """(table inline size, work units, each field's offset in the table or 0) of a vtable."""
         size = self.size
         if vt < 0 or vt + 4 > size:
@@ -126,19 +154,16 @@ class TableReader:
             self.fail(f"vtable at byte {vt} has invalid size {vt_size}", path, pos)
         if vt + vt_size > size:
             self.fail(f"vtable ({vt_size} bytes at byte {vt}) lies outside the {size}-byte buffer", path, vt)
-        if inline_size < fv.SOFFSET_SIZE:
-            self.fail(f"table inline size {inline_size} is smaller than its soffset", path, pos)
-        widths = lay.widths
-        n = min(len(widths), (vt_size - 4) >> 1)
-        # a vtable shorter than the layout leaves the later fields absent
-        offsets = lay.entries[n].unpack_from(self.buf, vt + 4) + lay.absent[n]
-        if 0 in widths:  # deprecated fields are ignored
-            offsets = tuple(o if w else 0 for o, w in zip(offsets, widths, strict=True))
-        for i, offset in enumerate(offsets):
-            if offset and (offset < fv.SOFFSET_SIZE or offset + widths[i] > inline_size):
-                self.fail(f"field at table offset {offset} ({widths[i]} bytes) lies outside the table's "
-                          f"{inline_size} inline bytes", f"{path}.{lay.names[i]}", pos)
-        return inline_size, vt_size + inline_size, offsets
+        # the rest depends only on the vtable's bytes: an exporter writes the same few vtables in
+        # every bundle, so the facts of a checked one are kept for the process (only valid ones)
+        key = (bytes(self.buf[vt:vt + vt_size]), lay)
+        known = _CHECKED_VTABLES.get(key)
+        if known is None:
+            known = _check_vtable(key[0], inline_size, lay, path, pos)
+            if len(_CHECKED_VTABLES) >= _MAX_CHECKED_VTABLES:  # a stream of hostile files stays bounded
+                _CHECKED_VTABLES.clear()
+            _CHECKED_VTABLES[key] = known
+        return known
 
     def scalar(self, fmt: struct.Struct, pos: int, default: object) -> object:
         """The scalar field at ``pos`` (checked by :meth:`table`), ``default`` when absent."""
@@ -167,44 +192,49 @@ class TableReader:
         start, count = self._vector(pos, _SIZES[code], path)
         return struct.unpack_from(f"<{count}{code}", self.buf, start)
 
-    def tables(self, pos: int, path: str) -> list[int]:
-        """Positions of the tables a table-vector field at ``pos`` references, [] when absent."""
-        if not pos:
-            return []
-        start, count = self._vector(pos, fv.UOFFSET_SIZE, path)
-        out = [r + at for r, at in zip(struct.unpack_from(f"<{count}I", self.buf, start),
-                                       range(start, start + 4 * count, 4), strict=True)]
-        if out and max(out) > self.size - fv.UOFFSET_SIZE:
-            i = next(i for i, target in enumerate(out) if target > self.size - fv.UOFFSET_SIZE)
-            self.fail(f"element {i} points to byte {out[i]}, past the end of the {self.size}-byte buffer",
-                      f"{path}[{i}]", start + 4 * i)
-        return out
-
     def each(self, pos: int, path: str, read: Callable[[TableReader, int, str], T]) -> tuple[T, ...]:
         """``read`` (reader, table position, path) applied to each table of the table-vector
-        field at ``pos``, () when absent."""
-        return tuple([read(self, table, f"{path}[{i}]") for i, table in enumerate(self.tables(pos, path))])
+        field at ``pos``, () when absent. Each element's target is checked just before it is read."""
+        if not pos:
+            return ()
+        start, count = self._vector(pos, fv.UOFFSET_SIZE, path)
+        buf, last, out = self.buf, self.size - fv.UOFFSET_SIZE, []
+        # one loop, no intermediate list of positions: table vectors are many
+        for i, at in enumerate(range(start, start + fv.UOFFSET_SIZE * count, fv.UOFFSET_SIZE)):
+            table: int = at + _U32.unpack_from(buf, at)[0]
+            if table > last:
+                self.fail(f"element {i} points to byte {table}, past the end of the {self.size}-byte buffer",
+                          f"{path}[{i}]", at)
+            out.append(read(self, table, f"{path}[{i}]"))
+        return tuple(out)
 
     def string(self, pos: int, path: str) -> str | None:
         """The string field at ``pos`` (length, NUL terminator, UTF-8 checked), None when absent."""
         if not pos:
             return None
-        start = self.target(pos, path)
-        length = _U32.unpack_from(self.buf, start)[0]
+        buf, size = self.buf, self.size
+        start: int = pos + _U32.unpack_from(buf, pos)[0]  # self.target, inlined: strings are many
+        if start + fv.UOFFSET_SIZE > size:
+            self.target(pos, path)  # raises
+        known = self._strings.get(start)
+        if known is not None:  # checked when first read (and charged to the budget then)
+            return known
+        length = _U32.unpack_from(buf, start)[0]
         start += fv.UOFFSET_SIZE
-        if start + length >= self.size:
+        if start + length >= size:
             self.fail(f"string of {length} bytes at byte {start} lies outside the {self.size}-byte buffer",
                       path, start - fv.UOFFSET_SIZE)
-        if self.buf[start + length]:
+        if buf[start + length]:
             self.fail("string is not NUL-terminated", path, start - fv.UOFFSET_SIZE)
         self.work_left -= length if length > 1 else 1  # the work budget, charged inline: strings are many
         if self.work_left < 0:
             self._over_budget(path, start)
         try:
-            return str(self.buf[start:start + length], "utf-8")
+            text = self._strings[start - fv.UOFFSET_SIZE] = str(buf[start:start + length], "utf-8")
         except UnicodeDecodeError as e:
             self.fail(f"string is not valid UTF-8 ({e.reason} at byte {start + e.start})", path,
                       start - fv.UOFFSET_SIZE)
+        return text
 
     def required_string(self, pos: int, path: str, table_pos: int) -> str:
         """A string field the writer always sets."""

@@ -204,7 +204,7 @@ def _object_type(r: TableReader, pos: int, path: str) -> ptmf.ObjectType:
 
 def _ivalue(r: TableReader, pos: int, path: str) -> ptmf.IValue:
     tag_at, val = r.table(pos, _IVALUE_L, path)
-    tag: int = r.scalar(fr.U8, tag_at, 0)  # type: ignore[assignment]
+    tag: int = r.buf[tag_at] if tag_at else 0  # a u8 (r.scalar, inlined: ivalues are many)
     if tag == 0:
         return _NONE
     if not val:

@@ -4,11 +4,13 @@ one formatter (runtime_py.source_range) from the span parsed out of it."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import torch
 
 from liteexport.compiler.source import parse_torch_range
+from runtime_py.source_range import format_source_range
 
 from .conftest import prepare
 from .models import layout, zoo
@@ -65,3 +67,25 @@ def test_span_line_and_frame() -> None:
         "            x) * (h",
         "                  + 2)",
     ]
+
+
+_SOURCE = "def f(x):\n    a = x + 1\n\n    b = (a *\n         2)\n    return b\n"
+
+
+@pytest.mark.parametrize(("start", "end", "options", "expected"), [
+    (18, 23, {}, '  File "m.py", line 2\ndef f(x):\n    a = x + 1\n        ~~~~~ <--- HERE\n\n    b = (a *'),
+    (33, 49, {}, '  File "m.py", line 4\n    a = x + 1\n\n    b = (a *\n        ~~~~\n         2)\n'
+                 '         ~~ <--- HERE\n    return b'),
+    (33, 49, {"context": 1}, '  File "m.py", line 4\n    b = (a *\n        ~~~~\n         2)\n         ~~ <--- HERE'),
+    (33, 49, {"context": 0}, '  File "m.py", line 4\n    b = (a *\n        ~~~~\n         2)\n         ~~ <--- HERE'),
+    # a range ending in blank lines: no HERE on its last underlined line
+    (14, 29, {}, '  File "m.py", line 2\ndef f(x):\n    a = x + 1\n    ~~~~~~~~~\n\n    b = (a *\n         2)\n'
+                 '    return b'),
+    (0, 3, {"line_offset": 10, "function": "f"},
+     '  File "m.py", line 11, in f\ndef f(x):\n~~~ <--- HERE\n    a = x + 1'),
+    (54, 63, {}, '  File "m.py", line 6\n    b = (a *\n         2)\n    return b\n    ~~~~~~~~ <--- HERE'),
+    (0, 63, {}, '  File "m.py", line 1\n' + _SOURCE[:-1]),  # the whole source: printed as it is
+])
+def test_format_source_range_layout(start: int, end: int, options: dict[str, Any], expected: str) -> None:
+    """The formatter's context lines and underlines, pinned (the output runtime errors print)."""
+    assert format_source_range("m.py", _SOURCE, start, end, **options) == expected

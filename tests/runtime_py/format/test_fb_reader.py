@@ -1,0 +1,68 @@
+"""fb_reader's shortcuts: a string read twice is checked once, checked vtables are remembered
+by their bytes (across buffers), and neither lets a malformed table through."""
+
+from __future__ import annotations
+
+import struct
+
+import flatbuffers
+import pytest
+
+from runtime_py.errors import FormatError
+from runtime_py.format import fb_reader as fr
+from runtime_py.format import fb_verify as fv
+
+_PAIR = fr.layout(fv.TableSpec("Pair", (fv.string("a"), fv.string("b"), fv.scalar("n", 4))))
+
+
+def _pair(shared: bool) -> tuple[bytes, int]:
+    """A root table Pair{a, b, n=7} (a and b the same string object when ``shared``) and its position."""
+    b = flatbuffers.Builder(64)
+    first = b.CreateString("hello")
+    second = first if shared else b.CreateString("hello")
+    b.StartObject(3)
+    b.PrependUOffsetTRelativeSlot(0, first, 0)
+    b.PrependUOffsetTRelativeSlot(1, second, 0)
+    b.PrependInt32Slot(2, 7, 0)
+    b.Finish(b.EndObject())
+    data = bytes(b.Output())
+    return data, struct.unpack_from("<I", data, 0)[0]
+
+
+def _read(data: bytes, root: int) -> tuple[fr.TableReader, str | None, str | None]:
+    r = fr.TableReader(data)
+    a, b, _n = r.table(root, _PAIR, "Pair")
+    return r, r.string(a, "Pair.a"), r.string(b, "Pair.b")
+
+
+def test_a_shared_string_is_checked_and_charged_once() -> None:
+    shared, root = _pair(shared=True)
+    separate, other_root = _pair(shared=False)
+    r_shared, a, b = _read(shared, root)
+    assert a == b == "hello" and a is b
+    r_separate, c, d = _read(separate, other_root)
+    assert c == d == "hello"
+    # one string's work less (5 bytes), once the budgets' different starts are set aside
+    spent_shared = fv.DEFAULT_WORK_FACTOR * len(shared) + fv.WORK_SLACK - r_shared.work_left
+    spent_separate = fv.DEFAULT_WORK_FACTOR * len(separate) + fv.WORK_SLACK - r_separate.work_left
+    assert spent_separate - spent_shared == len("hello")
+
+
+def test_a_remembered_vtable_still_has_its_position_checked() -> None:
+    data, root = _pair(shared=False)
+    _read(data, root)  # the vtable's facts are now remembered
+    # the table now claims a vtable 2 bytes before the end of the buffer
+    moved = bytearray(data)
+    struct.pack_into("<i", moved, root, root - len(data) + 2)
+    with pytest.raises(FormatError, match="vtable header .* outside"):
+        _read(bytes(moved), root)
+
+
+def test_a_vtable_differing_from_a_remembered_one_is_checked() -> None:
+    data, root = _pair(shared=False)
+    _read(data, root)
+    vt = root - struct.unpack_from("<i", data, root)[0]
+    bad = bytearray(data)
+    struct.pack_into("<H", bad, vt + 4 + 2 * 2, 0xFFF0)  # field n far past the table's inline bytes
+    with pytest.raises(FormatError, match="Pair.n"):
+        _read(bytes(bad), root)

@@ -9,9 +9,9 @@ offsets cannot make reading take more than linear time). Every violation is a ``
 whose ``where`` is ``<path>, byte <pos>``, as fb_verify's. The layouts come from the codecs'
 ``fb_verify.TableSpec``, the one description of each table.
 
-Work that cannot find anything new is skipped: a string met again in the same buffer (the writer
-stores a repeated string once) is not re-checked, and a vtable's field checks, which depend only
-on its bytes and the layout, are remembered for the process (its position is checked every time).
+Work that cannot find anything new is skipped within one buffer: a string or a vtable met again
+(the writer stores a repeated string once, and tables of one layout share a vtable) is not
+re-checked. Nothing is remembered across buffers: every load pays for its own checks.
 """
 
 from __future__ import annotations
@@ -65,25 +65,6 @@ def layout(spec: fv.TableSpec) -> Layout:
 
 
 _VtableFacts = tuple[int, int, tuple[int, ...]]  # table inline size, work units, field offsets (0: absent)
-_CHECKED_VTABLES: dict[tuple[bytes, Layout], _VtableFacts] = {}
-_MAX_CHECKED_VTABLES = 4096
-
-
-def _check_vtable(vtable: bytes, inline_size: int, lay: Layout, path: str, pos: int) -> _VtableFacts:
-    """The facts of a vtable whose size :meth:`TableReader._vtable` checked."""
-    if inline_size < fv.SOFFSET_SIZE:
-        raise FormatError(f"table inline size {inline_size} is smaller than its soffset", where=fv.location(path, pos))
-    widths = lay.widths
-    n = min(len(widths), (len(vtable) - 4) >> 1)
-    # a vtable shorter than the layout leaves the later fields absent
-    offsets = lay.entries[n].unpack_from(vtable, 4) + lay.absent[n]
-    if 0 in widths:  # deprecated fields are ignored
-        offsets = tuple(o if w else 0 for o, w in zip(offsets, widths, strict=True))
-    for i, offset in enumerate(offsets):
-        if offset and (offset < fv.SOFFSET_SIZE or offset + widths[i] > inline_size):
-            raise FormatError(f"field at table offset {offset} ({widths[i]} bytes) lies outside the table's "
-                              f"{inline_size} inline bytes", where=fv.location(f"{path}.{lay.names[i]}", pos))
-    return inline_size, len(vtable) + inline_size, offsets
 
 
 class TableReader:
@@ -154,16 +135,19 @@ class TableReader:
             self.fail(f"vtable at byte {vt} has invalid size {vt_size}", path, pos)
         if vt + vt_size > size:
             self.fail(f"vtable ({vt_size} bytes at byte {vt}) lies outside the {size}-byte buffer", path, vt)
-        # the rest depends only on the vtable's bytes: an exporter writes the same few vtables in
-        # every bundle, so the facts of a checked one are kept for the process (only valid ones)
-        key = (bytes(self.buf[vt:vt + vt_size]), lay)
-        known = _CHECKED_VTABLES.get(key)
-        if known is None:
-            known = _check_vtable(key[0], inline_size, lay, path, pos)
-            if len(_CHECKED_VTABLES) >= _MAX_CHECKED_VTABLES:  # a stream of hostile files stays bounded
-                _CHECKED_VTABLES.clear()
-            _CHECKED_VTABLES[key] = known
-        return known
+        if inline_size < fv.SOFFSET_SIZE:
+            self.fail(f"table inline size {inline_size} is smaller than its soffset", path, pos)
+        widths = lay.widths
+        n = min(len(widths), (vt_size - 4) >> 1)
+        # a vtable shorter than the layout leaves the later fields absent
+        offsets = lay.entries[n].unpack_from(self.buf, vt + 4) + lay.absent[n]
+        if 0 in widths:  # deprecated fields are ignored
+            offsets = tuple(o if w else 0 for o, w in zip(offsets, widths, strict=True))
+        for i, offset in enumerate(offsets):
+            if offset and (offset < fv.SOFFSET_SIZE or offset + widths[i] > inline_size):
+                self.fail(f"field at table offset {offset} ({widths[i]} bytes) lies outside the table's "
+                          f"{inline_size} inline bytes", f"{path}.{lay.names[i]}", pos)
+        return inline_size, vt_size + inline_size, offsets
 
     def scalar(self, fmt: struct.Struct, pos: int, default: object) -> object:
         """The scalar field at ``pos`` (checked by :meth:`table`), ``default`` when absent."""

@@ -1,5 +1,5 @@
-"""fb_reader's shortcuts: a string read twice is checked once, checked vtables are remembered
-by their bytes (across buffers), and neither lets a malformed table through."""
+"""fb_reader's shortcuts: a string read twice is checked once, and no shortcut carries over
+from a good buffer to a malformed one."""
 
 from __future__ import annotations
 
@@ -48,9 +48,9 @@ def test_a_shared_string_is_checked_and_charged_once() -> None:
     assert spent_separate - spent_shared == len("hello")
 
 
-def test_a_remembered_vtable_still_has_its_position_checked() -> None:
+def test_a_vtable_seen_before_in_a_good_buffer_still_has_its_position_checked() -> None:
     data, root = _pair(shared=False)
-    _read(data, root)  # the vtable's facts are now remembered
+    _read(data, root)
     # the table now claims a vtable 2 bytes before the end of the buffer
     moved = bytearray(data)
     struct.pack_into("<i", moved, root, root - len(data) + 2)
@@ -58,7 +58,7 @@ def test_a_remembered_vtable_still_has_its_position_checked() -> None:
         _read(bytes(moved), root)
 
 
-def test_a_vtable_differing_from_a_remembered_one_is_checked() -> None:
+def test_a_vtable_differing_from_one_seen_before_is_checked() -> None:
     data, root = _pair(shared=False)
     _read(data, root)
     vt = root - struct.unpack_from("<i", data, root)[0]

@@ -18,19 +18,7 @@ torch = pytest.importorskip("torch")
 warnings.filterwarnings("ignore", message="Lite Interpreter is deprecated")
 pytestmark = pytest.mark.torch_oracle
 
-
-@torch.jit.script
-class Holder:
-    def __init__(self, v: int) -> None:
-        self.v = v
-        self.t = torch.ones(2)
-
-    def __getstate__(self) -> tuple[int, torch.Tensor]:
-        return (self.v, self.t)
-
-    def __setstate__(self, s: tuple[int, torch.Tensor]) -> None:
-        self.v = s[0] + 100
-        self.t = s[1]
+from tests.fuzz.make_seeds import Holder  # noqa: E402  (a class with __setstate__; needs torch)
 
 
 class Stateful(torch.nn.Module):

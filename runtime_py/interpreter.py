@@ -505,13 +505,14 @@ def run(code: Code, args: list[Any], runtime: Runtime, budget: LoadBudget | None
                               f"(calling {code.qn}) at load")
         budget.depth += 1
     try:
-        if budget is not None:
-            _run_budgeted(f, budget)
-        else:
-            while f.pc < end:
-                handler, x, n = steps[f.pc]
-                handler(f, x, n)
-                f.pc += 1
+        with np.errstate(all="ignore"):  # inf/nan follow IEEE as in torch, without numpy's warnings
+            if budget is not None:
+                _run_budgeted(f, budget)
+            else:
+                while f.pc < end:
+                    handler, x, n = steps[f.pc]
+                    handler(f, x, n)
+                    f.pc += 1
     except _Return:
         if not f.stack:
             raise ExecutionError(f"RET with an empty stack at pc {f.pc} of function {code.qn}",

@@ -9,11 +9,14 @@ from typing import Any
 
 import numpy as np
 
+from runtime_py.backends.demo.elementwise import make_gelu, make_log_softmax, make_softmax, relu_inplace
 from runtime_py.errors import ExecutionError
+from runtime_py.format.program import AxisAttrs, GeluAttrs
 from runtime_py.operators.registry import op, register_schema
 from runtime_py.operators.tensors import (
     BOOL,
     DEFAULT_FLOAT,
+    FLOAT32,
     as_dtype,
     dim,
     float_dtype,
@@ -231,6 +234,12 @@ def relu(x: np.ndarray) -> np.ndarray:
     return np.maximum(x, np.zeros((), x.dtype))
 
 
+def relu_(x: np.ndarray) -> np.ndarray:
+    if x.dtype == FLOAT32 and x.flags.writeable:
+        return relu_inplace(x)  # no temporary: ResNets call relu_ after every conv
+    return write(x, relu(x))
+
+
 def hardtanh(x: np.ndarray, min_val: Any = -1, max_val: Any = 1) -> np.ndarray:
     return np.minimum(np.maximum(x, as_dtype(min_val, x.dtype)), as_dtype(max_val, x.dtype))
 
@@ -244,7 +253,12 @@ def elu(x: np.ndarray, alpha: Any = 1, scale: Any = 1, input_scale: Any = 1) -> 
     return np.where(x > 0, x * as_dtype(scale, x.dtype), neg).astype(x.dtype)
 
 
+_GELU = {"none": make_gelu(GeluAttrs(False), 1), "tanh": make_gelu(GeluAttrs(True), 1)}  # float32: demo kernels
+
+
 def gelu(x: np.ndarray, approximate: str = "none") -> np.ndarray:
+    if x.dtype == FLOAT32 and approximate in _GELU:
+        return _GELU[approximate](x)
     x64 = x.astype(np.float64)
     if approximate == "tanh":
         y = 0.5 * x64 * (1 + np.tanh(math.sqrt(2 / math.pi) * (x64 + 0.044715 * x64 ** 3)))
@@ -272,7 +286,8 @@ def softplus(x: np.ndarray, beta: Any = 1, threshold: Any = 20) -> np.ndarray:
     return np.where(bx > threshold, x, np.log1p(np.exp(bx)) / beta).astype(x.dtype)
 
 
-register_pair("aten::relu(Tensor self) -> Tensor", relu)
+register_schema("aten::relu(Tensor self) -> Tensor", relu)
+register_schema("aten::relu_(Tensor(a!) self) -> Tensor(a!)", relu_)
 register_schema("aten::relu6(Tensor self) -> Tensor", lambda x: hardtanh(x, 0, 6))
 register_pair("aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor", hardtanh)
 register_pair("aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor", leaky_relu)
@@ -309,6 +324,8 @@ def glu(x: np.ndarray, d: int) -> np.ndarray:
 
 def _softmax(x: np.ndarray, d: int, dtype: int | None, log: bool) -> np.ndarray:
     out = numpy_dtype(dtype, float_dtype(x))
+    if x.dtype == FLOAT32 and out == FLOAT32 and x.ndim:  # the demo kernel (made per call: a closure)
+        return (make_log_softmax if log else make_softmax)(AxisAttrs(dim(d, x.ndim)), 1)(x)
     x64 = x.astype(np.float64)
     axis = dim(d, x.ndim)
     shifted = x64 - np.max(x64, axis=axis, keepdims=True) if x.ndim else x64 - x64

@@ -241,7 +241,8 @@ def relu_(x: np.ndarray) -> np.ndarray:
 
 
 def hardtanh(x: np.ndarray, min_val: Any = -1, max_val: Any = 1) -> np.ndarray:
-    return np.minimum(np.maximum(x, as_dtype(min_val, x.dtype)), as_dtype(max_val, x.dtype))
+    y = np.maximum(x, as_dtype(min_val, x.dtype))
+    return np.minimum(y, as_dtype(max_val, x.dtype), out=y if x.ndim else None)
 
 
 def leaky_relu(x: np.ndarray, negative_slope: Any = 0.01) -> np.ndarray:
@@ -273,12 +274,27 @@ def silu(x: np.ndarray) -> np.ndarray:
     return x * sigmoid(x)
 
 
-def hardswish(x: np.ndarray) -> np.ndarray:
-    return (x * np.clip(x + 3, 0, 6) / 6).astype(x.dtype)
-
-
 def hardsigmoid(x: np.ndarray) -> np.ndarray:
-    return (np.clip(x + 3, 0, 6) / 6).astype(x.dtype)
+    """min(max(x + 3, 0), 6) / 6, in one temporary for floating x."""
+    if not (x.ndim and is_floating(x.dtype)):
+        return (np.clip(x + 3, 0, 6) / 6).astype(x.dtype)
+    y = np.add(x, x.dtype.type(3))
+    np.maximum(y, x.dtype.type(0), out=y)
+    np.minimum(y, x.dtype.type(6), out=y)
+    y /= x.dtype.type(6)
+    return y
+
+
+def hardswish(x: np.ndarray) -> np.ndarray:
+    """x * hardsigmoid(x); torch divides the product by 6, as done here."""
+    if not (x.ndim and is_floating(x.dtype)):
+        return (x * np.clip(x + 3, 0, 6) / 6).astype(x.dtype)
+    y = np.add(x, x.dtype.type(3))
+    np.maximum(y, x.dtype.type(0), out=y)
+    np.minimum(y, x.dtype.type(6), out=y)
+    y *= x
+    y /= x.dtype.type(6)
+    return y
 
 
 def softplus(x: np.ndarray, beta: Any = 1, threshold: Any = 20) -> np.ndarray:

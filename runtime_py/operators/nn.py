@@ -132,15 +132,17 @@ def _conv_site() -> Any:
     """A convolution call site: float32 2-D convolutions run the demo kernel (which keeps its
     weight matrix and buffers between calls), others ``convolution``. A demo kernel's
     ValueError falls through to ``convolution``, which reports the problem in torch's words."""
-    kernels = SiteKernels()
+    # one kernel per weight too: a method's call site serves every instance of its class (each
+    # block of a ResNet), and a kernel's buffers and weight matrix are sized for one weight
+    kernels = SiteKernels(max_kernels=256)
 
     def conv(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, stride: Any, padding: Any, dilation: Any,
              groups: int) -> np.ndarray:
         if w.ndim == 4 and x.ndim in (3, 4) and all_float32(x, w, b) and type(groups) is int:
-            key = (pair(stride), pair(padding), pair(dilation), groups)
-            if None not in key:
+            attrs = (pair(stride), pair(padding), pair(dilation), groups)
+            if None not in attrs:
                 try:
-                    return kernels.get(key, lambda: make_conv2d(Conv2dAttrs(*key), 3))(x, w, b)  # type: ignore[arg-type]
+                    return kernels.get((attrs, id(w)), lambda: make_conv2d(Conv2dAttrs(*attrs), 3))(x, w, b)  # type: ignore[arg-type]
                 except ValueError:
                     pass
         return convolution(x, w, b, stride, padding, dilation, groups)

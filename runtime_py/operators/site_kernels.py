@@ -18,7 +18,6 @@ import numpy as np
 from runtime_py.backends.demo.arrays import Kernel
 
 F32 = np.dtype(np.float32)
-_MAX_KERNELS = 8  # argument sets remembered per call site; more means they are not constants
 
 
 def all_float32(*values: Any) -> bool:
@@ -31,15 +30,16 @@ class SiteKernels:
 
     ``get(key, make)`` returns the kernel for ``key``, made by ``make()`` on first use."""
 
-    __slots__ = ("_kernels",)
+    __slots__ = ("_kernels", "_max_kernels")
 
-    def __init__(self) -> None:
+    def __init__(self, max_kernels: int = 8) -> None:
         self._kernels: dict[Hashable, Kernel] = {}
+        self._max_kernels = max_kernels  # more keys than this: they are not constants, start over
 
     def get(self, key: Hashable, make: Callable[[], Kernel]) -> Kernel:
         kernel = self._kernels.get(key)
         if kernel is None:
-            if len(self._kernels) >= _MAX_KERNELS:
+            if len(self._kernels) >= self._max_kernels:
                 self._kernels.clear()
             kernel = self._kernels[key] = make()
         return kernel

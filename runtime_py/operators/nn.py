@@ -377,7 +377,9 @@ def _folded_norm(weight: np.ndarray | None, bias: np.ndarray | None, mean: np.nd
 def _batch_norm_site() -> Any:
     """batch_norm at one call site: float32 inference runs the demo backend's channel_affine, its
     scale and shift folded once per set of (read-only) parameters; the rest ``batch_norm``."""
-    folded: list[Any] = []  # [weight, bias, mean, var, eps, scale, shift] of the last call
+    # id(running_mean) -> (weight, bias, mean, var, eps, scale, shift); per set of parameters, as a
+    # method's call site serves every instance of its class (see _conv_site)
+    folded: dict[int, tuple[Any, ...]] = {}
 
     def batch_norm_site(x: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None,
                         mean: np.ndarray | None, var: np.ndarray | None, training: bool, momentum: float,
@@ -386,12 +388,14 @@ def _batch_norm_site() -> Any:
                 or any(p is not None and p.shape != (x.shape[1],) for p in (weight, bias, mean, var))):
             return batch_norm(x, weight, bias, mean, var, training, momentum, eps, cudnn)
         params = (weight, bias, mean, var, eps)
-        if folded and all(a is b for a, b in zip(folded, params, strict=False)):
-            scale, shift = folded[5], folded[6]
-        else:
-            scale, shift = _folded_norm(weight, bias, mean, var, eps)
-            constant = all(p is None or not p.flags.writeable for p in (weight, bias, mean, var))
-            folded[:] = [*params, scale, shift] if constant else []  # a writable tensor may change
+        hit = folded.get(id(mean))
+        if hit is not None and all(a is b for a, b in zip(hit, params, strict=False)):
+            return channel_affine(x, hit[5], hit[6])
+        scale, shift = _folded_norm(weight, bias, mean, var, eps)
+        if all(p is None or not p.flags.writeable for p in (weight, bias, mean, var)):  # else they may change
+            if len(folded) >= 256:
+                folded.clear()
+            folded[id(mean)] = (*params, scale, shift)
         return channel_affine(x, scale, shift)
 
     return batch_norm_site

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from runtime_py.blocks import block_spans, compile_block, pop_n
 from runtime_py.errors import ExecutionError, FormatError, LiteExportError
 from runtime_py.format.ptmf import NUMPY_DTYPES, OpCode
 from runtime_py.value_format import format_ivalue
@@ -58,6 +59,16 @@ class Code:
         """(handler, X, N) per instruction, resolved once so the loop does no lookups; on first
         run, not at load: many functions of a bundle never run (lowered wrappers, __getstate__)."""
         return tuple([(HANDLERS.get(op) or _unknown(op), x, n) for op, x, n in self.instructions])
+
+    @cached_property
+    def plan(self) -> tuple[tuple[Handler, int, int], ...]:
+        """``steps`` with each straight-line run replaced, at its first pc, by one compiled block
+        (runtime_py.blocks) that leaves pc on the run's last instruction. The other steps of a
+        run stay in place but are never reached: no jump lands inside a run."""
+        steps = list(self.steps)
+        for start, end in block_spans(self.instructions):
+            steps[start] = (compile_block(self.instructions, start, end), 0, 0)
+        return tuple(steps)
 
     def debug_handle(self, pc: int) -> int:
         if self.debug_handles is None or not 0 <= pc < len(self.debug_handles):
@@ -164,14 +175,6 @@ def _same(a: Any, b: Any) -> bool:
     return a is b
 
 
-def _pop_n(stack: list[Any], n: int) -> list[Any]:
-    if n > len(stack):
-        raise ExecutionError(f"instruction needs {n} values but the stack holds {len(stack)}")
-    items = stack[len(stack) - n:]
-    del stack[len(stack) - n:]
-    return items
-
-
 # --- the instructions ---------------------------------------------------------------------------
 
 def _op(f: Frame, x: int, n: int) -> None:  # call operators[X]
@@ -193,7 +196,7 @@ def _move(f: Frame, x: int, n: int) -> None:  # push reg[X], clear it
 
 
 def _storen(f: Frame, x: int, n: int) -> None:  # pop N values into reg[X..X+N-1]
-    f.registers[x:x + n] = _pop_n(f.stack, n)
+    f.registers[x:x + n] = pop_n(f.stack, n)
 
 
 def _store(f: Frame, x: int, n: int) -> None:  # pop into reg[X]
@@ -248,7 +251,7 @@ def _call(f: Frame, x: int, n: int) -> None:  # call function X of the code (tor
 def _interface_call(f: Frame, x: int, n: int) -> None:  # method named constants[X], N inputs, object first
     if n == 0:
         raise ExecutionError("INTERFACE_CALL with no inputs")
-    args = _pop_n(f.stack, n)
+    args = pop_n(f.stack, n)
     f.stack.append(f.runtime.call_method(args[0], f.code.constants[x], args[1:]))
 
 
@@ -269,19 +272,19 @@ def _list_unpack(f: Frame, x: int, n: int) -> None:  # pop a list of X items, pu
 
 
 def _tuple_construct(f: Frame, x: int, n: int) -> None:  # pop X values, push a tuple
-    f.stack.append(tuple(_pop_n(f.stack, x)))
+    f.stack.append(tuple(pop_n(f.stack, x)))
 
 
 def _named_tuple_construct(f: Frame, x: int, n: int) -> None:  # pop N values, push a tuple of types[X]
-    f.stack.append(tuple(_pop_n(f.stack, n)))
+    f.stack.append(tuple(pop_n(f.stack, n)))
 
 
 def _list_construct(f: Frame, x: int, n: int) -> None:  # pop N values, push a list of types[X]
-    f.stack.append(_pop_n(f.stack, n))
+    f.stack.append(pop_n(f.stack, n))
 
 
 def _dict_construct(f: Frame, x: int, n: int) -> None:  # pop N values (key, value, ...), push a dict
-    items = _pop_n(f.stack, n)
+    items = pop_n(f.stack, n)
     f.stack.append(dict(zip(items[0::2], items[1::2], strict=True)))
 
 
@@ -339,7 +342,7 @@ def _un_initialized(f: Frame, x: int, n: int) -> None:  # push a placeholder (va
 
 
 def _format(f: Frame, x: int, n: int) -> None:  # pop X values (format string first), push str.format result
-    args = _pop_n(f.stack, x)
+    args = pop_n(f.stack, x)
     fmt = args[0]
     out: list[str] = []
     begin = 0
@@ -496,7 +499,9 @@ def run(code: Code, args: list[Any], runtime: Runtime, budget: LoadBudget | None
     Any failure becomes an ExecutionError that names the instruction, pc and function and
     carries the instruction's debug handle (so the caller can map it to source). With a
     ``budget`` (code run at load), exceeding it is a FormatError."""
-    steps = code.steps  # first: decoding checks the instructions, register_size among them, before any use
+    # first: decoding checks the instructions, register_size among them, before any use; load-time
+    # code runs instruction by instruction, each counted against its budget
+    steps = code.steps if budget is not None else code.plan
     f = Frame(code, list(args), runtime)
     end = len(steps)
     if budget is not None:

@@ -49,8 +49,15 @@ def register_pair(schema: str, fn: Fn) -> None:
 
 # ---- arithmetic -----------------------------------------------------------------------------
 
+def _same_float_tensors(a: Any, b: Any) -> bool:
+    """Two tensors of one floating dtype: their result type is that dtype, no promotion to work out."""
+    return type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == b.dtype and a.dtype.kind == "f"
+
+
 def _binary(fn: Fn, floating: bool = False) -> Fn:
     def impl(a: Any, b: Any) -> np.ndarray:
+        if _same_float_tensors(a, b):
+            return np.asarray(fn(a, b))
         dtype = result_type(a, b)
         if floating and not is_floating(dtype):
             dtype = DEFAULT_FLOAT
@@ -60,6 +67,8 @@ def _binary(fn: Fn, floating: bool = False) -> Fn:
 
 
 def add(a: Any, b: Any, alpha: Any = 1) -> np.ndarray:
+    if alpha == 1 and _same_float_tensors(a, b):
+        return np.asarray(np.add(a, b))
     dtype = result_type(a, b)
     other = as_dtype(b, dtype) if alpha == 1 else as_dtype(alpha, dtype) * as_dtype(b, dtype)
     return np.asarray(np.add(as_dtype(a, dtype), other))

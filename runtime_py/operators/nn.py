@@ -142,7 +142,7 @@ def _conv_site() -> Any:
             attrs = (pair(stride), pair(padding), pair(dilation), groups)
             if None not in attrs:
                 try:
-                    return kernels.get((attrs, id(w)), lambda: make_conv2d(Conv2dAttrs(*attrs), 3))(x, w, b)  # type: ignore[arg-type]
+                    return kernels.get((attrs, id(w)), lambda: make_conv2d(Conv2dAttrs(*attrs), 3))(x, w, b)
                 except ValueError:
                     pass
         return convolution(x, w, b, stride, padding, dilation, groups)
@@ -242,7 +242,7 @@ def _max_pool2d_site() -> Any:
                    bool(ceil_mode))
             if None not in key:
                 try:
-                    return kernels.get(key, lambda: make_max_pool2d(Pool2dAttrs(*key), 1))(x)  # type: ignore[arg-type]
+                    return kernels.get(key, lambda: make_max_pool2d(Pool2dAttrs(*key), 1))(x)
                 except ValueError:
                     pass
         return max_pool(x, 2, kernel, stride, padding, dilation, ceil_mode)
@@ -292,7 +292,7 @@ def _avg_pool2d_site() -> Any:
                    bool(count_include_pad), divisor_override)
             if None not in key[:4]:
                 try:
-                    return kernels.get(key, lambda: make_avg_pool2d(Pool2dAttrs(*key), 1))(x)  # type: ignore[arg-type]
+                    return kernels.get(key, lambda: make_avg_pool2d(Pool2dAttrs(*key), 1))(x)
                 except ValueError:
                     pass
         return avg_pool(x, 2, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)

@@ -22,7 +22,10 @@ F32 = np.dtype(np.float32)
 
 def all_float32(*values: Any) -> bool:
     """Whether every value is a float32 array (None counts: an absent optional tensor)."""
-    return all(v is None or (type(v) is np.ndarray and v.dtype == F32) for v in values)
+    for v in values:  # a loop, not all(): this runs on every call of a conv or linear
+        if v is not None and (type(v) is not np.ndarray or v.dtype != F32):
+            return False
+    return True
 
 
 class SiteKernels:

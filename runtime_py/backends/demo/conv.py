@@ -17,7 +17,6 @@ from runtime_py.backends.demo.windows import (
     check_output_size,
     check_window_attrs,
     output_size,
-    padded_windows,
 )
 from runtime_py.format.program import Activation, Conv2dAttrs
 
@@ -182,33 +181,6 @@ def _matrix(cache: dict[tuple[int, int], tuple[Array, Array | None, Array]], wei
     return matrix
 
 
-def _im2col_matmul(
-    x: Array,
-    weight: Array,
-    groups: int,
-    stride: tuple[int, int],
-    padding: tuple[int, int],
-    dilation: tuple[int, int],
-    out_hw: tuple[int, int],
-    pointwise: bool,
-) -> Array:
-    n, c, _, _ = x.shape
-    out_c, group_c, kh, kw = weight.shape
-    length = out_hw[0] * out_hw[1]
-    if pointwise and kh == kw == 1:
-        # a 1x1 convolution is a matmul over the input as it is: no im2col copy
-        cols = x.reshape(n, groups, group_c, length)
-    else:
-        windows = padded_windows(x, (kh, kw), stride, padding, dilation, out_hw, 0.0)
-        # (N, G, Cg, OH, OW, kh, kw) -> (N, G, Cg*kh*kw, OH*OW): the one copy, ordered like the weight
-        cols = (
-            windows.reshape(n, groups, group_c, out_hw[0], out_hw[1], kh, kw)
-            .transpose(0, 1, 2, 5, 6, 3, 4)
-            .reshape(n, groups, group_c * kh * kw, length)
-        )
-    # (G, Og, K) @ (N, G, K, L) -> (N, G, Og, L), already NCHW-contiguous
-    y: Array = np.matmul(weight.reshape(groups, out_c // groups, group_c * kh * kw), cols)
-    return y.reshape(n, out_c, out_hw[0], out_hw[1])
 
 
 def _depthwise(

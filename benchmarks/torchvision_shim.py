@@ -8,6 +8,7 @@ never call them) lets the models import. Shared by benchmarks and tests.
 
 from __future__ import annotations
 
+import importlib
 from types import ModuleType
 from typing import Any
 
@@ -24,6 +25,4 @@ def import_torchvision() -> ModuleType:
         _LIBRARY = torch.library.Library("torchvision", "DEF")
         _LIBRARY.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
         _LIBRARY.define("qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
-    import torchvision
-
-    return torchvision
+    return importlib.import_module("torchvision")

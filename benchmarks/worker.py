@@ -70,9 +70,9 @@ def _median_time(fn: Callable[[], Any], budget: float = 2.0, min_runs: int = 5, 
 
 
 def _case(name: str) -> Any:
-    from benchmarks.models import CASES, scaling_case
+    from benchmarks.models import CASES, PLAIN_CASES, scaling_case
 
-    for case in CASES:
+    for case in (*CASES, *PLAIN_CASES):
         if case.name == name:
             return case
     return scaling_case(int(name.removeprefix("mlp_w")))
@@ -95,15 +95,17 @@ def export_ours(case_name: str, out: str) -> dict[str, float]:
     return {"seconds": time.perf_counter() - t0, "peak_mb": _peak_rss_mb() - base}
 
 
-def export_torch(case_name: str, out: str) -> dict[str, float]:
+def export_torch(case_name: str, out: str, container: str = "flatbuffer") -> dict[str, float]:
+    """torch's own bundle of the plain model; ``container`` "zip" for the pickle-in-zip format."""
     import torch
 
     torch.set_num_threads(1)
+    torch.manual_seed(0)
     model = _case(case_name).make().eval()
     gc.collect()
     base = _reset_peak_rss_mb()
     t0 = time.perf_counter()
-    torch.jit.script(model)._save_for_lite_interpreter(out, _use_flatbuffer=True)
+    torch.jit.script(model)._save_for_lite_interpreter(out, _use_flatbuffer=container == "flatbuffer")
     return {"seconds": time.perf_counter() - t0, "peak_mb": _peak_rss_mb() - base}
 
 

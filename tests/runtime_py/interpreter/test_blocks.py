@@ -11,23 +11,7 @@ from runtime_py.errors import ExecutionError
 from runtime_py.format.ptmf import OpCode as Op
 from runtime_py.interpreter import Code, LoadBudget, run
 from runtime_py.values import ScriptObject
-
-
-class _Runtime:
-    def call_method(self, obj: Any, name: str, args: list[Any]) -> Any:
-        raise AssertionError("no calls here")
-
-    def create_object(self, type_name: str) -> Any:
-        return ScriptObject(type_name)
-
-
-def _add(stack: list[Any]) -> None:
-    b = stack.pop()
-    stack.append(stack.pop() + b)
-
-
-def _fail(stack: list[Any]) -> None:
-    raise ValueError("shapes do not match")
+from tests.runtime_py.interpreter.test_instructions import _add, _fail, _Runtime
 
 
 def _code(instructions: list[tuple[int, int, int]], constants: tuple[Any, ...] = ()) -> Code:

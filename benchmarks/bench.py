@@ -98,31 +98,32 @@ def measure_plain(case: Case, folder: Path) -> dict[str, Any]:
         if "error" in export:
             row[container] = {"error": export["error"]}
             continue
-        row[container] = {"runtime_py": worker("infer", "runtime_py", str(bundle), shape),
-                          "torch": worker("infer", "torch_own", str(bundle), shape)}
+        row[container] = worker("infer-plain", str(bundle), shape)
     return row
 
 
 def plain_table(rows: list[dict[str, Any]]) -> str:
     head = (f"{'case':<20} {'flatbuffer rt/torch':>19} {'zip rt/torch':>12}  latency ms: "
-            "runtime_py torch (flatbuffer), runtime_py torch (zip)")
+            "runtime_py torch (flatbuffer), runtime_py torch (zip); max |difference|")
     lines = [head, "-" * len(head)]
     for r in rows:
         fb, zp = r.get("flatbuffer", {}), r.get("zip", {})
-        lines.append(f"{r['case']:<20} {_ratio(fb.get('runtime_py'), fb.get('torch'), 'seconds'):>19} "
-                     f"{_ratio(zp.get('runtime_py'), zp.get('torch'), 'seconds'):>12}  "
-                     f"{_ms(fb.get('runtime_py'))} {_ms(fb.get('torch'))}, {_ms(zp.get('runtime_py'))} "
-                     f"{_ms(zp.get('torch'))}")
+        ms = [f"{d[k] * 1e3:.3f}" if k in d else "n/a" for d in (fb, zp) for k in ("runtime_py", "torch")]
+        difference = max((d["max_abs_difference"] for d in (fb, zp) if "max_abs_difference" in d), default=None)
+        lines.append(f"{r['case']:<20} {_ratio(fb, fb, 'runtime_py', 'torch'):>19} "
+                     f"{_ratio(zp, zp, 'runtime_py', 'torch'):>12}  {ms[0]} {ms[1]}, {ms[2]} {ms[3]}; "
+                     f"{'n/a' if difference is None else f'{difference:.1e}'}")
     lines.append("plain bytecode path: torch's own bundle of the model (torch.jit.script + "
-                 "_save_for_lite_interpreter) run by runtime_py's interpreter vs torch's lite interpreter "
-                 "(ratio runtime_py / torch)")
+                 "_save_for_lite_interpreter) run by runtime_py's interpreter vs torch's lite interpreter, "
+                 "in one process with their rounds interleaved (ratio runtime_py / torch)")
     return "\n".join(lines)
 
 
-def _ratio(a: dict[str, Any] | None, b: dict[str, Any] | None, key: str) -> str:
-    if not a or not b or key not in a or key not in b or not b[key]:
+def _ratio(a: dict[str, Any] | None, b: dict[str, Any] | None, key: str, b_key: str | None = None) -> str:
+    b_key = b_key or key
+    if not a or not b or key not in a or b_key not in b or not b[b_key]:
         return "n/a"
-    return f"{a[key] / b[key]:.2f}x"
+    return f"{a[key] / b[b_key]:.2f}x"
 
 
 def _ms(d: dict[str, Any] | None) -> str:

@@ -14,7 +14,12 @@ import numpy as np
 
 from runtime_py.backends.demo.conv import make_conv2d
 from runtime_py.backends.demo.normalization import channel_affine, make_layer_norm
-from runtime_py.backends.demo.pooling import make_adaptive_avg_pool2d, make_avg_pool2d, make_max_pool2d
+from runtime_py.backends.demo.pooling import (
+    adaptive_bounds,
+    make_adaptive_avg_pool2d,
+    make_avg_pool2d,
+    make_max_pool2d,
+)
 from runtime_py.backends.demo.windows import output_size
 from runtime_py.errors import ExecutionError
 from runtime_py.format.program import Conv2dAttrs, LayerNormAttrs, Pool2dAttrs, ShapeAttrs
@@ -309,7 +314,8 @@ register_schema("aten::avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride
 
 
 def _adaptive_bounds(size: int, out: int) -> list[tuple[int, int]]:
-    return [((i * size) // out, -(-((i + 1) * size) // out)) for i in range(out)]
+    starts, ends = adaptive_bounds(size, out)
+    return list(zip(starts.tolist(), ends.tolist(), strict=True))
 
 
 def adaptive_avg_pool(x: np.ndarray, output_size: list[int], nd: int) -> np.ndarray:

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from runtime_py.backends.demo.elementwise import make_gelu, make_log_softmax, make_softmax, relu_inplace
+from runtime_py.backends.demo.elementwise import sigmoid as demo_sigmoid
 from runtime_py.errors import ExecutionError
 from runtime_py.format.program import AxisAttrs, GeluAttrs
 from runtime_py.operators.registry import op, register_schema
@@ -211,7 +212,8 @@ def erf(x: np.ndarray) -> np.ndarray:
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:
-    return (0.5 * (1.0 + np.tanh(0.5 * x))).astype(x.dtype)
+    """The demo backend's kernel, for any floating dtype (integers compute in the default float)."""
+    return demo_sigmoid(x if is_floating(x.dtype) else x.astype(DEFAULT_FLOAT))
 
 
 _FLOAT_UNARY: dict[str, Fn] = {  # name -> numpy function (float result)
@@ -280,7 +282,9 @@ def gelu(x: np.ndarray, approximate: str = "none") -> np.ndarray:
 
 
 def silu(x: np.ndarray) -> np.ndarray:
-    return x * sigmoid(x)
+    y = sigmoid(x)
+    y *= x
+    return y
 
 
 def hardsigmoid(x: np.ndarray) -> np.ndarray:

@@ -39,13 +39,14 @@ def inplace(fn: Fn) -> Fn:
     return impl
 
 
-def register_pair(schema: str, fn: Fn) -> None:
-    """Register ``aten::name...`` and its in-place ``aten::name_...`` (self annotated ``(a!)``)."""
+def register_pair(schema: str, fn: Fn, fn_: Fn | None = None) -> None:
+    """Register ``aten::name...`` and its in-place ``aten::name_...`` (self annotated ``(a!)``):
+    ``fn_`` when given (one that writes into self without a temporary), else ``inplace(fn)``."""
     register_schema(schema, fn)
     head, _, rest = schema.partition("(")
     name, dot, overload = head.partition(".")
     rest = rest.replace("Tensor self", "Tensor(a!) self", 1).replace("-> Tensor", "-> Tensor(a!)")
-    register_schema(f"{name}_{dot}{overload}({rest}", inplace(fn))
+    register_schema(f"{name}_{dot}{overload}({rest}", fn_ or inplace(fn))
 
 
 # ---- arithmetic -----------------------------------------------------------------------------
@@ -256,6 +257,13 @@ def hardtanh(x: np.ndarray, min_val: Any = -1, max_val: Any = 1) -> np.ndarray:
     return np.minimum(y, as_dtype(max_val, x.dtype), out=y if x.ndim else None)
 
 
+def hardtanh_(x: np.ndarray, min_val: Any = -1, max_val: Any = 1) -> np.ndarray:
+    if x.ndim and is_floating(x.dtype) and x.flags.writeable:  # MobileNetV2's ReLU6(inplace=True)
+        np.maximum(x, as_dtype(min_val, x.dtype), out=x)
+        return np.minimum(x, as_dtype(max_val, x.dtype), out=x)
+    return write(x, hardtanh(x, min_val, max_val))
+
+
 def leaky_relu(x: np.ndarray, negative_slope: Any = 0.01) -> np.ndarray:
     return np.where(x > 0, x, x * as_dtype(negative_slope, x.dtype))
 
@@ -318,7 +326,7 @@ def softplus(x: np.ndarray, beta: Any = 1, threshold: Any = 20) -> np.ndarray:
 register_schema("aten::relu(Tensor self) -> Tensor", relu)
 register_schema("aten::relu_(Tensor(a!) self) -> Tensor(a!)", relu_)
 register_schema("aten::relu6(Tensor self) -> Tensor", lambda x: hardtanh(x, 0, 6))
-register_pair("aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor", hardtanh)
+register_pair("aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor", hardtanh, hardtanh_)
 register_pair("aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor", leaky_relu)
 register_pair("aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor", elu)
 register_pair('aten::gelu(Tensor self, *, str approximate="none") -> Tensor', gelu)

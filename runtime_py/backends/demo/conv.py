@@ -224,13 +224,25 @@ def _depthwise(
         cols = np.stack(sources, axis=2)  # (N, G, taps, L)
         y: Array = np.matmul(weight.reshape(groups, multiplier, kh * kw), cols)
     else:
+        # a few channels at a time, so the running sum and the product stay in cache across the taps;
+        # (G, M, L) blocks, every output channel of a group seeing the same input channel (with one
+        # output channel per group, the common case, the multiplier axis is left out: numpy loops
+        # faster over fewer broadcast axes)
         taps = weight.reshape(groups, multiplier, kh * kw)
         y = np.zeros((n, groups, multiplier, length), dtype=x.dtype)
-        product = np.empty_like(y)
-        for t, source in enumerate(sources):
-            np.multiply(source[:, :, np.newaxis], taps[:, :, t, np.newaxis], out=product)  # each channel of a group
-            y += product
+        if multiplier == 1:
+            taps, y = taps[:, 0], y[:, :, 0]
+        else:
+            sources = [source[:, :, np.newaxis] for source in sources]
+        chunk = max(1, _DEPTHWISE_CHUNK_BYTES // (n * multiplier * length * x.itemsize))
+        for g in range(0, groups, chunk):
+            y_part = y[:, g : g + chunk]
+            product = np.empty_like(y_part)
+            for t, source in enumerate(sources):
+                np.multiply(source[:, g : g + chunk], taps[g : g + chunk, ..., t, np.newaxis], out=product)
+                y_part += product
     return np.ascontiguousarray(y.reshape(n, out_c, oh, pitch)[..., :ow])
 
 
 _DEPTHWISE_MATMUL_MAX_LENGTH = 1024  # output plane size (with the pitch's extra columns), measured
+_DEPTHWISE_CHUNK_BYTES = 512 * 1024  # running sum per channel chunk: about half of a core's L2

@@ -8,11 +8,18 @@ prints ``Error: <message>`` and exits with the error's ``exit_code``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 
 class LiteExportError(Exception):
     """Base of every error liteexport and runtime_py raise on purpose."""
 
     exit_code = 1
+    # the structured form of the demo backend's errors (runtime_py/error_codes.py): a code of
+    # schema/demo_errors.toml and its fields as text; "" and none for other errors
+    code: str = ""
+    fields: Mapping[str, str] = MappingProxyType({})
 
     def __init__(self, message: str) -> None:
         super().__init__(message)

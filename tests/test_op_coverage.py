@@ -3,9 +3,9 @@
 Python sides here: the compiler emits it (a lowering, or a pass, produces it for a real
 model), has a shape rule and its torch semantics (constant folding), and runtime_py's demo
 backend has a kernel. The C++ executors check theirs when they are built: their kernel tables
-are switches over the generated enum compiled with -Werror=switch (android_sample/native/
-src/demo/kernels.cpp, liteexport/torch_backend/aten_kernels.h), and the native tests run
-one instruction of every opcode (android_sample/native/tests/test_kernels.cpp).
+are switches over the generated enum (demo_ops_generated.h) that fail to compile when an
+opcode has no case (-Werror=switch in android_sample/native/src/demo/kernels.cpp and
+liteexport/torch_backend/aten_kernels.h).
 """
 
 from __future__ import annotations

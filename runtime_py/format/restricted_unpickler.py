@@ -171,8 +171,8 @@ def _check_key(key: Any, unpickler: RestrictedUnpickler) -> None:
         return
     if isinstance(key, tuple) and len(key) <= MAX_KEY_TUPLE and all(isinstance(k, _FLAT_KEYS) for k in key):
         return
-    raise FormatError(f"dict key of kind {type(key).__name__}{f' of {len(key)} items' if isinstance(key, tuple) else ''}"
-                      f": keys must be numbers, strings, tensors or tuples of at most {MAX_KEY_TUPLE} of them",
+    kind = f"tuple of {len(key)} items" if isinstance(key, tuple) else type(key).__name__
+    raise FormatError(f"dict key of kind {kind}: keys must be numbers, strings, tensors or tuples of at most {MAX_KEY_TUPLE} of them",
                       where=unpickler.where())
 
 

@@ -13,8 +13,8 @@ import pytest
 from runtime_py.errors import FormatError
 from runtime_py.format import ptmf
 from runtime_py.format.bundle_file import read_bundle_bytes
-from runtime_py.module import Module
 from runtime_py.format.restricted_unpickler import restricted_loads
+from runtime_py.module import Module
 
 
 def _zip(records: dict[str, bytes]) -> bytes:

@@ -139,8 +139,8 @@ def _ordered_dict(*args: Any) -> OrderedDict[Any, Any]:
     return OrderedDict()
 
 
-# (module, name) -> the stand-in. Everything torch's pickler and mobile exporter write.
-_ALLOWED: dict[tuple[str, str], Any] = {(module, name): _StandIn(f"{module}.{name}", fn) for (module, name), fn in {
+# (module, name) -> the function a stand-in calls. Everything torch's pickler and mobile exporter write.
+_HELPERS: dict[tuple[str, str], Callable[..., Any]] = {
     ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor,
     ("torch._utils", "_rebuild_tensor"): _rebuild_legacy_tensor,
     ("torch._utils", "_rebuild_qtensor"): _unsupported("quantized tensors"),
@@ -154,7 +154,8 @@ _ALLOWED: dict[tuple[str, str], Any] = {(module, name): _StandIn(f"{module}.{nam
     ("torch.jit._pickle", "build_genericlist"): _as_list,
     ("torch", "device"): _device,
     ("builtins", "complex"): complex,
-}.items()}
+}
+_ALLOWED: dict[tuple[str, str], Any] = {(m, n): _StandIn(f"{m}.{n}", fn) for (m, n), fn in _HELPERS.items()}
 _ALLOWED.update({("torch", name): StorageType(scalar) for name, scalar in STORAGE_TYPES.items()})
 
 MAX_DEPTH = 100  # containers nested in one pickle; torch's are a few levels per submodule
@@ -172,7 +173,8 @@ def _check_key(key: Any, unpickler: RestrictedUnpickler) -> None:
     if isinstance(key, tuple) and len(key) <= MAX_KEY_TUPLE and all(isinstance(k, _FLAT_KEYS) for k in key):
         return
     kind = f"tuple of {len(key)} items" if isinstance(key, tuple) else type(key).__name__
-    raise FormatError(f"dict key of kind {kind}: keys must be numbers, strings, tensors or tuples of at most {MAX_KEY_TUPLE} of them",
+    raise FormatError(f"dict key of kind {kind}: keys must be numbers, strings, tensors or tuples of at most "
+                      f"{MAX_KEY_TUPLE} of them",
                       where=unpickler.where())
 
 
@@ -212,6 +214,17 @@ def _checking_keys(load: Callable[[Any], None], count: Callable[[Any], Any]) -> 
     return wrapped
 
 
+def _build_own_objects_only(self: Any) -> None:  # the RestrictedUnpickler (pickle's stubs lack its stack)
+    """BUILD: only a model object this pickle created may be given state."""
+    target = self.stack[-2] if len(self.stack) >= 2 else None
+    if not isinstance(target, PickledObject):
+        raise FormatError(f"{self._record} sets the state of {type(target).__name__} (pickle BUILD): only "
+                          "model objects (__torch__.*) the pickle itself creates may be given state",
+                          where=self.where())
+    state = self.stack.pop()
+    target.__setstate__(state)
+
+
 class RestrictedUnpickler(pickle._Unpickler):  # the pure-Python one: see the module docstring
     """Reads one pickle of a zip lite model; see the module docstring."""
 
@@ -224,17 +237,7 @@ class RestrictedUnpickler(pickle._Unpickler):  # the pure-Python one: see the mo
     dispatch[pickle.ADDITEMS[0]] = _checking_keys(dispatch[pickle.ADDITEMS[0]], lambda u: u.stack)
     dispatch[pickle.FROZENSET[0]] = _checking_keys(dispatch[pickle.FROZENSET[0]], lambda u: u.stack)
 
-    def _build_own_objects_only(self) -> None:
-        """BUILD: only a model object this pickle created may be given state (see the module docstring)."""
-        target = self.stack[-2] if len(self.stack) >= 2 else None
-        if not isinstance(target, PickledObject):
-            raise FormatError(f"{self._record} sets the state of {type(target).__name__} (pickle BUILD): only "
-                              "model objects (__torch__.*) the pickle itself creates may be given state",
-                              where=self.where())
-        state = self.stack.pop()
-        target.__setstate__(state)
-
-    dispatch[pickle.BUILD[0]] = _build_own_objects_only
+    dispatch[pickle.BUILD[0]] = _build_own_objects_only  # see the module docstring
 
     def __init__(self, data: bytes, record: str, storage_loader: StorageLoader | None) -> None:
         self._data = io.BytesIO(data)

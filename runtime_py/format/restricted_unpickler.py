@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 
 from runtime_py.errors import FormatError
 from runtime_py.format.ptmf import ScalarType
+from runtime_py.format.ptmf_verify import MAX_KEY_TUPLE
 
 TORCH_CLASS_PREFIX = "__torch__"
 
@@ -160,9 +161,6 @@ _ALLOWED.update({("torch", name): StorageType(scalar) for name, scalar in STORAG
 
 MAX_DEPTH = 100  # containers nested in one pickle; torch's are a few levels per submodule
 _FLAT_KEYS = (str, bytes, int, float, bool, complex, type(None), TensorRef, StorageRef)
-
-
-MAX_KEY_TUPLE = 16  # items in a tuple used as a key: hashing one costs at most that many steps
 
 
 def _check_key(key: Any, unpickler: RestrictedUnpickler) -> None:

@@ -93,6 +93,32 @@ def deep_nested_lists() -> bytes:
     return encode_module(replace(m, ivalues=ivalues))
 
 
+def _with_root_attr(extra: tuple[ptmf.IValue, ...]) -> bytes:
+    """The stateful seed with ``extra`` appended to its ivalues and the last one as the root's last attribute."""
+    m = _stateful()
+    root = m.ivalues[m.state_obj]
+    assert isinstance(root, ptmf.ObjectValue)
+    root = replace(root, attrs=root.attrs[:-1] + (len(m.ivalues) + len(extra) - 1,))
+    return encode_module(replace(m, ivalues=m.ivalues[:m.state_obj] + (root,) + m.ivalues[m.state_obj + 1:] + extra))
+
+
+def _shared_tuples(base: int, levels: int) -> tuple[ptmf.IValue, ...]:
+    """Tuple k holds tuple k-1 twice (tuple 0 holds an int): walking the last takes 2**levels steps."""
+    return (ptmf.IntValue(1), *(ptmf.TupleValue((base + k, base + k)) for k in range(levels)))
+
+
+def shared_tuple_key() -> bytes:
+    """A dict whose key is 60 levels of tuples, each holding the next twice (hashing it: 2**60 steps)."""
+    base = len(_stateful().ivalues)
+    chain = _shared_tuples(base, 60)
+    return _with_root_attr((*chain, ptmf.DictValue((base + 60,), (base,), "")))
+
+
+def shared_tuple_value() -> bytes:
+    """The same 60 levels of shared tuples as a plain attribute (comparing or printing it: 2**60 steps)."""
+    return _with_root_attr(_shared_tuples(len(_stateful().ivalues), 60))
+
+
 def tensor_huge_sizes(sizes: tuple[int, ...], strides: tuple[int, ...]) -> Callable[[], bytes]:
     def build() -> bytes:
         m = _stateful()
@@ -154,6 +180,13 @@ def zip_deep_tuple_key() -> bytes:
 def zip_deep_lists() -> bytes:
     """data.pkl: lists nested 50000 deep (cheap for the unpickler, recursion for everything after)."""
     return _zip_with("data.pkl", b"\x80\x02" + b"]" * 50000 + b"a" * 49999 + b".")
+
+
+def zip_shared_tuples() -> bytes:
+    """data.pkl: 60 levels of tuples, each holding the previous one twice (memo BINPUT/BINGET), as
+    the root object's attribute x: the pickle is 7 bytes a level, walking the value 2**60 steps."""
+    levels = b"h\x00h\x00\x86q\x000" * 60  # memo[0] = (memo[0], memo[0]); pop it
+    return _zip_with("data.pkl", b"\x80\x02c__torch__\nM\n)\x81K\x01q\x000" + levels + b"}X\x01\x00\x00\x00xh\x00sb.")
 
 
 def zip_memo_huge_index() -> bytes:
@@ -227,6 +260,9 @@ CRAFTED: dict[str, tuple[Callable[[], bytes], str]] = {
     "zip_deep_lists.zip": (zip_deep_lists, "nests containers more than"),
     "zip_memo_huge_index.zip": (zip_memo_huge_index, "root of data.pkl is not a model object"),
     "zip_bomb.zip": (zip_bomb, "zip bomb"),
+    "shared_tuple_key.ptmf": (shared_tuple_key, "dict key of kind TupleValue"),
+    "shared_tuple_value.ptmf": (shared_tuple_value, "container expands to more than"),
+    "zip_shared_tuples.zip": (zip_shared_tuples, "container expands to more than"),
     "setstate_set_attr_huge_slot.ptmf": (setstate_set_attr_huge_slot, "objects hold at most 65536 attributes"),
     "program_num_slots_huge_loads.ptmf": (program_num_slots_huge, ""),
     "zip_inflates_past_declared_size.zip": (zip_inflates_past_declared_size, "inflates past its declared 40 bytes"),

@@ -50,7 +50,8 @@ _CHILDREN: dict[type, Callable[[Any], tuple[int, ...]]] = {
 
 
 # the kinds a walk of a value (hash, ==, printing) goes into: containers, not objects
-_EXPANDING: dict[type, Callable[[Any], tuple[int, ...]]] = {kind: _CHILDREN[kind] for kind in (ptmf.ListValue, ptmf.TupleValue, ptmf.DictValue, ptmf.EnumValue)}
+_EXPANDING: dict[type, Callable[[Any], tuple[int, ...]]] = {
+    kind: _CHILDREN[kind] for kind in (ptmf.ListValue, ptmf.TupleValue, ptmf.DictValue, ptmf.EnumValue)}
 
 
 def ivalue_children(value: ptmf.IValue) -> tuple[int, ...]:

@@ -37,6 +37,8 @@ from runtime_py.format.program_codec import decode_program
 from runtime_py.module import Module
 
 SEEDS = Path(__file__).parent / "seeds"
+# a mutant's forward may loop forever: its bytecode runs under this budget (the seeds need < 100)
+FORWARD_INSTRUCTIONS = 100_000
 CRASHERS = Path(__file__).parent / "crashers"
 
 
@@ -68,7 +70,7 @@ def _run_forward(module: Module, shapes: list[list[int]] | None) -> None:
     if shapes is None:
         shapes = [[1]] * max(len(schema.arguments) - 1, 0)
     try:
-        module.forward(*(np.zeros(s, dtype=np.float32) for s in shapes))
+        module.forward(*(np.zeros(s, dtype=np.float32) for s in shapes), max_instructions=FORWARD_INSTRUCTIONS)
     except ExecutionError:
         pass  # a corrupted program may fail to run; it must fail this way
 

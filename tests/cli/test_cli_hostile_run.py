@@ -64,3 +64,34 @@ def test_verify_stops_an_endless_forward(tmp_path: Path) -> None:
 def test_limits_must_be_positive(tmp_path: Path, option: str, value: str) -> None:
     result = invoke(["run", str(_endless(tmp_path)), "--random", "2x4", option, value])
     assert result.exit_code == 2 and "Invalid value" in result.stderr
+
+
+def _npy_claiming(shape: tuple[int, ...]) -> bytes:
+    """A .npy whose header claims ``shape`` (float32) followed by 16 bytes of data."""
+    import io
+
+    out = io.BytesIO()
+    np.lib.format.write_array_header_1_0(out, {"descr": "<f4", "fortran_order": False, "shape": shape})
+    return out.getvalue() + bytes(16)
+
+
+@pytest.mark.parametrize("kind", ["npy", "npz"])
+def test_input_header_claiming_too_much_is_a_bad_input(tmp_path: Path, hand_bundle: Path, kind: str) -> None:
+    import zipfile
+
+    data = _npy_claiming((10 ** 15,))
+    path = tmp_path / f"x.{kind}"
+    if kind == "npy":
+        path.write_bytes(data)
+    else:
+        with zipfile.ZipFile(path, "w") as archive:
+            archive.writestr("x.npy", data)
+    stderr = _fails(["run", str(hand_bundle), "--input", str(path)], 6, "(4,000,000,000,000,000 bytes), but only 16",
+                    tmp_path)
+    assert "shape (1000000000000000,)" in stderr
+
+
+def test_random_input_bigger_than_memory_is_a_bad_input(tmp_path: Path, hand_bundle: Path) -> None:
+    _fails(["run", str(hand_bundle), "--random", "100000x100000x100000"], 6,
+           "--random 100000x100000x100000 needs 8,000,000,000,000,000 bytes, more than this machine's memory",
+           tmp_path)

@@ -8,7 +8,7 @@ from typing import cast
 from runtime_py.backends.base import Backend
 from runtime_py.backends.demo.executor import run
 from runtime_py.backends.demo.plan import MethodPlan, build_plan
-from runtime_py.errors import FormatError, InternalError
+from runtime_py.errors import FormatError
 from runtime_py.format.program import Program
 
 _WHERE = "processed module of backend_with_compiler_demo"
@@ -50,8 +50,9 @@ class DemoBackend(Backend):
 
     def execute(self, handle: object, inputs: list[object]) -> list[object]:
         """Runs the method ``handle`` stands for; raises ``ExecutionError``."""
-        if not isinstance(handle, MethodPlan):
-            raise InternalError(f"demo backend handle must be a MethodPlan, got {type(handle).__name__}")
+        if not isinstance(handle, MethodPlan):  # the bundle's own bytecode passed something else
+            raise FormatError(f"execute was given a {type(handle).__name__} as the method handle, not one "
+                              "that compile returned", where=f"{_WHERE}, execute")
         # run's list is new and the caller's: typing it as a list of objects is safe
         return cast("list[object]", run(handle, inputs))
 

@@ -110,14 +110,16 @@ class LoadBudget:
     def refill(self, f: Frame) -> None:
         """Called when ``instructions_left`` goes below 0: raise, or allow more instructions."""
         raise FormatError(f"load-time code exceeded the instruction budget of {self.instructions} "
-                          f"instructions (at pc {f.pc} of function {f.code.qn}) at load: an endless loop?")
+                          f"instructions (at pc {f.pc} of function {f.code.qn}) at load: an endless loop?",
+                          where=f"{f.code.qn}.instructions[{f.pc}]")
 
     def too_deep(self, code: Code) -> LiteExportError:
         return FormatError(f"load-time code exceeded the call-depth limit of {self.MAX_CALL_DEPTH} "
-                           f"(calling {code.qn}) at load")
+                           f"(calling {code.qn}) at load", where=code.qn)
 
     def out_of_memory(self, code: Code, pc: int) -> LiteExportError:
-        return FormatError(f"load-time code ran out of memory at pc {pc} of function {code.qn}")
+        return FormatError(f"load-time code ran out of memory at pc {pc} of function {code.qn}",
+                           where=f"{code.qn}.instructions[{pc}]")
 
     def check_value(self, value: Any, where: str) -> None:
         """Refuse a value larger than the budget allows (a tensor's bytes, a container's length)."""
@@ -131,7 +133,7 @@ class LoadBudget:
             return
         if size > self.max_value_size:
             raise FormatError(f"load-time code built a value of {size} bytes, more than the "
-                              f"{self.max_value_size} the bundle's size allows ({where})")
+                              f"{self.max_value_size} the bundle's size allows", where=where)
 
 
 class RunLimitExceeded(ExecutionError):
@@ -552,7 +554,7 @@ def _run_budgeted(f: Frame, budget: LoadBudget) -> None:
             handler, x, n = steps[f.pc]
             handler(f, x, n)
             if handler in _ALLOCATING_STEPS and f.stack:
-                budget.check_value(f.stack[-1], f"pc {f.pc} of function {f.code.qn}")
+                budget.check_value(f.stack[-1], f"{f.code.qn}.instructions[{f.pc}]")
             f.pc += 1
     finally:
         budget.depth -= 1
@@ -582,7 +584,8 @@ def run(code: Code, args: list[Any], runtime: Runtime, budget: LoadBudget | None
                                  debug_handle=code.debug_handle(f.pc)) from None
         return f.stack.pop()
     except _UnsupportedInstruction as exc:
-        raise FormatError(f"unsupported instruction {exc} at pc {f.pc} of function {code.qn}") from None
+        raise FormatError(f"unsupported instruction {exc} at pc {f.pc} of function {code.qn}",
+                          where=f"{code.qn}.instructions[{f.pc}]") from None
     except ExecutionError as exc:
         if exc.debug_handle < 0:  # the innermost frame that knows where it is tags the error
             exc.debug_handle = code.debug_handle(f.pc)
@@ -600,4 +603,5 @@ def run(code: Code, args: list[Any], runtime: Runtime, budget: LoadBudget | None
     except Exception as exc:  # a kernel's or a handler's own failure: say where it happened
         raise ExecutionError(f"{code.describe(f.pc)} failed at pc {f.pc} of function {code.qn}: "
                              f"{type(exc).__name__}: {exc}", debug_handle=code.debug_handle(f.pc)) from exc
-    raise FormatError(f"function {code.qn} ran past its last instruction without RET")
+    raise FormatError(f"function {code.qn} ran past its last instruction without RET",
+                      where=f"{code.qn}.instructions[{end - 1}]")

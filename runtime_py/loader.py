@@ -173,8 +173,8 @@ class LoadedModule:
             obj = ScriptObject(object_type.type_name)  # interpreted from the start
             try:
                 interpreter.run(self.value(v.setstate_func), [obj, state], self, self._budget)
-            except FormatError:
-                raise
+            except FormatError as exc:
+                raise exc.at(f"Module.ivalues[{index}]") from exc.__cause__
             except LiteExportError as exc:  # the file's own code failed: the file is at fault
                 raise FormatError(f"__setstate__ of {object_type.type_name} failed at load: {exc}",
                                   where=f"Module.ivalues[{index}]") from exc

@@ -78,6 +78,13 @@ def _run_forward(module: Module, shapes: list[list[int]] | None) -> None:
 def exercise(data: bytes, kind: str, shapes: list[list[int]] | None = None, describe: bool = True) -> str:
     """Load (and use) ``data`` as a ``kind`` file; return "ok" or the LiteExportError's class
     name. Raises Crash for any other exception (and for InternalError)."""
+    error = failure(data, kind, shapes, describe)
+    return "ok" if error is None else type(error).__name__
+
+
+def failure(data: bytes, kind: str, shapes: list[list[int]] | None = None,
+            describe: bool = True) -> LiteExportError | None:
+    """What ``exercise`` does, returning the LiteExportError (None: it loaded and ran)."""
     try:
         if kind == "program":
             decode_program(data)
@@ -88,11 +95,11 @@ def exercise(data: bytes, kind: str, shapes: list[list[int]] | None = None, desc
             if describe:
                 _describe(data)
             _run_forward(module, shapes)
-        return "ok"
+        return None
     except InternalError as exc:
         raise Crash(f"InternalError: {exc}") from exc
     except LiteExportError as exc:
-        return type(exc).__name__
+        return exc
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise

@@ -42,7 +42,10 @@ class DemoBackend(Backend):
             raise FormatError(f"no program for method(s) {', '.join(missing)}", where=_WHERE)
         handles: dict[str, object] = {}
         for method, encoded in programs.items():
-            program = encoded if isinstance(encoded, Program) else _decode(encoded)
+            try:
+                program = encoded if isinstance(encoded, Program) else _decode(encoded)
+            except FormatError as exc:
+                raise exc.at(f"{_WHERE}, program of method '{method}'") from exc.__cause__
             if program.method != method:
                 raise FormatError(f"program '{program.method}' is stored as method '{method}'", where=_WHERE)
             handles[method] = build_plan(program, weights)

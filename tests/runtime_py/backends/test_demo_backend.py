@@ -60,6 +60,7 @@ def test_unknown_backend() -> None:
     assert (
         str(info.value)
         == "unknown delegate backend 'backend_with_magic' (known backends: backend_with_compiler_demo)"
+        " (at class backend_with_magic)"
     )
 
 

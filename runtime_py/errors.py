@@ -60,6 +60,11 @@ class FormatError(UserError):
         self.where = where
         super().__init__(f"{message} (at {where})" if where else message)
 
+    def at(self, where: str) -> FormatError:
+        """This error, or, when it does not say where, the same one located at ``where`` (for a
+        caller that knows the table or record a lower layer was reading)."""
+        return self if self.where else type(self)(self.message, where=where)
+
 
 class InputError(UserError):
     """Inputs given to `run` cannot be read or do not fit the method."""

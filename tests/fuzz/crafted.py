@@ -119,6 +119,34 @@ def shared_tuple_value() -> bytes:
     return _with_root_attr(_shared_tuples(len(_stateful().ivalues), 60))
 
 
+def _with_forward(code: tuple[Instruction, ...], constants: tuple[ptmf.IValue, ...] = ()) -> bytes:
+    """The torch_linear seed whose forward runs ``code`` (constants[i] is constant i)."""
+    m = read_bundle_bytes(harness.load_seeds()["torch_linear.ptmf.bin"])
+    index = next(i for i, v in enumerate(m.ivalues) if isinstance(v, ptmf.Function) and v.qn.endswith(".forward"))
+    fn = m.ivalues[index]
+    assert isinstance(fn, ptmf.Function)
+    n = len(m.ivalues)
+    fn = replace(fn, instructions=code, debug_handles=None, register_size=2,
+                 constants=tuple(range(n, n + len(constants))))
+    return encode_module(replace(m, ivalues=m.ivalues[:index] + (fn,) + m.ivalues[index + 1:] + constants))
+
+
+def forward_jmp_self() -> bytes:
+    """forward = JMP to itself: runs forever unless the call has an instruction budget or timeout."""
+    return _with_forward((Instruction(OpCode.STOREN, 1, 2), Instruction(OpCode.JMP, 0, 0)))
+
+
+def forward_loop_2_62() -> bytes:
+    """forward = a LOOP of 2**62 iterations (trip count, max trip count, condition on the stack)."""
+    return _with_forward((
+        Instruction(OpCode.STOREN, 1, 2),
+        Instruction(OpCode.LOADC, 0, 0), Instruction(OpCode.LOADC, 1, 0), Instruction(OpCode.LOADC, 2, 0),
+        Instruction(OpCode.LOOP, 4, 2),  # exit: to the LOADC after the body
+        Instruction(OpCode.DROP, 0, 0), Instruction(OpCode.LOADC, 2, 0), Instruction(OpCode.JMP, -3, 0),
+        Instruction(OpCode.LOADC, 0, 0), Instruction(OpCode.RET, 0, 0),
+    ), (ptmf.IntValue(0), ptmf.IntValue(2 ** 62), ptmf.BoolValue(True)))
+
+
 def tensor_huge_sizes(sizes: tuple[int, ...], strides: tuple[int, ...]) -> Callable[[], bytes]:
     def build() -> bytes:
         m = _stateful()
@@ -265,6 +293,8 @@ CRAFTED: dict[str, tuple[Callable[[], bytes], str]] = {
     "zip_shared_tuples.zip": (zip_shared_tuples, "container expands to more than"),
     "setstate_set_attr_huge_slot.ptmf": (setstate_set_attr_huge_slot, "objects hold at most 65536 attributes"),
     "program_num_slots_huge_loads.ptmf": (program_num_slots_huge, ""),
+    "forward_jmp_self_loads.ptmf": (forward_jmp_self, ""),
+    "forward_loop_2_62_loads.ptmf": (forward_loop_2_62, ""),
     "zip_inflates_past_declared_size.zip": (zip_inflates_past_declared_size, "inflates past its declared 40 bytes"),
 }
 

@@ -42,6 +42,10 @@ class ReportLog:
             self.forced.add(index)
         return index
 
+    def force(self, indexes: Iterable[int]) -> None:
+        """Reports that stay live whatever happens to their poison (a lost side effect)."""
+        self.forced.update(indexes)
+
     def poison(self, site: NodeSite, reason: str = "") -> Poison:
         return Poison(frozenset({self.add(site, reason)}))
 

@@ -19,10 +19,10 @@ import torch
 from liteexport.compiler.emit import ModuleEmitter
 from liteexport.compiler.graph_walk import MethodWalk, module_type_name, node_frame
 from liteexport.compiler.passes import optimize
-from liteexport.compiler.reports import ReportLog
+from liteexport.compiler.reports import ReportLog, unsupported_error
 from liteexport.compiler.values import ModuleRef, NodeSite, Poison, Sym, TensorConst, TensorValue, find_poison
 from liteexport.lowered import CompiledModule, MethodSignature
-from runtime_py.errors import ModelError, UnsupportedNodesError
+from runtime_py.errors import ModelError
 from runtime_py.format.program import Program, ValueInfo
 
 __all__ = ["compile_module"]
@@ -61,9 +61,9 @@ def compile_module(scripted: torch.jit.ScriptModule, methods: Sequence[str] | No
         used_reports |= poisoned
         signatures.append(signature)
         programs.append(program)
-    reports = log.live_reports(used_reports)
+    reports = log.live(used_reports)
     if reports:
-        raise UnsupportedNodesError(reports)
+        raise unsupported_error(reports)
     return CompiledModule(
         qualname=str(scripted._c._type().qualified_name()),
         methods=tuple(signatures),

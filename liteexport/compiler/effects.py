@@ -85,7 +85,7 @@ def _pop(items: list[Any] | dict[Any, Any], *key: Any) -> Any:
 
 
 def _set_item(container: list[Any] | dict[Any, Any], key: Any, value: Any) -> Any:
-    container[_index(key)] = value  # type: ignore[index]
+    container[_index(key)] = value
     return container if isinstance(container, list) else None
 
 

@@ -15,7 +15,7 @@ from liteexport.compiler.values import Sym, TensorConst
 
 def _rank(value: Any) -> int | None:
     if isinstance(value, TensorConst):
-        return value.tensor.dim()
+        return int(value.tensor.dim())
     if isinstance(value, Sym) and value.shape is not None:
         return len(value.shape)
     return None

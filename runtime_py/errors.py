@@ -46,9 +46,10 @@ class UnsupportedNodesError(UserError):
 
     exit_code = 4
 
-    def __init__(self, reports: list[str]) -> None:
+    def __init__(self, reports: list[str], *, summary: str = "", counts: dict[str, int] | None = None) -> None:
         self.reports = tuple(reports)
-        super().__init__("\n\n".join(reports))
+        self.counts = dict(counts or {})  # node kind -> number of sites
+        super().__init__("\n\n".join(([summary] if summary else []) + reports))
 
 
 class FormatError(UserError):

@@ -10,7 +10,7 @@ each varied by a seeded random generator. ``attack(i)`` is always the same file.
 - ``program_slots``: the lowered seed's compiled program with num_slots up to 2**32-1 and its slots
   renumbered far apart (must load and give the seed's own outputs);
 - ``setstate_code`` / ``forward_code``: load-time or run-time bytecode that loops forever (JMP to
-  itself, LOOP of 2**62) or sets a huge attribute slot;
+  itself, LOOP of 2**62), sets a huge attribute slot, or builds shared tuples and hashes them;
 - ``shared_ivalues``: PTMF tuples holding the previous one twice, as a dict key, a value or a
   list item; dict keys that are long tuples.
 
@@ -126,31 +126,37 @@ def program_slots(rng: random.Random) -> bytes:
     return crafted._with_program(spread)
 
 
-def _endless_code(rng: random.Random) -> tuple[tuple[Instruction, ...], tuple[ptmf.IValue, ...]]:
-    kind = rng.randrange(3)
+Code = tuple[tuple[Instruction, ...], tuple[ptmf.IValue, ...], tuple[str, ...]]  # instructions, constants, types
+
+
+def _endless_code(rng: random.Random) -> Code:
+    kind = rng.randrange(4)
+    if kind == 3:  # a tuple holding the previous one twice, 30..70 levels, hashed as a dict key
+        return crafted._shared_tuple_code(rng.randint(30, 70)), (ptmf.IntValue(1),), ("Dict[Any, int]",)
     if kind == 0:  # JMP to itself, maybe after a few harmless instructions
         return (Instruction(OpCode.STOREN, 1, 2),) + (Instruction(OpCode.LOAD, 1, 0), Instruction(OpCode.DROP, 0, 0)) \
-            * rng.randrange(3) + (Instruction(OpCode.JMP, 0, 0),), ()
+            * rng.randrange(3) + (Instruction(OpCode.JMP, 0, 0),), (), ()
     if kind == 1:  # a LOOP of 2**62 (or 2**31) iterations
         count = rng.choice([2 ** 62, 2 ** 31, 2 ** 63 - 1])
         return (Instruction(OpCode.STOREN, 1, 2), Instruction(OpCode.LOADC, 0, 0), Instruction(OpCode.LOADC, 1, 0),
                 Instruction(OpCode.LOADC, 2, 0), Instruction(OpCode.LOOP, 4, 2), Instruction(OpCode.DROP, 0, 0),
                 Instruction(OpCode.LOADC, 2, 0), Instruction(OpCode.JMP, -3, 0), Instruction(OpCode.LOADC, 0, 0),
-                Instruction(OpCode.RET, 0, 0)), (ptmf.IntValue(0), ptmf.IntValue(count), ptmf.BoolValue(True))
+                Instruction(OpCode.RET, 0, 0)), (ptmf.IntValue(0), ptmf.IntValue(count), ptmf.BoolValue(True)), ()
     slot = rng.choice([65536, 70000, 2 ** 31 - 1, 150_000_000])  # SET_ATTR of a huge slot on self
     return (Instruction(OpCode.STOREN, 1, 2), Instruction(OpCode.LOAD, 1, 0), Instruction(OpCode.LOAD, 2, 0),
-            Instruction(OpCode.SET_ATTR, slot, 0), Instruction(OpCode.LOAD, 2, 0), Instruction(OpCode.RET, 0, 0)), ()
+            Instruction(OpCode.SET_ATTR, slot, 0), Instruction(OpCode.LOAD, 2, 0),
+            Instruction(OpCode.RET, 0, 0)), (), ()
 
 
 def setstate_code(rng: random.Random) -> bytes:
     """Load-time code (Holder.__setstate__) that never ends or grows an object huge."""
-    code, constants = _endless_code(rng)
+    code, constants, types = _endless_code(rng)
     m = crafted._stateful()
     fn = m.ivalues[crafted.SETSTATE_FN]
     assert isinstance(fn, ptmf.Function)
     n = len(m.ivalues)
     fn = replace(fn, instructions=code, debug_handles=None, register_size=2,
-                 constants=tuple(range(n, n + len(constants))))
+                 constants=tuple(range(n, n + len(constants))), type_annotations=types)
     ivalues = m.ivalues[:crafted.SETSTATE_FN] + (fn,) + m.ivalues[crafted.SETSTATE_FN + 1:] + constants
     return encode_module(replace(m, ivalues=ivalues))
 

@@ -120,16 +120,23 @@ def cli(debug: bool) -> None:
               help="Inputs (.npy/.npz) for a method, e.g. x.npy or embed:pair.npz (method defaults to "
                    "forward). Each occurrence is one test vector: its outputs from torch are stored in the "
                    "bundle for `liteexport verify`.")
+@click.option("--no-check", "no_check", is_flag=True,
+              help="Skip the self-check (by default, when input shapes or example inputs are given, the "
+                   "compiled program is run in runtime_py and the model in torch on the same inputs, and the "
+                   "export fails with exit code 9 when they differ).")
 @click.option("-q", "--quiet", is_flag=True, help="Do not print progress to stderr.")
 def export(model: str, output: str, methods: tuple[str, ...],
            input_shapes: tuple[tuple[str, tuple[tuple[int, ...], ...]], ...],
-           example_inputs: tuple[tuple[str, str], ...], quiet: bool) -> None:
+           example_inputs: tuple[tuple[str, str], ...], no_check: bool, quiet: bool) -> None:
     """Script MODEL in eval mode, compile it with the demo backend and write a bundle.
 
-    MODEL is a TorchScript archive written by torch.jit.save (model.pt), or
-    path/file.py:Name where Name is an nn.Module class (built with no arguments)
-    or a function returning a module. Unsupported nodes are all reported at once,
-    each with its source line and module hierarchy.
+    MODEL is a TorchScript archive written by torch.jit.save (model.pt; scripted or
+    traced), or path/file.py:Name where Name is an nn.Module class (built with no
+    arguments) or a function returning a module. Unsupported nodes are all reported at
+    once, grouped by kind, each with its source line and module hierarchy. With input
+    shapes or example inputs, the compiled program is checked against torch before the
+    bundle is written (--no-check skips that). Progress goes to stderr once an export
+    takes more than a second (-q: never).
 
     \b
     Examples:
@@ -139,30 +146,28 @@ def export(model: str, output: str, methods: tuple[str, ...],
       liteexport export net.py:Net -o net.ptl --input-shape forward:1x16,1x4 --quiet
       liteexport export net.py:Net -o net.ptl --example-inputs x1.npy --example-inputs x2.npy
     """
-    from liteexport.model_loading import load_scripted
+    from liteexport.model_loading import load_model
+    from liteexport.progress import Progress
     from liteexport.run_inputs import read_input_file
 
     shapes: dict[str, list[tuple[int, ...]]] = {}
     for method, method_shapes in input_shapes:
         shapes.setdefault(method, []).extend(method_shapes)
-
-    def progress(message: str) -> None:
-        if not quiet:
-            click.echo(message, err=True)
+    progress = Progress(enabled=not quiet)
 
     _check_output(output)
-    progress(f"loading {model}")
-    scripted = load_scripted(model)
+    progress(f"loading and scripting {model}")
+    scripted, functions = load_model(model)
     # Imported after loading: the compiler and packer need torch only through the scripted module.
     from liteexport.bundle import write_bundle
     from liteexport.compiler import compile_module
+    from liteexport.test_vectors import TEST_VECTORS_EXTRA_FILE, TestVector, encode_test_vectors, record_test_vectors
 
     compiled = compile_module(scripted, methods=list(methods) or None, input_shapes=shapes or None,
-                              progress=progress)
+                              progress=progress, functions=functions)
     extra_files = {}
+    vectors: dict[str, list[TestVector]] = {}
     if example_inputs:
-        from liteexport.test_vectors import TEST_VECTORS_EXTRA_FILE, encode_test_vectors, record_test_vectors
-
         examples: dict[str, list[list[np.ndarray]]] = {}
         for method, path in example_inputs:
             sig = next((m for m in compiled.methods if m.name == method), None)
@@ -171,7 +176,15 @@ def export(model: str, output: str, methods: tuple[str, ...],
                                  f"(lowered: {', '.join(m.name for m in compiled.methods)})")
             examples.setdefault(method, []).append(read_input_file(path, sig.arg_names))
         progress(f"recording outputs for {sum(len(v) for v in examples.values())} test vector(s)")
-        extra_files[TEST_VECTORS_EXTRA_FILE] = encode_test_vectors(record_test_vectors(scripted, examples))
+        vectors = record_test_vectors(scripted, examples)
+        extra_files[TEST_VECTORS_EXTRA_FILE] = encode_test_vectors(vectors)
+    if not no_check:
+        from liteexport.self_check import check_vectors
+
+        progress("self-check: runtime_py against torch")
+        for note in check_vectors(scripted, compiled, shapes, vectors):
+            progress(note)
+    progress(f"packing {output}")
     size = write_bundle(compiled, output, extra_files)
     instructions = sum(len(p.instructions) for p in compiled.programs)
     weight_bytes = sum(int(w.nbytes) for w in compiled.weights)

@@ -8,11 +8,18 @@ prints ``Error: <message>`` and exits with the error's ``exit_code``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 
 class LiteExportError(Exception):
     """Base of every error liteexport and runtime_py raise on purpose."""
 
     exit_code = 1
+    # the structured form of the demo backend's errors (runtime_py/error_codes.py): a code of
+    # schema/demo_errors.toml and its fields as text; "" and none for other errors
+    code: str = ""
+    fields: Mapping[str, str] = MappingProxyType({})
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -39,9 +46,10 @@ class UnsupportedNodesError(UserError):
 
     exit_code = 4
 
-    def __init__(self, reports: list[str]) -> None:
+    def __init__(self, reports: list[str], *, summary: str = "", counts: dict[str, int] | None = None) -> None:
         self.reports = tuple(reports)
-        super().__init__("\n\n".join(reports))
+        self.counts = dict(counts or {})  # node kind -> number of sites
+        super().__init__("\n\n".join(([summary] if summary else []) + reports))
 
 
 class FormatError(UserError):

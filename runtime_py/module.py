@@ -93,8 +93,10 @@ class Module:
         except ExecutionError as exc:
             if exc.debug_handle < 0:
                 raise
-            raise type(exc)(source_mapped_message(exc, self.debug_table, name),  # same kind (RunLimitExceeded...)
-                            debug_handle=exc.debug_handle) from None
+            mapped = type(exc)(source_mapped_message(exc, self.debug_table, name),  # same kind (RunLimitExceeded...)
+                               debug_handle=exc.debug_handle)
+            mapped.code, mapped.fields = exc.code, exc.fields
+            raise mapped from None
 
     def _with_defaults(self, name: str, inputs: list[Any]) -> list[Any]:
         """``inputs`` completed with the schema's default values for trailing arguments left out

@@ -64,7 +64,11 @@ class FormatError(UserError):
     def at(self, where: str) -> FormatError:
         """This error, or, when it does not say where, the same one located at ``where`` (for a
         caller that knows the table or record a lower layer was reading)."""
-        return self if self.where else type(self)(self.message, where=where)
+        if self.where:
+            return self
+        located = type(self)(self.message, where=where)
+        located.code, located.fields = self.code, self.fields
+        return located
 
 
 class InputError(UserError):

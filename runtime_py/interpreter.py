@@ -136,7 +136,9 @@ class LoadBudget:
         """Refuse a value larger than the budget allows (a tensor's bytes, a container's length)."""
         if isinstance(value, np.ndarray):
             size = value.size * value.itemsize if value.size else 0
-        elif isinstance(value, (list, tuple, dict)):
+        elif isinstance(value, tuple):  # walked as a tree by hash and ==: shared items count each time
+            size = 8 * tuple_tree_size(value, self.max_value_size // 8 + 1)
+        elif isinstance(value, (list, dict)):
             size = 8 * len(value)  # a pointer per item at least
         elif isinstance(value, (str, bytes)):
             size = len(value)
@@ -161,6 +163,7 @@ class RunBudget(LoadBudget):
 
     MAX_CALL_DEPTH = 256
     CHECK_EVERY = 4096
+    MAX_TUPLE_TREE = 1 << 24
 
     def __init__(self, max_instructions: int | None = None, timeout: float | None = None) -> None:
         super().__init__(max_instructions if max_instructions is not None else sys.maxsize, sys.maxsize)
@@ -186,13 +189,34 @@ class RunBudget(LoadBudget):
         self._hand_out()
 
     def check_value(self, value: Any, where: str) -> None:
-        pass  # run-time values are the inputs' business
+        """Only tuples: hashing or comparing one walks it as a tree, in C, where no time limit
+        reaches (sixty TUPLE_CONSTRUCTs of the previous tuple twice make a 2**60 walk). Other
+        values are the inputs' business."""
+        if type(value) is tuple and tuple_tree_size(value, self.MAX_TUPLE_TREE + 1) > self.MAX_TUPLE_TREE:
+            raise RunLimitExceeded(f"built a tuple that holds more than {self.MAX_TUPLE_TREE} items counted as a "
+                                   f"tree (it holds shared tuples many times over) ({where})")
 
     def too_deep(self, code: Code) -> LiteExportError:
         return RunLimitExceeded(f"calls nested deeper than {self.MAX_CALL_DEPTH} (calling {code.qn})")
 
     def out_of_memory(self, code: Code, pc: int) -> LiteExportError:
         return ExecutionError(f"out of memory at pc {pc} of function {code.qn}", debug_handle=code.debug_handle(pc))
+
+
+def tuple_tree_size(value: tuple[Any, ...], stop: int) -> int:
+    """Items of ``value`` counted as hash and == walk it (nested tuples expanded, a shared one each
+    time it is met), up to ``stop``. Computed on the distinct tuples, children first: the cost is
+    the tuples' number and lengths, not the (maybe 2**60) count."""
+    sizes: dict[int, int] = {}  # id -> size, for tuples reachable from value (alive while it is)
+    stack: list[tuple[tuple[Any, ...], bool]] = [(value, False)]
+    while stack:
+        item, children_done = stack.pop()
+        if children_done:
+            sizes[id(item)] = min(stop, 1 + sum([sizes[id(c)] if type(c) is tuple else 1 for c in item]))
+        elif id(item) not in sizes:
+            stack.append((item, True))
+            stack.extend([(c, False) for c in item if type(c) is tuple and id(c) not in sizes])
+    return sizes[id(value)]
 
 
 class _Return(Exception):

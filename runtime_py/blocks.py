@@ -19,6 +19,7 @@ from typing import Any
 
 from runtime_py.errors import ExecutionError
 from runtime_py.format.ptmf import OpCode
+from runtime_py.operators.registry import DIRECT, DirectCall
 
 # The instructions a block may hold: no control flow, no calls back into the runtime.
 BLOCK_OPS = frozenset({OpCode.LOAD, OpCode.MOVE, OpCode.LOADC, OpCode.STORE, OpCode.STOREN, OpCode.DROP,
@@ -101,10 +102,13 @@ class _Emitter:
         self.pending.clear()
 
 
-def compile_block(instructions: Sequence[tuple[int, int, int]], start: int, end: int) -> Callable[..., None]:
+def compile_block(instructions: Sequence[tuple[int, int, int]], start: int, end: int,
+                  operators: Sequence[Callable[[list[Any]], None]]) -> Callable[..., None]:
     """A handler ``(frame, x, n)`` running instructions[start:end] and leaving ``frame.pc`` on
-    the last of them (the interpreter's loop then steps past it)."""
+    the last of them (the interpreter's loop then steps past it). An operator whose kernel
+    offers a DirectCall and whose arguments are all locals is called with them directly."""
     e = _Emitter()
+    namespace: dict[str, Any] = {"pop_n": pop_n}
     for pc in range(start, end):
         op, x, n = instructions[pc]
         x, n = int(x), int(n)
@@ -129,9 +133,16 @@ def compile_block(instructions: Sequence[tuple[int, int, int]], start: int, end:
             e.lines.append(f"f.pc = {pc}")
             e.push(f"{obj}.get_slot({x})")
         elif op == OpCode.OP:
-            e.flush()
+            direct: DirectCall | None = getattr(operators[x], DIRECT, None) if 0 <= x < len(operators) else None
             e.lines.append(f"f.pc = {pc}")
-            e.lines.append(f"ops[{x}](s)")
+            if direct is not None and direct.arity <= len(e.pending):
+                namespace[f"op{x}"] = direct.call
+                arguments = e.pending[len(e.pending) - direct.arity:]
+                del e.pending[len(e.pending) - direct.arity:]
+                e.push(f"op{x}({', '.join(arguments)})")
+            else:
+                e.flush()
+                e.lines.append(f"ops[{x}](s)")
         elif op in (OpCode.LIST_CONSTRUCT, OpCode.TUPLE_CONSTRUCT):
             count = n if op == OpCode.LIST_CONSTRUCT else x
             values = e.pop_many(count, pc) if count > 0 else "[]"  # pop_n(s, -1) is [] too
@@ -144,7 +155,6 @@ def compile_block(instructions: Sequence[tuple[int, int, int]], start: int, end:
     source = (f"def block_{start}_{end}(f, x, n):\n"
               "    r = f.registers\n    s = f.stack\n    k = f.code.constants\n    ops = f.code.operators\n"
               f"    {body}\n")
-    namespace: dict[str, Any] = {"pop_n": pop_n}
     exec(compile(source, f"<block {start}-{end}>", "exec"), namespace)  # noqa: S102  (integers only, see above)
     handler: Callable[..., None] = namespace[f"block_{start}_{end}"]
     return handler

@@ -295,6 +295,12 @@ def silu(x: np.ndarray) -> np.ndarray:
     return y
 
 
+def silu_(x: np.ndarray) -> np.ndarray:
+    if x.ndim and is_floating(x.dtype) and x.flags.writeable:  # no copy back (SiLU(inplace=True))
+        return np.multiply(x, sigmoid(x), out=x)
+    return write(x, silu(x))
+
+
 def hardsigmoid(x: np.ndarray) -> np.ndarray:
     """min(max(x + 3, 0), 6) / 6, in one temporary for floating x."""
     if not (x.ndim and is_floating(x.dtype)):
@@ -330,7 +336,7 @@ register_pair("aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) 
 register_pair("aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor", leaky_relu)
 register_pair("aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor", elu)
 register_pair('aten::gelu(Tensor self, *, str approximate="none") -> Tensor', gelu)
-register_pair("aten::silu(Tensor self) -> Tensor", silu)
+register_pair("aten::silu(Tensor self) -> Tensor", silu, silu_)
 register_pair("aten::hardswish(Tensor self) -> Tensor", hardswish)
 register_pair("aten::hardsigmoid(Tensor self) -> Tensor", hardsigmoid)
 register_schema("aten::softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor", softplus)

@@ -243,6 +243,8 @@ def round_decimals(x: np.ndarray, decimals: int) -> np.ndarray:
 # ---- activations -----------------------------------------------------------------------------
 
 def relu(x: np.ndarray) -> np.ndarray:
+    if is_floating(x.dtype):  # a clip: vectorized, unlike np.maximum (see the demo backend's relu)
+        return np.clip(x, x.dtype.type(0), x.dtype.type(np.inf))
     return np.maximum(x, np.zeros((), x.dtype))
 
 
@@ -253,14 +255,13 @@ def relu_(x: np.ndarray) -> np.ndarray:
 
 
 def hardtanh(x: np.ndarray, min_val: Any = -1, max_val: Any = 1) -> np.ndarray:
-    y = np.maximum(x, as_dtype(min_val, x.dtype))
-    return np.minimum(y, as_dtype(max_val, x.dtype), out=y if x.ndim else None)
+    # np.clip is min(max(x, lo), hi) as torch computes it (NaN stays NaN), in one vectorized pass
+    return np.clip(x, as_dtype(min_val, x.dtype)[()], as_dtype(max_val, x.dtype)[()])
 
 
 def hardtanh_(x: np.ndarray, min_val: Any = -1, max_val: Any = 1) -> np.ndarray:
     if x.ndim and is_floating(x.dtype) and x.flags.writeable:  # MobileNetV2's ReLU6(inplace=True)
-        np.maximum(x, as_dtype(min_val, x.dtype), out=x)
-        return np.minimum(x, as_dtype(max_val, x.dtype), out=x)
+        return np.clip(x, as_dtype(min_val, x.dtype)[()], as_dtype(max_val, x.dtype)[()], out=x)
     return write(x, hardtanh(x, min_val, max_val))
 
 
@@ -306,8 +307,7 @@ def hardsigmoid(x: np.ndarray) -> np.ndarray:
     if not (x.ndim and is_floating(x.dtype)):
         return (np.clip(x + 3, 0, 6) / 6).astype(x.dtype)
     y = np.add(x, x.dtype.type(3))
-    np.maximum(y, x.dtype.type(0), out=y)
-    np.minimum(y, x.dtype.type(6), out=y)
+    np.clip(y, x.dtype.type(0), x.dtype.type(6), out=y)
     y /= x.dtype.type(6)
     return y
 
@@ -317,8 +317,7 @@ def hardswish(x: np.ndarray) -> np.ndarray:
     if not (x.ndim and is_floating(x.dtype)):
         return (x * np.clip(x + 3, 0, 6) / 6).astype(x.dtype)
     y = np.add(x, x.dtype.type(3))
-    np.maximum(y, x.dtype.type(0), out=y)
-    np.minimum(y, x.dtype.type(6), out=y)
+    np.clip(y, x.dtype.type(0), x.dtype.type(6), out=y)
     y *= x
     y /= x.dtype.type(6)
     return y

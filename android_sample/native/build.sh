@@ -24,7 +24,11 @@ vectors="${VECTORS_DIR:-$root/vectors}"
 args=(-DCMAKE_BUILD_TYPE=Release -DLITEEXPORT_BUILD_TESTS=ON -DLITEEXPORT_MAKE_VECTORS=OFF
       -DLITEEXPORT_VECTORS_DIR="$vectors")
 if command -v ninja >/dev/null; then args+=(-G Ninja); fi
-if command -v ccache >/dev/null; then args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+if command -v ccache >/dev/null; then
+  args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  # paths relative to the checkout: another clone of the same sources hits the same cache entries
+  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(cd "$sample/.." && pwd)}" CCACHE_NOHASHDIR=1
+fi
 if [[ -n "${FLATBUFFERS_INCLUDE_DIR:-}" ]]; then args+=(-DFLATBUFFERS_INCLUDE_DIR="$FLATBUFFERS_INCLUDE_DIR"); fi
 source_dir="$here"
 case "$variant" in

@@ -78,8 +78,9 @@ def test_gradle_wrapper_is_committed_and_official() -> None:
     assert "org.gradle.wrapper.GradleWrapperMain" in (APP / "gradlew.bat").read_text()
     tracked = subprocess.run(["git", "ls-files", "--stage", "--", "gradlew", "gradle/wrapper/gradle-wrapper.jar"],
                              cwd=APP, capture_output=True, text=True, check=False).stdout
-    if tracked:  # in a git checkout: committed, and gradlew with its executable bit
-        assert tracked.startswith("100755") and "gradle-wrapper.jar" in tracked
+    if tracked:  # in a git checkout: both committed, gradlew with its executable bit
+        modes = {line.split("\t")[1]: line.split()[0] for line in tracked.splitlines()}
+        assert modes == {"gradlew": "100755", "gradle/wrapper/gradle-wrapper.jar": "100644"}
 
 
 @pytest.mark.skipif(any(shutil.which(t) is None for t in ("java", "javac", "jar")), reason="needs a JDK")

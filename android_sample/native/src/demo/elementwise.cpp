@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "../errors.h"
+#include "float_math.h"
 #include "kernels.h"
 
 namespace liteexport::demo_backend {
@@ -142,8 +143,8 @@ Kernel make_unary(Op op) {
     case Op::RELU: return [](const Inputs& in) { return map_unary(*in[0], [](float x) { return x < 0.0f ? 0.0f : x; }); };
     case Op::SIGMOID:
       // exp overflows to inf for very negative x, giving exactly 0
-      return [](const Inputs& in) { return map_unary(*in[0], [](float x) { return 1.0f / (1.0f + std::exp(-x)); }); };
-    default: return [](const Inputs& in) { return map_unary(*in[0], [](float x) { return std::tanh(x); }); };
+      return [](const Inputs& in) { return map_unary(*in[0], [](float x) { return 1.0f / (1.0f + exp_float(-x)); }); };
+    default: return [](const Inputs& in) { return map_unary(*in[0], [](float x) { return tanh_float(x); }); };
   }
 }
 
@@ -179,7 +180,7 @@ Kernel make_gelu(const GeluAttrs& a) {
     return [](const Inputs& in) {
       return map_unary(*in[0], [](float x) {
         const float k = static_cast<float>(std::sqrt(2.0 / M_PI));
-        return 0.5f * x * (1.0f + std::tanh(k * x * (1.0f + 0.044715f * x * x)));
+        return 0.5f * x * (1.0f + tanh_float(k * x * (1.0f + 0.044715f * x * x)));
       });
     };
   // x * Phi(x) = 0.5 * x * (1 + erf(x / sqrt(2))), as torch computes it, with erf as a rational
@@ -213,12 +214,14 @@ Kernel make_softmax(const AxisAttrs& a, bool log) {
           max = std::max(max, row[k * inner]);
         }
         if (nan) max = std::numeric_limits<float>::quiet_NaN();  // numpy's max propagates NaN
+        // exp in float by the core (float_math.h: the same bits on every ABI), summed in double;
+        // log(sum) is libm's, once per row
         double sum = 0;
-        for (int64_t k = 0; k < len; ++k) sum += std::exp(static_cast<double>(row[k * inner] - max));
+        for (int64_t k = 0; k < len; ++k) sum += exp_float(row[k * inner] - max);
         for (int64_t k = 0; k < len; ++k) {
           float shifted = row[k * inner] - max;
           dst[k * inner] = log ? static_cast<float>(shifted - std::log(sum))
-                               : static_cast<float>(std::exp(static_cast<double>(shifted)) / sum);
+                               : static_cast<float>(exp_float(shifted) / sum);
         }
       }
     return out;

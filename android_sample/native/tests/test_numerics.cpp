@@ -1,11 +1,16 @@
-// The GEMM kernels against plain scalar loops that perform the same float operations in the order
-// gemm.h promises: results must be equal to the bit (not within a tolerance), at sizes that
-// exercise every tile and edge (rows and columns not multiples of the tiles, k not of 16).
+// The core's own numerics, which make results the same on every ABI:
+//  - the GEMM kernels against plain scalar loops that perform the same float operations in the
+//    order gemm.h promises: equal to the bit (not within a tolerance), at sizes that exercise
+//    every tile and edge (rows and columns not multiples of the tiles, k not of 16);
+//  - float_math.h's exp and tanh against the C library's double-precision ones.
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
 #include "check.h"
+#include "demo/float_math.h"
 #include "demo/gemm.h"
 
 using namespace liteexport::demo_backend;
@@ -25,7 +30,7 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 
 }  // namespace
 
-int run_gemm_tests() {
+int run_numerics_tests() {
   std::mt19937 rng(7);
   int n = 0;
   const int64_t sizes[][3] = {{1, 1, 1}, {3, 17, 5}, {8, 33, 16}, {13, 64, 40}, {17, 5, 300}, {64, 48, 27}, {2, 100, 1}};
@@ -60,5 +65,25 @@ int run_gemm_tests() {
     CHECK(same_bits(y, expected_bt), "gemm_bt " + what + " differs from the lane-ordered sum");
     n += 2;
   }
-  return n;
+  // exp within 2 ulp over its whole range (subnormal results: within one subnormal step), tanh within
+  // 1e-7 absolute and 2e-7 relative; their special values as IEEE and torch give them
+  double worst_exp = 0, worst_tanh = 0;
+  for (float x = -104.0f; x <= 89.0f; x += 0.00731f) {
+    const double e = std::exp(static_cast<double>(x)), got = exp_float(x);
+    const double ulp = e < 1.1754943508222875e-38 ? 1.401298464324817e-45 : std::ldexp(1.0, std::ilogb(e) - 23);
+    if (std::isfinite(e) && e < 3.4028234663852886e38) worst_exp = std::max(worst_exp, std::abs(got - e) / ulp);
+  }
+  for (float x = -10.0f; x <= 10.0f; x += 0.000173f) {
+    const double t = std::tanh(static_cast<double>(x)), got = tanh_float(x);
+    worst_tanh = std::max(worst_tanh, std::abs(got - t) / (1e-7 + 2e-7 * std::abs(t)));
+  }
+  CHECK(worst_exp <= 2.0, "exp_float: " + std::to_string(worst_exp) + " ulp");
+  CHECK(worst_tanh <= 1.0, "tanh_float: error " + std::to_string(worst_tanh) + " x (1e-7 + 2e-7 |tanh|)");
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  CHECK(exp_float(inf) == inf && exp_float(-inf) == 0.0f && std::isnan(exp_float(nan)) && exp_float(0.0f) == 1.0f,
+        "exp_float special values");
+  CHECK(tanh_float(inf) == 1.0f && tanh_float(-inf) == -1.0f && std::isnan(tanh_float(nan)) && tanh_float(0.0f) == 0.0f &&
+            tanh_float(1e-30f) == 1e-30f,
+        "tanh_float special values");
+  return n + 3;
 }

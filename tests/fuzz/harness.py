@@ -37,6 +37,8 @@ from runtime_py.format.program_codec import decode_program
 from runtime_py.module import Module
 
 SEEDS = Path(__file__).parent / "seeds"
+# a mutant's forward may loop forever: its bytecode runs under this budget (the seeds need < 100)
+FORWARD_INSTRUCTIONS = 100_000
 CRASHERS = Path(__file__).parent / "crashers"
 
 
@@ -68,7 +70,7 @@ def _run_forward(module: Module, shapes: list[list[int]] | None) -> None:
     if shapes is None:
         shapes = [[1]] * max(len(schema.arguments) - 1, 0)
     try:
-        module.forward(*(np.zeros(s, dtype=np.float32) for s in shapes))
+        module.forward(*(np.zeros(s, dtype=np.float32) for s in shapes), max_instructions=FORWARD_INSTRUCTIONS)
     except ExecutionError:
         pass  # a corrupted program may fail to run; it must fail this way
 
@@ -76,6 +78,13 @@ def _run_forward(module: Module, shapes: list[list[int]] | None) -> None:
 def exercise(data: bytes, kind: str, shapes: list[list[int]] | None = None, describe: bool = True) -> str:
     """Load (and use) ``data`` as a ``kind`` file; return "ok" or the LiteExportError's class
     name. Raises Crash for any other exception (and for InternalError)."""
+    error = failure(data, kind, shapes, describe)
+    return "ok" if error is None else type(error).__name__
+
+
+def failure(data: bytes, kind: str, shapes: list[list[int]] | None = None,
+            describe: bool = True) -> LiteExportError | None:
+    """What ``exercise`` does, returning the LiteExportError (None: it loaded and ran)."""
     try:
         if kind == "program":
             decode_program(data)
@@ -86,11 +95,11 @@ def exercise(data: bytes, kind: str, shapes: list[list[int]] | None = None, desc
             if describe:
                 _describe(data)
             _run_forward(module, shapes)
-        return "ok"
+        return None
     except InternalError as exc:
         raise Crash(f"InternalError: {exc}") from exc
     except LiteExportError as exc:
-        return type(exc).__name__
+        return exc
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise

@@ -13,6 +13,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 import harness  # noqa: E402
 
+from runtime_py.errors import FormatError  # noqa: E402
+
 MUTANTS_PER_SEED = 350
 HANG_SECONDS = 30  # a watchdog for loops the load budget missed, far above any real load: not a speed check
 DESCRIBE_EVERY = 5  # describing through a temp file is the slow part; do it for every 5th mutant
@@ -30,10 +32,12 @@ def _alarm(signum: int, frame: object) -> None:
 
 
 def _exercise_bounded(data: bytes, kind: str, shapes: list[list[int]] | None, describe: bool) -> str:
+    """The outcome's class name ("ok" when it loaded and ran); AssertionError for a crash, a hang or
+    a FormatError that does not say where (table, field, record or byte)."""
     previous = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, HANG_SECONDS)
     try:
-        outcome = harness.exercise(data, kind, shapes, describe)
+        error = harness.failure(data, kind, shapes, describe)
     except harness.Crash as exc:
         if isinstance(exc.__cause__, _Hang):
             raise AssertionError("hang: no result within the watchdog's time") from None
@@ -41,7 +45,9 @@ def _exercise_bounded(data: bytes, kind: str, shapes: list[list[int]] | None, de
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-    return outcome
+    if isinstance(error, FormatError):
+        assert error.where, f"FormatError without where: {error}"
+    return "ok" if error is None else type(error).__name__
 
 
 def test_seeds_are_present() -> None:

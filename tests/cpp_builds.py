@@ -46,9 +46,7 @@ class Step:
 
     def run(self) -> None:
         start = time.monotonic()
-        # JOBS=1: the machine's other core runs the tests meanwhile
-        env = {**os.environ, "PYTHON": sys.executable, "BUILD_ROOT": str(BUILD_ROOT), "VECTORS_DIR": str(VECTORS),
-               "JOBS": os.environ.get("JOBS", "1")}
+        env = {**os.environ, "PYTHON": sys.executable, "BUILD_ROOT": str(BUILD_ROOT), "VECTORS_DIR": str(VECTORS)}
         try:
             result = subprocess.run(self.argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
             self.returncode, self.output = result.returncode, result.stdout + result.stderr

@@ -6,6 +6,7 @@ run, in the background while the rest of the suite runs)."""
 from __future__ import annotations
 
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -39,6 +40,14 @@ def build_dir(step: cpp_builds.Step) -> Path:
     return Path(step.output.strip().splitlines()[-1])
 
 
+def digests(argv: list[str], env: dict[str, str] | None = None) -> list[str]:
+    """`liteexport_tests digest`: one hash of the output bits per test vector."""
+    result = subprocess.run([*argv, "digest", str(cpp_builds.VECTORS)], capture_output=True, text=True, check=False,
+                            env={**os.environ, **(env or {})})
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    return [line for line in result.stdout.splitlines() if line.startswith("digest ")]
+
+
 @pytest.mark.skipif(bool(_missing("cmake", "g++")), reason=f"needs {_missing('cmake', 'g++')} to build C++")
 @pytest.mark.parametrize("variant", ["host", "sanitize"])
 def test_native_core_ctest(variant: str) -> None:
@@ -48,7 +57,8 @@ def test_native_core_ctest(variant: str) -> None:
     summary = re.search(r"(\d+)% tests passed, (\d+) tests failed out of (\d+)", output)
     assert summary is not None and summary[2] == "0" and int(summary[3]) >= 6, output[-2000:]
     assert "ERROR: AddressSanitizer" not in output and "runtime error:" not in output
-    sanitized = "LITEEXPORT_SANITIZE:BOOL=ON" in (directory / "CMakeCache.txt").read_text()
+    cache = next(d / "CMakeCache.txt" for d in (directory, directory.parent) if (d / "CMakeCache.txt").is_file())
+    sanitized = "LITEEXPORT_SANITIZE:BOOL=ON" in cache.read_text()
     assert sanitized == (variant == "sanitize")
 
 
@@ -60,3 +70,19 @@ def test_java_api_through_jni_on_the_host_jvm() -> None:
     match = re.search(r"^(\d+) passed, (\d+) failed$", output, re.MULTILINE)
     assert match is not None, output[-2000:]
     assert int(match[1]) > 100 and match[2] == "0"
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="x86-64 has three GEMM kernel variants")
+@pytest.mark.skipif(bool(_missing("cmake", "g++")), reason=f"needs {_missing('cmake', 'g++')} to build C++")
+def test_x86_kernel_variants_give_the_same_bits() -> None:
+    """The SSE2 and AVX2 kernels (the widest the CPU has is picked at run time; the environment
+    variable caps it) give the AVX-512 kernels' bits, on the exact-order unit tests and every vector."""
+    cpp_builds.wait("native-vectors")
+    tests = str(build_dir(cpp_builds.wait("native-host")) / "liteexport_tests")
+    widest = digests([tests])
+    assert len(widest) > 20
+    for isa in ("sse2", "avx2"):
+        env = {**os.environ, "LITEEXPORT_GEMM_ISA": isa}
+        unit = subprocess.run([tests, "kernels"], capture_output=True, text=True, env=env, check=False)
+        assert unit.returncode == 0, unit.stdout + unit.stderr
+        assert digests([tests], {"LITEEXPORT_GEMM_ISA": isa}) == widest, isa

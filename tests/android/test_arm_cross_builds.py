@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from tests import cpp_builds
-from tests.android.test_android_sample import _run, build_dir
+from tests.android.test_android_sample import _run, build_dir, digests
 
 pytestmark = [
     pytest.mark.android, pytest.mark.slow,
@@ -24,12 +24,6 @@ pytestmark = [
 EMULATORS = {"aarch64": ["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"],
              "armv7": ["qemu-arm", "-L", "/usr/arm-linux-gnueabihf"]}
 MACHINES = {"aarch64": "ARM aarch64", "armv7": "ARM, EABI5"}
-
-
-def _digests(argv: list[str]) -> list[str]:
-    result = subprocess.run([*argv, "digest", str(cpp_builds.VECTORS)], capture_output=True, text=True, check=False)
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    return [line for line in result.stdout.splitlines() if line.startswith("digest ")]
 
 
 @pytest.mark.parametrize("arch", ["aarch64", "armv7"])
@@ -47,8 +41,8 @@ def test_ctest_suite_under_qemu(arch: str) -> None:
 @pytest.mark.parametrize("arch", ["aarch64", "armv7"])
 def test_outputs_bit_identical_to_x86_64(arch: str) -> None:
     cpp_builds.wait("native-vectors")
-    host = _digests([str(build_dir(cpp_builds.wait("native-host")) / "liteexport_tests")])
-    arm = _digests([*EMULATORS[arch], str(build_dir(cpp_builds.wait(f"native-{arch}")) / "liteexport_tests")])
+    host = digests([str(build_dir(cpp_builds.wait("native-host")) / "liteexport_tests")])
+    arm = digests([*EMULATORS[arch], str(build_dir(cpp_builds.wait(f"native-{arch}")) / "liteexport_tests")])
     assert len(host) > 20
     differing = [f"{h}  vs  {a.split()[-1]}" for h, a in zip(host, arm, strict=True) if h != a]
     assert not differing, f"{len(differing)} of {len(host)} cases differ on {arch}:\n" + "\n".join(differing[:20])

@@ -7,7 +7,9 @@
 // AVX-512/aarch64), never results.
 #include "gemm.h"
 
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 // 64-byte vectors are passed between always-inlined helpers only, never across an ABI boundary.
@@ -151,8 +153,12 @@ struct Kernels {
 
 Kernels pick() {
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return {outer_avx512, dot_avx512};
-  if (__builtin_cpu_supports("avx2")) return {outer_avx2, dot_avx2};
+  // LITEEXPORT_GEMM_ISA=sse2|avx2 caps the choice: the tests run the narrower kernels on a wider CPU
+  // and check they give the same bits (tests/android/test_android_sample.py)
+  const char* cap = std::getenv("LITEEXPORT_GEMM_ISA");
+  const std::string isa = cap != nullptr ? cap : "";
+  if (isa.empty() && __builtin_cpu_supports("avx512f")) return {outer_avx512, dot_avx512};
+  if (isa != "sse2" && __builtin_cpu_supports("avx2")) return {outer_avx2, dot_avx2};
   return {outer_base, dot_base};
 }
 

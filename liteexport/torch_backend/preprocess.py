@@ -30,9 +30,9 @@ from runtime_py.format.program_codec import encode_program
 # (debug handle, node kind, module hierarchy, torch's source range text) of one inlined node
 NodeRecord = tuple[int, str, str, str]
 
-# The debug table of every module lowered in this process through to_backend, in torch's handles,
-# by the qualified name of the module lowered (see liteexport.partial, which packs them).
-debug_tables: dict[str, DebugTable] = {}
+# The debug table of every module lowered in this process through to_backend, in torch's handles
+# (unique in a process), in the order lowered: liteexport.partial packs those of one export.
+debug_tables: list[DebugTable] = []
 
 INPUT_SHAPES_KEY = "input_shapes"
 
@@ -57,7 +57,7 @@ def preprocess(module: torch._C.ScriptModule, method_compile_spec: Mapping[str, 
     except ModelError as exc:
         raise RuntimeError(f"backend_with_compiler_demo (liteexport): {exc}") from None
     compiled = with_torch_handles(compiled, nodes_by_method)
-    debug_tables[compiled.qualname] = compiled.debug_table
+    debug_tables.append(compiled.debug_table)
     programs = {p.method: torch.frombuffer(bytearray(encode_program(p)), dtype=torch.uint8)
                 for p in compiled.programs}
     weights = [torch.from_numpy(np.array(w, np.float32, copy=True)) for w in compiled.weights]

@@ -51,7 +51,8 @@ def compile_spec(scripted: Any, methods: Sequence[str] | None = None,
         spec[name] = {INPUT_SHAPES_KEY: [list(map(int, s)) for s in shapes]} if shapes else {"": ""}
     unknown = sorted(set(input_shapes or {}) - set(names))
     if unknown:
-        raise ModelError(f"input_shapes names {', '.join(unknown)}, which is not lowered (lowering: {', '.join(names)})")
+        raise ModelError(f"input_shapes names {', '.join(unknown)}, which is not lowered "
+                         f"(lowering: {', '.join(names)})")
     return spec
 
 

@@ -390,3 +390,14 @@ INPLACE: dict[str, str] = {
     f"aten::{name}_": f"aten::{name}"
     for name in ("add", "sub", "mul", "div", "neg", "reciprocal", "relu", "sigmoid", "tanh")
 }
+
+# The later op families live in their own modules, which use this module's helpers: merged
+# in last, so the walk sees one table.
+from liteexport.compiler import math_ops, shape_ops  # noqa: E402
+from liteexport.compiler.scalars import SCALAR_FOLDS  # noqa: E402
+
+LOWERINGS.update(math_ops.LOWERINGS)
+LOWERINGS.update(shape_ops.LOWERINGS)
+INPLACE.update(math_ops.INPLACE)
+# tensor factories (zeros, ones, full, arange) take no tensor: the walk folds them with the scalars
+SCALAR_FOLDS.update(shape_ops.FACTORY_FOLDS)

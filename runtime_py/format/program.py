@@ -53,6 +53,17 @@ class OpCode(enum.IntEnum):
     RESHAPE = 20  # attrs: ShapeAttrs (may hold one -1)
     FLATTEN = 21  # attrs: FlattenAttrs
     CAT = 22  # n inputs; attrs: AxisAttrs
+    # activations
+    CLAMP = 23  # attrs: ClampAttrs (clamp, hardtanh, relu6)
+    HARDSIGMOID = 24  # min(max(x + 3, 0), 6) / 6
+    HARDSWISH = 25  # x * min(max(x + 3, 0), 6) / 6
+    SILU = 26  # x * sigmoid(x)
+    # reductions over several axes
+    MEAN = 27  # attrs: ReduceAttrs
+    SUM = 28  # attrs: ReduceAttrs
+    # layout
+    SLICE = 29  # attrs: SliceAttrs
+    EXPAND = 30  # attrs: ShapeAttrs (target shape; -1 keeps the input's size)
 
 
 class Activation(enum.IntEnum):
@@ -126,9 +137,35 @@ class FlattenAttrs:
     end_dim: int
 
 
+@dataclass(frozen=True)
+class ClampAttrs:
+    min: float | None = None  # None: no lower bound
+    max: float | None = None  # None: no upper bound
+
+
+@dataclass(frozen=True)
+class ReduceAttrs:
+    axes: tuple[int, ...]  # distinct, may be negative; empty: every axis
+    keepdim: bool = False
+
+
+SLICE_END = (1 << 63) - 1  # "to the end of the axis"
+
+
+@dataclass(frozen=True)
+class SliceAttrs:
+    """``x[..., start:end:step, ...]`` on one axis: negative bounds count from the end and
+    bounds are clamped to the axis, as in Python; step > 0."""
+
+    axis: int
+    start: int = 0
+    end: int = SLICE_END
+    step: int = 1
+
+
 Attributes = (
     BinaryAttrs | GeluAttrs | AxisAttrs | FusedAttrs | Conv2dAttrs | LayerNormAttrs
-    | Pool2dAttrs | ShapeAttrs | PermuteAttrs | FlattenAttrs | None
+    | Pool2dAttrs | ShapeAttrs | PermuteAttrs | FlattenAttrs | ClampAttrs | ReduceAttrs | SliceAttrs | None
 )
 
 

@@ -11,11 +11,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from runtime_py.backends.demo import conv, elementwise, layout, linalg, normalization, pooling
+from runtime_py.backends.demo import (
+    activations,
+    conv,
+    elementwise,
+    layout,
+    linalg,
+    normalization,
+    pooling,
+    reductions,
+    slicing,
+)
 from runtime_py.backends.demo.arrays import Kernel
 from runtime_py.format.program import (
     AxisAttrs,
     BinaryAttrs,
+    ClampAttrs,
     Conv2dAttrs,
     FlattenAttrs,
     FusedAttrs,
@@ -24,7 +35,9 @@ from runtime_py.format.program import (
     OpCode,
     PermuteAttrs,
     Pool2dAttrs,
+    ReduceAttrs,
     ShapeAttrs,
+    SliceAttrs,
 )
 
 # Binds an instruction's attributes (already of the entry's type) and its input count into a
@@ -97,4 +110,12 @@ KERNELS: dict[OpCode, KernelSpec] = {
     OpCode.RESHAPE: KernelSpec(layout.make_reshape, 1, 1, ShapeAttrs, may_alias_input=True),  # one -1 allowed
     OpCode.FLATTEN: KernelSpec(layout.make_flatten, 1, 1, FlattenAttrs, may_alias_input=True),  # merge dims
     OpCode.CAT: KernelSpec(layout.make_cat, 1, None, AxisAttrs),  # concatenate inputs on an axis
+    OpCode.CLAMP: KernelSpec(activations.make_clamp, 1, 1, ClampAttrs),  # min(max(x, lo), hi)
+    OpCode.HARDSIGMOID: KernelSpec(_fixed(activations.hardsigmoid), 1, 1),  # relu6(x + 3) / 6
+    OpCode.HARDSWISH: KernelSpec(_fixed(activations.hardswish), 1, 1),  # x * relu6(x + 3) / 6
+    OpCode.SILU: KernelSpec(_fixed(activations.silu), 1, 1),  # x * sigmoid(x)
+    OpCode.MEAN: KernelSpec(reductions.make_mean, 1, 1, ReduceAttrs),  # mean over axes [keepdim]
+    OpCode.SUM: KernelSpec(reductions.make_sum, 1, 1, ReduceAttrs),  # sum over axes [keepdim]
+    OpCode.SLICE: KernelSpec(slicing.make_slice, 1, 1, SliceAttrs, may_alias_input=True),  # start:end:step
+    OpCode.EXPAND: KernelSpec(slicing.make_expand, 1, 1, ShapeAttrs),  # broadcast to a shape
 }

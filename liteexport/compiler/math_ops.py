@@ -1,0 +1,93 @@
+"""Lowering of clamping activations, SiLU and reductions over dims (see ops.py for the
+conventions): hardtanh/relu6/clamp become one CLAMP; mean and sum one MEAN or SUM."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from liteexport.compiler.ops import _FLOAT32_SCALAR_TYPE, Emitter, Lowering, is_number, rank_of, tensor
+from liteexport.compiler.values import Unsupported
+from runtime_py.format.program import ClampAttrs, OpCode, ReduceAttrs
+
+
+def _bound(value: Any, name: str) -> float | None:
+    if value is None:
+        return None
+    if not is_number(value):
+        raise Unsupported(f"clamp's {name} must be a number known at compile time (tensor bounds are not compiled)")
+    return float(value)
+
+
+def _clamp_to(low: float | None, high: float | None) -> Lowering:
+    return lambda b, args: b.emit(OpCode.CLAMP, [tensor(args[0])], ClampAttrs(min=low, max=high))
+
+
+def _clamp(b: Emitter, args: list[Any]) -> Any:
+    """aten::clamp(x, min, max) with number bounds."""
+    low, high = _bound(args[1], "min"), _bound(args[2] if len(args) > 2 else None, "max")
+    if low is None and high is None:
+        raise Unsupported("clamp needs min or max")
+    return b.emit(OpCode.CLAMP, [tensor(args[0])], ClampAttrs(min=low, max=high))
+
+
+def _clamp_one_side(side: str) -> Lowering:
+    def lower(b: Emitter, args: list[Any]) -> Any:
+        bound = _bound(args[1], side)
+        attrs = ClampAttrs(min=bound) if side == "min" else ClampAttrs(max=bound)
+        return b.emit(OpCode.CLAMP, [tensor(args[0])], attrs)
+    return lower
+
+
+def _hardtanh(b: Emitter, args: list[Any]) -> Any:
+    low, high = _bound(args[1], "min_val"), _bound(args[2], "max_val")
+    return b.emit(OpCode.CLAMP, [tensor(args[0])], ClampAttrs(min=low, max=high))
+
+
+def _unary(op: OpCode) -> Lowering:
+    return lambda b, args: b.emit(op, [tensor(args[0])], None)
+
+
+def _check_dtype(dtype: Any) -> None:
+    if dtype is not None and dtype != _FLOAT32_SCALAR_TYPE:
+        raise Unsupported("only a float32 result is compiled (dtype=)")
+
+
+def _reduction(op: OpCode) -> Callable[[Emitter, list[Any]], Any]:
+    """aten::mean/sum over all dims (x, dtype) or over a dim list (x, dims, keepdim, dtype)."""
+    def lower(b: Emitter, args: list[Any]) -> Any:
+        x = tensor(args[0])
+        if len(args) <= 2:  # the overload without dims
+            _check_dtype(args[1] if len(args) > 1 else None)
+            return b.emit(op, [x], ReduceAttrs(axes=()))
+        dims, keepdim = args[1], bool(args[2])
+        _check_dtype(args[3] if len(args) > 3 else None)
+        if dims is None or (isinstance(dims, list) and not dims):
+            axes: tuple[int, ...] = ()
+        else:
+            axes = tuple(int(d) for d in (dims if isinstance(dims, list) else [dims]))
+            rank = max(rank_of(x), 1)
+            if len({a % rank for a in axes}) != len(axes):
+                raise Unsupported(f"dims {list(axes)} name a dim twice")
+        return b.emit(op, [x], ReduceAttrs(axes=axes, keepdim=keepdim))
+    return lower
+
+
+LOWERINGS: dict[str, Lowering] = {
+    "aten::clamp": _clamp,
+    "aten::clip": _clamp,
+    "aten::clamp_min": _clamp_one_side("min"),
+    "aten::clamp_max": _clamp_one_side("max"),
+    "aten::hardtanh": _hardtanh,
+    "aten::relu6": _clamp_to(0.0, 6.0),
+    "aten::hardsigmoid": _unary(OpCode.HARDSIGMOID),
+    "aten::hardswish": _unary(OpCode.HARDSWISH),
+    "aten::silu": _unary(OpCode.SILU),
+    "aten::mean": _reduction(OpCode.MEAN),
+    "aten::sum": _reduction(OpCode.SUM),
+}
+
+INPLACE: dict[str, str] = {
+    f"aten::{name}_": f"aten::{name}"
+    for name in ("clamp", "clip", "clamp_min", "clamp_max", "hardtanh", "relu6", "hardsigmoid", "hardswish", "silu")
+}

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from liteexport.compiler.ops import _FLOAT32_SCALAR_TYPE, Emitter, Lowering, is_number, rank_of, tensor
+from liteexport.compiler.ops import _FLOAT32_SCALAR_TYPE, Emitter, Lowering, is_number, shape_of, tensor
 from liteexport.compiler.values import Unsupported
-from runtime_py.format.program import ClampAttrs, OpCode, ReduceAttrs
+from runtime_py.format.program import BinaryAttrs, ClampAttrs, OpCode, ReduceAttrs
 
 
 def _bound(value: Any, name: str) -> float | None:
@@ -66,14 +66,24 @@ def _reduction(op: OpCode) -> Callable[[Emitter, list[Any]], Any]:
             axes: tuple[int, ...] = ()
         else:
             axes = tuple(int(d) for d in (dims if isinstance(dims, list) else [dims]))
-            rank = max(rank_of(x), 1)
-            if len({a % rank for a in axes}) != len(axes):
+            shape = shape_of(x)  # unknown rank: the runtime checks the dims
+            rank = max(len(shape), 1) if shape is not None else 0
+            if len({a % rank if rank else a for a in axes}) != len(axes):
                 raise Unsupported(f"dims {list(axes)} name a dim twice")
         return b.emit(op, [x], ReduceAttrs(axes=axes, keepdim=keepdim))
     return lower
 
 
+def _clone(b: Emitter, args: list[Any]) -> Any:
+    """A copy as x * 1 (exact for every float): a new value, so an in-place op on the clone
+    never rebinds the original."""
+    if len(args) > 1 and args[1] is not None:
+        raise Unsupported("a memory_format argument is not compiled")
+    return b.emit(OpCode.MUL, [tensor(args[0])], BinaryAttrs(scalar=1.0))
+
+
 LOWERINGS: dict[str, Lowering] = {
+    "aten::clone": _clone,
     "aten::clamp": _clamp,
     "aten::clip": _clamp,
     "aten::clamp_min": _clamp_one_side("min"),

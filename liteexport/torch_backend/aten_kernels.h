@@ -159,6 +159,63 @@ at::Tensor flatten(const Step& s, const at::Tensor& input) {
   return at::flatten(input, start, end);
 }
 
+// The reduced axes of `input` (runtime_py's reductions.py): all of them when none are named.
+std::vector<int64_t> reduced_axes(const Step& s, const at::Tensor& input) {
+  int64_t rank = std::max<int64_t>(input.dim(), 1);  // torch reduces a 0-d tensor over dim 0 or -1
+  std::vector<int64_t> axes;
+  if (s.dims.empty()) {
+    for (int64_t i = 0; i < input.dim(); ++i) axes.push_back(i);
+    return axes;
+  }
+  for (int64_t axis : s.dims) {
+    if (axis < -rank || axis >= rank) {
+      kernel_error("axis " + std::to_string(axis) + " is out of range for an input of shape " + shape_str(input.sizes()));
+    }
+    axes.push_back(input.dim() == 0 ? 0 : (axis + rank) % rank);
+  }
+  std::vector<int64_t> sorted = axes;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+    kernel_error("axes " + tuple_str(s.dims) + " name an axis twice for an input of shape " + shape_str(input.sizes()));
+  }
+  if (input.dim() == 0) axes.clear();
+  return axes;
+}
+
+at::Tensor slice(const Step& s, const at::Tensor& input) {
+  int64_t rank = input.dim();
+  if (s.axis < -rank || s.axis >= rank) {
+    kernel_error("axis " + std::to_string(s.axis) + " is out of range for an input of shape " + shape_str(input.sizes()));
+  }
+  return input.slice(s.axis, s.slice_start, s.slice_end, s.slice_step);
+}
+
+// torch.Tensor.expand's rule, with runtime_py's messages (slicing.py expanded_shape)
+at::Tensor expand(const Step& s, const at::Tensor& input) {
+  std::vector<int64_t> shape = input.sizes().vec();
+  const std::string what = "cannot expand shape " + shape_str(input.sizes()) + " to " + tuple_str(s.dims);
+  int64_t lead = static_cast<int64_t>(s.dims.size()) - static_cast<int64_t>(shape.size());
+  if (lead < 0) kernel_error(what + ": fewer dims");
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < static_cast<int64_t>(s.dims.size()); ++i) {
+    int64_t size = s.dims[i];
+    if (i < lead) {
+      if (size < 0) kernel_error(what + ": -1 in a new leading dim");
+      out.push_back(size);
+      continue;
+    }
+    int64_t have = shape[i - lead];
+    if (size == -1 || size == have) {
+      out.push_back(have);
+    } else if (have == 1 && size >= 0) {
+      out.push_back(size);
+    } else {
+      kernel_error(what);
+    }
+  }
+  return input.expand(out).contiguous();
+}
+
 at::Tensor run_step(const Step& s, const Tensors& x) {
   switch (s.op) {
     case fb::OpCode::Add:
@@ -196,6 +253,14 @@ at::Tensor run_step(const Step& s, const Tensors& x) {
     case fb::OpCode::Reshape: return reshape(s, x[0]);
     case fb::OpCode::Flatten: return flatten(s, x[0]);
     case fb::OpCode::Cat: return at::cat(x, s.axis);
+    case fb::OpCode::Clamp: return at::clamp(x[0], s.clamp_min, s.clamp_max);
+    case fb::OpCode::HardSigmoid: return at::hardsigmoid(x[0]);
+    case fb::OpCode::HardSwish: return at::hardswish(x[0]);
+    case fb::OpCode::Silu: return at::silu(x[0]);
+    case fb::OpCode::Mean: return at::mean(x[0], reduced_axes(s, x[0]), s.keepdim);
+    case fb::OpCode::Sum: return at::sum(x[0], reduced_axes(s, x[0]), s.keepdim);
+    case fb::OpCode::Slice: return slice(s, x[0]);
+    case fb::OpCode::Expand: return expand(s, x[0]);
   }
   TORCH_INTERNAL_ASSERT(false, "unreachable opcode");
 }

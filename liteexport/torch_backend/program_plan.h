@@ -82,7 +82,9 @@ const char* op_name(uint16_t op) {
       "RELU",   "SIGMOID",    "TANH",        "GELU",       "SOFTMAX",
       "LOG_SOFTMAX", "MATMUL", "LINEAR",     "CONV2D",     "CHANNEL_AFFINE",
       "LAYER_NORM", "MAX_POOL2D", "AVG_POOL2D", "ADAPTIVE_AVG_POOL2D", "TRANSPOSE",
-      "RESHAPE", "FLATTEN",   "CAT"};
+      "RESHAPE", "FLATTEN",   "CAT",         "CLAMP",      "HARDSIGMOID",
+      "HARDSWISH", "SILU",    "MEAN",        "SUM",        "SLICE",
+      "EXPAND"};
   return op < sizeof(names) / sizeof(names[0]) ? names[op] : nullptr;
 }
 
@@ -128,6 +130,11 @@ struct Step {
   // Flatten
   int64_t start_dim = 0;
   int64_t end_dim = 0;
+  // Clamp
+  std::optional<double> clamp_min, clamp_max;
+  // Reduce (axes in dims), Slice (axis in axis)
+  bool keepdim = false;
+  int64_t slice_start = 0, slice_end = INT64_MAX, slice_step = 1;
 };
 
 struct InputCheck {
@@ -183,6 +190,14 @@ OpSpec op_spec(fb::OpCode op) {
     case fb::OpCode::Reshape: return {1, 1, A::Shape, false, true};
     case fb::OpCode::Flatten: return {1, 1, A::Flatten, false, true};
     case fb::OpCode::Cat: return {1, -1, A::Axis, false, false};
+    case fb::OpCode::Clamp: return {1, 1, A::Clamp, false, false};
+    case fb::OpCode::HardSigmoid:
+    case fb::OpCode::HardSwish:
+    case fb::OpCode::Silu: return {1, 1, A::NONE, false, false};
+    case fb::OpCode::Mean:
+    case fb::OpCode::Sum: return {1, 1, A::Reduce, false, false};
+    case fb::OpCode::Slice: return {1, 1, A::Slice, false, true};
+    case fb::OpCode::Expand: return {1, 1, A::Shape, false, false};
   }
   TORCH_INTERNAL_ASSERT(false, "unreachable opcode");
 }
@@ -201,6 +216,9 @@ const char* attrs_name(fb::Attributes tag) {
     case fb::Attributes::Shape: return "ShapeAttrs";
     case fb::Attributes::Permute: return "PermuteAttrs";
     case fb::Attributes::Flatten: return "FlattenAttrs";
+    case fb::Attributes::Clamp: return "ClampAttrs";
+    case fb::Attributes::Reduce: return "ReduceAttrs";
+    case fb::Attributes::Slice: return "SliceAttrs";
   }
   return "unknown";
 }
@@ -319,6 +337,31 @@ void bind_attributes(const fb::Instruction* inst, Step& step, size_t n_inputs, c
       step.end_dim = a->end_dim();
       break;
     }
+    case fb::Attributes::Clamp: {
+      const auto* a = inst->attributes_as_Clamp();
+      const std::tuple<const char*, bool, flatbuffers::voffset_t, double, std::optional<double>*> bounds[] = {
+          {"min", a->has_min(), fb::Clamp::VT_MIN, a->min(), &step.clamp_min},
+          {"max", a->has_max(), fb::Clamp::VT_MAX, a->max(), &step.clamp_max}};
+      for (const auto& [name, present, field, value, bound] : bounds) {
+        if (!present && has_field(a, field)) format_error(std::string(name) + " given but has_" + name + " is false", at);
+        if (present) *bound = value;
+      }
+      break;
+    }
+    case fb::Attributes::Reduce: {
+      const auto* a = inst->attributes_as_Reduce();
+      step.dims = to_vector(a->axes());
+      step.keepdim = a->keepdim();
+      break;
+    }
+    case fb::Attributes::Slice: {
+      const auto* a = inst->attributes_as_Slice();
+      step.axis = a->axis();
+      step.slice_start = a->start();
+      step.slice_end = a->end();
+      step.slice_step = a->step();
+      break;
+    }
   }
 
   // the value checks of the kernels' factories (ValueError in runtime_py -> "invalid attributes")
@@ -391,6 +434,26 @@ void bind_attributes(const fb::Instruction* inst, Step& step, size_t n_inputs, c
       }
       break;
     }
+    case fb::OpCode::Clamp:
+      if (!step.clamp_min && !step.clamp_max) format_error(invalid + "clamp needs at least one of min and max", at);
+      break;
+    case fb::OpCode::Mean:
+    case fb::OpCode::Sum: {
+      std::vector<int64_t> sorted = step.dims;
+      std::sort(sorted.begin(), sorted.end());
+      if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+        format_error(invalid + "axes " + tuple_str(step.dims) + " repeat an axis", at);
+      }
+      break;
+    }
+    case fb::OpCode::Slice:
+      if (step.slice_step < 1) format_error(invalid + "step must be positive, got " + std::to_string(step.slice_step), at);
+      break;
+    case fb::OpCode::Expand:
+      if (std::any_of(step.dims.begin(), step.dims.end(), [](int64_t d) { return d < -1; })) {
+        format_error(invalid + "shape " + tuple_str(step.dims) + " may hold -1 and otherwise sizes >= 0", at);
+      }
+      break;
     case fb::OpCode::Reshape: {
       int64_t unknown = std::count(step.dims.begin(), step.dims.end(), -1);
       bool negative = std::any_of(step.dims.begin(), step.dims.end(), [](int64_t d) { return d < -1; });

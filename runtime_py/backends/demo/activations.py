@@ -18,15 +18,16 @@ _ZERO = np.float32(0.0)
 
 def make_clamp(attrs: ClampAttrs, n_inputs: int) -> Kernel:
     """min(max(x, min), max) with either bound optional; NaN stays NaN, as in torch."""
-    low = None if attrs.min is None else np.float32(attrs.min)
-    high = None if attrs.max is None else np.float32(attrs.max)
-    if low is None and high is None:
+    if attrs.min is None and attrs.max is None:
         raise ValueError("clamp needs at least one of min and max")
-    if low is None:
+    if attrs.min is None:
+        high = np.float32(attrs.max)
         return lambda x: np.minimum(x, high)
-    if high is None:
+    low = np.float32(attrs.min)
+    if attrs.max is None:
         return lambda x: np.maximum(x, low)
-    # torch.clamp with min > max gives max everywhere: maximum first, then minimum, as numpy's clip does not promise
+    high = np.float32(attrs.max)
+    # min > max gives max everywhere, as in torch: maximum first, then minimum
     return lambda x: np.minimum(np.maximum(x, low), high)
 
 

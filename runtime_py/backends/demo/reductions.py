@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from runtime_py.backends.demo.arrays import Array, Kernel
@@ -30,11 +32,19 @@ def _normalized(axes: tuple[int, ...], x: Array) -> tuple[int, ...]:
 
 
 def make_mean(attrs: ReduceAttrs, n_inputs: int) -> Kernel:
-    """The mean over ``axes`` (float32 accumulation with numpy's pairwise summation)."""
+    """The mean over ``axes``: the float32 sum (numpy's pairwise summation) over the count, as
+    np.mean computes it; an empty reduction gives NaN like torch, without numpy's warning."""
     axes, keepdim = _axes(attrs), attrs.keepdim
 
     def mean(x: Array) -> Array:
-        return np.asarray(np.mean(x, axis=_normalized(axes, x), keepdims=keepdim, dtype=np.float32))
+        reduced = _normalized(axes, x)
+        total = np.asarray(np.sum(x, axis=reduced, keepdims=keepdim, dtype=np.float32))
+        count = math.prod(x.shape[a] for a in reduced)
+        if count == 0:
+            return np.full(total.shape, np.nan, dtype=np.float32)
+        if total.ndim == 0:  # a 0-d ufunc result is a numpy scalar
+            return np.asarray(total / np.float32(count))
+        return np.divide(total, np.float32(count), out=total)
 
     return mean
 

@@ -1,5 +1,5 @@
 // Decoded instruction attributes of demo programs (schema/demo_program.fbs). The variant's
-// index equals the fbs union tag (Binary = 1 ... Flatten = 10), 0 = no attributes.
+// index equals the fbs union tag (Binary = 1 ... Slice = 13), 0 = no attributes.
 #pragma once
 
 #include <array>
@@ -50,8 +50,20 @@ struct FlattenAttrs {
   int64_t start_dim = 0, end_dim = 0;
 };
 
+struct ClampAttrs {
+  std::optional<double> min, max;  // nullopt: no bound
+};
+struct ReduceAttrs {
+  std::vector<int64_t> axes;  // empty: every axis
+  bool keepdim = false;
+};
+struct SliceAttrs {
+  int64_t axis = 0, start = 0, end = INT64_MAX, step = 1;
+};
+
 using Attrs = std::variant<std::monostate, BinaryAttrs, GeluAttrs, AxisAttrs, FusedAttrs, Conv2dAttrs,
-                           LayerNormAttrs, Pool2dAttrs, ShapeAttrs, PermuteAttrs, FlattenAttrs>;
+                           LayerNormAttrs, Pool2dAttrs, ShapeAttrs, PermuteAttrs, FlattenAttrs, ClampAttrs,
+                           ReduceAttrs, SliceAttrs>;
 
 // runtime_py's class name of an attribute kind ("BinaryAttrs"), "none" for index 0.
 const char* attrs_name(size_t index);

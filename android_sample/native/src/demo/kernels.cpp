@@ -8,7 +8,8 @@ namespace liteexport::demo_backend {
 const char* attrs_name(size_t index) {
   static const char* const names[] = {"none",         "BinaryAttrs",    "GeluAttrs",   "AxisAttrs",
                                       "FusedAttrs",   "Conv2dAttrs",    "LayerNormAttrs", "Pool2dAttrs",
-                                      "ShapeAttrs",   "PermuteAttrs",   "FlattenAttrs"};
+                                      "ShapeAttrs",   "PermuteAttrs",   "FlattenAttrs",   "ClampAttrs",
+                                      "ReduceAttrs",  "SliceAttrs"};
   return index < sizeof names / sizeof names[0] ? names[index] : "?";
 }
 
@@ -35,7 +36,7 @@ Factory with(Kernel (*make)(const A&)) {
 
 constexpr size_t kAny = SIZE_MAX;
 constexpr size_t kBinary = 1, kGelu = 2, kAxis = 3, kFused = 4, kConv2d = 5, kLayerNorm = 6, kPool2d = 7,
-                 kShape = 8, kPermute = 9, kFlatten = 10;
+                 kShape = 8, kPermute = 9, kFlatten = 10, kClamp = 11, kReduce = 12, kSlice = 13;
 
 const std::vector<KernelSpec>& table() {
   static const std::vector<KernelSpec> specs = {
@@ -63,6 +64,14 @@ const std::vector<KernelSpec>& table() {
       {"RESHAPE", 1, 1, kShape, false, with<ShapeAttrs>(make_reshape)},
       {"FLATTEN", 1, 1, kFlatten, false, with<FlattenAttrs>(make_flatten)},
       {"CAT", 1, kAny, kAxis, false, with<AxisAttrs>(make_cat)},
+      {"CLAMP", 1, 1, kClamp, false, with<ClampAttrs>(make_clamp)},  // min(max(x, lo), hi)
+      {"HARDSIGMOID", 1, 1, 0, false, fixed(make_hardsigmoid)},
+      {"HARDSWISH", 1, 1, 0, false, fixed(make_hardswish)},
+      {"SILU", 1, 1, 0, false, fixed(make_silu)},
+      {"MEAN", 1, 1, kReduce, false, with<ReduceAttrs>(make_mean)},
+      {"SUM", 1, 1, kReduce, false, with<ReduceAttrs>(make_sum)},
+      {"SLICE", 1, 1, kSlice, false, with<SliceAttrs>(make_slice)},
+      {"EXPAND", 1, 1, kShape, false, with<ShapeAttrs>(make_expand)},
   };
   return specs;
 }

@@ -38,7 +38,15 @@ bool activation_relu(fb::Activation a, const std::string& where) {
   return a == fb::Activation::Relu;
 }
 
-// The attributes of instruction `ins` as the variant (tag already known to be 1..10).
+// A Clamp bound: its value when its has_ flag is set (a value without the flag is malformed).
+std::optional<double> clamp_bound(const fb::Clamp* r, bool present, flatbuffers::voffset_t field, double value,
+                                  const char* name, const std::string& where) {
+  if (!present && has_field(r, field))
+    throw_format(std::string(name) + " given but has_" + name + " is false", where + "." + name);
+  return present ? std::optional<double>(value) : std::nullopt;
+}
+
+// The attributes of instruction `ins` as the variant (tag already known to be 1..13).
 Attrs read_attrs(const fb::Instruction* ins, const std::string& where) {
   switch (ins->attributes_type()) {
     case fb::Attributes::Binary: {
@@ -70,6 +78,17 @@ Attrs read_attrs(const fb::Instruction* ins, const std::string& where) {
     }
     case fb::Attributes::Shape: return ShapeAttrs{ints(ins->attributes_as_Shape()->dims())};
     case fb::Attributes::Permute: return PermuteAttrs{ints(ins->attributes_as_Permute()->perm())};
+    case fb::Attributes::Clamp: {
+      auto r = ins->attributes_as_Clamp();
+      return ClampAttrs{clamp_bound(r, r->has_min(), fb::Clamp::VT_MIN, r->min(), "min", where),
+                        clamp_bound(r, r->has_max(), fb::Clamp::VT_MAX, r->max(), "max", where)};
+    }
+    case fb::Attributes::Reduce:
+      return ReduceAttrs{ints(ins->attributes_as_Reduce()->axes()), ins->attributes_as_Reduce()->keepdim()};
+    case fb::Attributes::Slice: {
+      auto r = ins->attributes_as_Slice();
+      return SliceAttrs{r->axis(), r->start(), r->end(), r->step()};
+    }
     default: return FlattenAttrs{ins->attributes_as_Flatten()->start_dim(), ins->attributes_as_Flatten()->end_dim()};
   }
 }
@@ -159,7 +178,7 @@ std::shared_ptr<const MethodPlan> build_plan(const ByteTensor& bytes, const std:
           }
         }();
     } else {
-      if (tag > 10) throw_format("unknown attribute type " + std::to_string(tag), at + ".attributes_type");
+      if (tag > 13) throw_format("unknown attribute type " + std::to_string(tag), at + ".attributes_type");
       if (tag != spec->attrs_index)
         throw_format(std::string(spec->name) + " takes " +
                          (spec->attrs_index ? attrs_name(spec->attrs_index) : "no attributes") + ", found " +

@@ -383,21 +383,28 @@ LOWERINGS: dict[str, Lowering] = {
     "prim::dtype": _dtype,
     "prim::device": lambda b, args: torch.device("cpu"),
     "prim::is_cuda": lambda b, args: False,
+    "prim::is_nested": lambda b, args: False,  # compiled tensors are never nested
 }
 
 # In-place variants compiled as their out-of-place op; the walk rebinds the mutated input.
 INPLACE: dict[str, str] = {
     f"aten::{name}_": f"aten::{name}"
-    for name in ("add", "sub", "mul", "div", "neg", "reciprocal", "relu", "sigmoid", "tanh")
+    for name in ("add", "sub", "mul", "div", "neg", "reciprocal", "relu", "sigmoid", "tanh",
+                 "dropout", "feature_dropout", "alpha_dropout", "feature_alpha_dropout")
 }
 
 # The later op families live in their own modules, which use this module's helpers: merged
 # in last, so the walk sees one table.
-from liteexport.compiler import math_ops, shape_ops  # noqa: E402
+from liteexport.compiler import attention_ops, math_ops, shape_ops  # noqa: E402
+from liteexport.compiler.constant_fold import CONSTANT_ONLY, with_constant_folding  # noqa: E402
 from liteexport.compiler.scalars import SCALAR_FOLDS  # noqa: E402
 
 LOWERINGS.update(math_ops.LOWERINGS)
 LOWERINGS.update(shape_ops.LOWERINGS)
+LOWERINGS.update(attention_ops.LOWERINGS)
 INPLACE.update(math_ops.INPLACE)
+# integer and bool constants (index buffers, masks) fold with torch itself
+for _kind in [*LOWERINGS, *CONSTANT_ONLY]:
+    LOWERINGS[_kind] = with_constant_folding(_kind, LOWERINGS.get(_kind))
 # tensor factories (zeros, ones, full, arange) take no tensor: the walk folds them with the scalars
 SCALAR_FOLDS.update(shape_ops.FACTORY_FOLDS)

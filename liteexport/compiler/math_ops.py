@@ -34,7 +34,7 @@ def _clamp(b: Emitter, args: list[Any]) -> Any:
 def _clamp_one_side(side: str) -> Lowering:
     def lower(b: Emitter, args: list[Any]) -> Any:
         bound = _bound(args[1], side)
-        attrs = ClampAttrs(min=bound) if side == "min" else ClampAttrs(max=bound)
+        attrs = ClampAttrs(min=bound, max=None) if side == "min" else ClampAttrs(min=None, max=bound)
         return b.emit(OpCode.CLAMP, [tensor(args[0])], attrs)
     return lower
 

@@ -45,8 +45,8 @@ OpCase = tuple[OpCode, list[tuple[int, ...]], list[np.ndarray], Attributes, Call
 OP_CASES: dict[str, OpCase] = {
     "clamp_both": (OpCode.CLAMP, [X], [], ClampAttrs(-0.5, 0.75), lambda x: x.clamp(-0.5, 0.75)),
     "clamp_relu6": (OpCode.CLAMP, [X], [], ClampAttrs(0.0, 6.0), lambda x: _f().relu6(x)),
-    "clamp_min_only": (OpCode.CLAMP, [X], [], ClampAttrs(min=0.25), lambda x: x.clamp(min=0.25)),
-    "clamp_max_only": (OpCode.CLAMP, [(5,)], [], ClampAttrs(max=-0.1), lambda x: x.clamp(max=-0.1)),
+    "clamp_min_only": (OpCode.CLAMP, [X], [], ClampAttrs(min=0.25, max=None), lambda x: x.clamp(min=0.25)),
+    "clamp_max_only": (OpCode.CLAMP, [(5,)], [], ClampAttrs(min=None, max=-0.1), lambda x: x.clamp(max=-0.1)),
     "clamp_min_above_max": (OpCode.CLAMP, [(3, 4)], [], ClampAttrs(1.0, -1.0), lambda x: x.clamp(1.0, -1.0)),
     "hardsigmoid": (OpCode.HARDSIGMOID, [X], [], None, lambda x: _f().hardsigmoid(x)),
     "hardswish": (OpCode.HARDSWISH, [X], [], None, lambda x: _f().hardswish(x)),

@@ -41,7 +41,7 @@ def test_activation_extremes(op: OpCode, reference: object) -> None:
     assert_matches(run_op(op, None, [EXTREMES]), reference(torch.from_numpy(EXTREMES.copy())))  # type: ignore[operator]
 
 
-@pytest.mark.parametrize("attrs", [ClampAttrs(-1.0, 1.0), ClampAttrs(min=0.0), ClampAttrs(max=0.0)])
+@pytest.mark.parametrize("attrs", [ClampAttrs(-1.0, 1.0), ClampAttrs(min=0.0, max=None), ClampAttrs(min=None, max=0.0)])
 def test_clamp_keeps_nan(attrs: ClampAttrs) -> None:
     x = np.array([np.nan, -2.0, 2.0], dtype=np.float32)
     expected = torch.clamp(torch.from_numpy(x.copy()), attrs.min, attrs.max)
@@ -77,7 +77,7 @@ def test_bad_inputs_are_execution_errors(attrs: object, shape: tuple[int, ...], 
 
 
 @pytest.mark.parametrize(("op", "attrs", "message"), [
-    (OpCode.CLAMP, ClampAttrs(), "at least one of min and max"),
+    (OpCode.CLAMP, ClampAttrs(None, None), "at least one of min and max"),
     (OpCode.MEAN, ReduceAttrs((1, 1)), "repeat an axis"),
     (OpCode.SLICE, SliceAttrs(0, 0, 1, 0), "step must be positive"),
     (OpCode.EXPAND, ShapeAttrs((-2, 3)), "may hold -1"),

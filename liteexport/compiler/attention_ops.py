@@ -108,7 +108,8 @@ def multi_head(b: Emitter, q: TensorValue, k: TensorValue, v: TensorValue, heads
         _heads(b, b.emit(OpCode.LINEAR, [x, _third(qkv_weight, i), None if qkv_bias is None else _third(qkv_bias, i)],
                          FusedAttrs()), heads)
         for i, x in enumerate((q, k, v))]
-    out = attend(b, *projected, mask=None, scale=1.0 / math.sqrt(embed // heads))
+    q_heads, k_heads, v_heads = projected
+    out = attend(b, q_heads, k_heads, v_heads, None, 1.0 / math.sqrt(embed // heads))
     merged = reshape_to(b, b.emit(OpCode.TRANSPOSE, [out], PermuteAttrs(perm=(0, 2, 1, 3))), (batch, length, embed))
     return b.emit(OpCode.LINEAR, [merged, proj_weight, proj_bias], FusedAttrs())
 

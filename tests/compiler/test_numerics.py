@@ -34,6 +34,8 @@ CASES: dict[str, Case] = {
     "reductions": (added_ops.Reductions, "forward", [(2, 3, 4, 5)], True),
     "reductions_dynamic": (added_ops.Reductions, "forward", [(2, 3, 4, 5)], False),
     "slicing": (added_ops.Slicing, "forward", [(2, 4, 5, 6)], True),
+    "sequences": (added_ops.Sequences, "forward", [(2, 7, 6)], True),
+    "attention": (added_ops.Attention, "forward", [(2, 5, 8)], True),
 }
 
 

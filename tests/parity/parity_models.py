@@ -185,6 +185,26 @@ class MobileBlocks(nn.Module):
         return tokens.select(1, -1), first
 
 
+class RecurrentAttention(nn.Module):
+    """nn.GRU and nn.LSTM (unrolled at compile time), then the fused multi-head attention
+    nn.MultiheadAttention runs in inference, and einsum."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gru = nn.GRU(6, 8, batch_first=True)
+        self.lstm = nn.LSTM(8, 4, bidirectional=True, batch_first=True)
+        self.mha = nn.MultiheadAttention(8, 2, batch_first=True)
+        _seeded(self, 10)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        y, _ = self.gru(x)
+        z, (h, _) = self.lstm(y)
+        a = self.mha
+        att, _ = torch._native_multi_head_attention(z, z, z, 8, 2, a.in_proj_weight, a.in_proj_bias,
+                                                    a.out_proj.weight, a.out_proj.bias, None, False)
+        return torch.einsum("btd,bsd->bts", att, z), h
+
+
 # model class, method -> input shapes
 CASES: dict[str, tuple[Callable[[], torch.nn.Module], dict[str, list[tuple[int, ...]]]]] = {
     "mlp": (MLP, {"forward": [(4, 20)]}),
@@ -196,8 +216,9 @@ CASES: dict[str, tuple[Callable[[], torch.nn.Module], dict[str, list[tuple[int, 
     "attention": (Attention, {"forward": [(2, 6, 16)]}),
     "linear_algebra": (LinearAlgebra, {"forward": [(4, 3, 4)]}),
     "mobile_blocks": (MobileBlocks, {"forward": [(2, 4, 6, 6)]}),
+    "recurrent_attention": (RecurrentAttention, {"forward": [(2, 5, 6)]}),
 }
 
 # Models whose code needs ranks or sizes only static input shapes give (t() of an input-derived
 # value, x.size(0) used as a view dim): without shapes the export fails, and says so.
-NEEDS_STATIC_SHAPES = {"attention", "tuple_outputs", "mobile_blocks"}
+NEEDS_STATIC_SHAPES = {"attention", "tuple_outputs", "mobile_blocks", "recurrent_attention"}

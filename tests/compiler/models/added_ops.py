@@ -42,3 +42,40 @@ class Slicing(nn.Module):
         shifted = torch.roll(F.pad(f, [1, 2, 2, 0], value=0.5), shifts=[2, -1], dims=[2, 3])
         scaled = x[:, :1].expand(-1, 4, -1, -1) * x + F.pad(g, [1, 2, 3, -1]).sum()
         return tokens.unsqueeze(1).squeeze(1) + torch.zeros(n, 5, 6) + torch.ones_like(tokens), shifted, scaled
+
+
+class Sequences(nn.Module):
+    """nn.LSTM (2 layers, bidirectional, batch first) and nn.GRU, unrolled at compile time."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lstm = nn.LSTM(6, 5, num_layers=2, bidirectional=True, batch_first=True)
+        self.gru = nn.GRU(10, 4)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        y, (h, c) = self.lstm(x)
+        z, hg = self.gru(y.transpose(0, 1))
+        return z, h, c, hg
+
+
+class Attention(nn.Module):
+    """The fused inference kernels nn.TransformerEncoderLayer and nn.MultiheadAttention call,
+    scaled dot product attention with a causal mask, einsum."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, batch_first=True, norm_first=True)
+        self.mha = nn.MultiheadAttention(8, 4, batch_first=True)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        a, lay = self.mha, self.layer
+        y = torch._transformer_encoder_layer_fwd(
+            x, 8, 2, lay.self_attn.in_proj_weight, lay.self_attn.in_proj_bias, lay.self_attn.out_proj.weight,
+            lay.self_attn.out_proj.bias, False, True, 1e-5, lay.norm1.weight, lay.norm1.bias, lay.norm2.weight,
+            lay.norm2.bias, lay.linear1.weight, lay.linear1.bias, lay.linear2.weight, lay.linear2.bias)
+        z, _ = torch._native_multi_head_attention(y, x, x, 8, 4, a.in_proj_weight, a.in_proj_bias,
+                                                  a.out_proj.weight, a.out_proj.bias, None, False)
+        q = z.view(2, 5, 2, 4).transpose(1, 2)
+        causal = F.scaled_dot_product_attention(q, q, q, is_causal=True)
+        scores = torch.einsum("bhid,bhjd->bhij", q, causal)
+        return z, causal, scores

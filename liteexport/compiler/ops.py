@@ -383,14 +383,12 @@ LOWERINGS: dict[str, Lowering] = {
     "prim::dtype": _dtype,
     "prim::device": lambda b, args: torch.device("cpu"),
     "prim::is_cuda": lambda b, args: False,
-    "prim::is_nested": lambda b, args: False,  # compiled tensors are never nested
 }
 
 # In-place variants compiled as their out-of-place op; the walk rebinds the mutated input.
 INPLACE: dict[str, str] = {
     f"aten::{name}_": f"aten::{name}"
-    for name in ("add", "sub", "mul", "div", "neg", "reciprocal", "relu", "sigmoid", "tanh",
-                 "dropout", "feature_dropout", "alpha_dropout", "feature_alpha_dropout")
+    for name in ("add", "sub", "mul", "div", "neg", "reciprocal", "relu", "sigmoid", "tanh")
 }
 
 # The later op families live in their own modules, which use this module's helpers: merged

@@ -315,19 +315,6 @@ def _arange(*args: Any) -> TensorConst:
     return TensorConst(torch.arange(*numbers, dtype=_dtype(dtype, torch.float32 if floating else torch.int64)))
 
 
-# --- identity of tensors -------------------------------------------------------------------------
-
-def same_tensor(a: Any, b: Any) -> bool:
-    """Whether two values are the same tensor object at run time, as ``a is b`` (multi-head
-    attention picks its self-attention path with ``query is key``). A run-time tensor is one
-    Sym; a module attribute is read into a new TensorConst each time, so constants compare by
-    their memory."""
-    if isinstance(a, TensorConst) and isinstance(b, TensorConst):
-        x, y = a.tensor, b.tensor
-        return (x.data_ptr(), x.shape, x.stride(), x.dtype) == (y.data_ptr(), y.shape, y.stride(), y.dtype)
-    return a is b
-
-
 Fold = Callable[..., Any]
 
 # Factories take no tensor: the walk evaluates them with the scalar folds.
@@ -336,10 +323,6 @@ FACTORY_FOLDS: dict[str, Fold] = {
     "aten::ones": lambda size, dtype=None, *rest: _fill(size, 1.0, dtype),
     "aten::full": lambda size, value, dtype=None, *rest: _fill(size, value, dtype),
     "aten::arange": _arange,
-    "aten::is_autocast_enabled": lambda *args: False,  # compiled programs run in float32
-    # Programs are inference only: modules take their inference paths (multi-head attention's
-    # fused kernel, which the compiler decomposes), which compute what eager mode's other path does.
-    "aten::is_grad_enabled": lambda *args: False,
 }
 
 LOWERINGS: dict[str, Lowering] = {
@@ -366,6 +349,4 @@ LOWERINGS: dict[str, Lowering] = {
     "aten::new_zeros": _new(0.0),
     "aten::new_ones": _new(1.0),
     "aten::new_full": _new(None),
-    "aten::__is__": lambda b, args: same_tensor(args[0], args[1]),
-    "aten::__isnot__": lambda b, args: not same_tensor(args[0], args[1]),
 }

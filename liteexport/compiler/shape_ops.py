@@ -25,7 +25,7 @@ from liteexport.compiler.ops import (
     shape_of,
     tensor,
 )
-from liteexport.compiler.values import TensorConst, TensorValue, Unsupported
+from liteexport.compiler.values import Sym, TensorConst, TensorValue, Unsupported
 from runtime_py.format.program import SLICE_END, AxisAttrs, OpCode, ShapeAttrs, SliceAttrs
 
 # c10::ScalarType numbers TorchScript passes as dtype, for the factories.
@@ -58,10 +58,17 @@ def static_size(x: TensorValue, axis: int) -> int:
 
 
 def reshape_to(b: Emitter, x: TensorValue, shape: Sequence[int]) -> TensorValue:
-    """``x`` reshaped to ``shape`` (-1: a dynamic size, allowed once)."""
+    """``x`` reshaped to ``shape`` (-1: a dynamic size, allowed once). A reshape of a reshape
+    reads the first one's input (unsqueeze then squeeze is no instruction)."""
     shape = tuple(shape)
     if shape == shape_of(x):
         return x
+    while isinstance(x, Sym) and x.producer is not None and x.producer.op in (OpCode.RESHAPE, OpCode.FLATTEN):
+        source = x.producer.inputs[0]
+        assert source is not None
+        x = source
+        if shape == shape_of(x):
+            return x
     if shape.count(-1) > 1:
         raise Unsupported(f"the result would have several dynamic dims {shape}; {SHAPES_HINT}")
     return b.emit(OpCode.RESHAPE, [x], ShapeAttrs(dims=shape))

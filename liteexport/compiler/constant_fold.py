@@ -20,7 +20,8 @@ Lowering = Any  # ops.Lowering (ops imports this module)
 # Ops without an instruction of their own: only compiled when their inputs are constants.
 CONSTANT_ONLY = ("aten::index", "aten::gather", "aten::masked_fill", "aten::where", "aten::meshgrid",
                  "aten::triu", "aten::tril", "aten::eq", "aten::ne", "aten::lt", "aten::gt", "aten::abs",
-                 "aten::log", "aten::exp", "aten::pow", "aten::sign", "aten::floor_divide", "aten::remainder")
+                 "aten::log", "aten::exp", "aten::pow", "aten::sign", "aten::floor_divide", "aten::remainder",
+                 "aten::embedding", "aten::sqrt", "aten::rsqrt", "aten::cumsum", "aten::repeat")
 
 
 def _tensors(value: Any) -> list[Any]:

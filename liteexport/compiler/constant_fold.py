@@ -18,10 +18,9 @@ from liteexport.compiler.values import Sym, TensorConst, Unsupported
 Lowering = Any  # ops.Lowering (ops imports this module)
 
 # Ops without an instruction of their own: only compiled when their inputs are constants.
-CONSTANT_ONLY = ("aten::index", "aten::gather", "aten::masked_fill", "aten::where", "aten::meshgrid",
-                 "aten::triu", "aten::tril", "aten::eq", "aten::ne", "aten::lt", "aten::gt", "aten::abs",
-                 "aten::log", "aten::exp", "aten::pow", "aten::sign", "aten::floor_divide", "aten::remainder",
-                 "aten::embedding", "aten::sqrt", "aten::rsqrt", "aten::cumsum", "aten::repeat")
+# (Kept short: a node of these kinds after an unsupported one is not reported on its own.)
+CONSTANT_ONLY = ("aten::index", "aten::masked_fill", "aten::where", "aten::meshgrid", "aten::eq", "aten::ne",
+                 "aten::exp", "aten::embedding")
 
 
 def _tensors(value: Any) -> list[Any]:

@@ -98,7 +98,8 @@ def cli(debug: bool) -> None:
     \b
     Exit codes:
       0 success, 2 usage error, 3 bad model, 4 unsupported nodes,
-      5 bad bundle, 6 bad input, 7 execution failure, 8 output not writable,
+      5 bad bundle, 6 bad input, 7 execution failure (--max-instructions/--timeout
+      exceeded included), 8 output not writable,
       9 verification failed,
       70 internal error (a bug in liteexport: please report it)
     """
@@ -119,16 +120,23 @@ def cli(debug: bool) -> None:
               help="Inputs (.npy/.npz) for a method, e.g. x.npy or embed:pair.npz (method defaults to "
                    "forward). Each occurrence is one test vector: its outputs from torch are stored in the "
                    "bundle for `liteexport verify`.")
+@click.option("--no-check", "no_check", is_flag=True,
+              help="Skip the self-check (by default, when input shapes or example inputs are given, the "
+                   "compiled program is run in runtime_py and the model in torch on the same inputs, and the "
+                   "export fails with exit code 9 when they differ).")
 @click.option("-q", "--quiet", is_flag=True, help="Do not print progress to stderr.")
 def export(model: str, output: str, methods: tuple[str, ...],
            input_shapes: tuple[tuple[str, tuple[tuple[int, ...], ...]], ...],
-           example_inputs: tuple[tuple[str, str], ...], quiet: bool) -> None:
+           example_inputs: tuple[tuple[str, str], ...], no_check: bool, quiet: bool) -> None:
     """Script MODEL in eval mode, compile it with the demo backend and write a bundle.
 
-    MODEL is a TorchScript archive written by torch.jit.save (model.pt), or
-    path/file.py:Name where Name is an nn.Module class (built with no arguments)
-    or a function returning a module. Unsupported nodes are all reported at once,
-    each with its source line and module hierarchy.
+    MODEL is a TorchScript archive written by torch.jit.save (model.pt; scripted or
+    traced), or path/file.py:Name where Name is an nn.Module class (built with no
+    arguments) or a function returning a module. Unsupported nodes are all reported at
+    once, grouped by kind, each with its source line and module hierarchy. With input
+    shapes or example inputs, the compiled program is checked against torch before the
+    bundle is written (--no-check skips that). Progress goes to stderr once an export
+    takes more than a second (-q: never).
 
     \b
     Examples:
@@ -138,30 +146,28 @@ def export(model: str, output: str, methods: tuple[str, ...],
       liteexport export net.py:Net -o net.ptl --input-shape forward:1x16,1x4 --quiet
       liteexport export net.py:Net -o net.ptl --example-inputs x1.npy --example-inputs x2.npy
     """
-    from liteexport.model_loading import load_scripted
+    from liteexport.model_loading import load_model
+    from liteexport.progress import Progress
     from liteexport.run_inputs import read_input_file
 
     shapes: dict[str, list[tuple[int, ...]]] = {}
     for method, method_shapes in input_shapes:
         shapes.setdefault(method, []).extend(method_shapes)
-
-    def progress(message: str) -> None:
-        if not quiet:
-            click.echo(message, err=True)
+    progress = Progress(enabled=not quiet)
 
     _check_output(output)
-    progress(f"loading {model}")
-    scripted = load_scripted(model)
+    progress(f"loading and scripting {model}")
+    scripted, functions = load_model(model)
     # Imported after loading: the compiler and packer need torch only through the scripted module.
     from liteexport.bundle import write_bundle
     from liteexport.compiler import compile_module
+    from liteexport.test_vectors import TEST_VECTORS_EXTRA_FILE, TestVector, encode_test_vectors, record_test_vectors
 
     compiled = compile_module(scripted, methods=list(methods) or None, input_shapes=shapes or None,
-                              progress=progress)
+                              progress=progress, functions=functions)
     extra_files = {}
+    vectors: dict[str, list[TestVector]] = {}
     if example_inputs:
-        from liteexport.test_vectors import TEST_VECTORS_EXTRA_FILE, encode_test_vectors, record_test_vectors
-
         examples: dict[str, list[list[np.ndarray]]] = {}
         for method, path in example_inputs:
             sig = next((m for m in compiled.methods if m.name == method), None)
@@ -170,7 +176,15 @@ def export(model: str, output: str, methods: tuple[str, ...],
                                  f"(lowered: {', '.join(m.name for m in compiled.methods)})")
             examples.setdefault(method, []).append(read_input_file(path, sig.arg_names))
         progress(f"recording outputs for {sum(len(v) for v in examples.values())} test vector(s)")
-        extra_files[TEST_VECTORS_EXTRA_FILE] = encode_test_vectors(record_test_vectors(scripted, examples))
+        vectors = record_test_vectors(scripted, examples)
+        extra_files[TEST_VECTORS_EXTRA_FILE] = encode_test_vectors(vectors)
+    if not no_check:
+        from liteexport.self_check import check_vectors
+
+        progress("self-check: runtime_py against torch")
+        for note in check_vectors(scripted, compiled, shapes, vectors):
+            progress(note)
+    progress(f"packing {output}")
     size = write_bundle(compiled, output, extra_files)
     instructions = sum(len(p.instructions) for p in compiled.programs)
     weight_bytes = sum(int(w.nbytes) for w in compiled.weights)
@@ -201,6 +215,17 @@ def inspect(bundle: str, as_json: bool) -> None:
     click.echo(json.dumps(description, indent=2) if as_json else format_description(description))
 
 
+def _run_limit_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--max-instructions and --timeout: the limits of each method call runtime_py runs."""
+    command = click.option(
+        "--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+        help="Stop a method call of runtime_py that runs longer than this (exit 7). Default: no limit.")(command)
+    return click.option(
+        "--max-instructions", type=click.IntRange(min=1), default=None, metavar="N",
+        help="Stop a method call of runtime_py that interprets more than N bytecode instructions (exit 7): "
+             "a hostile bundle can loop forever. Compiled programs are not counted. Default: no limit.")(command)
+
+
 @cli.command(short_help="Run a method of a bundle with runtime_py.")
 @click.argument("bundle", metavar="BUNDLE")
 @click.option("--method", default="forward", show_default=True, metavar="NAME", help="Method to run.")
@@ -213,8 +238,9 @@ def inspect(bundle: str, as_json: bool) -> None:
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed for --random inputs.")
 @click.option("-o", "--output", "output", type=click.Path(),
               help="Save outputs to this .npz (as output_0, output_1, ...) instead of printing them.")
+@_run_limit_options
 def run(bundle: str, method: str, input_files: tuple[str, ...], randoms: tuple[RandomSpec, ...], seed: int,
-        output: str | None) -> None:
+        output: str | None, max_instructions: int | None, timeout: float | None) -> None:
     """Run a method of BUNDLE with runtime_py (numpy, no torch) and show its outputs.
 
     \b
@@ -222,6 +248,7 @@ def run(bundle: str, method: str, input_files: tuple[str, ...], randoms: tuple[R
       liteexport run tiny.ptl --input x.npy
       liteexport run tiny.ptl --random 1x3x32x32 --seed 1
       liteexport run model.ptl --method encode --input inputs.npz --output out.npz
+      liteexport run untrusted.ptl --random 1x3x32x32 --max-instructions 1000000 --timeout 10
     """
     import runtime_py
     from liteexport.inspect_bundle import format_signature
@@ -229,7 +256,7 @@ def run(bundle: str, method: str, input_files: tuple[str, ...], randoms: tuple[R
 
     if output is not None:
         _check_output(output)
-    module = runtime_py.load(bundle)
+    module = runtime_py.load(bundle, max_instructions=max_instructions, timeout=timeout)
     schema = module.method_schema(method)  # InputError naming the methods there are
     arg_names = [a.name for a in schema.arguments if a.name != "self"]
     inputs = collect_inputs(input_files, randoms, seed, arg_names)
@@ -252,7 +279,9 @@ def run(bundle: str, method: str, input_files: tuple[str, ...], randoms: tuple[R
                                       "(built on first use with a C++ compiler).")
 @click.option("--atol", default=1e-5, show_default=True, type=float, help="Absolute tolerance.")
 @click.option("--rtol", default=1e-4, show_default=True, type=float, help="Relative tolerance.")
-def verify(bundle: str, engine: str, atol: float, rtol: float) -> None:
+@_run_limit_options
+def verify(bundle: str, engine: str, atol: float, rtol: float, max_instructions: int | None,
+           timeout: float | None) -> None:
     """Run the test vectors stored in BUNDLE (export --example-inputs) on each engine.
 
     Reports, per method, vector and output, the max abs/rel error against torch's
@@ -269,7 +298,7 @@ def verify(bundle: str, engine: str, atol: float, rtol: float) -> None:
     from liteexport.verify import ENGINES, format_report, verify_bundle
 
     engines = ENGINES if engine == "all" else (engine,)
-    report = verify_bundle(bundle, engines, atol=atol, rtol=rtol)
+    report = verify_bundle(bundle, engines, atol=atol, rtol=rtol, max_instructions=max_instructions, timeout=timeout)
     click.echo(format_report(report, atol, rtol))
     if not report.passed:
         failed = sum(not c.passed for c in report.checks)

@@ -28,9 +28,16 @@ if TYPE_CHECKING:
 
 def load_scripted(spec: str) -> torch.jit.ScriptModule:
     """Load MODEL (``model.pt`` or ``file.py:Name``) as a ScriptModule in eval mode."""
+    return load_model(spec)[0]
+
+
+def load_model(spec: str) -> tuple[torch.jit.ScriptModule, Any]:
+    """MODEL as a ScriptModule in eval mode, and the compilation unit holding its free
+    functions when it comes from an archive (None: this process's own, for a scripted
+    model). ``torch.jit.load`` keeps an archive's unit to itself, so it is loaded here."""
     path_text, sep, name = spec.rpartition(":")
     if sep and path_text.endswith(".py"):
-        return _load_python(Path(path_text), name)
+        return _load_python(Path(path_text), name), None
     if spec.endswith(".py"):
         raise ModelError(f"{spec}: name the model inside the file, as {spec}:ClassName")
     return _load_archive(Path(spec))
@@ -66,17 +73,20 @@ def _torchscript_quietly() -> Iterator[None]:
         yield
 
 
-def _load_archive(path: Path) -> torch.jit.ScriptModule:
+def _load_archive(path: Path) -> tuple[torch.jit.ScriptModule, Any]:
     _check_file(path)
     torch = _import_torch()
 
     try:
         with _torchscript_quietly():
-            module = torch.jit.load(str(path), map_location="cpu")
+            # what torch.jit.load does, keeping the compilation unit
+            unit = torch._C.CompilationUnit()
+            cpp_module = torch._C.import_ir_module(unit, str(path), torch.device("cpu"), {}, False)
+            module = torch.jit._recursive.wrap_cpp_module(cpp_module)
     except Exception as exc:  # torch reports a bad archive as RuntimeError, ValueError, ...
         raise ModelError(f"cannot load {path} as a TorchScript archive (written by torch.jit.save): "
                          f"{_first_line(exc)}") from exc
-    return module.eval()
+    return module.eval(), unit
 
 
 def _import_file(path: Path) -> ModuleType:

@@ -17,12 +17,14 @@ from typing import Any
 import numpy as np
 
 from liteexport.inspect_bundle import delegate_contents
+from liteexport.parity import max_errors
 from liteexport.test_vectors import TEST_VECTORS_EXTRA_FILE, TestVector, decode_test_vectors
 from runtime_py.backends.demo import executor
 from runtime_py.backends.demo.plan import build_plan, instruction_label
 from runtime_py.errors import LiteExportError, UserError
 from runtime_py.format.debug_table import DebugTable
 from runtime_py.format.program import Program
+from runtime_py.interpreter import RunLimitExceeded
 from runtime_py.module import Module, load
 
 ENGINES = ("runtime_py", "torch")
@@ -65,14 +67,6 @@ class VerifyReport:
         return bool(self.checks) and all(c.passed for c in self.checks)
 
 
-def _errors(got: np.ndarray, expected: np.ndarray) -> tuple[float, float]:
-    diff = np.abs(got.astype(np.float64) - expected.astype(np.float64))
-    if diff.size == 0:
-        return 0.0, 0.0
-    rel = diff / np.maximum(np.abs(expected.astype(np.float64)), np.finfo(np.float32).tiny)
-    return float(diff.max()), float(rel.max())
-
-
 def _compare(engine: str, method: str, n: int, got: tuple[np.ndarray, ...], vector: TestVector,
              atol: float, rtol: float) -> list[OutputCheck]:
     if len(got) != len(vector.expected):
@@ -84,7 +78,7 @@ def _compare(engine: str, method: str, n: int, got: tuple[np.ndarray, ...], vect
             checks.append(OutputCheck(engine, method, n, i, np.inf, np.inf, False,
                                       f"got {g.dtype}{list(g.shape)}, expected {e.dtype}{list(e.shape)}"))
             continue
-        max_abs, max_rel = _errors(g, e)
+        max_abs, max_rel = max_errors(g, e)
         ok = bool(np.allclose(g, e, atol=atol, rtol=rtol, equal_nan=True))
         checks.append(OutputCheck(engine, method, n, i, max_abs, max_rel, ok))
     return checks
@@ -116,7 +110,17 @@ def _torch_runner(path: Path) -> Runner:
     return run
 
 
-def _localize(method: str, n: int, program: Program, weights: list[np.ndarray], vector: TestVector,
+def divergence_at(method: str, n: int, program: Program, index: int, table: DebugTable | None,
+                  max_abs: float) -> Divergence:
+    """Instruction ``index`` of ``program`` as a Divergence, its handle mapped to the source."""
+    ins = program.instructions[index]
+    entry = table.lookup(ins.debug_handle) if table is not None else None
+    frame = entry.user_frame() if entry is not None else None
+    return Divergence(method, n, instruction_label(index, ins), ins.debug_handle,
+                      f"{frame.file}:{frame.line}" if frame else "", entry.module_hierarchy if entry else "", max_abs)
+
+
+def localize(method: str, n: int, program: Program, weights: list[np.ndarray], vector: TestVector,
               table: DebugTable | None, atol: float, rtol: float) -> Divergence | str:
     """Where runtime_py's and ATen's per-instruction values first differ (needs torch)."""
     try:
@@ -139,20 +143,18 @@ def _localize(method: str, n: int, program: Program, weights: list[np.ndarray], 
             mine = ours.get(index)
             theirs = reference.numpy()
             if mine is None or mine.shape != theirs.shape or not np.allclose(mine, theirs, atol=atol, rtol=rtol):
-                entry = table.lookup(ins.debug_handle) if table is not None else None
-                frame = entry.user_frame() if entry is not None else None
-                return Divergence(method, n, instruction_label(index, ins), ins.debug_handle,
-                                  f"{frame.file}:{frame.line}" if frame else "",
-                                  entry.module_hierarchy if entry else "",
-                                  _errors(mine, theirs)[0] if mine is not None and mine.shape == theirs.shape
-                                  else float("inf"))
+                return divergence_at(method, n, program, index, table,
+                                     max_errors(mine, theirs)[0] if mine is not None and mine.shape == theirs.shape
+                                     else float("inf"))
     return f"{method}[{n}]: runtime_py and ATen agree on every instruction; the compiled program differs from eager"
 
 
 def verify_bundle(path: str | Path, engines: Sequence[str] = ("runtime_py",), atol: float = 1e-5,
-                  rtol: float = 1e-4) -> VerifyReport:
-    """Run the stored test vectors of the bundle at ``path`` on ``engines``."""
-    module = load(path)
+                  rtol: float = 1e-4, max_instructions: int | None = None,
+                  timeout: float | None = None) -> VerifyReport:
+    """Run the stored test vectors of the bundle at ``path`` on ``engines``; runtime_py's
+    method calls under the given limits (exceeding one raises RunLimitExceeded)."""
+    module = load(path, max_instructions=max_instructions, timeout=timeout)
     content = module.ptmf.extra_file(TEST_VECTORS_EXTRA_FILE)
     if content is None:
         raise UserError(f"{path} holds no test vectors: export it with --example-inputs")
@@ -166,6 +168,8 @@ def verify_bundle(path: str | Path, engines: Sequence[str] = ("runtime_py",), at
             for n, vector in enumerate(items):
                 try:
                     got = run(method, vector.inputs)
+                except RunLimitExceeded:
+                    raise  # not a wrong output: the limits given stop the whole verification
                 except (LiteExportError, RuntimeError) as exc:
                     report.checks.append(OutputCheck(engine, method, n, -1, np.inf, np.inf, False,
                                                      str(exc).splitlines()[0]))
@@ -175,13 +179,18 @@ def verify_bundle(path: str | Path, engines: Sequence[str] = ("runtime_py",), at
     for method, n in failed:
         if delegate is None or method not in delegate[0]:
             continue
-        found = _localize(method, n, delegate[0][method], delegate[1], vectors[method][n], module.debug_table,
+        found = localize(method, n, delegate[0][method], delegate[1], vectors[method][n], module.debug_table,
                           atol, rtol)
         if isinstance(found, Divergence):
             report.divergences.append(found)
         else:
             report.notes.append(found)
     return report
+
+
+def describe_divergence(d: Divergence) -> str:
+    return (f"{d.method}[{d.vector}]: engines diverge first at {d.instruction}, debug handle "
+            f"{d.debug_handle}: {d.location} {d.module_hierarchy} (max abs diff {d.max_abs:.3g})")
 
 
 def format_report(report: VerifyReport, atol: float, rtol: float) -> str:
@@ -192,9 +201,7 @@ def format_report(report: VerifyReport, atol: float, rtol: float) -> str:
         output = "-" if c.output < 0 else str(c.output)
         lines.append(f"{c.engine:<11} {c.method:<12} {c.vector:>6} {output:>6} {c.max_abs:>12.3g} "
                      f"{c.max_rel:>12.3g}  {result}")
-    for d in report.divergences:
-        lines.append(f"{d.method}[{d.vector}]: engines diverge first at {d.instruction}, debug handle "
-                     f"{d.debug_handle}: {d.location} {d.module_hierarchy} (max abs diff {d.max_abs:.3g})")
+    lines += [describe_divergence(d) for d in report.divergences]
     lines += report.notes
     passed = sum(c.passed for c in report.checks)
     lines.append(f"{passed} passed, {len(report.checks) - passed} failed")

@@ -8,11 +8,18 @@ prints ``Error: <message>`` and exits with the error's ``exit_code``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 
 class LiteExportError(Exception):
     """Base of every error liteexport and runtime_py raise on purpose."""
 
     exit_code = 1
+    # the structured form of the demo backend's errors (runtime_py/error_codes.py): a code of
+    # schema/demo_errors.toml and its fields as text; "" and none for other errors
+    code: str = ""
+    fields: Mapping[str, str] = MappingProxyType({})
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -39,9 +46,10 @@ class UnsupportedNodesError(UserError):
 
     exit_code = 4
 
-    def __init__(self, reports: list[str]) -> None:
+    def __init__(self, reports: list[str], *, summary: str = "", counts: dict[str, int] | None = None) -> None:
         self.reports = tuple(reports)
-        super().__init__("\n\n".join(reports))
+        self.counts = dict(counts or {})  # node kind -> number of sites
+        super().__init__("\n\n".join(([summary] if summary else []) + reports))
 
 
 class FormatError(UserError):
@@ -52,6 +60,15 @@ class FormatError(UserError):
     def __init__(self, message: str, *, where: str = "") -> None:
         self.where = where
         super().__init__(f"{message} (at {where})" if where else message)
+
+    def at(self, where: str) -> FormatError:
+        """This error, or, when it does not say where, the same one located at ``where`` (for a
+        caller that knows the table or record a lower layer was reading)."""
+        if self.where:
+            return self
+        located = type(self)(self.message, where=where)
+        located.code, located.fields = self.code, self.fields
+        return located
 
 
 class InputError(UserError):

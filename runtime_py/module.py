@@ -13,6 +13,7 @@ from runtime_py.format import ptmf
 from runtime_py.format.bundle_file import map_file, read_bundle_bytes
 from runtime_py.format.debug_table import DEBUG_TABLE_EXTRA_FILE, DebugTable
 from runtime_py.format.debug_table_codec import decode_debug_table
+from runtime_py.interpreter import RunBudget
 from runtime_py.loader import LoadedModule
 from runtime_py.source_range import format_frame
 
@@ -36,9 +37,14 @@ def source_mapped_message(error: ExecutionError, table: DebugTable | None, metho
 class Module:
     """A bundle loaded by runtime_py. Weights stay in the memory-mapped file."""
 
-    def __init__(self, module: ptmf.Module, name: str = "bundle") -> None:
+    def __init__(self, module: ptmf.Module, name: str = "bundle", *, max_instructions: int | None = None,
+                 timeout: float | None = None) -> None:
         self.name = name
         self.ptmf = module
+        _check_limits(max_instructions, timeout)
+        # run-time limits of every method call (None: unlimited); see run_method
+        self.max_instructions = max_instructions
+        self.timeout = timeout
         self._loaded = LoadedModule(module)
         root_type = self._loaded.root.type_name
         self._schemas = {fn.qn[len(root_type) + 1:]: fn.schema for index in module.methods
@@ -67,18 +73,30 @@ class Module:
             raise InputError(f"{self.name} has no method '{name}'; its methods: "
                              + ", ".join(self.method_names))
 
-    def run_method(self, name: str, *inputs: np.ndarray) -> Any:
+    def run_method(self, name: str, *inputs: np.ndarray, max_instructions: int | None = None,
+                   timeout: float | None = None) -> Any:
         """Run method ``name``; a failure inside a compiled program is reported with the
-        module hierarchy and the Python source line that produced the failing instruction."""
+        module hierarchy and the Python source line that produced the failing instruction.
+
+        ``max_instructions`` and ``timeout`` (seconds) bound the bytecode the call interprets
+        (default: the module's own, from ``runtime_py.load``): a hostile bundle can loop forever.
+        Exceeding one raises RunLimitExceeded (an ExecutionError). Compiled (lowered) programs
+        have no loops and are not counted."""
         self._check_method(name)
+        _check_limits(max_instructions, timeout)
+        limits = (max_instructions if max_instructions is not None else self.max_instructions,
+                  timeout if timeout is not None else self.timeout)
+        budget = RunBudget(*limits) if limits != (None, None) else None
         args = self._with_defaults(name, list(inputs))
         try:
-            return self._loaded.call_method(self._loaded.root, name, args)
+            return self._loaded.call_limited(self._loaded.root, name, args, budget)
         except ExecutionError as exc:
             if exc.debug_handle < 0:
                 raise
-            raise ExecutionError(source_mapped_message(exc, self.debug_table, name),
-                                 debug_handle=exc.debug_handle) from None
+            mapped = type(exc)(source_mapped_message(exc, self.debug_table, name),  # same kind (RunLimitExceeded...)
+                               debug_handle=exc.debug_handle)
+            mapped.code, mapped.fields = exc.code, exc.fields
+            raise mapped from None
 
     def _with_defaults(self, name: str, inputs: list[Any]) -> list[Any]:
         """``inputs`` completed with the schema's default values for trailing arguments left out
@@ -98,10 +116,19 @@ class Module:
             inputs.append(self._loaded.value(arg.default_value))
         return inputs
 
-    def forward(self, *inputs: np.ndarray) -> Any:
-        return self.run_method("forward", *inputs)
+    def forward(self, *inputs: np.ndarray, max_instructions: int | None = None, timeout: float | None = None) -> Any:
+        return self.run_method("forward", *inputs, max_instructions=max_instructions, timeout=timeout)
 
 
-def load(path: str | Path) -> Module:
-    """Memory-map, verify and load the bundle at ``path``."""
-    return Module(read_bundle_bytes(map_file(path), str(path)), name=str(path))
+def _check_limits(max_instructions: int | None, timeout: float | None) -> None:
+    if max_instructions is not None and (not isinstance(max_instructions, int) or max_instructions < 1):
+        raise ValueError(f"max_instructions must be a positive int, got {max_instructions!r}")
+    if timeout is not None and not timeout > 0:
+        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+
+
+def load(path: str | Path, *, max_instructions: int | None = None, timeout: float | None = None) -> Module:
+    """Memory-map, verify and load the bundle at ``path``. ``max_instructions`` and ``timeout``
+    (seconds) limit each method call (see Module.run_method); loading has its own limits."""
+    return Module(read_bundle_bytes(map_file(path), str(path)), name=str(path), max_instructions=max_instructions,
+                  timeout=timeout)

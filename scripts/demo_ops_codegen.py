@@ -183,3 +183,79 @@ inline const OpInfo* op_info(uint16_t op) {{ return op < kNumOps ? &kOps[op] : n
 
 }}  // namespace liteexport::demo_ops
 """
+
+
+# --- errors (schema/demo_errors.toml) ---
+
+ERROR_KINDS = ("format", "execution")
+
+
+def load_errors(path: Path) -> dict[str, dict[str, str]]:
+    """kind ("format", "execution") -> code -> template; codes are unique across kinds."""
+    raw = tomllib.loads(path.read_text())
+    if set(raw) != set(ERROR_KINDS):
+        raise SpecError(f"{path.name} must have the sections {list(ERROR_KINDS)}, found {list(raw)}")
+    seen: set[str] = set()
+    for codes in raw.values():
+        for code, template in codes.items():
+            if code in seen or not re.fullmatch(r"[A-Z][A-Z0-9_]*", code):
+                raise SpecError(f"{path.name}: bad or repeated code {code}")
+            if re.search(r"[{}]", re.sub(r"\{[a-z_]+\}", "", template)):
+                raise SpecError(f"{path.name}: {code}: braces may only name a field, as {{field}}")
+            seen.add(code)
+    return {kind: dict(raw[kind]) for kind in ERROR_KINDS}
+
+
+def python_errors(errors: dict[str, dict[str, str]]) -> str:
+    lines = []
+    for kind, codes in errors.items():
+        lines.append(f"    # {kind}")
+        lines += [f"    {code!r}: {template!r}," for code, template in codes.items()]
+    body = "\n".join(lines)
+    kinds = ", ".join(f"{code!r}: {kind!r}" for kind, codes in errors.items() for code in codes)
+    header = PY_HEADER.replace("demo_ops.toml", "demo_errors.toml")
+    return header + f'''"""The demo backend's error codes and their templates (schema/demo_errors.toml)."""
+
+TEMPLATES: dict[str, str] = {{
+{body}
+}}
+
+KINDS: dict[str, str] = {{{kinds}}}
+'''
+
+
+def _cpp_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def cpp_errors(errors: dict[str, dict[str, str]]) -> str:
+    codes = [(code, template) for kind in ERROR_KINDS for code, template in errors[kind].items()]
+    enum_lines = "\n".join(f"  {code}," for code, _ in codes)
+    names = "\n".join(f"    {_cpp_string(code)}," for code, _ in codes)
+    templates = "\n".join(f"    {_cpp_string(template)}," for _, template in codes)
+    header = CPP_HEADER.replace("demo_ops.toml", "demo_errors.toml")
+    return header + f"""// The demo backend's error codes and their templates; liteexport/cpp/demo_error.h renders them.
+#pragma once
+
+#include <cstddef>
+
+namespace liteexport::demo_errors {{
+
+enum class Code {{
+{enum_lines}
+}};
+
+constexpr size_t kNumCodes = {len(codes)};
+
+// indexed by Code
+constexpr const char* kCodeNames[kNumCodes] = {{
+{names}
+}};
+
+// indexed by Code; {{field}} marks where a field's value goes
+constexpr const char* kTemplates[kNumCodes] = {{
+{templates}
+}};
+
+}}  // namespace liteexport::demo_errors
+"""

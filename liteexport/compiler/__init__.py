@@ -19,10 +19,10 @@ import torch
 from liteexport.compiler.emit import ModuleEmitter
 from liteexport.compiler.graph_walk import MethodWalk, module_type_name, node_frame
 from liteexport.compiler.passes import optimize
-from liteexport.compiler.reports import ReportLog
+from liteexport.compiler.reports import ReportLog, unsupported_error
 from liteexport.compiler.values import ModuleRef, NodeSite, Poison, Sym, TensorConst, TensorValue, find_poison
 from liteexport.lowered import CompiledModule, MethodSignature
-from runtime_py.errors import ModelError, UnsupportedNodesError
+from runtime_py.errors import ModelError
 from runtime_py.format.program import Program, ValueInfo
 
 __all__ = ["compile_module"]
@@ -30,13 +30,16 @@ __all__ = ["compile_module"]
 
 def compile_module(scripted: torch.jit.ScriptModule, methods: Sequence[str] | None = None,
                    input_shapes: Mapping[str, Sequence[Sequence[int]]] | None = None,
-                   progress: Callable[[str], None] | None = None) -> CompiledModule:
+                   progress: Callable[[str], None] | None = None,
+                   functions: Any = None) -> CompiledModule:
     """Compile ``methods`` of ``scripted`` (default: ``forward`` and every
     ``@torch.jit.export`` method).
 
     ``input_shapes[method]`` gives each input's static shape (-1: dynamic dim); without it
-    input shapes are unknown. Raises ModelError for a bad method name or a non-Tensor
-    argument, UnsupportedNodesError listing every node that cannot be compiled.
+    input shapes are unknown. ``functions`` is the compilation unit of a module loaded with
+    ``torch.jit.load`` (its free functions live there, not in this process's). Raises
+    ModelError for a bad method name or a non-Tensor argument, UnsupportedNodesError listing
+    every node that cannot be compiled.
     """
     if not isinstance(scripted, torch.jit.ScriptModule):
         raise ModelError(f"expected a scripted module (torch.jit.script), got {type(scripted).__name__}")
@@ -53,13 +56,14 @@ def compile_module(scripted: torch.jit.ScriptModule, methods: Sequence[str] | No
     programs: list[Program] = []
     for name in names:
         shapes = (input_shapes or {}).get(name)
-        signature, program, poisoned = _compile_method(scripted, root, name, shapes, log, emitter, progress)
+        signature, program, poisoned = _compile_method(scripted, root, name, shapes, log, emitter, progress,
+                                                       () if functions is None else (functions,))
         used_reports |= poisoned
         signatures.append(signature)
         programs.append(program)
-    reports = log.live_reports(used_reports)
+    reports = log.live(used_reports)
     if reports:
-        raise UnsupportedNodesError(reports)
+        raise unsupported_error(reports)
     return CompiledModule(
         qualname=str(scripted._c._type().qualified_name()),
         methods=tuple(signatures),
@@ -105,7 +109,7 @@ def _exported(scripted: torch.jit.ScriptModule, available: list[str]) -> list[st
 
 def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str,
                     shapes: Sequence[Sequence[int]] | None, log: ReportLog, emitter: ModuleEmitter,
-                    progress: Callable[[str], None] | None
+                    progress: Callable[[str], None] | None, functions: Sequence[Any]
                     ) -> tuple[MethodSignature, Program, frozenset[int]]:
     method = scripted._c._get_method(name)
     arguments = list(method.schema.arguments)[1:]  # drop self
@@ -118,10 +122,13 @@ def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str
                          f"{len(shapes)} shapes")
     inputs = [Sym(None if shapes is None else tuple(int(d) for d in shapes[i]), input_index=i)
               for i in range(len(arguments))]
-    walk = MethodWalk(name, log)
+    def walked(count: int) -> None:
+        if progress is not None:
+            progress(f"compiling {name}: {count} nodes walked")
+
+    walk = MethodWalk(name, log, functions, walked)
     (result,) = walk.run(root, inputs)
-    if progress is not None:
-        progress(f"compiling {name}: {walk.visited} nodes")
+    walked(walk.visited)
     returns_tuple = isinstance(result, tuple)
     values = list(result) if returns_tuple else [result]
     poisoned = find_poison(values)

@@ -20,7 +20,7 @@ Lowering = Any  # ops.Lowering (ops imports this module)
 # Ops without an instruction of their own: only compiled when their inputs are constants.
 # (Kept short: a node of these kinds after an unsupported one is not reported on its own.)
 CONSTANT_ONLY = ("aten::index", "aten::masked_fill", "aten::where", "aten::meshgrid", "aten::eq", "aten::ne",
-                 "aten::exp", "aten::embedding")
+                 "aten::embedding")
 
 
 def _tensors(value: Any) -> list[Any]:

@@ -8,22 +8,30 @@ source frame of every call on the way (outermost first). ``prim::If`` with a con
 at compile time (``self.training``, ``bias is not None``) walks only the taken branch.
 
 Tensor nodes are lowered through ``ops.LOWERINGS``; nodes over Python values fold through
-``scalars.SCALAR_FOLDS``. A node that cannot be compiled yields :class:`Poison`; whether it is
-reported depends on whether the poison reaches a method output.
+``scalars.SCALAR_FOLDS``. ``prim::Loop`` with a trip count and condition known at compile
+time is unrolled; lists and dicts are Python objects shared by reference, so ``append``
+and friends mutate them as TorchScript would. A node that cannot be compiled yields
+:class:`Poison`; whether it is reported depends on whether the poison reaches a method
+output — except for a node with a side effect (it writes to a list, a module attribute or
+a tensor: see :mod:`liteexport.compiler.effects`), which is reported whenever it is reached,
+so that no effect is ever dropped silently.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 import torch
 
-from liteexport.compiler.ops import INPLACE, LOWERINGS, Emitter
+from liteexport.compiler.effects import CONTAINER_WRITES, IGNORED, mutates, returns_view
+from liteexport.compiler.ops import INPLACE, LOWERINGS, SHAPES_HINT, Emitter
 from liteexport.compiler.reports import ReportLog
 from liteexport.compiler.scalars import SCALAR_FOLDS
 from liteexport.compiler.source import parse_torch_range
+from liteexport.compiler.trace_forms import normalize
 from liteexport.compiler.values import (
     ModuleRef,
     NodeSite,
@@ -41,15 +49,21 @@ from runtime_py.format.debug_table import SourceFrame
 _STRUCTURAL = {
     "prim::ListConstruct", "prim::TupleConstruct", "prim::ListUnpack", "prim::TupleUnpack",
     "prim::TupleIndex", "aten::__getitem__", "aten::len", "prim::unchecked_cast",
-    "aten::list_with_default",
+    "aten::list_with_default", "prim::DictConstruct", *CONTAINER_WRITES,
 }
-# Nodes without results whose effect we may drop (warnings, prints).
-_IGNORED = {"aten::warn", "prim::Print"}
+# Calls are walked whatever their arguments: a poisoned argument poisons only what the
+# callee computes from it, and the callee's own unsupported nodes are reported too.
+_CALLS = {"prim::CallMethod", "prim::CallFunction"}
 # Kinds the walk itself evaluates (besides the lowering and folding tables).
-_WALKED = _STRUCTURAL | {
-    "prim::If", "prim::CallMethod", "prim::CallFunction", "prim::RaiseException",
-    "prim::GetAttr", "prim::Uninitialized",
+_WALKED = _STRUCTURAL | _CALLS | {
+    "prim::If", "prim::Loop", "prim::RaiseException", "prim::GetAttr", "prim::Uninitialized",
 }
+# Nodes reading a tensor's value as a Python number or bool: data-dependent, never static.
+_TENSOR_READS = {"aten::Bool", "aten::Int", "aten::Float", "aten::item", "aten::ScalarImplicit",
+                 "aten::is_nonzero"}
+DATA_DEPENDENT = ("it reads a tensor's values at compile time (data-dependent control flow or sizes); "
+                  "compute the decision outside the model, or use torch.where")
+_MAX_UNROLL = 4096  # loop iterations the walk unrolls, per loop
 
 
 def is_known_kind(kind: str) -> bool:
@@ -84,15 +98,21 @@ def _frame(source_range: str, function: str) -> SourceFrame | None:
 
 
 class MethodWalk:
-    """Evaluates one method; collects its instructions-to-be in ``nodes`` (program order)."""
+    """Evaluates one method; collects its instructions-to-be in ``nodes`` (program order).
 
-    def __init__(self, method: str, log: ReportLog) -> None:
+    ``functions`` are the compilation units searched for ``prim::CallFunction`` targets
+    (the scripting process's own, and a loaded archive's)."""
+
+    def __init__(self, method: str, log: ReportLog, functions: Sequence[Any] = (),
+                 progress: Callable[[int], None] | None = None) -> None:
         self.method = method
         self.log = log
         self.nodes: list[OpNode] = []
         self.visited = 0  # TorchScript nodes evaluated (callees included, untaken branches not)
         self._replaced: dict[Sym, Sym] = {}  # in-place ops: the old value now reads as the new
-        self._functions = torch.jit._state._python_cu  # compiled free functions, by qualname
+        self._views: set[Sym] = set()  # values sharing memory with another (a view, or viewed)
+        self._functions = [torch.jit._state._python_cu, *functions]  # free functions, by qualname
+        self._progress = progress
 
     # --- entry ---------------------------------------------------------------------------------
 
@@ -108,7 +128,7 @@ class MethodWalk:
         for value, arg in zip(_outputs(graph.param_node()), args, strict=True):
             env[value.unique()] = arg
         self._walk(_nodes(graph.return_node()), env, ctx)
-        return [self._read(env, v) for v in _inputs(graph.return_node())]
+        return [self.current(self._read(env, v)) for v in _inputs(graph.return_node())]
 
     def _walk(self, nodes: list[torch._C.Node], env: dict[int, Any], ctx: Context) -> None:
         for node in nodes:
@@ -122,8 +142,24 @@ class MethodWalk:
             result = self._replaced[result]
         return result
 
+    def current(self, value: Any) -> Any:
+        """``value`` with every tensor inside it (lists, tuples) as last updated in place."""
+        if not self._replaced:
+            return value
+        if isinstance(value, Sym):
+            while value in self._replaced:
+                value = self._replaced[value]
+            return value
+        if isinstance(value, (list, tuple)) and any(isinstance(v, (Sym, list, tuple)) for v in value):
+            return type(value)(self.current(v) for v in value)
+        return value
+
     def _site(self, node: torch._C.Node, ctx: Context) -> NodeSite:
         frame = node_frame(node, ctx.function)
+        if frame is None and node.inputsSize():
+            # Some nodes (prim::SetAttr of `self.n += 1`) carry no range; the value they
+            # take comes from the same source line.
+            frame = node_frame(node.inputsAt(node.inputsSize() - 1).node(), ctx.function)
         frames = ctx.frames if frame is None else (*ctx.frames, frame)
         return NodeSite(self.method, node.kind(), ctx.hierarchy, frames)
 
@@ -133,29 +169,44 @@ class MethodWalk:
         kind = node.kind()
         n_out = node.outputsSize()
         self.visited += 1
+        if self._progress is not None and self.visited % 1000 == 0:
+            self._progress(self.visited)
         if kind == "prim::Constant":
             out = node.output()
-            return [None if out.type().kind() == "FunctionType" else out.toIValue()]
+            if out.type().kind() == "FunctionType":
+                return [None]
+            value = out.toIValue()
+            return [TensorConst(value.detach()) if isinstance(value, torch.Tensor) else value]
         args = [self._read(env, v) for v in _inputs(node)]
-        if kind in _IGNORED:
+        if kind in IGNORED:
             return []
+        kind, args = normalize(kind, args)
         # The node's site (its source frames) is built only where it is used, for a call, an
         # instruction or a report: formatting source snippets is most of a walk's time.
-        poisoned = find_poison(args) if kind not in _STRUCTURAL else frozenset()
+        poisoned = find_poison(args) if kind not in _STRUCTURAL and kind not in _CALLS else frozenset()
         if kind == "prim::If" and isinstance(args[0], Poison):
             poisoned = args[0].reports
         if poisoned:
-            if not is_known_kind(kind):
+            if mutates(node):
+                # Its effect is lost: what made it uncompilable is reported whatever happens next.
+                self.log.force(poisoned)
+                if not is_known_kind(kind):
+                    poisoned |= {self.log.add(self._site(node, ctx), forced=True)}
+            elif not is_known_kind(kind):
                 # Unsupported whatever its inputs: report it too, not only the root cause.
                 poisoned |= self.log.poison(self._site(node, ctx)).reports
             return [Poison(poisoned)] * n_out
         if kind in _STRUCTURAL and args and isinstance(args[0], Poison):
+            if mutates(node):
+                self.log.force(args[0].reports)
             return [args[0]] * n_out  # the container itself is poisoned
         try:
             if kind in ("prim::ListUnpack", "prim::TupleUnpack"):
                 return _unpack(args[0], n_out)
             if kind == "prim::If":
                 return self._if(node, args[0], env, ctx)
+            if kind == "prim::Loop":
+                return self._loop(node, args, env, ctx)
             if kind == "prim::CallMethod":
                 return self._call_method(node, args, ctx)
             if kind == "prim::CallFunction":
@@ -166,20 +217,46 @@ class MethodWalk:
                 return []
             result = self._evaluate(kind, node, args, ctx)
         except Unsupported as exc:
-            return [self.log.poison(self._site(node, ctx), exc.reason)] * n_out
+            site = self._site(node, ctx)
+            return [Poison(frozenset({self.log.add(site, exc.reason, forced=mutates(node))}))] * n_out
         if n_out == 1:
             return [result]
         return list(result) if n_out else []
 
     def _if(self, node: torch._C.Node, cond: Any, env: dict[int, Any], ctx: Context) -> list[Any]:
         if not isinstance(cond, bool):
-            raise Unsupported("the condition is not known at compile time")
+            raise Unsupported("the condition is not known at compile time; "
+                              + (DATA_DEPENDENT if isinstance(cond, (Sym, TensorConst)) else SHAPES_HINT))
         blocks = node.blocks()  # then, else; read without exhausting the iterator (see _inputs)
         block = next(blocks)
         if not cond:
             block = next(blocks)
         self._walk(_nodes(block.returnNode()), env, ctx)
         return [self._read(env, v) for v in _inputs(block.returnNode())]
+
+    def _loop(self, node: torch._C.Node, args: list[Any], env: dict[int, Any], ctx: Context) -> list[Any]:
+        """``prim::Loop(trip_count, condition, *carried)``, unrolled: its body runs as many
+        times as it would at run time, which must be known now."""
+        trip, cond, carried = args[0], args[1], list(args[2:])
+        block = next(node.blocks())
+        params = _outputs(block.paramNode())
+        returns = _inputs(block.returnNode())
+        body = _nodes(block.returnNode())
+        iteration = 0
+        while True:
+            if not isinstance(cond, bool) or not isinstance(trip, int):
+                raise Unsupported("the number of iterations is not known at compile time; " + (
+                    DATA_DEPENDENT if any(isinstance(v, (Sym, TensorConst)) for v in (cond, trip))
+                    else SHAPES_HINT))
+            if not cond or iteration >= trip:
+                return carried
+            if iteration == _MAX_UNROLL:
+                raise Unsupported(f"more than {_MAX_UNROLL} iterations are not unrolled")
+            for value, arg in zip(params, [iteration, *carried], strict=True):
+                env[value.unique()] = arg
+            self._walk(body, env, ctx)
+            cond, *carried = [self._read(env, v) for v in returns]
+            iteration += 1
 
     def _call_method(self, node: torch._C.Node, args: list[Any], ctx: Context) -> list[Any]:
         target = args[0]
@@ -191,50 +268,84 @@ class MethodWalk:
 
     def _call_function(self, node: torch._C.Node, args: list[Any], ctx: Context) -> list[Any]:
         qualname = str(node.inputsAt(0).type())
-        function = self._functions.find_function(qualname)
+        function = self._find_function(qualname)
         if function is None:
             raise Unsupported(f"the function {qualname} is not available")
         frames = self._site(node, ctx).frames
         return self._call(function.graph, args[1:], Context(function.name, ctx.hierarchy, frames))
 
+    def _find_function(self, qualname: str) -> Any:
+        for unit in self._functions:
+            function = unit.find_function(qualname)
+            if function is not None:
+                return function
+        return None
+
     def _evaluate(self, kind: str, node: torch._C.Node, args: list[Any], ctx: Context) -> Any:
         """A node that is neither control flow nor a call."""
         if kind == "prim::GetAttr":
             return self._get_attr(args[0], node.s("name"))
+        if kind == "prim::SetAttr":
+            raise Unsupported("writes to module attributes (state kept across calls) are not compiled")
         if kind == "prim::ListConstruct":
             return list(args)
         if kind == "prim::TupleConstruct":
             return tuple(args)
-        if kind in ("prim::TupleIndex", "aten::__getitem__") and isinstance(args[0], (list, tuple)):
+        if kind == "prim::DictConstruct":
+            return dict(zip(args[0::2], args[1::2], strict=True))
+        if kind in CONTAINER_WRITES and isinstance(args[0], (list, dict)):
+            return CONTAINER_WRITES[kind](*args)
+        if kind in ("prim::TupleIndex", "aten::__getitem__") and isinstance(args[0], (list, tuple, dict)):
             if isinstance(args[1], Poison):
                 return args[1]
             return args[0][args[1]]
+        if kind == "aten::len":
+            return _length(args[0])
         if kind == "prim::unchecked_cast":
             return args[0]
         if kind == "prim::Uninitialized":
             return None
+        if kind in _TENSOR_READS and _has_tensor(args):
+            raise Unsupported(DATA_DEPENDENT)
         if _has_tensor(args):
-            return self._lower(kind, args, self._site(node, ctx))
+            return self._lower(kind, node, self.current(args), self._site(node, ctx))
         fold = SCALAR_FOLDS.get(kind)
         if fold is None:
             raise Unsupported()
         try:
             return fold(*args)
-        except (TypeError, ValueError, ZeroDivisionError, IndexError) as exc:
+        except (TypeError, ValueError, ZeroDivisionError, IndexError, KeyError) as exc:
             raise Unsupported(f"cannot evaluate it at compile time: {exc}") from exc
 
-    def _lower(self, kind: str, args: list[Any], site: NodeSite) -> Any:
+    def _lower(self, kind: str, node: torch._C.Node, args: list[Any], site: NodeSite) -> Any:
         base = INPLACE.get(kind, kind)
         lowering = LOWERINGS.get(base)
         if lowering is None:
             raise Unsupported()
-        if base != kind and not isinstance(args[0], Sym):
-            raise Unsupported("in-place update of a module attribute")
+        target = args[0]
+        if base != kind:
+            self._check_inplace_target(target)
         emitter = Emitter(self.nodes, site, lambda reason: self.log.poison(site, reason))
         result = lowering(emitter, args)
-        if base != kind and isinstance(result, Sym) and result is not args[0]:
-            self._replaced[args[0]] = result
+        if base != kind and isinstance(result, Sym) and result is not target:
+            self._replaced[target] = result
+        elif isinstance(target, Sym) and _new_syms(result, target) and returns_view(node):
+            # Writing through either one later would have to change the other: see _check_inplace_target.
+            self._views.add(target)
+            self._views.update(_new_syms(result, target))
         return result
+
+    def _check_inplace_target(self, target: Any) -> None:
+        """An in-place op is compiled as its out-of-place op plus "the old value now reads as
+        the new one"; that is only right when no other value shares the target's memory."""
+        if not isinstance(target, Sym):
+            raise Unsupported("in-place update of a module attribute or constant (module state) "
+                              "is not compiled")
+        if target.producer is None:
+            raise Unsupported("in-place update of a method input (the caller's tensor) is not compiled")
+        if target in self._views:
+            raise Unsupported("in-place update of a tensor that shares memory with another (a view) "
+                              "is not compiled")
 
     @staticmethod
     def _get_attr(owner: Any, name: str) -> Any:
@@ -276,6 +387,22 @@ def _has_tensor(value: Any) -> bool:
     if isinstance(value, (list, tuple)):
         return any(_has_tensor(item) for item in value)
     return False
+
+
+def _new_syms(result: Any, source: Sym) -> list[Sym]:
+    items = result if isinstance(result, (list, tuple)) else [result]
+    return [v for v in items if isinstance(v, Sym) and v is not source]
+
+
+def _length(value: Any) -> int:
+    """``len`` of a container, or of a tensor (its first dimension, when static)."""
+    if isinstance(value, (list, tuple, dict, str)):
+        return len(value)
+    if isinstance(value, TensorConst):
+        return len(value.tensor)
+    if isinstance(value, Sym) and value.shape and value.shape[0] >= 0:
+        return value.shape[0]
+    raise Unsupported(f"the length of this tensor is not static; {SHAPES_HINT}")
 
 
 def _unpack(value: Any, count: int) -> list[Any]:

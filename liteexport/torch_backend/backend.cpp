@@ -5,10 +5,12 @@
 // compile(processed, method_compile_spec). The processed module liteexport writes is
 //   {"programs": Dict[str, Tensor(uint8)]  (method -> flatbuffer of schema/demo_program.fbs),
 //    "weights": List[Tensor(float32)]}
-// compile verifies and decodes every program (flatbuffers::Verifier, then the same checks as
-// runtime_py/backends/demo/plan.py) into a MethodPlan; execute runs a plan with ATen ops, with
-// the semantics of runtime_py's numpy kernels (runtime_py/backends/demo/*.py, the reference).
-// A failing instruction throws c10::BackendRuntimeException carrying its debug handle.
+// compile verifies and decodes every program with the decoder shared with the Android core
+// (liteexport/cpp/demo_program.h: the checks of runtime_py's program_codec.py and plan.py) into
+// a MethodPlan; execute runs a plan with ATen ops, with the semantics of runtime_py's numpy
+// kernels (runtime_py/backends/demo/*.py, the reference). A failing instruction throws
+// c10::BackendRuntimeException carrying its debug handle. Errors of programs and instructions
+// are coded as "[CODE] text" (schema/demo_errors.toml; liteexport.torch_backend.demo_error_of).
 #include <torch/csrc/jit/backends/backend.h>
 #include <torch/csrc/jit/backends/backend_exception.h>
 #include <torch/custom_class.h>
@@ -24,7 +26,6 @@
 #include <utility>
 #include <vector>
 
-#include "demo_program_generated.h"
 #include "program_plan.h"
 #include "aten_kernels.h"
 

@@ -345,13 +345,13 @@ class Verifier:
 def as_byte_view(buf: Buffer) -> memoryview:
     """A flat, read-only byte view of ``buf`` without copying; FormatError if it has none."""
     if isinstance(buf, np.ndarray) and buf.dtype != np.uint8:
-        raise FormatError(f"expected a uint8 array, got {buf.dtype}")
+        raise FormatError(f"expected a uint8 array, got {buf.dtype}", where="the buffer to decode")
     try:
         view = buf.data if isinstance(buf, np.ndarray) else memoryview(buf)
     except TypeError as e:
-        raise FormatError(f"expected bytes, got {type(buf).__name__}") from e
+        raise FormatError(f"expected bytes, got {type(buf).__name__}", where="the buffer to decode") from e
     if not view.c_contiguous:
-        raise FormatError("expected a contiguous byte buffer")
+        raise FormatError("expected a contiguous byte buffer", where="the buffer to decode")
     return view.cast("B").toreadonly() if view.format != "B" or view.ndim != 1 else view.toreadonly()
 
 
@@ -361,8 +361,9 @@ E = TypeVar("E", bound=enum.IntEnum)
 
 
 @contextmanager
-def hostile_input(what: str) -> Iterator[None]:
-    """Turn any exception other than FormatError raised while decoding into a FormatError.
+def hostile_input(what: str, where: str = "") -> Iterator[None]:
+    """Turn any exception other than FormatError raised while decoding into a FormatError (at
+    ``where``, by default ``what`` itself: a reader bug cannot say which table it was in).
 
     The verifier should make these impossible; this is the backstop that keeps a reader bug
     from surfacing as ``IndexError`` on a malformed file.
@@ -372,7 +373,7 @@ def hostile_input(what: str) -> Iterator[None]:
     except FormatError:
         raise
     except Exception as e:  # RecursionError, MemoryError, IndexError, struct.error...
-        raise FormatError(f"malformed {what}: {type(e).__name__}: {e}") from e
+        raise FormatError(f"malformed {what}: {type(e).__name__}: {e}", where=where or what) from e
 
 
 def check_version(found: int, accepted: int, what: str, where: str) -> None:

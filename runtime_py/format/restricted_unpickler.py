@@ -281,8 +281,8 @@ def restricted_loads(data: bytes, record: str, storage_loader: StorageLoader | N
     unpickler = RestrictedUnpickler(data, record, storage_loader)
     try:
         value = unpickler.load()
-    except FormatError:
-        raise
+    except FormatError as exc:  # a stand-in's own complaint does not know where it was called
+        raise exc.at(unpickler.where()) from exc.__cause__
     except RecursionError as exc:
         raise FormatError(f"{record} is nested too deeply", where=unpickler.where()) from exc
     except Exception as exc:  # a truncated or corrupt pickle fails in many ways; all are format errors

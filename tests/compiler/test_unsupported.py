@@ -63,6 +63,17 @@ def test_training_mode_dropout_is_reported() -> None:
 
 
 def test_unsupported_node_downstream_of_another_is_reported_too() -> None:
+    class Downstream(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.exp(x.view(x.size(0), -1))
+
+    with pytest.raises(UnsupportedNodesError) as info:
+        compile_module(torch.jit.script(Downstream()))
+    kinds = [r.split()[3] for r in info.value.reports]
+    assert kinds == ["aten::size", "aten::exp"]
+
+
+def test_loop_over_a_dynamic_size_says_what_to_do() -> None:
     class Loop(torch.nn.Module):
         def forward(self, x: torch.Tensor) -> torch.Tensor:
             for _ in range(x.size(0)):
@@ -71,5 +82,6 @@ def test_unsupported_node_downstream_of_another_is_reported_too() -> None:
 
     with pytest.raises(UnsupportedNodesError) as info:
         compile_module(torch.jit.script(Loop()))
-    kinds = [r.split()[3] for r in info.value.reports]
-    assert kinds == ["aten::size", "prim::Loop"]
+    (report,) = info.value.reports
+    assert report.startswith("The node of aten::size is not supported")
+    assert "--input-shape" in report

@@ -4,7 +4,7 @@ computes or raises for them (outputs, error kinds, debug handles, messages), plu
 Usage: python android_sample/native/tests/make_vectors.py OUT_DIR   (run from the repository root;
 needs torch). Writes OUT_DIR/cases.txt, one case per line, paths relative to OUT_DIR:
   run <bundle> <method> <n_in> <in...> <n_out> <out...>
-  error <bundle> <method> <kind> <handle> <message-file> <n_in> <in...>
+  error <bundle> <method> <kind> <handle> <message-file> <n_in> <in...>   (+ <stem>.code: code and fields)
   malformed <bundle> <strict>   (strict 1: runtime_py raises FormatError, the core must too;
                                  0: a random bit flip, the core must not crash)
 Tensor files: b"LXT1", uint32 ndim, int64 dims[ndim], float32 data (little endian).
@@ -66,6 +66,9 @@ class Writer:
             kind = "Execution" if isinstance(exc, ExecutionError) else "Input"
             handle = getattr(exc, "debug_handle", -1)
             (self.out / f"{stem}.msg").write_text(exc.message.replace(str(self.out / bundle), bundle))
+            # the structured form (schema/demo_errors.toml): the code, then one "name<TAB>value" per field
+            fields = "".join(f"{name}\t{value}\n" for name, value in exc.fields.items())
+            (self.out / f"{stem}.code").write_text(f"{exc.code}\n{fields}")
             ins = self.tensors(f"{stem}.in", inputs)
             self.lines.append(f"error {bundle} {method} {kind} {handle} {stem}.msg {len(ins)} {' '.join(ins)}")
             return

@@ -8,7 +8,7 @@ from typing import cast
 from runtime_py.backends.base import Backend
 from runtime_py.backends.demo.executor import run
 from runtime_py.backends.demo.plan import MethodPlan, build_plan
-from runtime_py.errors import FormatError, InternalError
+from runtime_py.errors import FormatError
 from runtime_py.format.program import Program
 
 _WHERE = "processed module of backend_with_compiler_demo"
@@ -42,7 +42,10 @@ class DemoBackend(Backend):
             raise FormatError(f"no program for method(s) {', '.join(missing)}", where=_WHERE)
         handles: dict[str, object] = {}
         for method, encoded in programs.items():
-            program = encoded if isinstance(encoded, Program) else _decode(encoded)
+            try:
+                program = encoded if isinstance(encoded, Program) else _decode(encoded)
+            except FormatError as exc:
+                raise exc.at(f"{_WHERE}, program of method '{method}'") from exc.__cause__
             if program.method != method:
                 raise FormatError(f"program '{program.method}' is stored as method '{method}'", where=_WHERE)
             handles[method] = build_plan(program, weights)
@@ -50,8 +53,9 @@ class DemoBackend(Backend):
 
     def execute(self, handle: object, inputs: list[object]) -> list[object]:
         """Runs the method ``handle`` stands for; raises ``ExecutionError``."""
-        if not isinstance(handle, MethodPlan):
-            raise InternalError(f"demo backend handle must be a MethodPlan, got {type(handle).__name__}")
+        if not isinstance(handle, MethodPlan):  # the bundle's own bytecode passed something else
+            raise FormatError(f"execute was given a {type(handle).__name__} as the method handle, not one "
+                              "that compile returned", where=f"{_WHERE}, execute")
         # run's list is new and the caller's: typing it as a list of objects is safe
         return cast("list[object]", run(handle, inputs))
 

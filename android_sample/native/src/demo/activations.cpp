@@ -30,7 +30,6 @@ inline float relu6(float v) {
 }  // namespace
 
 Kernel make_clamp(const ClampAttrs& a) {
-  if (!a.min && !a.max) throw AttrError("clamp needs at least one of min and max");
   const bool has_low = a.min.has_value(), has_high = a.max.has_value();
   const float low = has_low ? static_cast<float>(*a.min) : 0.0f, high = has_high ? static_cast<float>(*a.max) : 0.0f;
   // maximum first, then minimum: min > max gives max everywhere, as in torch

@@ -8,8 +8,6 @@
 namespace liteexport::demo_backend {
 
 Kernel make_conv2d(const Conv2dAttrs& attrs) {
-  check_window_attrs(attrs.stride, attrs.padding, attrs.dilation);
-  if (attrs.groups < 1) throw AttrError("groups must be positive, got " + std::to_string(attrs.groups));
   return [=](const Inputs& in) {
     const Array& x = *in[0];
     const Array& weight = *in[1];

@@ -10,14 +10,6 @@ namespace liteexport::demo_backend {
 
 namespace {
 
-void check_pool_attrs(const Pool2dAttrs& a) {
-  check_window_attrs(a.stride, a.padding, a.dilation, &a.kernel);
-  // torch's rule, on the kernel size even when dilated
-  if (a.padding[0] > a.kernel[0] / 2 || a.padding[1] > a.kernel[1] / 2)
-    throw AttrError("padding " + pair_text(a.padding) + " should be at most half of the kernel size " +
-                    pair_text(a.kernel));
-}
-
 struct PoolGeometry {
   Nchw d;
   int64_t oh, ow;
@@ -45,7 +37,6 @@ int64_t window_count(int64_t o, int64_t size, int64_t kernel, int64_t stride, in
 }  // namespace
 
 Kernel make_max_pool2d(const Pool2dAttrs& attrs) {
-  check_pool_attrs(attrs);
   return [=](const Inputs& in) {
     const PoolGeometry g = geometry(*in[0], attrs, "max_pool2d");
     float* y;
@@ -73,10 +64,6 @@ Kernel make_max_pool2d(const Pool2dAttrs& attrs) {
 }
 
 Kernel make_avg_pool2d(const Pool2dAttrs& attrs) {
-  check_pool_attrs(attrs);
-  if (attrs.dilation != Pair{1, 1}) throw AttrError("avg_pool2d has no dilation, got " + pair_text(attrs.dilation));
-  if (attrs.divisor_override < 0)
-    throw AttrError("divisor_override must be positive, got " + std::to_string(attrs.divisor_override));
   return [=](const Inputs& in) {
     const PoolGeometry g = geometry(*in[0], attrs, "avg_pool2d");
     float* y;
@@ -110,9 +97,7 @@ Kernel make_avg_pool2d(const Pool2dAttrs& attrs) {
 }
 
 Kernel make_adaptive_avg_pool2d(const ShapeAttrs& attrs) {
-  const auto& dims = attrs.dims;
-  if (dims.size() != 2 || (dims[0] < 1 && dims[0] != -1) || (dims[1] < 1 && dims[1] != -1))
-    throw AttrError("output size must be 2 positive sizes (or -1), got " + py_shape(dims));
+  const auto& dims = attrs.dims;  // 2 positive sizes or -1 (checked by the decoder)
   const Pair size{dims[0], dims[1]};
   return [=](const Inputs& in) {
     const Nchw d = as_batched(*in[0], "adaptive_avg_pool2d");

@@ -26,10 +26,6 @@ std::vector<bool> reduced(const Shape& axes, const Array& x) {
 }
 
 Kernel make_reduction(const ReduceAttrs& a, bool mean) {
-  Shape sorted = a.axes;
-  std::sort(sorted.begin(), sorted.end());
-  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
-    throw AttrError("axes " + py_shape(a.axes) + " repeat an axis");
   const Shape axes = a.axes;
   const bool keepdim = a.keepdim;
   return [=](const Inputs& in) {

@@ -1,0 +1,93 @@
+"""The export self-check: the compiled program, run by runtime_py, against the scripted
+module run by torch on the same inputs, before anything is written.
+
+It runs whenever inputs can be made: the method's ``--example-inputs`` (their torch
+outputs were recorded anyway), else random inputs of its static ``--input-shape``. A
+difference beyond the parity tolerance fails the export (VerificationError, exit 9)
+naming the first instruction where runtime_py and ATen disagree, with its source line
+(``liteexport verify``'s localization); when every instruction agrees, the compiled
+program itself computes something else than the model, which is a compiler bug.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from liteexport.lowered import CompiledModule
+from liteexport.parity import ATOL, RTOL, max_errors, scaled_atol, within_tolerance
+from liteexport.test_vectors import TestVector, record_test_vectors
+from liteexport.verify import Divergence, describe_divergence, divergence_at, localize
+from runtime_py.backends.demo import executor
+from runtime_py.backends.demo.plan import build_plan
+from runtime_py.errors import LiteExportError, VerificationError
+
+SEED = 0
+
+
+def random_inputs(shapes: Sequence[Sequence[int]], seed: int = SEED) -> list[np.ndarray]:
+    """Standard normal float32 inputs; a dynamic dim (-1) becomes 2."""
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal([2 if d < 0 else d for d in shape]).astype(np.float32) for shape in shapes]
+
+
+def check_vectors(scripted: Any, compiled: CompiledModule,
+                  input_shapes: Mapping[str, Sequence[Sequence[int]]],
+                  vectors: Mapping[str, Sequence[TestVector]]) -> list[str]:
+    """Check every compiled method that has test vectors (given) or static input shapes
+    (random inputs, torch run here). Returns notes for the methods it could not check;
+    raises VerificationError on the first method whose outputs differ."""
+    notes = []
+    for index, signature in enumerate(compiled.methods):
+        method = signature.name
+        items = list(vectors.get(method, ()))
+        if not items and method in input_shapes:
+            inputs = random_inputs(input_shapes[method])
+            items = record_test_vectors(scripted, {method: [inputs]})[method]
+        if not items:
+            notes.append(f"self-check skipped for {method}: give --input-shape or --example-inputs")
+            continue
+        for n, vector in enumerate(items):
+            _check(compiled, index, n, vector)
+    return notes
+
+
+def _check(compiled: CompiledModule, index: int, n: int, vector: TestVector) -> None:
+    program = compiled.programs[index]
+    method = program.method
+    try:
+        got = [np.asarray(o) for o in executor.run(build_plan(program, compiled.weights), list(vector.inputs))]
+    except LiteExportError as exc:
+        raise VerificationError(f"self-check failed: {method} does not run in runtime_py on the check inputs: "
+                                f"{exc}") from exc
+    for i, (g, e) in enumerate(zip(got, vector.expected, strict=True)):
+        e = np.asarray(e)
+        if within_tolerance(g, e):
+            continue
+        what = (f"got shape {list(g.shape)}, torch {list(e.shape)}" if g.shape != e.shape else
+                f"max abs err {max_errors(g, e)[0]:.3g} > atol {scaled_atol(e):.3g} (+ rtol {RTOL:g})")
+        inputs = ", ".join("x".join(map(str, x.shape)) for x in vector.inputs)
+        raise VerificationError(
+            f"self-check failed: {method} output {i} differs from torch's on inputs {inputs} ({what}); "
+            f"{_where(compiled, index, n, vector, i)}. Nothing was written; --no-check skips this check")
+
+
+def _where(compiled: CompiledModule, index: int, n: int, vector: TestVector, output: int) -> str:
+    """The first instruction where runtime_py and ATen disagree; when they agree on every
+    one, the program itself is wrong (a compiler bug) and the instruction producing the
+    output is the nearest place to point at."""
+    program = compiled.programs[index]
+    found = localize(program.method, n, program, list(compiled.weights), vector, compiled.debug_table, ATOL, RTOL)
+    if isinstance(found, Divergence):
+        return describe_divergence(found)
+    # the last instruction writing the output's slot (slots are reused)
+    writers = [k for k, ins in enumerate(program.instructions) if program.outputs[output] in ins.outputs]
+    producer = writers[-1] if writers else None
+    if producer is None:
+        return f"{found} (a compiler bug: please report it)"
+    at = divergence_at(program.method, n, program, producer, compiled.debug_table, float("nan"))
+    return (f"runtime_py and ATen agree on every instruction, so the compiled program differs from the model "
+            f"(a compiler bug: please report it); the output comes from {at.instruction}, debug handle "
+            f"{at.debug_handle}: {at.location} {at.module_hierarchy}")

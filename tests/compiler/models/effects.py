@@ -1,0 +1,102 @@
+"""Models with side effects (list and dict writes, attribute writes, in-place updates)
+and compile-time control flow, for tests/compiler/test_effects.py."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+class DenseBlock(nn.Module):
+    """densenet's pattern: a list grown with append, each layer reading the cat of it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Conv2d(3 + 2 * i, 2, 1) for i in range(3)])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        features = [x]
+        for layer in self.layers:
+            features.append(torch.relu(layer(torch.cat(features, 1))))
+        return torch.cat(features, 1)
+
+
+class ListEdits(nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        parts = [x * 2.0]
+        parts.insert(0, x + 1.0)
+        parts.extend([x - 3.0, x * x])
+        parts[1] = parts[1] + 0.5
+        last = parts.pop()
+        named = {"a": x * 3.0}
+        named["b"] = last
+        for i in range(len(parts)):
+            parts[i] = parts[i] * float(i + 1)
+        return torch.cat(parts, 1), named["a"] + named["b"] * float(len(named))
+
+
+class AttributeWrite(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.calls += 1
+        return x * 2.0
+
+
+class InPlaceOnView(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = x * 1.0
+        flat = y.view(-1)
+        flat.relu_()
+        return y
+
+
+class InPlaceOnInput(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x.mul_(2.0)
+        return x + 1.0
+
+
+class InPlaceOnBuffer(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("total", torch.zeros(3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.total.add_(1.0)
+        return x * 2.0
+
+
+class InPlaceInList(nn.Module):
+    """An in-place update after the tensor went into a list: the list sees it."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = x * 2.0
+        kept = [y, x + 1.0]
+        y.add_(10.0)
+        return torch.cat(kept, 1)
+
+
+class DeadAppend(nn.Module):
+    """An unsupported op appended to a list that is never read: dead, not reported."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        unused = [x]
+        unused.append(torch.exp(x))
+        return x * 2.0
+
+
+class UnsupportedAppended(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        parts = [x]
+        parts.append(torch.exp(x))
+        return torch.cat(parts, 1)
+
+
+class DataDependentIf(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if bool(x * 2.0):
+            return x * 2.0
+        return x

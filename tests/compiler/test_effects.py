@@ -1,0 +1,102 @@
+"""Side effects are compiled (list and dict writes, in-place updates the walk can follow)
+or reported, never dropped; loops with a static trip count are unrolled."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from liteexport.compiler import compile_module
+from runtime_py.errors import UnsupportedNodesError
+
+from .conftest import prepare
+from .models import effects
+from .reference import run_method
+
+
+def compiled_matches_eager(model: torch.nn.Module, *shapes: tuple[int, ...]) -> None:
+    scripted = prepare(model)
+    compiled = compile_module(scripted, input_shapes={"forward": [list(s) for s in shapes]})
+    torch.manual_seed(1)
+    inputs = [torch.randn(s) for s in shapes]
+    expected = scripted(*inputs)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    got = run_method(compiled, "forward", *inputs)
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected, strict=True):
+        torch.testing.assert_close(g, e, atol=1e-5, rtol=1e-4)
+
+
+def blocker(model: torch.nn.Module) -> str:
+    with pytest.raises(UnsupportedNodesError) as info:
+        compile_module(torch.jit.script(model), input_shapes={"forward": [[2, 3]]})
+    (report,) = info.value.reports
+    return report
+
+
+def test_densenet_style_append_then_cat_regression() -> None:
+    # densenet121 used to export with its appends dropped (most of the network gone)
+    compiled_matches_eager(effects.DenseBlock(), (1, 3, 4, 4))
+    program = compile_module(prepare(effects.DenseBlock()), input_shapes={"forward": [[1, 3, 4, 4]]}).programs[0]
+    assert sum(ins.op.name == "CONV2D" for ins in program.instructions) == 3
+
+
+def test_list_and_dict_writes_loops_and_len() -> None:
+    compiled_matches_eager(effects.ListEdits(), (2, 3))
+
+
+def test_in_place_update_seen_through_a_list() -> None:
+    compiled_matches_eager(effects.InPlaceInList(), (2, 3))
+
+
+@pytest.mark.parametrize(("model", "kind", "reason"), [
+    (effects.AttributeWrite, "prim::SetAttr", "writes to module attributes"),
+    (effects.InPlaceOnView, "aten::relu_", "shares memory with another (a view)"),
+    (effects.InPlaceOnInput, "aten::mul_", "in-place update of a method input"),
+    (effects.InPlaceOnBuffer, "aten::add_", "module attribute or constant (module state)"),
+])
+def test_uncompilable_side_effects_are_reported_even_when_their_result_is_unused(
+        model: type[torch.nn.Module], kind: str, reason: str) -> None:
+    report = blocker(model())
+    assert report.startswith(f"The node of {kind} is not supported in this compiler (")
+    assert reason in report.splitlines()[0]
+    assert "<--- HERE" in report  # with its source line
+
+
+def test_dead_append_of_an_unsupported_value_stays_silent() -> None:
+    compile_module(torch.jit.script(effects.DeadAppend()))
+
+
+def test_unsupported_value_appended_to_a_live_list_is_reported() -> None:
+    assert blocker(effects.UnsupportedAppended()).startswith("The node of aten::exp is not supported")
+
+
+def test_data_dependent_condition_says_what_to_do() -> None:
+    report = blocker(effects.DataDependentIf())
+    assert report.startswith("The node of aten::Bool is not supported in this compiler (it reads a tensor's "
+                             "values at compile time (data-dependent control flow or sizes); compute the "
+                             "decision outside the model, or use torch.where)")
+
+
+def test_repeated_sites_are_grouped_with_counts() -> None:
+    class Block(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.exp(x)
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.blocks = torch.nn.Sequential(Block(), Block(), Block())
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.cos(self.blocks(x))
+
+    with pytest.raises(UnsupportedNodesError) as info:
+        compile_module(torch.jit.script(Net()))
+    error = info.value
+    assert error.counts == {"aten::exp": 3, "aten::cos": 1}
+    assert str(error).startswith("4 unsupported nodes of 2 kinds:\n  aten::exp  3 sites\n  aten::cos  1 site\n\n")
+    exp_report, cos_report = error.reports
+    assert [line for line in exp_report.splitlines() if line.startswith("Module hierarchy:")] == [
+        f"Module hierarchy: top(Net).blocks(Sequential).{i}(Block)" for i in range(3)]
+    assert cos_report.startswith("The node of aten::cos")

@@ -322,6 +322,18 @@ def _arange(*args: Any) -> TensorConst:
     return TensorConst(torch.arange(*numbers, dtype=_dtype(dtype, torch.float32 if floating else torch.int64)))
 
 
+def _tensor_of(data: Any, dtype: Any = None, *rest: Any) -> TensorConst:
+    """aten::tensor(data, dtype, device, requires_grad): torch.tensor of a compile-time value
+    (a float32 tensor from floats, int64 from ints, as torch infers)."""
+    try:
+        default = torch.tensor(data).dtype
+        if default == torch.float64:
+            default = torch.float32
+        return TensorConst(torch.tensor(data, dtype=_dtype(dtype, default)))
+    except (TypeError, ValueError, RuntimeError) as exc:
+        raise Unsupported(f"cannot build the tensor at compile time: {exc}") from exc
+
+
 Fold = Callable[..., Any]
 
 # Factories take no tensor: the walk evaluates them with the scalar folds.
@@ -330,6 +342,7 @@ FACTORY_FOLDS: dict[str, Fold] = {
     "aten::ones": lambda size, dtype=None, *rest: _fill(size, 1.0, dtype),
     "aten::full": lambda size, value, dtype=None, *rest: _fill(size, value, dtype),
     "aten::arange": _arange,
+    "aten::tensor": _tensor_of,
 }
 
 LOWERINGS: dict[str, Lowering] = {

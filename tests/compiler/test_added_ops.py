@@ -14,6 +14,7 @@ from liteexport.compiler import compile_module
 from runtime_py.errors import UnsupportedNodesError
 
 from .conftest import prepare
+from .reference import run_method
 
 
 def _ops(module: nn.Module, *shapes: tuple[int, ...]) -> Counter[str]:
@@ -98,3 +99,27 @@ class ReflectPad(nn.Module):
 def test_unsupported_forms_say_why(module: type[nn.Module], reason: str) -> None:
     with pytest.raises(UnsupportedNodesError, match=reason):
         compile_module(prepare(module()), ["forward"], {"forward": [[3, 3]]})
+
+
+class IndexBuffers(nn.Module):
+    """swin's relative position bias: a parameter table indexed by an int64 buffer, and
+    torch.tensor of a number: constants folded with torch, of any dtype."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.table = nn.Parameter(torch.linspace(-1.0, 1.0, 12).reshape(6, 2))
+        self.register_buffer("index", torch.tensor([[0, 5, 2], [1, 1, 4]]))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        bias = self.table[self.index.view(-1)].view(2, 3, 2).permute(2, 0, 1)
+        mask = (self.index != 1).float()
+        return x + bias + mask * torch.tensor(0.5)
+
+
+def test_integer_buffers_fold_at_export() -> None:
+    module = IndexBuffers()
+    compiled = compile_module(prepare(module), ["forward"], {"forward": [[2, 2, 3]]})
+    assert [i.op.name for i in compiled.programs[0].instructions] == ["ADD", "ADD"]
+    x = torch.randn(2, 2, 3)
+    (got,) = run_method(compiled, "forward", x)
+    torch.testing.assert_close(got, module(x), atol=1e-5, rtol=1e-4)

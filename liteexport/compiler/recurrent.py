@@ -78,6 +78,8 @@ def _recurrent(cell: Cell, n_gates: int, has_cell_state: bool) -> Lowering:
     batch_first) and aten::gru(input, hx, params, ...)."""
     def lower(b: Emitter, args: list[Any]) -> Any:
         x, hx, params, has_biases, num_layers, _dropout, train, bidirectional, batch_first = args[:9]
+        if not isinstance(params, (list, tuple)) or not isinstance(batch_first, bool):
+            raise Unsupported("packed sequences (the data/batch_sizes form) are not compiled")
         if train:
             raise Unsupported("training mode is not compiled")
         x = tensor(x)

@@ -121,6 +121,21 @@ def _unsqueeze(b: Emitter, args: list[Any]) -> Any:
     return reshape_to(b, x, [*shape[:axis], 1, *shape[axis:]])
 
 
+def _unflatten(b: Emitter, args: list[Any]) -> Any:
+    """aten::unflatten(x, dim, sizes): dim split into sizes (one may be -1)."""
+    x = tensor(args[0])
+    shape = static_shape(x)
+    axis = axis_index(args[1], len(shape))
+    sizes = [_int(s, "the sizes") for s in args[2]]
+    if -1 in sizes:
+        known = math.prod(s for s in sizes if s != -1)
+        size = static_size(x, axis)
+        if known == 0 or size % known:
+            raise Unsupported(f"sizes {sizes} do not split dim {axis} of size {size}")
+        sizes = [size // known if s == -1 else s for s in sizes]
+    return reshape_to(b, x, [*shape[:axis], *sizes, *shape[axis + 1:]])
+
+
 def _select(b: Emitter, args: list[Any]) -> Any:
     """aten::select(x, dim, index): x[..., index, ...] without that dim."""
     x = tensor(args[0])
@@ -348,6 +363,7 @@ FACTORY_FOLDS: dict[str, Fold] = {
 LOWERINGS: dict[str, Lowering] = {
     "aten::squeeze": _squeeze,
     "aten::unsqueeze": _unsqueeze,
+    "aten::unflatten": _unflatten,
     "aten::select": _select,
     "aten::slice": _slice,
     "aten::narrow": _narrow,

@@ -40,7 +40,7 @@ class Slicing(nn.Module):
         n = x.size(0)
         tokens = torch.cat([self.token.expand(n, -1, -1), h], 1)
         shifted = torch.roll(F.pad(f, [1, 2, 2, 0], value=0.5), shifts=[2, -1], dims=[2, 3])
-        scaled = x[:, :1].expand(-1, 4, -1, -1) * x + F.pad(g, [1, 2, 3, -1]).sum()
+        scaled = x[:, :1].expand(-1, 4, -1, -1) * x.flatten(2).unflatten(2, (5, -1)) + F.pad(g, [1, 2, 3, -1]).sum()
         return tokens.unsqueeze(1).squeeze(1) + torch.zeros(n, 5, 6) + torch.ones_like(tokens), shifted, scaled
 
 

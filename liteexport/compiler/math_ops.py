@@ -74,6 +74,24 @@ def _reduction(op: OpCode) -> Callable[[Emitter, list[Any]], Any]:
     return lower
 
 
+def _bmm(b: Emitter, args: list[Any]) -> Any:
+    """aten::bmm: a batched matmul of 3-D operands (the attention scores of multi-head attention)."""
+    return b.emit(OpCode.MATMUL, [tensor(args[0]), tensor(args[1])], None)
+
+
+def _baddbmm(b: Emitter, args: list[Any]) -> Any:
+    """aten::baddbmm(input, batch1, batch2, beta, alpha) = beta * input + alpha * batch1 @ batch2."""
+    x, beta, alpha = tensor(args[0]), args[3], args[4]
+    if not (is_number(beta) and is_number(alpha)):
+        raise Unsupported("beta and alpha must be numbers")
+    product = b.emit(OpCode.MATMUL, [tensor(args[1]), tensor(args[2])], None)
+    if alpha != 1:
+        product = b.emit(OpCode.MUL, [product], BinaryAttrs(scalar=float(alpha)))
+    if beta == 0:  # torch ignores input then (even NaN in it)
+        return product
+    return b.emit(OpCode.ADD, [product, x], BinaryAttrs(alpha=float(beta)))
+
+
 def _clone(b: Emitter, args: list[Any]) -> Any:
     """A copy as x * 1 (exact for every float): a new value, so an in-place op on the clone
     never rebinds the original."""
@@ -84,6 +102,8 @@ def _clone(b: Emitter, args: list[Any]) -> Any:
 
 LOWERINGS: dict[str, Lowering] = {
     "aten::clone": _clone,
+    "aten::bmm": _bmm,
+    "aten::baddbmm": _baddbmm,
     "aten::clamp": _clamp,
     "aten::clip": _clamp,
     "aten::clamp_min": _clamp_one_side("min"),

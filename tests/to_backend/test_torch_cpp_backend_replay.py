@@ -240,7 +240,7 @@ def test_exception_stack_for_compiler_with_lowered_submodule() -> None:  # ...Wi
              ~~~~~ <--- HERE
   """)
     inputs = (torch.rand(2, 4), torch.rand(2, 4))
-    assert torch.equal(c(*inputs), inputs[0] + inputs[1] + inputs[0] + 2)
+    assert torch.equal(c(*inputs), (inputs[0] + inputs[1]) + (inputs[0] + 2))
     mc = _mobile(c, debug_info=True)
     _assert_throws_with_message(lambda: mc(torch.rand(2, 4), torch.rand(13, 9)), expected)
 

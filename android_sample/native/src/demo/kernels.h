@@ -12,6 +12,7 @@
 
 #include "../array.h"
 #include "attrs.h"
+#include "gemm.h"  // gemm_acc, gemm_bt: the matrix products the families share
 
 namespace liteexport::demo_backend {
 
@@ -51,8 +52,5 @@ Kernel make_cat(const AxisAttrs& a);                                    // layou
 void relu_inplace(float* y, int64_t n);
 // A normalized axis, or KernelError with numpy's text.
 int64_t normalize_axis(int64_t axis, int64_t ndim);
-// C[m, n] (+)= A[m, k] * B[k, n]; row-major with leading dimensions; accumulates into C.
-void gemm_acc(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
-              int64_t ldc);
 
 }  // namespace liteexport::demo_backend

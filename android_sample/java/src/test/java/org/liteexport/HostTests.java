@@ -14,6 +14,7 @@ import java.util.Random;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import org.liteexport.sample.ErrorReport;
 
 /**
  * Host tests of the Java API through the JNI library and the native core, against the answers
@@ -77,6 +78,8 @@ public final class HostTests {
     runner.add("load/run/close many times", this::manyModules);
     runner.add("threads share a module", this::threads);
     runner.add("corrupted bundles fail cleanly", this::corruptedBundles);
+    runner.add("app error report: library not loadable", HostTests::errorReportLinkError);
+    runner.add("app error report: bundle errors and causes", this::errorReportBundleError);
   }
 
   private Module load(String bundleId) {
@@ -183,6 +186,26 @@ public final class HostTests {
   private void missingFile() throws Exception {
     Path missing = Files.createTempDirectory("liteexport").resolve("missing.ptl");
     expectThrows(FormatException.class, () -> Module.load(missing.toString()));
+  }
+
+  // The sample app's MainActivity shows ErrorReport.describe(e) for whatever its worker throws.
+  private static void errorReportLinkError() {
+    UnsatisfiedLinkError e = expectThrows(UnsatisfiedLinkError.class,
+        () -> System.load("/nonexistent/libliteexport_jni.so"));  // a real one, as a phone of another ABI gives
+    String text = ErrorReport.describe(e);
+    check(text.contains("could not be loaded") && text.contains("ABI"), "no hint: " + text);
+    check(text.contains("java.lang.UnsatisfiedLinkError: " + e.getMessage()), "no error line: " + text);
+  }
+
+  private void errorReportBundleError() throws Exception {
+    Path missing = Files.createTempDirectory("liteexport").resolve("missing.ptl");
+    FormatException e = expectThrows(FormatException.class, () -> Module.load(missing.toString()));
+    String text = ErrorReport.describe(e);
+    check(text.startsWith("FormatException:\n" + e.getMessage()), "bundle error not shown: " + text);
+    RuntimeException outer = new RuntimeException("worker failed", new OutOfMemoryError("Java heap space"));
+    text = ErrorReport.describe(outer);
+    check(text.equals("java.lang.RuntimeException: worker failed\n"
+        + "caused by: java.lang.OutOfMemoryError: Java heap space\n"), "causes not shown: " + text);
   }
 
   private void directory() throws Exception {

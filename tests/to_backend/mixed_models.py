@@ -54,3 +54,30 @@ class Pair(torch.nn.Module):
 
     def forward(self, x: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return self.enc(x) + h, x - h
+
+
+def combine(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return a + b
+
+
+class Projector(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.l = torch.nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return self.project(x, y)
+
+    def project(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return combine(self.l(x), y)
+
+
+class Calls(torch.nn.Module):
+    """A submodule, a method of that submodule, a free function: three kinds of call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.enc = Projector()
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return self.enc(x, y) * 2

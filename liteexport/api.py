@@ -113,6 +113,10 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
 
         return export_partial(scripted, path, [lower] if isinstance(lower, str) else list(lower),
                               methods=methods, input_shapes=input_shapes, examples=examples).size
+    from liteexport.partial import has_lowered_parts, write_mixed
+
+    if has_lowered_parts(scripted):  # lowered already (torch's to_backend): packed as it is
+        return write_mixed(scripted, path, record_test_vectors(scripted, examples) if examples else {})
     shapes = {name: [tuple(s) for s in method_shapes] for name, method_shapes in (input_shapes or {}).items()}
     compiled = compile_module(scripted, methods=list(methods) if methods else None, input_shapes=shapes or None)
     vectors = record_test_vectors(scripted, examples) if examples else {}

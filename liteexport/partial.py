@@ -25,6 +25,7 @@ from runtime_py.format.debug_table import DEBUG_TABLE_EXTRA_FILE, DebugTable
 from runtime_py.format.debug_table_codec import encode_debug_table
 
 AUTO = "auto"
+LOWERED_TYPE = "torch.jit.LoweredModule."  # in the qualified name of every type to_backend made
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,13 @@ class PartialExport:
     size: int  # bytes written
     lowered: tuple[str, ...]  # dotted names of the submodules compiled ("" : the whole module)
     unlowered: tuple[tuple[str, str], ...]  # (dotted name, why it stayed TorchScript), auto only
+
+    def summary(self, path: str | Path) -> str:
+        lines = [f"Wrote {path}: {self.size:,} bytes; lowered: {', '.join(self.lowered)}"]
+        if self.unlowered:
+            lines.append("kept as TorchScript bytecode:")
+            lines += [f"  {name}: {why}" for name, why in self.unlowered]
+        return "\n".join(lines)
 
 
 def _submodule(scripted: Any, name: str) -> Any:
@@ -99,7 +107,7 @@ def export_partial(scripted: Any, path: str | Path, lower: Sequence[str], *,
     """Lower the submodules named in ``lower`` (dotted names, or ``["auto"]``) of ``scripted``
     and write the mixed bundle to ``path``."""
     from liteexport.api import lower as lower_module
-    from liteexport.test_vectors import TEST_VECTORS_EXTRA_FILE, encode_test_vectors, record_test_vectors
+    from liteexport.test_vectors import record_test_vectors
     from liteexport.torch_backend import preprocess
 
     if methods or input_shapes:
@@ -120,12 +128,29 @@ def export_partial(scripted: Any, path: str | Path, lower: Sequence[str], *,
     preprocess.debug_tables.clear()
     lowered = lower_module(scripted, submodules=chosen)
     entries = sorted((e for table in preprocess.debug_tables for e in table.entries), key=lambda e: e.handle)
-    extra_files = {DEBUG_TABLE_EXTRA_FILE: encode_debug_table(DebugTable(tuple(entries)))}
+    size = write_mixed(lowered, path, vectors, DebugTable(tuple(entries)))
+    return PartialExport(size, tuple(chosen), tuple(unlowered))
+
+
+def has_lowered_parts(scripted: Any) -> bool:
+    """Whether ``scripted`` is, or holds, a module torch's to_backend lowered (e.g. one saved with
+    torch.jit.save after ``_jit_to_backend``): it is packed as it is."""
+    return any(LOWERED_TYPE in str(module._c._type().qualified_name()) for module in scripted.modules())
+
+
+def write_mixed(module: Any, path: str | Path, vectors: Mapping[str, Any] | None = None,
+                debug_table: DebugTable | None = None) -> int:
+    """Write ``module`` (TorchScript holding lowered parts) with torch's flatbuffer writer, plus
+    our debug table and test vectors as extra files; returns the size written."""
+    from liteexport.test_vectors import TEST_VECTORS_EXTRA_FILE, encode_test_vectors
+
+    extra_files: dict[str, bytes] = {}
+    if debug_table is not None and debug_table.entries:
+        extra_files[DEBUG_TABLE_EXTRA_FILE] = encode_debug_table(debug_table)
     if vectors:
-        extra_files[TEST_VECTORS_EXTRA_FILE] = encode_test_vectors(vectors)
-    data = lowered._c._save_to_buffer_for_mobile(extra_files, False, True)
+        extra_files[TEST_VECTORS_EXTRA_FILE] = encode_test_vectors(dict(vectors))
+    data = module._c._save_to_buffer_for_mobile(extra_files, False, True)
     write_atomic(path, memoryview(data))
-    return PartialExport(len(data), tuple(chosen), tuple(unlowered))
+    return len(data)
 
-
-__all__ = ["AUTO", "PartialExport", "choose_auto", "export_partial"]
+__all__ = ["AUTO", "PartialExport", "choose_auto", "export_partial", "has_lowered_parts", "write_mixed"]

@@ -81,8 +81,8 @@ def with_torch_handles(compiled: CompiledModule,
     available: dict[tuple[str, str, str, str], list[int]] = {}
     for method, records in nodes_by_method:
         for handle, kind, hierarchy, source_range in records:
-            span = parse_torch_range(source_range)
-            snippet = span.format() if span is not None else ""
+            span = parse_torch_range(source_range)  # as the compiler's frames (a traced node: the text)
+            snippet = span.format() if span is not None else source_range.rstrip("\n")
             available.setdefault((method, kind, hierarchy, snippet), []).append(handle)
     mapping: dict[int, int] = {}
     for entry in compiled.debug_table.entries:

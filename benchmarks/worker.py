@@ -183,8 +183,11 @@ def load_torch(bundle: str, ours: str = "") -> dict[str, float]:
     return _load(lambda: torch.jit.mobile._load_for_lite_interpreter(bundle))
 
 
-NATIVE_TOOL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                           "android_sample", "native", "build", "liteexport_native_run")
+# android_sample/native/build.sh host: under native/ when built with the JNI library (a JDK is there)
+_NATIVE_BUILD = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "android_sample", "build", "host")
+NATIVE_TOOL = next((path for path in (os.path.join(_NATIVE_BUILD, "native", "liteexport_native_run"),
+                                      os.path.join(_NATIVE_BUILD, "liteexport_native_run")) if os.path.exists(path)),
+                   os.path.join(_NATIVE_BUILD, "native", "liteexport_native_run"))
 
 
 def _infer_native(bundle: str, x: np.ndarray) -> dict[str, float]:
@@ -195,7 +198,7 @@ def _infer_native(bundle: str, x: np.ndarray) -> dict[str, float]:
     import tempfile
 
     if not os.path.exists(NATIVE_TOOL):
-        raise SystemExit(f"{NATIVE_TOOL} is not built: run android_sample/native/run_tests.sh")
+        raise SystemExit(f"{NATIVE_TOOL} is not built: run android_sample/native/build.sh host")
     with tempfile.NamedTemporaryFile(suffix=".bin") as f:
         f.write(b"LXT1" + struct.pack("<I", x.ndim) + struct.pack(f"<{x.ndim}q", *x.shape) + x.tobytes())
         f.flush()

@@ -85,6 +85,9 @@ class ExecutionError(UserError):
 
     def __init__(self, message: str, *, debug_handle: int = -1) -> None:
         self.debug_handle = debug_handle
+        # the handle of the instruction each bytecode frame was running, innermost first, as
+        # torch's lite interpreter stacks them (runtime_py.delegate_trace renders the stack)
+        self.outer_handles: list[int] = []
         super().__init__(message)
 
 

@@ -619,6 +619,8 @@ def run(code: Code, args: list[Any], runtime: Runtime, budget: LoadBudget | None
     except ExecutionError as exc:
         if exc.debug_handle < 0:  # the innermost frame that knows where it is tags the error
             exc.debug_handle = code.debug_handle(f.pc)
+        else:  # the frames it passes through on the way out: torch's handle stack
+            exc.outer_handles.append(code.debug_handle(f.pc))
         raise
     except LiteExportError:
         raise

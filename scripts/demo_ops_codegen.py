@@ -1,4 +1,6 @@
-"""schema/demo_ops.toml -> each language's opcode enum and op table (used by generate_schema_code.py).
+"""The demo backend's specs -> code for every language (used by generate_schema_code.py):
+schema/demo_ops.toml -> the opcode enum and op table, schema/demo_errors.toml -> the error
+codes and their templates.
 
 The spec is checked against schema/demo_program.fbs, which stays the source of truth of the
 bytes: its OpCode enum must hold exactly the spec's ops with the spec's numbers, and its

@@ -1,6 +1,8 @@
 // Vector tests: bundles exported by liteexport run by the core must give runtime_py's outputs
 // (within float32 tolerance), runtime_py's errors (kind, debug handle, message), and Format
 // errors (never crashes) for malformed bundles. Cases come from tests/make_vectors.py.
+#include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -133,6 +135,30 @@ int run_malformed_tests(const std::string& dir) {
             w[1] + ": " + kind_name(e.kind()) + " error, expected Format: " + e.what());
     }
     ++n;
+  }
+  return n;
+}
+
+// Prints one line per 'run' case, "digest <case#> <bundle> <method> <hash>": FNV-1a of the bits of
+// its outputs. The kernels compute the same bits on every ABI (no FMA contraction, fixed summation
+// orders), so tests/android compares these lines between x86-64 and aarch64/armv7 under qemu.
+int run_digest(const std::string& dir) {
+  int n = 0;
+  for (const auto& w : cases(dir, "run")) {
+    size_t pos = 3;
+    auto inputs = read_tensors(dir, w, pos);
+    uint64_t hash = 1469598103934665603ull;
+    try {
+      for (const auto& out : Module::load(dir + "/" + w[1])->run_method(w[2], inputs))
+        for (float v : out.data) {
+          uint32_t bits;
+          std::memcpy(&bits, &v, sizeof bits);
+          for (int byte = 0; byte < 4; ++byte) hash = (hash ^ ((bits >> (8 * byte)) & 0xff)) * 1099511628211ull;
+        }
+    } catch (const std::exception& e) {
+      CHECK(false, w[1] + " " + w[2] + ": " + e.what());
+    }
+    std::printf("digest %d %s %s %016llx\n", n++, w[1].c_str(), w[2].c_str(), static_cast<unsigned long long>(hash));
   }
   return n;
 }

@@ -12,6 +12,7 @@
 
 #include "../array.h"
 #include "attrs.h"
+#include "gemm.h"  // gemm_acc, gemm_bt: the matrix products the families share
 
 namespace liteexport::demo_backend {
 
@@ -45,14 +46,19 @@ Kernel make_transpose(const PermuteAttrs& a);                           // layou
 Kernel make_reshape(const ShapeAttrs& a);                               // layout.cpp
 Kernel make_flatten(const FlattenAttrs& a);                             // layout.cpp
 Kernel make_cat(const AxisAttrs& a);                                    // layout.cpp
+Kernel make_clamp(const ClampAttrs& a);                                 // activations.cpp
+Kernel make_hardsigmoid();                                              // activations.cpp
+Kernel make_hardswish();                                                // activations.cpp
+Kernel make_silu();                                                     // activations.cpp
+Kernel make_mean(const ReduceAttrs& a);                                 // reductions.cpp
+Kernel make_sum(const ReduceAttrs& a);                                  // reductions.cpp
+Kernel make_slice(const SliceAttrs& a);                                 // slicing.cpp
+Kernel make_expand(const ShapeAttrs& a);                                // slicing.cpp
 
 // --- helpers shared by the families ---
 // y = max(y, 0) in place; NaN stays NaN, as in torch.
 void relu_inplace(float* y, int64_t n);
 // A normalized axis, or KernelError with numpy's text.
 int64_t normalize_axis(int64_t axis, int64_t ndim);
-// C[m, n] (+)= A[m, k] * B[k, n]; row-major with leading dimensions; accumulates into C.
-void gemm_acc(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
-              int64_t ldc);
 
 }  // namespace liteexport::demo_backend

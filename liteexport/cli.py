@@ -125,9 +125,14 @@ def cli(debug: bool) -> None:
                    "compiled program is run in runtime_py and the model in torch on the same inputs, and the "
                    "export fails with exit code 9 when they differ).")
 @click.option("-q", "--quiet", is_flag=True, help="Do not print progress to stderr.")
+@click.option("--lower", "lower", multiple=True, metavar="SUBMODULE|auto",
+              help="Compile only this submodule (dotted name; repeat for several) and keep the rest as "
+                   "TorchScript bytecode; 'auto' picks the largest submodules that compile and lists the rest "
+                   "with why. Uses liteexport's torch backend (a C++ compiler on first use).")
 def export(model: str, output: str, methods: tuple[str, ...],
            input_shapes: tuple[tuple[str, tuple[tuple[int, ...], ...]], ...],
-           example_inputs: tuple[tuple[str, str], ...], no_check: bool, quiet: bool) -> None:
+           example_inputs: tuple[tuple[str, str], ...], no_check: bool, quiet: bool,
+           lower: tuple[str, ...]) -> None:
     """Script MODEL in eval mode, compile it with the demo backend and write a bundle.
 
     MODEL is a TorchScript archive written by torch.jit.save (model.pt; scripted or
@@ -145,6 +150,8 @@ def export(model: str, output: str, methods: tuple[str, ...],
       liteexport export net.py:build -o net.ptl --input-shape forward:1x3x224x224
       liteexport export net.py:Net -o net.ptl --input-shape forward:1x16,1x4 --quiet
       liteexport export net.py:Net -o net.ptl --example-inputs x1.npy --example-inputs x2.npy
+      liteexport export net.py:Net -o net.ptl --lower encoder --lower head
+      liteexport export net.py:Net -o net.ptl --lower auto
     """
     from liteexport.model_loading import load_model
     from liteexport.progress import Progress
@@ -158,6 +165,17 @@ def export(model: str, output: str, methods: tuple[str, ...],
     _check_output(output)
     progress(f"loading and scripting {model}")
     scripted, functions = load_model(model)
+    from liteexport.partial import export_partial, has_lowered_parts, write_mixed
+
+    if lower or has_lowered_parts(scripted):  # mixed bundle: lowered parts and TorchScript bytecode
+        if methods or input_shapes or example_inputs:
+            raise InputError("--method, --input-shape and --example-inputs apply to whole-module lowering, "
+                             "not to --lower or a module already lowered")
+        if lower:
+            click.echo(export_partial(scripted, output, list(lower)).summary(output))
+        else:
+            click.echo(f"Wrote {output}: {write_mixed(scripted, output):,} bytes (lowered by torch's to_backend)")
+        return
     # Imported after loading: the compiler and packer need torch only through the scripted module.
     from liteexport.bundle import write_bundle
     from liteexport.compiler import compile_module

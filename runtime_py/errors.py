@@ -64,7 +64,11 @@ class FormatError(UserError):
     def at(self, where: str) -> FormatError:
         """This error, or, when it does not say where, the same one located at ``where`` (for a
         caller that knows the table or record a lower layer was reading)."""
-        return self if self.where else type(self)(self.message, where=where)
+        if self.where:
+            return self
+        located = type(self)(self.message, where=where)
+        located.code, located.fields = self.code, self.fields
+        return located
 
 
 class InputError(UserError):
@@ -81,6 +85,9 @@ class ExecutionError(UserError):
 
     def __init__(self, message: str, *, debug_handle: int = -1) -> None:
         self.debug_handle = debug_handle
+        # the handle of the instruction each bytecode frame was running, innermost first, as
+        # torch's lite interpreter stacks them (runtime_py.delegate_trace renders the stack)
+        self.outer_handles: list[int] = []
         super().__init__(message)
 
 

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from runtime_py.blocks import block_spans, compile_block, pop_n
 from runtime_py.errors import ExecutionError, FormatError, LiteExportError
 from runtime_py.format.ptmf import NUMPY_DTYPES, OpCode
 from runtime_py.value_format import format_ivalue
@@ -60,6 +61,16 @@ class Code:
         """(handler, X, N) per instruction, resolved once so the loop does no lookups; on first
         run, not at load: many functions of a bundle never run (lowered wrappers, __getstate__)."""
         return tuple([(HANDLERS.get(op) or _unknown(op), x, n) for op, x, n in self.instructions])
+
+    @cached_property
+    def plan(self) -> tuple[tuple[Handler, int, int], ...]:
+        """``steps`` with each straight-line run replaced, at its first pc, by one compiled block
+        (runtime_py.blocks) that leaves pc on the run's last instruction. The other steps of a
+        run stay in place but are never reached: no jump lands inside a run."""
+        steps = list(self.steps)
+        for start, end in block_spans(self.instructions):
+            steps[start] = (compile_block(self.instructions, start, end), 0, 0)
+        return tuple(steps)
 
     def debug_handle(self, pc: int) -> int:
         if self.debug_handles is None or not 0 <= pc < len(self.debug_handles):
@@ -125,7 +136,9 @@ class LoadBudget:
         """Refuse a value larger than the budget allows (a tensor's bytes, a container's length)."""
         if isinstance(value, np.ndarray):
             size = value.size * value.itemsize if value.size else 0
-        elif isinstance(value, (list, tuple, dict)):
+        elif isinstance(value, tuple):  # walked as a tree by hash and ==: shared items count each time
+            size = 8 * tuple_tree_size(value, self.max_value_size // 8 + 1)
+        elif isinstance(value, (list, dict)):
             size = 8 * len(value)  # a pointer per item at least
         elif isinstance(value, (str, bytes)):
             size = len(value)
@@ -150,6 +163,7 @@ class RunBudget(LoadBudget):
 
     MAX_CALL_DEPTH = 256
     CHECK_EVERY = 4096
+    MAX_TUPLE_TREE = 1 << 24
 
     def __init__(self, max_instructions: int | None = None, timeout: float | None = None) -> None:
         super().__init__(max_instructions if max_instructions is not None else sys.maxsize, sys.maxsize)
@@ -175,13 +189,34 @@ class RunBudget(LoadBudget):
         self._hand_out()
 
     def check_value(self, value: Any, where: str) -> None:
-        pass  # run-time values are the inputs' business
+        """Only tuples: hashing or comparing one walks it as a tree, in C, where no time limit
+        reaches (sixty TUPLE_CONSTRUCTs of the previous tuple twice make a 2**60 walk). Other
+        values are the inputs' business."""
+        if type(value) is tuple and tuple_tree_size(value, self.MAX_TUPLE_TREE + 1) > self.MAX_TUPLE_TREE:
+            raise RunLimitExceeded(f"built a tuple that holds more than {self.MAX_TUPLE_TREE} items counted as a "
+                                   f"tree (it holds shared tuples many times over) ({where})")
 
     def too_deep(self, code: Code) -> LiteExportError:
         return RunLimitExceeded(f"calls nested deeper than {self.MAX_CALL_DEPTH} (calling {code.qn})")
 
     def out_of_memory(self, code: Code, pc: int) -> LiteExportError:
         return ExecutionError(f"out of memory at pc {pc} of function {code.qn}", debug_handle=code.debug_handle(pc))
+
+
+def tuple_tree_size(value: tuple[Any, ...], stop: int) -> int:
+    """Items of ``value`` counted as hash and == walk it (nested tuples expanded, a shared one each
+    time it is met), up to ``stop``. Computed on the distinct tuples, children first: the cost is
+    the tuples' number and lengths, not the (maybe 2**60) count."""
+    sizes: dict[int, int] = {}  # id -> size, for tuples reachable from value (alive while it is)
+    stack: list[tuple[tuple[Any, ...], bool]] = [(value, False)]
+    while stack:
+        item, children_done = stack.pop()
+        if children_done:
+            sizes[id(item)] = min(stop, 1 + sum([sizes[id(c)] if type(c) is tuple else 1 for c in item]))
+        elif id(item) not in sizes:
+            stack.append((item, True))
+            stack.extend([(c, False) for c in item if type(c) is tuple and id(c) not in sizes])
+    return sizes[id(value)]
 
 
 class _Return(Exception):
@@ -228,14 +263,6 @@ def _same(a: Any, b: Any) -> bool:
     return a is b
 
 
-def _pop_n(stack: list[Any], n: int) -> list[Any]:
-    if n > len(stack):
-        raise ExecutionError(f"instruction needs {n} values but the stack holds {len(stack)}")
-    items = stack[len(stack) - n:]
-    del stack[len(stack) - n:]
-    return items
-
-
 # --- the instructions ---------------------------------------------------------------------------
 
 def _op(f: Frame, x: int, n: int) -> None:  # call operators[X]
@@ -257,7 +284,7 @@ def _move(f: Frame, x: int, n: int) -> None:  # push reg[X], clear it
 
 
 def _storen(f: Frame, x: int, n: int) -> None:  # pop N values into reg[X..X+N-1]
-    f.registers[x:x + n] = _pop_n(f.stack, n)
+    f.registers[x:x + n] = pop_n(f.stack, n)
 
 
 def _store(f: Frame, x: int, n: int) -> None:  # pop into reg[X]
@@ -312,7 +339,7 @@ def _call(f: Frame, x: int, n: int) -> None:  # call function X of the code (tor
 def _interface_call(f: Frame, x: int, n: int) -> None:  # method named constants[X], N inputs, object first
     if n == 0:
         raise ExecutionError("INTERFACE_CALL with no inputs")
-    args = _pop_n(f.stack, n)
+    args = pop_n(f.stack, n)
     f.stack.append(f.runtime.call_method(args[0], f.code.constants[x], args[1:]))
 
 
@@ -333,19 +360,19 @@ def _list_unpack(f: Frame, x: int, n: int) -> None:  # pop a list of X items, pu
 
 
 def _tuple_construct(f: Frame, x: int, n: int) -> None:  # pop X values, push a tuple
-    f.stack.append(tuple(_pop_n(f.stack, x)))
+    f.stack.append(tuple(pop_n(f.stack, x)))
 
 
 def _named_tuple_construct(f: Frame, x: int, n: int) -> None:  # pop N values, push a tuple of types[X]
-    f.stack.append(tuple(_pop_n(f.stack, n)))
+    f.stack.append(tuple(pop_n(f.stack, n)))
 
 
 def _list_construct(f: Frame, x: int, n: int) -> None:  # pop N values, push a list of types[X]
-    f.stack.append(_pop_n(f.stack, n))
+    f.stack.append(pop_n(f.stack, n))
 
 
 def _dict_construct(f: Frame, x: int, n: int) -> None:  # pop N values (key, value, ...), push a dict
-    items = _pop_n(f.stack, n)
+    items = pop_n(f.stack, n)
     f.stack.append(dict(zip(items[0::2], items[1::2], strict=True)))
 
 
@@ -403,7 +430,7 @@ def _un_initialized(f: Frame, x: int, n: int) -> None:  # push a placeholder (va
 
 
 def _format(f: Frame, x: int, n: int) -> None:  # pop X values (format string first), push str.format result
-    args = _pop_n(f.stack, x)
+    args = pop_n(f.stack, x)
     fmt = args[0]
     out: list[str] = []
     begin = 0
@@ -567,17 +594,20 @@ def run(code: Code, args: list[Any], runtime: Runtime, budget: LoadBudget | None
     carries the instruction's debug handle (so the caller can map it to source). With a
     ``budget``, exceeding it is a FormatError (LoadBudget: code run at load) or a
     RunLimitExceeded (RunBudget: limits the caller set)."""
-    steps = code.steps  # first: decoding checks the instructions, register_size among them, before any use
+    # first: decoding checks the instructions, register_size among them, before any use; under a
+    # budget code runs instruction by instruction (each counted), otherwise as compiled blocks
+    steps = code.steps if budget is not None else code.plan
     f = Frame(code, list(args), runtime)
     end = len(steps)
     try:
-        if budget is not None:
-            _run_budgeted(f, budget)
-        else:
-            while f.pc < end:
-                handler, x, n = steps[f.pc]
-                handler(f, x, n)
-                f.pc += 1
+        with np.errstate(all="ignore"):  # inf/nan follow IEEE as in torch, without numpy's warnings
+            if budget is not None:
+                _run_budgeted(f, budget)
+            else:
+                while f.pc < end:
+                    handler, x, n = steps[f.pc]
+                    handler(f, x, n)
+                    f.pc += 1
     except _Return:
         if not f.stack:
             raise ExecutionError(f"RET with an empty stack at pc {f.pc} of function {code.qn}",
@@ -589,6 +619,8 @@ def run(code: Code, args: list[Any], runtime: Runtime, budget: LoadBudget | None
     except ExecutionError as exc:
         if exc.debug_handle < 0:  # the innermost frame that knows where it is tags the error
             exc.debug_handle = code.debug_handle(f.pc)
+        else:  # the frames it passes through on the way out: torch's handle stack
+            exc.outer_handles.append(code.debug_handle(f.pc))
         raise
     except LiteExportError:
         raise

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from runtime_py.delegate_trace import WRAPPER_ROOT_PREFIX, WrapperSignature, torch_style_trace
 from runtime_py.errors import ExecutionError, InputError
 from runtime_py.format import ptmf
 from runtime_py.format.bundle_file import map_file, read_bundle_bytes
@@ -15,23 +16,23 @@ from runtime_py.format.debug_table import DEBUG_TABLE_EXTRA_FILE, DebugTable
 from runtime_py.format.debug_table_codec import decode_debug_table
 from runtime_py.interpreter import RunBudget
 from runtime_py.loader import LoadedModule
-from runtime_py.source_range import format_frame
 
 # Functions of the root type that are plumbing, not methods a user calls.
 _HIDDEN_METHODS = {"__setstate__", "__getstate__"}
 
 
-def source_mapped_message(error: ExecutionError, table: DebugTable | None, method: str) -> str:
+def source_mapped_message(error: ExecutionError, table: DebugTable | None, method: str,
+                          wrapper: WrapperSignature | None = None) -> str:
     """``error``'s message followed by the module hierarchy and TorchScript-style traceback of
-    the instruction that failed, found through its debug handle."""
-    entry = table.lookup(error.debug_handle) if table is not None and error.debug_handle >= 0 else None
-    if entry is None:
+    the instruction that failed, found through its debug handle and those of the frames it
+    passed through, in torch's words (``runtime_py.delegate_trace``). ``wrapper``: the lowered
+    method, when the bundle's root is torch's LoweredWrapper."""
+    innermost = table.lookup(error.debug_handle) if table is not None and error.debug_handle >= 0 else None
+    if table is None or innermost is None:
         return f"{method}: {error.message}"
-    lines = [f"{error.message}",
-             f"Module hierarchy:{entry.module_hierarchy}::{entry.method}.{entry.node_kind}",
-             "Traceback of TorchScript (most recent call last):"]
-    lines += [format_frame(frame.function, frame.snippet) for frame in entry.frames]
-    return "\n".join(lines)
+    outer = [table.lookup(handle) for handle in reversed(error.outer_handles) if handle >= 0]
+    entries = [entry for entry in outer if entry is not None] + [innermost]
+    return "\n".join([error.message, *torch_style_trace(entries, wrapper)])
 
 
 class Module:
@@ -93,10 +94,20 @@ class Module:
         except ExecutionError as exc:
             if exc.debug_handle < 0:
                 raise
-            mapped = type(exc)(source_mapped_message(exc, self.debug_table, name),  # same kind (RunLimitExceeded...)
+            message = source_mapped_message(exc, self.debug_table, name, self._wrapper_signature(name))
+            mapped = type(exc)(message,  # same kind (RunLimitExceeded...)
                                debug_handle=exc.debug_handle)
             mapped.code, mapped.fields = exc.code, exc.fields
             raise mapped from None
+
+    def _wrapper_signature(self, name: str) -> WrapperSignature | None:
+        """Method ``name`` as torch's to_backend wraps it, when the root is a LoweredWrapper."""
+        schema = self._schemas.get(name)
+        if not self._loaded.root.type_name.startswith(WRAPPER_ROOT_PREFIX) or schema is None:
+            return None
+        returns = schema.returns[0].type if schema.returns else "Tensor"
+        outputs = returns.count("Tensor") if returns.startswith("Tuple[") else None
+        return WrapperSignature(name, tuple((arg.name, arg.type) for arg in schema.arguments[1:]), outputs)
 
     def _with_defaults(self, name: str, inputs: list[Any]) -> list[Any]:
         """``inputs`` completed with the schema's default values for trailing arguments left out

@@ -1,4 +1,6 @@
-"""schema/demo_ops.toml -> each language's opcode enum and op table (used by generate_schema_code.py).
+"""The demo backend's specs -> code for every language (used by generate_schema_code.py):
+schema/demo_ops.toml -> the opcode enum and op table, schema/demo_errors.toml -> the error
+codes and their templates.
 
 The spec is checked against schema/demo_program.fbs, which stays the source of truth of the
 bytes: its OpCode enum must hold exactly the spec's ops with the spec's numbers, and its
@@ -100,7 +102,7 @@ def python_module(spec: Spec) -> str:
     enum_lines = "\n".join(f"    {op.name} = {op.code}  # {op.doc}" for op in spec.ops)
     table_lines = "\n".join(
         f"    OpCode.{op.name}: OpSpec({op.min_inputs}, {op.max_inputs}, {op.attrs!r}, "
-        f"{bool(op.attrs) and spec.attributes[op.attrs]}, {op.alias}),"
+        f"{bool(op.attrs) and spec.attributes[op.attrs or '']}, {op.alias}),"
         for op in spec.ops)
     tags = ", ".join(f"{name!r}: {tag}" for tag, name in enumerate(spec.attributes, start=1))
     return PY_HEADER + f'''"""The demo instruction set (schema/demo_ops.toml): opcodes and their operands."""
@@ -140,7 +142,7 @@ def cpp_header(spec: Spec) -> str:
     tags = {name: tag for tag, name in enumerate(spec.attributes, start=1)}
     table_lines = "\n".join(
         f"    {{\"{op.name}\", {op.min_inputs}, {'kAnyNumber' if op.max_inputs is None else op.max_inputs}, "
-        f"{tags[op.attrs] if op.attrs else 0}, {str(bool(op.attrs) and spec.attributes[op.attrs]).lower()}, "
+        f"{tags[op.attrs] if op.attrs else 0}, {str(bool(op.attrs) and spec.attributes[op.attrs or '']).lower()}, "
         f"{str(op.alias).lower()}}},"
         for op in spec.ops)
     attr_names = ", ".join(['"none"'] + [f'"{name}Attrs"' for name in spec.attributes])

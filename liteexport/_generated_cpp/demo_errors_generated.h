@@ -33,13 +33,16 @@ enum class Code {
   READ_BEFORE_WRITE,
   OUTPUT_SLOT_RANGE,
   OUTPUT_NEVER_WRITTEN,
+  PROCESSED_MODULE,
+  PROCESSED_TYPES,
+  MISSING_PROGRAMS,
   METHOD_MISMATCH,
   INPUT_COUNT,
   INPUT_MISMATCH,
   KERNEL_FAILED,
 };
 
-constexpr size_t kNumCodes = 30;
+constexpr size_t kNumCodes = 33;
 
 // indexed by Code
 constexpr const char* kCodeNames[kNumCodes] = {
@@ -69,6 +72,9 @@ constexpr const char* kCodeNames[kNumCodes] = {
     "READ_BEFORE_WRITE",
     "OUTPUT_SLOT_RANGE",
     "OUTPUT_NEVER_WRITTEN",
+    "PROCESSED_MODULE",
+    "PROCESSED_TYPES",
+    "MISSING_PROGRAMS",
     "METHOD_MISMATCH",
     "INPUT_COUNT",
     "INPUT_MISMATCH",
@@ -103,6 +109,9 @@ constexpr const char* kTemplates[kNumCodes] = {
     "reads slot {slot} before anything writes it",
     "output {position}: slot {slot} is out of range",
     "output {position}: slot {slot} is never written",
+    "expected a dict with keys 'programs' and 'weights', got {got}",
+    "'programs' must be a dict and 'weights' a list",
+    "no program for method(s) {methods}",
     "program '{program}' is stored as method '{method}'",
     "method '{method}' expected {expected} inputs, got {got}",
     "{instruction}: input {index}: expected {expected}, got {got}",

@@ -156,7 +156,7 @@ def _build_and_import() -> ModuleType:
         module: ModuleType = load_inline(
             EXTENSION_NAME,
             cpp_sources=[SOURCE_PATH.read_text()],
-            functions=["registered_backend"],
+            functions=["registered_backend", "set_preprocess"],
             extra_include_paths=[str(SOURCE_PATH.parent), str(SHARED_DIR), str(GENERATED_DIR),
                                  str(flatbuffers_include)],
         )
@@ -194,6 +194,9 @@ def load_torch_backend() -> None:
         if not _class_registered():  # pragma: no cover - the extension registers it when loaded
             raise TorchBackendUnavailable(
                 f"liteexport's torch extension loaded but did not register '{CUSTOM_CLASS}'.")
+        from liteexport.torch_backend.preprocess import preprocess
+
+        module.set_preprocess(preprocess)  # liteexport's compiler, torch's to_backend preprocess
         _extension = module
 
 

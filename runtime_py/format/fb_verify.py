@@ -36,7 +36,7 @@ import struct
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import NoReturn, TypeVar
+from typing import NoReturn
 
 import numpy as np
 from flatbuffers import Builder as Builder  # re-exported: the codecs build with it
@@ -109,9 +109,6 @@ def strings(name: str) -> Field:
     return Field(name, Kind.STRING_VECTOR, UOFFSET_SIZE)
 
 
-def deprecated(name: str) -> Field:
-    """A field id the schema marks ``(deprecated)``."""
-    return Field(name, Kind.DEPRECATED)
 
 
 @dataclass(frozen=True)
@@ -357,9 +354,6 @@ def as_byte_view(buf: Buffer) -> memoryview:
 
 # --- helpers the codecs share for turning checked tables into dataclasses ---
 
-E = TypeVar("E", bound=enum.IntEnum)
-
-
 @contextmanager
 def hostile_input(what: str, where: str = "") -> Iterator[None]:
     """Turn any exception other than FormatError raised while decoding into a FormatError (at
@@ -383,19 +377,8 @@ def check_version(found: int, accepted: int, what: str, where: str) -> None:
                           where=where)
 
 
-def enum_member(cls: type[E], raw: int, where: str) -> E:
-    """``cls(raw)``, or a FormatError naming the unknown value."""
-    try:
-        return cls(raw)
-    except ValueError:
-        raise FormatError(f"unknown {cls.__name__} value {raw}", where=where) from None
 
 
-def int_tuple(values: object) -> tuple[int, ...]:
-    """A generated ``XAsNumpy()`` result as a tuple of ints (it returns 0 for an absent vector)."""
-    if isinstance(values, np.ndarray):
-        return tuple(values.tolist())
-    return ()
 
 
 def required_str(raw: bytes | None, checked: CheckedTable, name: str) -> str:

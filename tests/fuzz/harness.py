@@ -19,6 +19,7 @@ import os
 import pickletools
 import random
 import re
+import signal
 import struct
 import tempfile
 import zipfile
@@ -29,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from runtime_py.errors import ExecutionError, InternalError, LiteExportError
+from runtime_py.errors import ExecutionError, FormatError, InternalError, LiteExportError
 from runtime_py.format import debug_table_codec, fb_verify, program_codec, ptmf_reader
 from runtime_py.format.bundle_file import read_bundle_bytes
 from runtime_py.format.debug_table_codec import decode_debug_table
@@ -104,6 +105,35 @@ def failure(data: bytes, kind: str, shapes: list[list[int]] | None = None,
         if isinstance(exc, KeyboardInterrupt):
             raise
         raise Crash(f"{type(exc).__name__}: {exc}"[:500]) from exc
+
+
+class _Hang(Exception):
+    pass
+
+
+def _alarm(signum: int, frame: object) -> None:
+    raise _Hang
+
+
+def bounded_failure(data: bytes, kind: str, shapes: list[list[int]] | None, describe: bool,
+                    seconds: float) -> LiteExportError | None:
+    """``failure`` under a watchdog of ``seconds`` (a loop the budgets missed: far above any real
+    load, not a speed check). AssertionError for a crash, a hang, or a FormatError that does not
+    say where (table, field, record or byte)."""
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        error = failure(data, kind, shapes, describe)
+    except Crash as exc:
+        if isinstance(exc.__cause__, _Hang):
+            raise AssertionError("hang: no result within the watchdog's time") from None
+        raise
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    if isinstance(error, FormatError):
+        assert error.where, f"FormatError without where: {error}"
+    return error
 
 
 # --- flatbuffer-aware mutation points -------------------------------------------------------------

@@ -30,6 +30,9 @@ TEMPLATES: dict[str, str] = {
     'READ_BEFORE_WRITE': 'reads slot {slot} before anything writes it',
     'OUTPUT_SLOT_RANGE': 'output {position}: slot {slot} is out of range',
     'OUTPUT_NEVER_WRITTEN': 'output {position}: slot {slot} is never written',
+    'PROCESSED_MODULE': "expected a dict with keys 'programs' and 'weights', got {got}",
+    'PROCESSED_TYPES': "'programs' must be a dict and 'weights' a list",
+    'MISSING_PROGRAMS': 'no program for method(s) {methods}',
     'METHOD_MISMATCH': "program '{program}' is stored as method '{method}'",
     # execution
     'INPUT_COUNT': "method '{method}' expected {expected} inputs, got {got}",
@@ -37,4 +40,4 @@ TEMPLATES: dict[str, str] = {
     'KERNEL_FAILED': '{instruction}: {reason}',
 }
 
-KINDS: dict[str, str] = {'NOT_A_PROGRAM': 'format', 'CORRUPT_PROGRAM': 'format', 'MISSING_FIELD': 'format', 'UNSUPPORTED_VERSION': 'format', 'UNKNOWN_ENUM': 'format', 'FIELD_WITHOUT_FLAG': 'format', 'OUTPUT_HANDLES': 'format', 'ATTRIBUTES_WITHOUT_TYPE': 'format', 'UNKNOWN_ATTRIBUTE_TYPE': 'format', 'ATTRIBUTE_TYPE': 'format', 'ATTRIBUTES_MISSING': 'format', 'PAIR_LENGTH': 'format', 'OUTPUT_SIZE_LENGTH': 'format', 'INVALID_ATTRIBUTES': 'format', 'INPUTS_EXCEED_SLOTS': 'format', 'INPUT_DTYPE': 'format', 'CONSTANT_SLOT_RANGE': 'format', 'CONSTANT_SLOT_TAKEN': 'format', 'WEIGHT_INDEX_RANGE': 'format', 'WEIGHT_TYPE': 'format', 'ARITY': 'format', 'OUTPUT_COUNT': 'format', 'SLOT_RANGE': 'format', 'READ_BEFORE_WRITE': 'format', 'OUTPUT_SLOT_RANGE': 'format', 'OUTPUT_NEVER_WRITTEN': 'format', 'METHOD_MISMATCH': 'format', 'INPUT_COUNT': 'execution', 'INPUT_MISMATCH': 'execution', 'KERNEL_FAILED': 'execution'}
+KINDS: dict[str, str] = {'NOT_A_PROGRAM': 'format', 'CORRUPT_PROGRAM': 'format', 'MISSING_FIELD': 'format', 'UNSUPPORTED_VERSION': 'format', 'UNKNOWN_ENUM': 'format', 'FIELD_WITHOUT_FLAG': 'format', 'OUTPUT_HANDLES': 'format', 'ATTRIBUTES_WITHOUT_TYPE': 'format', 'UNKNOWN_ATTRIBUTE_TYPE': 'format', 'ATTRIBUTE_TYPE': 'format', 'ATTRIBUTES_MISSING': 'format', 'PAIR_LENGTH': 'format', 'OUTPUT_SIZE_LENGTH': 'format', 'INVALID_ATTRIBUTES': 'format', 'INPUTS_EXCEED_SLOTS': 'format', 'INPUT_DTYPE': 'format', 'CONSTANT_SLOT_RANGE': 'format', 'CONSTANT_SLOT_TAKEN': 'format', 'WEIGHT_INDEX_RANGE': 'format', 'WEIGHT_TYPE': 'format', 'ARITY': 'format', 'OUTPUT_COUNT': 'format', 'SLOT_RANGE': 'format', 'READ_BEFORE_WRITE': 'format', 'OUTPUT_SLOT_RANGE': 'format', 'OUTPUT_NEVER_WRITTEN': 'format', 'PROCESSED_MODULE': 'format', 'PROCESSED_TYPES': 'format', 'MISSING_PROGRAMS': 'format', 'METHOD_MISMATCH': 'format', 'INPUT_COUNT': 'execution', 'INPUT_MISMATCH': 'execution', 'KERNEL_FAILED': 'execution'}

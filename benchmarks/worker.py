@@ -184,8 +184,8 @@ def load_torch(bundle: str, ours: str = "") -> dict[str, float]:
 
 
 # android_sample/native/build.sh host: under native/ when built with the JNI library (a JDK is there)
-_NATIVE_BUILD = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "android_sample", "build",
-                             "host")
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_NATIVE_BUILD = os.path.join(_ROOT, "android_sample", "build", "host")
 NATIVE_TOOL = next((path for path in (os.path.join(_NATIVE_BUILD, "native", "liteexport_native_run"),
                                       os.path.join(_NATIVE_BUILD, "liteexport_native_run")) if os.path.exists(path)),
                    os.path.join(_NATIVE_BUILD, "native", "liteexport_native_run"))

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "../errors.h"
+#include "float_math.h"
 #include "kernels.h"
 
 namespace liteexport::demo_backend {
@@ -51,7 +52,7 @@ Kernel make_hardswish() {
 
 Kernel make_silu() {
   // x / (1 + exp(-x)); exp overflowing to inf gives -0 or 0
-  return elementwise([](float v) { return v / (1.0f + std::exp(-v)); });
+  return elementwise([](float v) { return v / (1.0f + exp_float(-v)); });  // float_math.h: same bits on every ABI
 }
 
 }  // namespace liteexport::demo_backend

@@ -83,6 +83,12 @@ def _examples(examples: Examples | None) -> dict[str, list[list[np.ndarray]]]:
     if examples is None:
         return {}
     by_method = examples if isinstance(examples, Mapping) else {"forward": examples}
+    for method, input_sets in by_method.items():
+        for inputs in input_sets:
+            for x in inputs:
+                if not (hasattr(x, "detach") or isinstance(x, np.ndarray)):
+                    raise InputError(f"example_inputs of {method}: a {type(x).__name__} input; test vectors "
+                                     "hold tensors (arrays) only")
     return {method: [[np.asarray(x.detach().numpy() if hasattr(x, "detach") else x) for x in inputs]
                      for inputs in input_sets]
             for method, input_sets in by_method.items()}

@@ -81,3 +81,17 @@ class Calls(torch.nn.Module):
 
     def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         return self.enc(x, y) * 2
+
+
+class Scalars(torch.nn.Module):
+    """A method whose non-Tensor arguments change what it computes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.l = torch.nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor, k: int, scale: float, flag: bool, dims: list[int]) -> torch.Tensor:
+        y = self.l(x) * k * scale
+        if flag:
+            y = torch.relu(y)
+        return y + dims[0] + len(dims)

@@ -44,7 +44,7 @@ using demo_ops::OpInfo;
 constexpr uint32_t kFormatVersion = 1;  // runtime_py.format.program.PROGRAM_FORMAT_VERSION
 
 // ---------------------------------------------------------------------------------------------
-// Decoded attributes. The variant's index is the fbs union tag (Binary = 1 ... Flatten = 10).
+// Decoded attributes. The variant's index is the fbs union tag (Binary = 1 ... Slice = 13).
 
 using Pair = std::array<int64_t, 2>;
 
@@ -85,9 +85,20 @@ struct PermuteAttrs {
 struct FlattenAttrs {
   int64_t start_dim = 0, end_dim = 0;
 };
+struct ClampAttrs {
+  std::optional<double> min, max;  // nullopt: no bound
+};
+struct ReduceAttrs {
+  std::vector<int64_t> axes;  // empty: every axis
+  bool keepdim = false;
+};
+struct SliceAttrs {
+  int64_t axis = 0, start = 0, end = INT64_MAX, step = 1;
+};
 
 using Attrs = std::variant<std::monostate, BinaryAttrs, GeluAttrs, AxisAttrs, FusedAttrs, Conv2dAttrs,
-                           LayerNormAttrs, Pool2dAttrs, ShapeAttrs, PermuteAttrs, FlattenAttrs>;
+                           LayerNormAttrs, Pool2dAttrs, ShapeAttrs, PermuteAttrs, FlattenAttrs, ClampAttrs,
+                           ReduceAttrs, SliceAttrs>;
 static_assert(std::variant_size_v<Attrs> == demo_ops::kNumAttributeTypes + 1,
               "one Attrs alternative per Attributes union member (schema/demo_ops.toml [attributes])");
 
@@ -162,8 +173,19 @@ inline std::string attribute_problem(Op op, const Attrs& attrs, size_t n_inputs)
     if (a->normalized_ndim < 1) return "normalized_ndim must be positive, got " + std::to_string(a->normalized_ndim);
   } else if (const auto* a = std::get_if<Pool2dAttrs>(&attrs)) {
     return detail::pool_problem(*a, op == Op::AVG_POOL2D);
+  } else if (const auto* a = std::get_if<ClampAttrs>(&attrs)) {
+    if (!a->min && !a->max) return "clamp needs at least one of min and max";
+  } else if (const auto* a = std::get_if<ReduceAttrs>(&attrs)) {
+    std::vector<int64_t> sorted = a->axes;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+      return "axes " + tuple_text(a->axes) + " repeat an axis";
+  } else if (const auto* a = std::get_if<SliceAttrs>(&attrs)) {
+    if (a->step < 1) return "step must be positive, got " + std::to_string(a->step);
   } else if (const auto* a = std::get_if<ShapeAttrs>(&attrs)) {
     const auto& d = a->dims;
+    if (op == Op::EXPAND && std::any_of(d.begin(), d.end(), [](int64_t x) { return x < -1; }))
+      return "shape " + tuple_text(d) + " may hold -1 and otherwise sizes >= 0";
     if (op == Op::ADAPTIVE_AVG_POOL2D && (d.size() != 2 || (d[0] < 1 && d[0] != -1) || (d[1] < 1 && d[1] != -1)))
       return "output size must be 2 positive sizes (or -1), got " + tuple_text(d);
     if (op == Op::RESHAPE && (std::count(d.begin(), d.end(), -1) > 1 ||
@@ -274,6 +296,25 @@ inline Attrs read_attrs(const liteexport::demo::Instruction* ins, const std::str
     case fb::Attributes::Flatten: {
       auto r = ins->attributes_as_Flatten();
       return FlattenAttrs{r->start_dim(), r->end_dim()};
+    }
+    case fb::Attributes::Clamp: {
+      auto r = ins->attributes_as_Clamp();
+      auto bound = [&](bool present, flatbuffers::voffset_t field, double value, const char* name) {
+        if (!present && has_field(r, field))
+          fail(Code::FIELD_WITHOUT_FLAG, {{"field", name}, {"flag", std::string("has_") + name}},
+               where + "." + name);
+        return present ? std::optional<double>(value) : std::nullopt;
+      };
+      return ClampAttrs{bound(r->has_min(), fb::Clamp::VT_MIN, r->min(), "min"),
+                        bound(r->has_max(), fb::Clamp::VT_MAX, r->max(), "max")};
+    }
+    case fb::Attributes::Reduce: {
+      auto r = ins->attributes_as_Reduce();
+      return ReduceAttrs{ints(r->axes()), r->keepdim()};
+    }
+    case fb::Attributes::Slice: {
+      auto r = ins->attributes_as_Slice();
+      return SliceAttrs{r->axis(), r->start(), r->end(), r->step()};
     }
     case fb::Attributes::NONE: break;
   }

@@ -193,6 +193,64 @@ at::Tensor matmul(const Tensors& x) {
   return at::matmul(x[0], x[1]);
 }
 
+// The reduced axes of `input` (runtime_py's reductions.py): all of them when none are named.
+std::vector<int64_t> reduced_axes(const Step& s, const at::Tensor& input) {
+  const auto& named = attrs_of<dp::ReduceAttrs>(s).axes;
+  int64_t rank = std::max<int64_t>(input.dim(), 1);  // torch reduces a 0-d tensor over dim 0 or -1
+  std::vector<int64_t> axes;
+  if (named.empty()) {
+    for (int64_t i = 0; i < input.dim(); ++i) axes.push_back(i);
+    return axes;
+  }
+  for (int64_t axis : named) {
+    if (axis < -rank || axis >= rank) {
+      kernel_error("axis " + std::to_string(axis) + " is out of range for an input of shape " + shape_str(input.sizes()));
+    }
+    axes.push_back((axis + rank) % rank);
+  }
+  std::vector<int64_t> sorted = axes;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+    kernel_error("axes " + dp::tuple_text(named) + " name an axis twice for an input of shape " + shape_str(input.sizes()));
+  }
+  if (input.dim() == 0) axes.clear();
+  return axes;
+}
+
+at::Tensor slice(const Step& s, const at::Tensor& input) {
+  const auto& a = attrs_of<dp::SliceAttrs>(s);
+  if (a.axis < -input.dim() || a.axis >= input.dim()) {
+    kernel_error("axis " + std::to_string(a.axis) + " is out of range for an input of shape " + shape_str(input.sizes()));
+  }
+  return input.slice(a.axis, a.start, a.end, a.step);
+}
+
+// torch.Tensor.expand's rule, with runtime_py's messages (slicing.py expanded_shape)
+at::Tensor expand(const Step& s, const at::Tensor& input) {
+  const auto& dims = attrs_of<dp::ShapeAttrs>(s).dims;
+  const std::string what = "cannot expand shape " + shape_str(input.sizes()) + " to " + dp::tuple_text(dims);
+  const int64_t lead = static_cast<int64_t>(dims.size()) - input.dim();
+  if (lead < 0) kernel_error(what + ": fewer dims");
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < static_cast<int64_t>(dims.size()); ++i) {
+    const int64_t size = dims[i];
+    if (i < lead) {
+      if (size < 0) kernel_error(what + ": -1 in a new leading dim");
+      out.push_back(size);
+      continue;
+    }
+    const int64_t have = input.size(i - lead);
+    if (size == -1 || size == have) {
+      out.push_back(have);
+    } else if (have == 1 && size >= 0) {
+      out.push_back(size);
+    } else {
+      kernel_error(what);
+    }
+  }
+  return input.expand(out).contiguous();
+}
+
 // The kernel table: a switch without default over the generated enum, so a new opcode without
 // a kernel here does not compile (-Werror=switch), whatever flags the build uses.
 #pragma GCC diagnostic push
@@ -222,6 +280,14 @@ at::Tensor run_step(const Step& s, const Tensors& x) {
     case Op::RESHAPE: return reshape(s, x[0]);
     case Op::FLATTEN: return flatten(s, x[0]);
     case Op::CAT: return at::cat(x, attrs_of<dp::AxisAttrs>(s).axis);
+    case Op::CLAMP: return at::clamp(x[0], attrs_of<dp::ClampAttrs>(s).min, attrs_of<dp::ClampAttrs>(s).max);
+    case Op::HARDSIGMOID: return at::hardsigmoid(x[0]);
+    case Op::HARDSWISH: return at::hardswish(x[0]);
+    case Op::SILU: return at::silu(x[0]);
+    case Op::MEAN: return at::mean(x[0], reduced_axes(s, x[0]), attrs_of<dp::ReduceAttrs>(s).keepdim);
+    case Op::SUM: return at::sum(x[0], reduced_axes(s, x[0]), attrs_of<dp::ReduceAttrs>(s).keepdim);
+    case Op::SLICE: return slice(s, x[0]);
+    case Op::EXPAND: return expand(s, x[0]);
   }
   TORCH_INTERNAL_ASSERT(false, "unreachable opcode");
 }

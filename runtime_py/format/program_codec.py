@@ -26,10 +26,12 @@ from runtime_py.format.program import (
     OP_SPECS,
     PROGRAM_FILE_IDENTIFIER,
     PROGRAM_FORMAT_VERSION,
+    SLICE_END,
     Activation,
     Attributes,
     AxisAttrs,
     BinaryAttrs,
+    ClampAttrs,
     Constant,
     Conv2dAttrs,
     DType,
@@ -42,7 +44,9 @@ from runtime_py.format.program import (
     PermuteAttrs,
     Pool2dAttrs,
     Program,
+    ReduceAttrs,
     ShapeAttrs,
+    SliceAttrs,
     ValueInfo,
     attributes_class,
 )
@@ -65,6 +69,11 @@ _POOL2D = fv.TableSpec("Pool2d", (
 _SHAPE = fv.TableSpec("Shape", (fv.vector("dims", 8),))
 _PERMUTE = fv.TableSpec("Permute", (fv.vector("perm", 4),))
 _FLATTEN = fv.TableSpec("Flatten", (fv.scalar("start_dim", 4), fv.scalar("end_dim", 4)))
+_CLAMP = fv.TableSpec("Clamp", (
+    fv.scalar("min", 8), fv.scalar("max", 8), fv.scalar("has_min", 1), fv.scalar("has_max", 1)))
+_REDUCE = fv.TableSpec("Reduce", (fv.vector("axes", 4), fv.scalar("keepdim", 1)))
+_SLICE = fv.TableSpec("Slice", (
+    fv.scalar("axis", 4), fv.scalar("start", 8), fv.scalar("end", 8), fv.scalar("step", 8)))
 _INSTRUCTION = fv.TableSpec("Instruction", (
     fv.scalar("op", 2), fv.vector("inputs", 4), fv.vector("outputs", 4),
     fv.scalar("attributes_type", 1), fv.table("attributes"), fv.scalar("debug_handle", 8)))
@@ -78,9 +87,9 @@ _PROGRAM = fv.TableSpec("Program", (
 
 # what the single-pass reader needs of each layout
 (_BINARY_L, _GELU_L, _AXIS_L, _FUSED_L, _CONV2D_L, _LAYER_NORM_L, _POOL2D_L, _SHAPE_L, _PERMUTE_L, _FLATTEN_L,
- _INSTRUCTION_L, _VALUE_INFO_L, _CONSTANT_L, _PROGRAM_L) = (
+ _CLAMP_L, _REDUCE_L, _SLICE_L, _INSTRUCTION_L, _VALUE_INFO_L, _CONSTANT_L, _PROGRAM_L) = (
     fr.layout(spec) for spec in (_BINARY, _GELU, _AXIS, _FUSED, _CONV2D, _LAYER_NORM, _POOL2D, _SHAPE, _PERMUTE,
-                                 _FLATTEN, _INSTRUCTION, _VALUE_INFO, _CONSTANT, _PROGRAM))
+                                 _FLATTEN, _CLAMP, _REDUCE, _SLICE, _INSTRUCTION, _VALUE_INFO, _CONSTANT, _PROGRAM))
 # raw wire values -> members: a dict lookup is ~10x cheaper than calling the enum
 _OPCODES = {int(op): op for op in OpCode}
 _ACTIVATIONS = {int(a): a for a in Activation}
@@ -235,6 +244,34 @@ def _write_flatten(b: Builder, a: FlattenAttrs) -> int:
     return int(g.FlattenEnd(b))
 
 
+def _write_clamp(b: Builder, a: ClampAttrs) -> int:
+    g.ClampStart(b)
+    if a.min is not None:
+        g.ClampAddMin(b, float(a.min))
+        g.ClampAddHasMin(b, True)
+    if a.max is not None:
+        g.ClampAddMax(b, float(a.max))
+        g.ClampAddHasMax(b, True)
+    return int(g.ClampEnd(b))
+
+
+def _write_reduce(b: Builder, a: ReduceAttrs) -> int:
+    axes = _ints32(b, g.ReduceStartAxesVector, a.axes)
+    g.ReduceStart(b)
+    g.ReduceAddAxes(b, axes)
+    g.ReduceAddKeepdim(b, bool(a.keepdim))
+    return int(g.ReduceEnd(b))
+
+
+def _write_slice(b: Builder, a: SliceAttrs) -> int:
+    g.SliceStart(b)
+    g.SliceAddAxis(b, a.axis)
+    g.SliceAddStart(b, a.start)
+    g.SliceAddEnd(b, a.end)
+    g.SliceAddStep(b, a.step)
+    return int(g.SliceEnd(b))
+
+
 # --- decoding of the attribute tables (checked as they are read, by fb_reader) ---
 
 def _pair_at(r: TableReader, pos: int, path: str, table_pos: int) -> tuple[int, int]:
@@ -322,6 +359,31 @@ def _read_flatten(r: TableReader, pos: int, path: str) -> FlattenAttrs:
     return FlattenAttrs(start_dim=r.scalar(fr.I32, start_dim, 0), end_dim=r.scalar(fr.I32, end_dim, 0))  # type: ignore[arg-type]
 
 
+def _bound(r: TableReader, value: int, present: int, name: str, path: str) -> float | None:
+    """A Clamp bound: its value when its has_ flag is set, else None (a value without the flag is malformed)."""
+    has = r.scalar(fr.BOOL, present, False)
+    if value and not has:
+        raise format_error("FIELD_WITHOUT_FLAG", where=fv.location(f"{path}.{name}", value), field=name,
+                           flag=f"has_{name}")
+    return r.scalar(fr.F64, value, 0.0) if has else None  # type: ignore[return-value]
+
+
+def _read_clamp(r: TableReader, pos: int, path: str) -> ClampAttrs:
+    low, high, has_low, has_high = r.table(pos, _CLAMP_L, path)
+    return ClampAttrs(min=_bound(r, low, has_low, "min", path), max=_bound(r, high, has_high, "max", path))
+
+
+def _read_reduce(r: TableReader, pos: int, path: str) -> ReduceAttrs:
+    axes, keepdim = r.table(pos, _REDUCE_L, path)
+    return ReduceAttrs(axes=r.scalars("i", axes, f"{path}.axes"), keepdim=r.scalar(fr.BOOL, keepdim, False))  # type: ignore[arg-type]
+
+
+def _read_slice(r: TableReader, pos: int, path: str) -> SliceAttrs:
+    axis, start, end, step = r.table(pos, _SLICE_L, path)
+    return SliceAttrs(axis=r.scalar(fr.I32, axis, 0), start=r.scalar(fr.I64, start, 0),  # type: ignore[arg-type]
+                      end=r.scalar(fr.I64, end, SLICE_END), step=r.scalar(fr.I64, step, 1))  # type: ignore[arg-type]
+
+
 @dataclass(frozen=True)
 class _AttrCodec:
     """How one member of the ``Attributes`` union is written and read."""
@@ -344,6 +406,9 @@ _ATTR_CODECS = (
     _AttrCodec(ShapeAttrs, g.Attributes.Shape, _SHAPE, _write_shape, _read_shape),
     _AttrCodec(PermuteAttrs, g.Attributes.Permute, _PERMUTE, _write_permute, _read_permute),
     _AttrCodec(FlattenAttrs, g.Attributes.Flatten, _FLATTEN, _write_flatten, _read_flatten),
+    _AttrCodec(ClampAttrs, g.Attributes.Clamp, _CLAMP, _write_clamp, _read_clamp),
+    _AttrCodec(ReduceAttrs, g.Attributes.Reduce, _REDUCE, _write_reduce, _read_reduce),
+    _AttrCodec(SliceAttrs, g.Attributes.Slice, _SLICE, _write_slice, _read_slice),
 )
 _BY_CLASS = {c.cls: c for c in _ATTR_CODECS}
 _BY_TAG = {c.tag: c for c in _ATTR_CODECS}

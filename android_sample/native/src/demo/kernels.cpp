@@ -42,6 +42,14 @@ Kernel bind_kernel(Op op, const Attrs& a, size_t n_inputs) {
     case Op::RESHAPE: return make_reshape(as<ShapeAttrs>(a));
     case Op::FLATTEN: return make_flatten(as<FlattenAttrs>(a));
     case Op::CAT: return make_cat(as<AxisAttrs>(a));
+    case Op::CLAMP: return make_clamp(as<ClampAttrs>(a));  // min(max(x, lo), hi)
+    case Op::HARDSIGMOID: return make_hardsigmoid();
+    case Op::HARDSWISH: return make_hardswish();
+    case Op::SILU: return make_silu();
+    case Op::MEAN: return make_mean(as<ReduceAttrs>(a));
+    case Op::SUM: return make_sum(as<ReduceAttrs>(a));
+    case Op::SLICE: return make_slice(as<SliceAttrs>(a));
+    case Op::EXPAND: return make_expand(as<ShapeAttrs>(a));
   }
   throw KernelError("opcode " + std::to_string(static_cast<int>(op)) + " has no kernel");  // unreachable
 }

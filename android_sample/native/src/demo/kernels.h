@@ -46,6 +46,14 @@ Kernel make_transpose(const PermuteAttrs& a);                           // layou
 Kernel make_reshape(const ShapeAttrs& a);                               // layout.cpp
 Kernel make_flatten(const FlattenAttrs& a);                             // layout.cpp
 Kernel make_cat(const AxisAttrs& a);                                    // layout.cpp
+Kernel make_clamp(const ClampAttrs& a);                                 // activations.cpp
+Kernel make_hardsigmoid();                                              // activations.cpp
+Kernel make_hardswish();                                                // activations.cpp
+Kernel make_silu();                                                     // activations.cpp
+Kernel make_mean(const ReduceAttrs& a);                                 // reductions.cpp
+Kernel make_sum(const ReduceAttrs& a);                                  // reductions.cpp
+Kernel make_slice(const SliceAttrs& a);                                 // slicing.cpp
+Kernel make_expand(const ShapeAttrs& a);                                // slicing.cpp
 
 // --- helpers shared by the families ---
 // y = max(y, 0) in place; NaN stays NaN, as in torch.

@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -158,6 +159,14 @@ public final class HostTests {
     check(e.getDebugHandle() == handle, "debug handle " + e.getDebugHandle() + ", runtime_py: " + handle);
     List<String> lines = Arrays.asList(String.valueOf(e.getMessage()).split("\n"));
     check(lines.contains(r.field(4)), "message lacks the line \"" + r.field(4) + "\":\n" + e.getMessage());
+    // the structured form: runtime_py's code and fields (schema/demo_errors.toml)
+    check(e.code().equals(r.field(6)), "code " + e.code() + ", runtime_py: " + r.field(6));
+    Map<String, String> fields = new LinkedHashMap<>();
+    for (String pair : r.field(7).split("\u001f")) {
+      int eq = pair.indexOf('=');
+      if (eq > 0) fields.put(pair.substring(0, eq), pair.substring(eq + 1));
+    }
+    check(e.fields().equals(fields), "fields " + e.fields() + ", runtime_py: " + fields);
   }
 
   /** The whole source-mapped message, traceback included, is runtime_py's word for word. */

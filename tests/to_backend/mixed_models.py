@@ -95,3 +95,20 @@ class Scalars(torch.nn.Module):
         if flag:
             y = torch.relu(y)
         return y + dims[0] + len(dims)
+
+
+class MulA(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x * y
+
+
+class TwoMuls(torch.nn.Module):
+    """test_lite_script_module.py's module-hierarchy model: A0 and A1, one class."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.A0 = MulA()
+        self.A1 = MulA()
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+        return self.A0(x, y) + self.A1(y, z)

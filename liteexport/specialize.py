@@ -10,8 +10,9 @@ and calls the compiled program. int, float, bool and lists of them can be specia
 
 from __future__ import annotations
 
+import ast
 import builtins
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from runtime_py.errors import ModelError
@@ -27,6 +28,29 @@ def _literal(value: Any) -> str:
     if type(value) in _ANNOTATIONS:
         return repr(value)
     raise ModelError(f"cannot specialize on {value!r}: only int, float, bool and lists of them")
+
+
+def parse_specialization(text: str) -> tuple[str, str, Any]:
+    """``forward:k=3`` (method optional, default forward; the value a Python literal: ``True``,
+    ``0.5``, ``[1, 2]``) -> ("forward", "k", 3); ValueError on bad text."""
+    target, sep, value = text.partition("=")
+    method, _, arg = target.rpartition(":")
+    method = method or "forward"
+    if not sep or not arg.isidentifier() or not method.isidentifier():
+        raise ValueError(f"{text!r} is not METHOD:ARG=VALUE (e.g. forward:k=3)")
+    try:
+        parsed = ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        raise ValueError(f"{value!r} is not an int, float, bool or list of them") from None
+    _literal(parsed)  # the kinds TorchScript takes
+    return method, arg, parsed
+
+
+def by_method(items: Iterable[tuple[str, str, Any]]) -> dict[str, dict[str, Any]]:
+    values: dict[str, dict[str, Any]] = {}
+    for method, arg, value in items:
+        values.setdefault(method, {})[arg] = value
+    return values
 
 
 def specialized(scripted: Any, values: Mapping[str, Mapping[str, Any]]) -> Any:
@@ -67,4 +91,4 @@ def specialized(scripted: Any, values: Mapping[str, Mapping[str, Any]]) -> Any:
     return torch.jit._recursive.wrap_cpp_module(outer)
 
 
-__all__ = ["specialized"]
+__all__ = ["by_method", "parse_specialization", "specialized"]

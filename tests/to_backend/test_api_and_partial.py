@@ -195,3 +195,22 @@ def test_specialized_non_tensor_arguments_lower(tmp_path: Path) -> None:
         liteexport.export(model, tmp_path / "x.ptl", specialize={"forward": {"q": 1}})
     with pytest.raises(ModelError, match="only int, float, bool and lists of them"):
         liteexport.export(model, tmp_path / "x.ptl", specialize={"forward": {"k": "3"}})
+
+
+def test_cli_specialize(tmp_path: Path) -> None:
+    bundle = tmp_path / "spec.ptl"
+    result = invoke(["export", f"{MODELS}:Scalars", "-o", str(bundle), "--specialize", "forward:k=3",
+                     "--specialize", "scale=0.5", "--specialize", "flag=False", "--specialize", "dims=[4]"])
+    assert result.exit_code == 0, result.stderr
+    assert "specialized: forward:k, forward:scale, forward:flag, forward:dims" in result.stdout
+    torch.manual_seed(0)
+    x = torch.randn(2, 4)
+    # the same bundle (same weights) in torch's lite interpreter and in runtime_py
+    _close(runtime_py.load(bundle).forward(x.numpy(), 3, 0.5, False, [4]),
+           _load_for_lite_interpreter(str(bundle))(x, 3, 0.5, False, [4]))
+    refused = invoke(["export", f"{MODELS}:Scalars", "-o", str(tmp_path / "x.ptl")])
+    assert refused.exit_code == 3
+    assert "--specialize forward:k=VALUE" in refused.stderr
+    bad = invoke(["export", f"{MODELS}:Scalars", "-o", str(tmp_path / "x.ptl"), "--specialize", "k=abc"])
+    assert bad.exit_code == 2
+    assert "is not an int, float, bool or list of them" in bad.stderr

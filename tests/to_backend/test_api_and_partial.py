@@ -147,6 +147,9 @@ def test_cli_lower_auto_and_lowered_archive(tmp_path: Path, mixed: torch.nn.Modu
     assert result.exit_code == 0, result.stderr
     assert "lowered: enc, head" in result.stdout
     assert "sorter: unsupported: aten::sort (1 site)" in result.stdout
+    described = invoke(["inspect", str(out)])
+    assert described.exit_code == 0, described.stderr
+    assert "Delegate: none at the root; 2 lowered submodule types (partially lowered)" in described.stdout
     # a torch.jit.save'd module lowered by _jit_to_backend exports as it is (.pt export)
     torch.manual_seed(0)
     model = mixed_models.Pair().eval()

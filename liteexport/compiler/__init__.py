@@ -116,7 +116,9 @@ def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str
     for arg in arguments:
         if arg.type.kind() != "TensorType":
             raise ModelError(f"method {name!r}: argument {arg.name!r} is {arg.type.annotation_str}, "
-                             "but every input of a compiled method must be a Tensor")
+                             "but every input of a compiled method must be a Tensor (compile it for one "
+                             f"value with --specialize {name}:{arg.name}=VALUE, or lower submodules only "
+                             "with --lower)")
     if shapes is not None and len(shapes) != len(arguments):
         raise ModelError(f"method {name!r} takes {len(arguments)} inputs but input_shapes gives "
                          f"{len(shapes)} shapes")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from liteexport.compiler.ops import _FLOAT32_SCALAR_TYPE, Emitter, Lowering, is_number, shape_of, tensor
+from liteexport.compiler.ops import _FLOAT32_SCALAR_TYPE, Emitter, Lowering, _binary, is_number, shape_of, tensor
 from liteexport.compiler.values import Unsupported
 from runtime_py.format.program import BinaryAttrs, ClampAttrs, OpCode, ReduceAttrs
 
@@ -100,7 +100,42 @@ def _clone(b: Emitter, args: list[Any]) -> Any:
     return b.emit(OpCode.MUL, [tensor(args[0])], BinaryAttrs(scalar=1.0))
 
 
+def _square(b: Emitter, args: list[Any]) -> Any:
+    x = tensor(args[0])
+    return b.emit(OpCode.MUL, [x, x], BinaryAttrs())
+
+
+def _vector_norm(b: Emitter, x: Any, ord_: Any, dims: Any, keepdim: bool) -> Any:
+    """The 2-norm over dims as sqrt(sum(x * x)) (F.normalize's norm); other orders are not compiled."""
+    if ord_ not in (2, 2.0):
+        raise Unsupported(f"only the 2-norm is compiled, got ord={ord_}")
+    squares = _square(b, [x])
+    total = _reduction(OpCode.SUM)(b, [squares, dims, keepdim, None])
+    return b.emit(OpCode.SQRT, [total], None)
+
+
+def _linalg_vector_norm(b: Emitter, args: list[Any]) -> Any:
+    """aten::linalg_vector_norm(x, ord, dim, keepdim, dtype)."""
+    _check_dtype(args[4] if len(args) > 4 else None)
+    return _vector_norm(b, tensor(args[0]), args[1], args[2], bool(args[3]))
+
+
+def _norm(b: Emitter, args: list[Any]) -> Any:
+    """aten::norm(x, p, dim, keepdim[, dtype]) (Tensor.norm): the 2-norm."""
+    if len(args) < 4:
+        raise Unsupported("norm over all elements is not compiled; give dims")
+    return _vector_norm(b, tensor(args[0]), 2 if args[1] is None else args[1], args[2], bool(args[3]))
+
+
 LOWERINGS: dict[str, Lowering] = {
+    "aten::log": _unary(OpCode.LOG),
+    "aten::sqrt": _unary(OpCode.SQRT),
+    "aten::rsqrt": _unary(OpCode.RSQRT),
+    "aten::abs": _unary(OpCode.ABS),
+    "aten::pow": _binary(OpCode.POW),
+    "aten::square": _square,
+    "aten::linalg_vector_norm": _linalg_vector_norm,
+    "aten::norm": _norm,
     "aten::clone": _clone,
     "aten::bmm": _bmm,
     "aten::baddbmm": _baddbmm,
@@ -119,5 +154,6 @@ LOWERINGS: dict[str, Lowering] = {
 
 INPLACE: dict[str, str] = {
     f"aten::{name}_": f"aten::{name}"
-    for name in ("clamp", "clip", "clamp_min", "clamp_max", "hardtanh", "relu6", "hardsigmoid", "hardswish", "silu")
+    for name in ("clamp", "clip", "clamp_min", "clamp_max", "hardtanh", "relu6", "hardsigmoid", "hardswish", "silu",
+                 "log", "sqrt", "rsqrt", "abs", "pow")
 }

@@ -44,6 +44,17 @@ def _hardtanh(b: Emitter, args: list[Any]) -> Any:
     return b.emit(OpCode.CLAMP, [tensor(args[0])], ClampAttrs(min=low, max=high))
 
 
+def _leaky_relu(b: Emitter, args: list[Any]) -> Any:
+    """leaky_relu(x, s) = clamp(x, min=0) + s * clamp(x, max=0): exact (one side is always 0)."""
+    x, slope = tensor(args[0]), args[1] if len(args) > 1 else 0.01
+    if not is_number(slope):
+        raise Unsupported("negative_slope must be a number")
+    positive = b.emit(OpCode.CLAMP, [x], ClampAttrs(min=0.0, max=None))
+    negative = b.emit(OpCode.MUL, [b.emit(OpCode.CLAMP, [x], ClampAttrs(min=None, max=0.0))],
+                      BinaryAttrs(scalar=float(slope)))
+    return b.emit(OpCode.ADD, [positive, negative], BinaryAttrs())
+
+
 def _unary(op: OpCode) -> Lowering:
     return lambda b, args: b.emit(op, [tensor(args[0])], None)
 
@@ -145,6 +156,7 @@ LOWERINGS: dict[str, Lowering] = {
     "aten::clamp_max": _clamp_one_side("max"),
     "aten::hardtanh": _hardtanh,
     "aten::relu6": _clamp_to(0.0, 6.0),
+    "aten::leaky_relu": _leaky_relu,
     "aten::hardsigmoid": _unary(OpCode.HARDSIGMOID),
     "aten::hardswish": _unary(OpCode.HARDSWISH),
     "aten::silu": _unary(OpCode.SILU),
@@ -154,6 +166,6 @@ LOWERINGS: dict[str, Lowering] = {
 
 INPLACE: dict[str, str] = {
     f"aten::{name}_": f"aten::{name}"
-    for name in ("clamp", "clip", "clamp_min", "clamp_max", "hardtanh", "relu6", "hardsigmoid", "hardswish", "silu",
-                 "log", "sqrt", "rsqrt", "abs", "pow")
+    for name in ("clamp", "clip", "clamp_min", "clamp_max", "hardtanh", "relu6", "leaky_relu", "hardsigmoid",
+                 "hardswish", "silu", "log", "sqrt", "rsqrt", "abs", "pow")
 }

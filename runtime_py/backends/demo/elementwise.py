@@ -13,13 +13,14 @@ import numpy as np
 from runtime_py.backends.demo.arrays import ONE, ZERO, Array, Kernel
 from runtime_py.format.program import AxisAttrs, BinaryAttrs, GeluAttrs, OpCode
 
-_UFUNCS = {OpCode.ADD: np.add, OpCode.SUB: np.subtract, OpCode.MUL: np.multiply, OpCode.DIV: np.divide}
+_UFUNCS = {OpCode.ADD: np.add, OpCode.SUB: np.subtract, OpCode.MUL: np.multiply, OpCode.DIV: np.divide,
+           OpCode.POW: np.power}
 
 
 def make_binary(op: OpCode, attrs: BinaryAttrs, n_inputs: int) -> Kernel:
     """``a OP alpha*b`` (operands swapped when ``reverse``), with ``b`` a scalar for one input."""
     ufunc = _UFUNCS[op]
-    if op in (OpCode.MUL, OpCode.DIV) and attrs.alpha != 1.0:
+    if op in (OpCode.MUL, OpCode.DIV, OpCode.POW) and attrs.alpha != 1.0:
         raise ValueError(f"alpha={attrs.alpha} is only allowed for ADD and SUB")
     if (n_inputs == 1) != (attrs.scalar is not None):
         raise ValueError("a scalar operand is needed with exactly one input, and only then")

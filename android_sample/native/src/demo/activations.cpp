@@ -1,4 +1,5 @@
-// Clamping activations and SiLU: clamp (hardtanh, relu6), hardsigmoid, hardswish, silu.
+// Clamping activations, SiLU and elementwise math: clamp (hardtanh, relu6), hardsigmoid,
+// hardswish, silu, log, sqrt, rsqrt, abs.
 // Each follows torch's CPU formula in float32, like runtime_py's activations.py.
 #include <cmath>
 
@@ -53,6 +54,15 @@ Kernel make_hardswish() {
 Kernel make_silu() {
   // x / (1 + exp(-x)); exp overflowing to inf gives -0 or 0
   return elementwise([](float v) { return v / (1.0f + exp_float(-v)); });  // float_math.h: same bits on every ABI
+}
+
+Kernel make_math(Op op) {
+  switch (op) {
+    case Op::LOG: return elementwise([](float v) { return std::log(v); });
+    case Op::SQRT: return elementwise([](float v) { return std::sqrt(v); });
+    case Op::RSQRT: return elementwise([](float v) { return 1.0f / std::sqrt(v); });
+    default: return elementwise([](float v) { return std::fabs(v); });  // ABS
+  }
 }
 
 }  // namespace liteexport::demo_backend

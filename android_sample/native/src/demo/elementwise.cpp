@@ -116,6 +116,7 @@ Kernel make_binary(Op op, const BinaryAttrs& a, size_t n_inputs) {
     case Op::ADD: return bind_binary([](float p, float q) { return p + q; }, a, n_inputs);
     case Op::SUB: return bind_binary([](float p, float q) { return p - q; }, a, n_inputs);
     case Op::MUL: return bind_binary([](float p, float q) { return p * q; }, a, n_inputs);
+    case Op::POW: return bind_binary([](float p, float q) { return std::pow(p, q); }, a, n_inputs);
     default: return bind_binary([](float p, float q) { return p / q; }, a, n_inputs);
   }
 }

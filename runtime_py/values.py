@@ -5,6 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from runtime_py.errors import ExecutionError
+
+# Attributes of one object (TorchScript classes have tens): SET_ATTR's slot index is read from
+# the file, and growing an object's slots to it is one allocation no budget sees coming.
+MAX_OBJECT_SLOTS = 1 << 16
+
 
 class Uninitialized:
     """What UN_INITIALIZED pushes: a placeholder for a value on a path that raises."""
@@ -31,6 +37,9 @@ class ScriptObject:
     def set_slot(self, index: int, value: Any) -> None:
         # Like c10::ivalue::Object::setSlot: objects rebuilt by __setstate__ grow their slots.
         if index >= len(self.slots):
+            if index >= MAX_OBJECT_SLOTS:  # the index comes from the file: refused before growing
+                raise ExecutionError(f"SET_ATTR of attribute slot {index} of an object of type {self.type_name}: "
+                                     f"objects hold at most {MAX_OBJECT_SLOTS} attributes")
             self.slots.extend([None] * (index + 1 - len(self.slots)))
         self.slots[index] = value
 

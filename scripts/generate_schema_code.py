@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Regenerate the flatc output from schema/*.fbs: Python in runtime_py/format/_generated/,
-C++ headers in liteexport/_generated_cpp/ (used by the torch backend and the Android
-sample's native core).
+"""Regenerate the code made from schema/: flatc's output for schema/*.fbs and the demo op
+tables of schema/demo_ops.toml (scripts/demo_ops_codegen.py) - Python in
+runtime_py/format/_generated/, C++ headers in liteexport/_generated_cpp/ (used by the torch
+backend and the Android sample's native core).
 
     python scripts/generate_schema_code.py           # rewrite the generated modules
     python scripts/generate_schema_code.py --check   # exit 1 when they are stale
@@ -21,6 +22,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+import demo_ops_codegen
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = ROOT / "schema"
@@ -64,6 +67,14 @@ def generate_cpp(out_dir: Path) -> None:
             subprocess.run([flatc, "--cpp", "--scoped-enums", "-o", tmp, str(SCHEMA_DIR / f"{name}.fbs")], check=True)
             code = (Path(tmp) / f"{name}_generated.h").read_text()
             (out_dir / f"{name}_generated.h").write_text(CPP_HEADER.format(name=name) + code)
+    (out_dir / "demo_ops_generated.h").write_text(demo_ops_codegen.cpp_header(_op_spec()))
+
+
+def _op_spec() -> demo_ops_codegen.Spec:
+    try:
+        return demo_ops_codegen.load(SCHEMA_DIR / "demo_ops.toml", SCHEMA_DIR / "demo_program.fbs")
+    except demo_ops_codegen.SpecError as exc:
+        sys.exit(f"schema/demo_ops.toml: {exc}")
 
 
 def generate(out_dir: Path) -> None:
@@ -75,8 +86,9 @@ def generate(out_dir: Path) -> None:
             subprocess.run([flatc, "--python", "--gen-onefile", "-o", tmp, str(src)], check=True)
             code = (Path(tmp) / f"{name}_generated.py").read_text()
             (out_dir / f"{name}_generated.py").write_text(HEADER.format(name=name) + code)
+    (out_dir / "demo_ops.py").write_text(demo_ops_codegen.python_module(_op_spec()))
     (out_dir / "__init__.py").write_text(
-        HEADER.format(name="*") + '"""flatc output; use it only through the codec modules."""\n')
+        HEADER.format(name="*") + '"""flatc output, used only through the codec modules; demo_ops: the op set."""\n')
 
 
 def main() -> int:

@@ -1,7 +1,8 @@
 """The demo backend's compiled program, as plain frozen dataclasses.
 
 This mirrors ``schema/demo_program.fbs`` (the wire format; read its comments for the
-meaning of each field and opcode). The compiler builds these, ``program_codec`` turns
+meaning of each field) and ``schema/demo_ops.toml`` (the opcodes, generated into ``OpCode``
+and ``OP_SPECS``). The compiler builds these, ``program_codec`` turns
 them into bytes and back, and the runtimes execute them. Nothing here needs torch.
 """
 
@@ -9,6 +10,11 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+
+# the instruction set, generated from schema/demo_ops.toml
+from runtime_py.format._generated.demo_ops import OP_SPECS as OP_SPECS
+from runtime_py.format._generated.demo_ops import OpCode as OpCode
+from runtime_py.format._generated.demo_ops import OpSpec as OpSpec
 
 PROGRAM_FORMAT_VERSION = 1
 PROGRAM_FILE_IDENTIFIER = b"LXDP"
@@ -18,41 +24,6 @@ class DType(enum.IntEnum):
     """Element types; numbered as c10::ScalarType. Only float32 is compiled."""
 
     FLOAT32 = 6
-
-
-class OpCode(enum.IntEnum):
-    """The instruction set. Numbering is the wire format: append, never reorder."""
-
-    # elementwise binary: 2 inputs (numpy broadcasting) or 1 input and a scalar
-    ADD = 0  # a + alpha * b
-    SUB = 1  # a - alpha * b
-    MUL = 2
-    DIV = 3
-    # elementwise unary
-    NEG = 4
-    RELU = 5
-    SIGMOID = 6
-    TANH = 7
-    GELU = 8  # attrs: GeluAttrs
-    # reductions over one axis
-    SOFTMAX = 9  # attrs: AxisAttrs
-    LOG_SOFTMAX = 10  # attrs: AxisAttrs
-    # linear algebra
-    MATMUL = 11  # torch.matmul semantics
-    LINEAR = 12  # x, weight[out, in], optional bias; attrs: FusedAttrs
-    CONV2D = 13  # x, weight, optional bias; attrs: Conv2dAttrs
-    # normalization
-    CHANNEL_AFFINE = 14  # inference batch norm: x, scale[C], shift[C] along dim 1
-    LAYER_NORM = 15  # x, optional weight, optional bias; attrs: LayerNormAttrs
-    # pooling
-    MAX_POOL2D = 16  # attrs: Pool2dAttrs
-    AVG_POOL2D = 17  # attrs: Pool2dAttrs
-    ADAPTIVE_AVG_POOL2D = 18  # attrs: ShapeAttrs (output size, 2 dims)
-    # layout
-    TRANSPOSE = 19  # attrs: PermuteAttrs
-    RESHAPE = 20  # attrs: ShapeAttrs (may hold one -1)
-    FLATTEN = 21  # attrs: FlattenAttrs
-    CAT = 22  # n inputs; attrs: AxisAttrs
 
 
 class Activation(enum.IntEnum):
@@ -130,6 +101,26 @@ Attributes = (
     BinaryAttrs | GeluAttrs | AxisAttrs | FusedAttrs | Conv2dAttrs | LayerNormAttrs
     | Pool2dAttrs | ShapeAttrs | PermuteAttrs | FlattenAttrs | None
 )
+
+# the Attributes union's members (schema/demo_ops.toml [attributes]) -> their dataclasses
+ATTRIBUTE_CLASSES: dict[str, type] = {
+    "Binary": BinaryAttrs,
+    "Gelu": GeluAttrs,
+    "Axis": AxisAttrs,
+    "Fused": FusedAttrs,
+    "Conv2d": Conv2dAttrs,
+    "LayerNorm": LayerNormAttrs,
+    "Pool2d": Pool2dAttrs,
+    "Shape": ShapeAttrs,
+    "Permute": PermuteAttrs,
+    "Flatten": FlattenAttrs,
+}
+
+
+def attributes_class(op: OpCode) -> type | None:
+    """The attribute dataclass instructions of ``op`` carry (None: they carry none)."""
+    name = OP_SPECS[op].attrs
+    return None if name is None else ATTRIBUTE_CLASSES[name]
 
 
 @dataclass(frozen=True)

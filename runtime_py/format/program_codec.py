@@ -12,7 +12,7 @@ the executor's.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from runtime_py.errors import FormatError, InternalError
@@ -22,6 +22,7 @@ from runtime_py.format._generated import demo_program_generated as g
 from runtime_py.format.fb_reader import TableReader
 from runtime_py.format.fb_verify import Buffer, Builder, Verifier
 from runtime_py.format.program import (
+    OP_SPECS,
     PROGRAM_FILE_IDENTIFIER,
     PROGRAM_FORMAT_VERSION,
     Activation,
@@ -42,6 +43,7 @@ from runtime_py.format.program import (
     Program,
     ShapeAttrs,
     ValueInfo,
+    attributes_class,
 )
 
 __all__ = ["encode_program", "decode_program", "verify_structure"]
@@ -84,45 +86,18 @@ _ACTIVATIONS = {int(a): a for a in Activation}
 
 # --- rules shared by encoder and decoder ---
 
-_OP_ATTRIBUTES: dict[OpCode, type | None] = {
-    OpCode.ADD: BinaryAttrs,
-    OpCode.SUB: BinaryAttrs,
-    OpCode.MUL: BinaryAttrs,
-    OpCode.DIV: BinaryAttrs,
-    OpCode.NEG: None,
-    OpCode.RELU: None,
-    OpCode.SIGMOID: None,
-    OpCode.TANH: None,
-    OpCode.GELU: GeluAttrs,
-    OpCode.SOFTMAX: AxisAttrs,
-    OpCode.LOG_SOFTMAX: AxisAttrs,
-    OpCode.MATMUL: None,
-    OpCode.LINEAR: FusedAttrs,
-    OpCode.CONV2D: Conv2dAttrs,
-    OpCode.CHANNEL_AFFINE: None,
-    OpCode.LAYER_NORM: LayerNormAttrs,
-    OpCode.MAX_POOL2D: Pool2dAttrs,
-    OpCode.AVG_POOL2D: Pool2dAttrs,
-    OpCode.ADAPTIVE_AVG_POOL2D: ShapeAttrs,
-    OpCode.TRANSPOSE: PermuteAttrs,
-    OpCode.RESHAPE: ShapeAttrs,
-    OpCode.FLATTEN: FlattenAttrs,
-    OpCode.CAT: AxisAttrs,
-}
-
-
-def _all_defaults(cls: type) -> bool:
-    return all(f.default is not MISSING or f.default_factory is not MISSING for f in fields(cls))
+# each opcode's attribute dataclass (schema/demo_ops.toml)
+_OP_ATTRIBUTES: dict[OpCode, type | None] = {op: attributes_class(op) for op in OpCode}
 
 
 def attribute_problem(op: OpCode, attrs: type | None) -> str | None:
     """Why ``op`` cannot carry attributes of type ``attrs``, or None when it can.
 
-    Each opcode carries the attribute type of its table entry; one whose attribute type has a
+    Each opcode carries the attribute type of its spec entry; one whose attribute type has a
     default for every field (Binary, Gelu, Fused, Conv2d) may also carry none.
     """
     expected = _OP_ATTRIBUTES[op]
-    if attrs is expected or (attrs is None and expected is not None and _all_defaults(expected)):
+    if attrs is expected or (attrs is None and OP_SPECS[op].attrs_optional):
         return None
     wanted = "no attributes" if expected is None else f"{expected.__name__}"
     found = "none" if attrs is None else attrs.__name__

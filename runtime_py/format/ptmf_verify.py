@@ -33,12 +33,25 @@ def _index(value: int, limit: int, what: str, where: str) -> None:
                           f"{what} {value} refers into an empty table", where=where)
 
 
+# Dict keys hash in a few steps: a value that holds no other, or a short tuple of them (a pickle
+# or a bundle can insert one key many times, so a long key would cost its length each time).
+MAX_KEY_TUPLE = 16
+_FLAT_KEYS = {ptmf.NoneValue, ptmf.IntValue, ptmf.DoubleValue, ptmf.BoolValue, ptmf.StringValue,
+              ptmf.ComplexDoubleValue, ptmf.TensorMetadata, ptmf.DeviceValue}
+# How many items a walk of the whole file may meet beyond the file's own items (_check_expansion).
+EXPANSION_SLACK = 1 << 16
+
 # kind of ivalue -> the ivalue indexes it holds (looked up by type: one dict lookup per ivalue)
 _CHILDREN: dict[type, Callable[[Any], tuple[int, ...]]] = {
     ptmf.ListValue: attrgetter("items"), ptmf.TupleValue: attrgetter("items"),
     ptmf.DictValue: lambda v: v.keys + v.values, ptmf.ObjectValue: lambda v: (v.state,) + v.attrs,
     ptmf.EnumValue: lambda v: (v.value,),
 }
+
+
+# the kinds a walk of a value (hash, ==, printing) goes into: containers, not objects
+_EXPANDING: dict[type, Callable[[Any], tuple[int, ...]]] = {
+    kind: _CHILDREN[kind] for kind in (ptmf.ListValue, ptmf.TupleValue, ptmf.DictValue, ptmf.EnumValue)}
 
 
 def ivalue_children(value: ptmf.IValue) -> tuple[int, ...]:
@@ -124,9 +137,11 @@ def check_code(instructions: tuple[ptmf.Instruction, ...], limits: ptmf.CodeLimi
                           f"instructions use ({highest_register})", where=f"{where}.register_size")
 
 
-def _check_acyclic(module: ptmf.Module) -> None:
-    """No container or object may (transitively) contain itself; iterative, so no recursion limit."""
+def _check_acyclic(module: ptmf.Module) -> list[int]:
+    """No container or object may (transitively) contain itself; iterative, so no recursion limit.
+    Returns the ivalue indexes children first."""
     state = [0] * len(module.ivalues)  # 0 unvisited, 1 on the current path, 2 done
+    order: list[int] = []
     for root in range(len(module.ivalues)):
         if state[root]:
             continue
@@ -137,12 +152,33 @@ def _check_acyclic(module: ptmf.Module) -> None:
             child = next(children, None)
             if child is None:
                 state[node] = 2
+                order.append(node)
                 stack.pop()
             elif state[child] == 1:
                 raise FormatError(f"ivalue {child} contains itself", where=f"Module.ivalues[{node}]")
             elif state[child] == 0:
                 state[child] = 1
                 stack.append((child, iter(ivalue_children(module.ivalues[child]))))
+    return order
+
+
+def _check_expansion(module: ptmf.Module, order: range | list[int], edges: int) -> None:
+    """Hashing, comparing or printing a container walks it as a tree: a value shared by several
+    items is walked once per item. Sixty tuples each holding the next one twice take 2**60 steps,
+    so every container's tree may hold at most as many items as the whole file has, plus a slack.
+    Objects stop the walk (they hash and compare by identity). ``order``: children first."""
+    limit = EXPANSION_SLACK + edges
+    ivalues = module.ivalues
+    sizes = [1] * len(ivalues)
+    for i in order:
+        children = _EXPANDING.get(type(ivalues[i]))
+        if children is not None:
+            size = 1 + sum([sizes[c] for c in children(ivalues[i])])
+            if size > limit:
+                raise FormatError(f"container expands to more than {limit} items when walked (it holds "
+                                  "shared values many times over): hashing or comparing it would not end",
+                                  where=f"Module.ivalues[{i}]")
+            sizes[i] = size
 
 
 def verify_module(module: ptmf.Module) -> None:
@@ -165,6 +201,7 @@ def verify_module(module: ptmf.Module) -> None:
     # Both writers put a value's children before it; then no value can contain itself, and the
     # full cycle search is needed only for a file that does not.
     ordered = True
+    edges = 0
     for i, value in enumerate(ivalues):
         kind = type(value)
         children = _CHILDREN.get(kind)
@@ -174,11 +211,11 @@ def verify_module(module: ptmf.Module) -> None:
                 for child in items:
                     _index(child, n, "ivalue index", f"Module.ivalues[{i}]")
             ordered = ordered and high < i
+            edges += len(items)
         check = _VALUE_CHECKS.get(kind)
         if check is not None:
             check(value, module, f"Module.ivalues[{i}]")
-    if not ordered:
-        _check_acyclic(module)
+    _check_expansion(module, range(n) if ordered else _check_acyclic(module), edges)
 
 
 def _check_value_function(value: ptmf.Function, module: ptmf.Module, where: str) -> None:
@@ -202,6 +239,20 @@ def _check_object(value: ptmf.ObjectValue, module: ptmf.Module, where: str) -> N
 def _check_dict(value: ptmf.DictValue, module: ptmf.Module, where: str) -> None:
     if len(value.keys) != len(value.values):
         raise FormatError(f"dict has {len(value.keys)} keys but {len(value.values)} values", where=where)
+    ivalues, n = module.ivalues, len(module.ivalues)
+    for j, key in enumerate(value.keys):
+        # an index out of range is reported by verify_module's own loop
+        if 0 <= key < n and not _is_flat_key(ivalues[key], ivalues):
+            raise FormatError(f"dict key of kind {type(ivalues[key]).__name__}: keys must be numbers, strings, "
+                              f"tensors or tuples of at most {MAX_KEY_TUPLE} of them (each insertion hashes the key)",
+                              where=f"{where}.keys[{j}]")
+
+
+def _is_flat_key(key: ptmf.IValue, ivalues: tuple[ptmf.IValue, ...]) -> bool:
+    if type(key) in _FLAT_KEYS:
+        return True
+    return (isinstance(key, ptmf.TupleValue) and len(key.items) <= MAX_KEY_TUPLE
+            and all(0 <= i < len(ivalues) and type(ivalues[i]) in _FLAT_KEYS for i in key.items))
 
 
 # kind of ivalue -> what else to check of it

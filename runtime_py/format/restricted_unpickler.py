@@ -6,6 +6,11 @@ storage types and the model's own ``__torch__.*`` classes. This unpickler maps e
 those to a harmless stand-in built here (nothing is ever imported) and rejects every
 other name with a FormatError before anything runs.
 
+Nothing a pickle does may outlive it: the stand-ins are shared by every load, so they are
+immutable (slotted frozen dataclasses), and BUILD (set an object's state) is refused on
+anything but a model object this very pickle created; a BUILD on a stand-in would otherwise
+rewrite it for every later load in the process.
+
 The pickle is hostile in its structure too. The pure-Python unpickler is used (its memo is
 a dict, so a huge memo index cannot make it allocate a huge array; it has no C recursion),
 dict and set keys must be flat values (hashing a deeply nested tuple overflows the C stack),
@@ -23,6 +28,7 @@ from typing import Any, ClassVar
 
 from runtime_py.errors import FormatError
 from runtime_py.format.ptmf import ScalarType
+from runtime_py.format.ptmf_verify import MAX_KEY_TUPLE
 
 TORCH_CLASS_PREFIX = "__torch__"
 
@@ -35,7 +41,7 @@ STORAGE_TYPES: dict[str, int] = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StorageType:
     """What ``torch.FloatStorage`` & co. resolve to: the storage's element type."""
 
@@ -86,6 +92,18 @@ class PickledObject:
         return self.state is not PickledObject._NO_STATE
 
 
+@dataclass(frozen=True, slots=True)
+class _StandIn:
+    """A torch helper's stand-in: calls ``fn``, and nothing can change it (``fn`` itself is
+    out of a pickle's reach: pickle has no opcode that reads an attribute)."""
+
+    name: str
+    fn: Callable[..., Any]
+
+    def __call__(self, *args: Any) -> Any:
+        return self.fn(*args)
+
+
 def _rebuild_tensor(storage: StorageRef, offset: int, sizes: Any, strides: Any, requires_grad: bool = False,
                     backward_hooks: Any = None, metadata: Any = None) -> TensorRef:
     if not isinstance(storage, StorageRef):
@@ -122,8 +140,8 @@ def _ordered_dict(*args: Any) -> OrderedDict[Any, Any]:
     return OrderedDict()
 
 
-# (module, name) -> the stand-in. Everything torch's pickler and mobile exporter write.
-_ALLOWED: dict[tuple[str, str], Any] = {
+# (module, name) -> the function a stand-in calls. Everything torch's pickler and mobile exporter write.
+_HELPERS: dict[tuple[str, str], Callable[..., Any]] = {
     ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor,
     ("torch._utils", "_rebuild_tensor"): _rebuild_legacy_tensor,
     ("torch._utils", "_rebuild_qtensor"): _unsupported("quantized tensors"),
@@ -138,20 +156,24 @@ _ALLOWED: dict[tuple[str, str], Any] = {
     ("torch", "device"): _device,
     ("builtins", "complex"): complex,
 }
+_ALLOWED: dict[tuple[str, str], Any] = {(m, n): _StandIn(f"{m}.{n}", fn) for (m, n), fn in _HELPERS.items()}
 _ALLOWED.update({("torch", name): StorageType(scalar) for name, scalar in STORAGE_TYPES.items()})
 
 MAX_DEPTH = 100  # containers nested in one pickle; torch's are a few levels per submodule
 _FLAT_KEYS = (str, bytes, int, float, bool, complex, type(None), TensorRef, StorageRef)
 
 
-def _check_key(key: Any, record: str) -> None:
-    """Dict/set keys must hash without recursing: a flat value or a tuple of flat values."""
+def _check_key(key: Any, unpickler: RestrictedUnpickler) -> None:
+    """Dict/set keys must hash in a few steps (a pickle can insert one key many times): a flat
+    value or a short tuple of flat values."""
     if isinstance(key, _FLAT_KEYS) or isinstance(key, PickledObject):
         return
-    if isinstance(key, tuple) and all(isinstance(k, _FLAT_KEYS) for k in key):
+    if isinstance(key, tuple) and len(key) <= MAX_KEY_TUPLE and all(isinstance(k, _FLAT_KEYS) for k in key):
         return
-    raise FormatError(f"{record} has a dict key of kind {type(key).__name__}: keys must be numbers, "
-                      "strings or tensors")
+    kind = f"tuple of {len(key)} items" if isinstance(key, tuple) else type(key).__name__
+    raise FormatError(f"dict key of kind {kind}: keys must be numbers, strings, tensors or tuples of at most "
+                      f"{MAX_KEY_TUPLE} of them",
+                      where=unpickler.where())
 
 
 def _check_depth(value: Any, record: str) -> None:
@@ -162,7 +184,7 @@ def _check_depth(value: Any, record: str) -> None:
     while stack:
         item, depth = stack.pop()
         if depth > MAX_DEPTH:
-            raise FormatError(f"{record} nests containers more than {MAX_DEPTH} deep")
+            raise FormatError(f"{record} nests containers more than {MAX_DEPTH} deep", where=record)
         if isinstance(item, PickledObject):
             children: Any = (*item.args, item.state) if item.has_state else item.args
         elif isinstance(item, dict):
@@ -185,9 +207,20 @@ def _checking_keys(load: Callable[[Any], None], count: Callable[[Any], Any]) -> 
     """Wrap an unpickler opcode that hashes keys: check the keys first."""
     def wrapped(self: RestrictedUnpickler) -> None:
         for key in count(self):
-            _check_key(key, self._record)
+            _check_key(key, self)
         load(self)
     return wrapped
+
+
+def _build_own_objects_only(self: Any) -> None:  # the RestrictedUnpickler (pickle's stubs lack its stack)
+    """BUILD: only a model object this pickle created may be given state."""
+    target = self.stack[-2] if len(self.stack) >= 2 else None
+    if not isinstance(target, PickledObject):
+        raise FormatError(f"{self._record} sets the state of {type(target).__name__} (pickle BUILD): only "
+                          "model objects (__torch__.*) the pickle itself creates may be given state",
+                          where=self.where())
+    state = self.stack.pop()
+    target.__setstate__(state)
 
 
 class RestrictedUnpickler(pickle._Unpickler):  # the pure-Python one: see the module docstring
@@ -202,11 +235,18 @@ class RestrictedUnpickler(pickle._Unpickler):  # the pure-Python one: see the mo
     dispatch[pickle.ADDITEMS[0]] = _checking_keys(dispatch[pickle.ADDITEMS[0]], lambda u: u.stack)
     dispatch[pickle.FROZENSET[0]] = _checking_keys(dispatch[pickle.FROZENSET[0]], lambda u: u.stack)
 
+    dispatch[pickle.BUILD[0]] = _build_own_objects_only  # see the module docstring
+
     def __init__(self, data: bytes, record: str, storage_loader: StorageLoader | None) -> None:
-        super().__init__(io.BytesIO(data))
+        self._data = io.BytesIO(data)
+        super().__init__(self._data)
         self._record = record
         self._storage_loader = storage_loader
         self._classes: dict[str, type[PickledObject]] = {}
+
+    def where(self) -> str:
+        """The record and the byte just read (the opcode being run, give or take its argument)."""
+        return f"{self._record}, byte {max(self._data.tell() - 1, 0)}"
 
     def find_class(self, module: str, name: str) -> Any:
         if module == TORCH_CLASS_PREFIX or module.startswith(TORCH_CLASS_PREFIX + "."):
@@ -220,29 +260,33 @@ class RestrictedUnpickler(pickle._Unpickler):  # the pure-Python one: see the mo
         allowed = _ALLOWED.get((module, name))
         if allowed is None:
             raise FormatError(f"{self._record} refuses to load global {module}.{name}: only the names torch "
-                              "writes into lite-interpreter models are allowed (the file may be malicious)")
+                              "writes into lite-interpreter models are allowed (the file may be malicious)",
+                              where=self.where())
         return allowed
 
     def persistent_load(self, pid: Any) -> Any:
         if (not isinstance(pid, tuple) or len(pid) != 5 or pid[0] != "storage"
                 or not isinstance(pid[1], StorageType) or not isinstance(pid[2], str)
                 or not isinstance(pid[4], int)):
-            raise FormatError(f"{self._record} has a persistent id that is not a storage: {pid!r:.80}")
+            raise FormatError(f"{self._record} has a persistent id that is not a storage: {pid!r:.80}",
+                              where=self.where())
         if self._storage_loader is None:
-            raise FormatError(f"{self._record} must not refer to tensor storage")
+            raise FormatError(f"{self._record} must not refer to tensor storage", where=self.where())
         index = self._storage_loader(pid[2], pid[1].scalar_type, pid[4])
         return StorageRef(index, pid[1].scalar_type)
 
 
 def restricted_loads(data: bytes, record: str, storage_loader: StorageLoader | None = None) -> Any:
     """Unpickle ``data`` (the archive record ``record``) with only torch's names allowed."""
+    unpickler = RestrictedUnpickler(data, record, storage_loader)
     try:
-        value = RestrictedUnpickler(data, record, storage_loader).load()
-        _check_depth(value, record)
-        return value
+        value = unpickler.load()
     except FormatError:
         raise
     except RecursionError as exc:
-        raise FormatError(f"{record} is nested too deeply") from exc
+        raise FormatError(f"{record} is nested too deeply", where=unpickler.where()) from exc
     except Exception as exc:  # a truncated or corrupt pickle fails in many ways; all are format errors
-        raise FormatError(f"{record} is not a valid pickle: {type(exc).__name__}: {exc}") from exc
+        raise FormatError(f"{record} is not a valid pickle: {type(exc).__name__}: {exc}",
+                          where=unpickler.where()) from exc
+    _check_depth(value, record)
+    return value

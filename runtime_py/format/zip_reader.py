@@ -113,22 +113,40 @@ class ZipArchive:
         return record in self.records
 
     def read(self, record: str) -> bytes:
+        """The record's bytes. Inflated here, not by zipfile: zipfile trusts the declared size and
+        may inflate far more before cutting the result to it; this never holds more than the
+        declared size plus one byte (which proves the record inflates past its size)."""
         info = self.records.get(record)
         if info is None:
-            raise FormatError(f"{self.name} has no record {record}")
+            raise FormatError(f"{self.name} has no record {record}", where=f"{self.name} central directory")
         self._check_sizes(record, info)
-        try:
-            return self.zip.read(info)
-        except _ZIP_ERRORS as exc:
-            raise FormatError(f"cannot read {record} of {self.name}: {exc}") from exc
+        raw = self._stored_bytes(record, info)
+        where = f"{record}, data at byte {info.header_offset}"
+        if info.flag_bits & 1:
+            raise FormatError(f"record {record} is encrypted", where=where)
+        if info.compress_type == zipfile.ZIP_STORED:
+            data = bytes(raw)
+        elif info.compress_type == zipfile.ZIP_DEFLATED:
+            inflater = zlib.decompressobj(-zlib.MAX_WBITS)
+            try:
+                data = inflater.decompress(raw, info.file_size + 1)
+            except zlib.error as exc:
+                raise FormatError(f"record {record} does not inflate: {exc}", where=where) from exc
+            if len(data) > info.file_size:
+                raise FormatError(f"record {record} inflates past its declared {info.file_size} bytes "
+                                  "(a zip bomb?)", where=where)
+            if len(data) < info.file_size or not inflater.eof:
+                raise FormatError(f"record {record} inflates to {len(data)} bytes, not the declared "
+                                  f"{info.file_size}", where=where)
+        else:
+            raise FormatError(f"record {record} uses zip compression method {info.compress_type}: torch "
+                              "writes records stored or deflated", where=where)
+        if zlib.crc32(data) != info.CRC:
+            raise FormatError(f"record {record} does not match its CRC-32", where=where)
+        return data
 
-    def array(self, record: str) -> np.ndarray:
-        """The record's bytes as uint8: a view of the file when stored uncompressed."""
-        info = self.records.get(record)
-        if info is None:
-            raise FormatError(f"{self.name} has no tensor data record {record}")
-        if info.compress_type != zipfile.ZIP_STORED:
-            return np.frombuffer(self.read(record), dtype=np.uint8)
+    def _stored_bytes(self, record: str, info: zipfile.ZipInfo) -> memoryview:
+        """The record's bytes as stored in the file (after its local header), without copying."""
         offset = info.header_offset
         try:
             header = _LOCAL_HEADER.unpack_from(self.buf, offset)
@@ -137,9 +155,22 @@ class ZipArchive:
         if header[0] != _LOCAL_HEADER_MAGIC:
             raise FormatError(f"bad zip local header of {record}", where=f"byte {offset}")
         start = offset + _LOCAL_HEADER.size + header[9] + header[10]  # + name and extra-field lengths
-        if info.file_size != info.compress_size or start + info.file_size > len(self.buf):
+        if start + info.compress_size > len(self.buf):
             raise FormatError(f"record {record} runs past the end of the file", where=f"byte {offset}")
-        return np.frombuffer(self.buf, dtype=np.uint8, count=info.file_size, offset=start)
+        return memoryview(self.buf)[start:start + info.compress_size]
+
+    def array(self, record: str) -> np.ndarray:
+        """The record's bytes as uint8: a view of the file when stored uncompressed."""
+        info = self.records.get(record)
+        if info is None:
+            raise FormatError(f"{self.name} has no tensor data record {record}",
+                              where=f"{self.name} central directory")
+        if info.compress_type != zipfile.ZIP_STORED:
+            return np.frombuffer(self.read(record), dtype=np.uint8)
+        if info.file_size != info.compress_size:
+            raise FormatError(f"stored record {record} has size {info.file_size} but takes "
+                              f"{info.compress_size} bytes", where=f"byte {info.header_offset}")
+        return np.frombuffer(self._stored_bytes(record, info), dtype=np.uint8)
 
     def unpickle(self, record: str, tensor_folder: str | None = None,
                  storage: _StorageTable | None = None) -> Any:

@@ -14,9 +14,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 import harness  # noqa: E402
+import numpy as np  # noqa: E402
 
 from runtime_py.format import ptmf  # noqa: E402
 from runtime_py.format.bundle_file import read_bundle_bytes  # noqa: E402
+from runtime_py.format.program import Program  # noqa: E402
+from runtime_py.format.program_codec import decode_program, encode_program  # noqa: E402
 from runtime_py.format.ptmf import Instruction, OpCode  # noqa: E402
 from runtime_py.format.ptmf_writer import encode_module  # noqa: E402
 
@@ -90,6 +93,32 @@ def deep_nested_lists() -> bytes:
     return encode_module(replace(m, ivalues=ivalues))
 
 
+def _with_root_attr(extra: tuple[ptmf.IValue, ...]) -> bytes:
+    """The stateful seed with ``extra`` appended to its ivalues and the last one as the root's last attribute."""
+    m = _stateful()
+    root = m.ivalues[m.state_obj]
+    assert isinstance(root, ptmf.ObjectValue)
+    root = replace(root, attrs=root.attrs[:-1] + (len(m.ivalues) + len(extra) - 1,))
+    return encode_module(replace(m, ivalues=m.ivalues[:m.state_obj] + (root,) + m.ivalues[m.state_obj + 1:] + extra))
+
+
+def _shared_tuples(base: int, levels: int) -> tuple[ptmf.IValue, ...]:
+    """Tuple k holds tuple k-1 twice (tuple 0 holds an int): walking the last takes 2**levels steps."""
+    return (ptmf.IntValue(1), *(ptmf.TupleValue((base + k, base + k)) for k in range(levels)))
+
+
+def shared_tuple_key() -> bytes:
+    """A dict whose key is 60 levels of tuples, each holding the next twice (hashing it: 2**60 steps)."""
+    base = len(_stateful().ivalues)
+    chain = _shared_tuples(base, 60)
+    return _with_root_attr((*chain, ptmf.DictValue((base + 60,), (base,), "")))
+
+
+def shared_tuple_value() -> bytes:
+    """The same 60 levels of shared tuples as a plain attribute (comparing or printing it: 2**60 steps)."""
+    return _with_root_attr(_shared_tuples(len(_stateful().ivalues), 60))
+
+
 def tensor_huge_sizes(sizes: tuple[int, ...], strides: tuple[int, ...]) -> Callable[[], bytes]:
     def build() -> bytes:
         m = _stateful()
@@ -100,6 +129,40 @@ def tensor_huge_sizes(sizes: tuple[int, ...], strides: tuple[int, ...]) -> Calla
         return encode_module(replace(m, ivalues=m.ivalues[:index] + (t,) + m.ivalues[index + 1:]))
     build.__doc__ = f"a tensor of sizes {sizes}, strides {strides}"
     return build
+
+
+def setstate_set_attr_huge_slot() -> bytes:
+    """__setstate__ sets attribute slot 150M of its object: refused before the slots grow (1.2 GB)."""
+    return _with_setstate((Instruction(OpCode.STOREN, 1, 2), Instruction(OpCode.LOAD, 1, 0),
+                           Instruction(OpCode.LOAD, 2, 0), Instruction(OpCode.SET_ATTR, 150_000_000, 0),
+                           Instruction(OpCode.LOAD, 2, 0), Instruction(OpCode.RET, 0, 0)), register_size=2)
+
+
+def _with_program(change: Callable[[Program], Program]) -> bytes:
+    """The lowered MLP seed with its compiled program (a uint8 tensor) replaced by ``change(program)``."""
+    m = read_bundle_bytes(harness.load_seeds()["lowered_mlp.ptmf.bin"])
+    index = next(i for i, v in enumerate(m.ivalues) if isinstance(v, ptmf.TensorMetadata) and v.scalar_type == 0)
+    t = m.ivalues[index]
+    assert isinstance(t, ptmf.TensorMetadata)
+    encoded = encode_program(change(decode_program(m.storage_data[t.storage_location_index])))
+    storage = list(m.storage_data)
+    storage[t.storage_location_index] = np.frombuffer(encoded, dtype=np.uint8)
+    t = replace(t, sizes=(len(encoded),))
+    return encode_module(replace(m, ivalues=m.ivalues[:index] + (t,) + m.ivalues[index + 1:],
+                                 storage_data=tuple(storage)))
+
+
+def program_num_slots_huge() -> bytes:
+    """A compiled program declaring 150M slots and using slot 150M-1: loads and runs in the memory of
+    the slots it uses (a list of num_slots entries was 1.2 GB)."""
+    far = 150_000_000
+
+    def spread(p: Program) -> Program:
+        last = p.instructions[-1]
+        moved = replace(last, outputs=(far - 1,))
+        outputs = tuple(far - 1 if s == last.outputs[0] else s for s in p.outputs)
+        return replace(p, num_slots=far, instructions=p.instructions[:-1] + (moved,), outputs=outputs)
+    return _with_program(spread)
 
 
 def _zip_with(record: str, payload: bytes) -> bytes:
@@ -117,6 +180,13 @@ def zip_deep_tuple_key() -> bytes:
 def zip_deep_lists() -> bytes:
     """data.pkl: lists nested 50000 deep (cheap for the unpickler, recursion for everything after)."""
     return _zip_with("data.pkl", b"\x80\x02" + b"]" * 50000 + b"a" * 49999 + b".")
+
+
+def zip_shared_tuples() -> bytes:
+    """data.pkl: 60 levels of tuples, each holding the previous one twice (memo BINPUT/BINGET), as
+    the root object's attribute x: the pickle is 7 bytes a level, walking the value 2**60 steps."""
+    levels = b"h\x00h\x00\x86q\x000" * 60  # memo[0] = (memo[0], memo[0]); pop it
+    return _zip_with("data.pkl", b"\x80\x02c__torch__\nM\n)\x81K\x01q\x000" + levels + b"}X\x01\x00\x00\x00xh\x00sb.")
 
 
 def zip_memo_huge_index() -> bytes:
@@ -141,6 +211,39 @@ def zip_bomb() -> bytes:
     return out.getvalue()
 
 
+def _raw_zip(members: list[tuple[str, bytes, int, int, int]]) -> bytes:
+    """A zip archive written field by field: (name, bytes as stored, method, CRC-32, declared size)
+    per member, so that the declared size and CRC can lie."""
+    import struct
+
+    local, central = bytearray(), bytearray()
+    for name, stored, method, crc, size in members:
+        encoded = name.encode()
+        central += struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 20, 20, 0, method, 0, 0x21, crc, len(stored), size,
+                               len(encoded), 0, 0, 0, 0, 0, len(local)) + encoded
+        local += struct.pack("<4s5H3L2H", b"PK\x03\x04", 20, 0, method, 0, 0x21, crc, len(stored), size,
+                             len(encoded), 0) + encoded + stored
+    end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, len(members), len(members), len(central), len(local), 0)
+    return bytes(local + central + end)
+
+
+def zip_inflates_past_declared_size() -> bytes:
+    """A deflated data.pkl that declares 40 bytes (with their CRC) but inflates to 64 MiB: the
+    declared size passes the zip-bomb check, so inflating must stop at it."""
+    import zlib
+
+    payload = b"\x80\x02c__torch__\nM\n)\x81}b." + bytes(64 << 20)
+    deflater = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    deflated = deflater.compress(payload) + deflater.flush()
+    members = []
+    for info, content in harness.zip_members(harness.load_seeds()["torch_linear.zip.bin"]):
+        if info.filename.endswith("/data.pkl"):
+            members.append((info.filename, deflated, 8, zlib.crc32(payload[:40]), 40))
+        else:
+            members.append((info.filename, content, 0, zlib.crc32(content), len(content)))
+    return _raw_zip(members)
+
+
 CRAFTED: dict[str, tuple[Callable[[], bytes], str]] = {
     # name -> (builder, a fragment of the FormatError's message)
     "setstate_jmp_loop.ptmf": (setstate_jmp_loop, "exceeded the instruction budget"),
@@ -157,6 +260,12 @@ CRAFTED: dict[str, tuple[Callable[[], bytes], str]] = {
     "zip_deep_lists.zip": (zip_deep_lists, "nests containers more than"),
     "zip_memo_huge_index.zip": (zip_memo_huge_index, "root of data.pkl is not a model object"),
     "zip_bomb.zip": (zip_bomb, "zip bomb"),
+    "shared_tuple_key.ptmf": (shared_tuple_key, "dict key of kind TupleValue"),
+    "shared_tuple_value.ptmf": (shared_tuple_value, "container expands to more than"),
+    "zip_shared_tuples.zip": (zip_shared_tuples, "container expands to more than"),
+    "setstate_set_attr_huge_slot.ptmf": (setstate_set_attr_huge_slot, "objects hold at most 65536 attributes"),
+    "program_num_slots_huge_loads.ptmf": (program_num_slots_huge, ""),
+    "zip_inflates_past_declared_size.zip": (zip_inflates_past_declared_size, "inflates past its declared 40 bytes"),
 }
 
 

@@ -1,8 +1,9 @@
-"""The demo instruction set's kernel table: what each opcode reads, and how it computes.
+"""The demo instruction set's kernel table: how each opcode computes, with numpy.
 
-``KERNELS`` is the one place that maps an ``OpCode`` to its numpy kernel. The plan checks
-instructions against an entry's arity and attribute type, then calls its factory once per
-instruction to bind the attributes; the executor only calls the bound kernels.
+``KERNELS`` is the one place that maps an ``OpCode`` to its numpy kernel, with the arity and
+attribute type of its op spec (schema/demo_ops.toml). The plan checks instructions against
+an entry's arity and attribute type, then calls its factory once per instruction to bind
+the attributes; the executor only calls the bound kernels.
 """
 
 from __future__ import annotations
@@ -13,19 +14,7 @@ from typing import Any, Protocol
 
 from runtime_py.backends.demo import conv, elementwise, layout, linalg, normalization, pooling
 from runtime_py.backends.demo.arrays import Kernel
-from runtime_py.format.program import (
-    AxisAttrs,
-    BinaryAttrs,
-    Conv2dAttrs,
-    FlattenAttrs,
-    FusedAttrs,
-    GeluAttrs,
-    LayerNormAttrs,
-    OpCode,
-    PermuteAttrs,
-    Pool2dAttrs,
-    ShapeAttrs,
-)
+from runtime_py.format.program import OP_SPECS, OpCode, attributes_class
 
 # Binds an instruction's attributes (already of the entry's type) and its input count into a
 # kernel; raises ValueError for attribute values the op does not accept.
@@ -65,36 +54,46 @@ def _fixed(kernel: Kernel) -> KernelFactory:
 
 
 def _binary(op: OpCode) -> KernelFactory:
+    # two tensors (broadcast), or one tensor and the scalar in the attributes
     return lambda attrs, n_inputs: elementwise.make_binary(op, attrs, n_inputs)
 
 
-def _binary_spec(op: OpCode) -> KernelSpec:
-    # two tensors (broadcast), or one tensor and the scalar in the attributes
-    return KernelSpec(_binary(op), 1, 2, BinaryAttrs, BinaryAttrs())
-
-
-KERNELS: dict[OpCode, KernelSpec] = {
-    OpCode.ADD: _binary_spec(OpCode.ADD),  # a + alpha*b
-    OpCode.SUB: _binary_spec(OpCode.SUB),  # a - alpha*b; reverse: b - alpha*a (rsub)
-    OpCode.MUL: _binary_spec(OpCode.MUL),  # a * b
-    OpCode.DIV: _binary_spec(OpCode.DIV),  # a / b, true division
-    OpCode.NEG: KernelSpec(_fixed(elementwise.neg), 1, 1),  # -x
-    OpCode.RELU: KernelSpec(_fixed(elementwise.relu), 1, 1),  # max(x, 0)
-    OpCode.SIGMOID: KernelSpec(_fixed(elementwise.sigmoid), 1, 1),  # 1 / (1 + exp(-x))
-    OpCode.TANH: KernelSpec(_fixed(elementwise.tanh), 1, 1),  # tanh(x)
-    OpCode.GELU: BufferedKernelSpec(elementwise.make_gelu, 1, 1, GeluAttrs, GeluAttrs()),  # erf or tanh GELU
-    OpCode.SOFTMAX: KernelSpec(elementwise.make_softmax, 1, 1, AxisAttrs),  # stable softmax on an axis
-    OpCode.LOG_SOFTMAX: KernelSpec(elementwise.make_log_softmax, 1, 1, AxisAttrs),  # stable log-softmax
-    OpCode.MATMUL: KernelSpec(_fixed(linalg.matmul), 2, 2),  # torch.matmul
-    OpCode.LINEAR: KernelSpec(linalg.make_linear, 2, 3, FusedAttrs, FusedAttrs()),  # x @ W.T + b [relu]
-    OpCode.CONV2D: BufferedKernelSpec(conv.make_conv2d, 2, 3, Conv2dAttrs, Conv2dAttrs()),  # x, W[, b] [relu]
-    OpCode.CHANNEL_AFFINE: KernelSpec(_fixed(normalization.channel_affine), 3, 3),  # x*scale+shift on dim 1
-    OpCode.LAYER_NORM: KernelSpec(normalization.make_layer_norm, 1, 3, LayerNormAttrs),  # x[, w[, b]]
-    OpCode.MAX_POOL2D: BufferedKernelSpec(pooling.make_max_pool2d, 1, 1, Pool2dAttrs),  # max over windows
-    OpCode.AVG_POOL2D: KernelSpec(pooling.make_avg_pool2d, 1, 1, Pool2dAttrs),  # mean over windows
-    OpCode.ADAPTIVE_AVG_POOL2D: KernelSpec(pooling.make_adaptive_avg_pool2d, 1, 1, ShapeAttrs),  # to a size
-    OpCode.TRANSPOSE: KernelSpec(layout.make_transpose, 1, 1, PermuteAttrs, may_alias_input=True),  # permute
-    OpCode.RESHAPE: KernelSpec(layout.make_reshape, 1, 1, ShapeAttrs, may_alias_input=True),  # one -1 allowed
-    OpCode.FLATTEN: KernelSpec(layout.make_flatten, 1, 1, FlattenAttrs, may_alias_input=True),  # merge dims
-    OpCode.CAT: KernelSpec(layout.make_cat, 1, None, AxisAttrs),  # concatenate inputs on an axis
+# opcode -> (factory, buffered: it can keep its result buffer between calls): the one table
+# of this executor; arity and attributes come from the op spec (schema/demo_ops.toml)
+_FACTORIES: dict[OpCode, tuple[KernelFactory, bool]] = {
+    OpCode.ADD: (_binary(OpCode.ADD), False),
+    OpCode.SUB: (_binary(OpCode.SUB), False),
+    OpCode.MUL: (_binary(OpCode.MUL), False),
+    OpCode.DIV: (_binary(OpCode.DIV), False),
+    OpCode.NEG: (_fixed(elementwise.neg), False),
+    OpCode.RELU: (_fixed(elementwise.relu), False),
+    OpCode.SIGMOID: (_fixed(elementwise.sigmoid), False),
+    OpCode.TANH: (_fixed(elementwise.tanh), False),
+    OpCode.GELU: (elementwise.make_gelu, True),
+    OpCode.SOFTMAX: (elementwise.make_softmax, False),
+    OpCode.LOG_SOFTMAX: (elementwise.make_log_softmax, False),
+    OpCode.MATMUL: (_fixed(linalg.matmul), False),
+    OpCode.LINEAR: (linalg.make_linear, False),
+    OpCode.CONV2D: (conv.make_conv2d, True),
+    OpCode.CHANNEL_AFFINE: (_fixed(normalization.channel_affine), False),
+    OpCode.LAYER_NORM: (normalization.make_layer_norm, False),
+    OpCode.MAX_POOL2D: (pooling.make_max_pool2d, True),
+    OpCode.AVG_POOL2D: (pooling.make_avg_pool2d, False),
+    OpCode.ADAPTIVE_AVG_POOL2D: (pooling.make_adaptive_avg_pool2d, False),
+    OpCode.TRANSPOSE: (layout.make_transpose, False),
+    OpCode.RESHAPE: (layout.make_reshape, False),
+    OpCode.FLATTEN: (layout.make_flatten, False),
+    OpCode.CAT: (layout.make_cat, False),
 }
+
+
+def _spec(op: OpCode, factory: KernelFactory, buffered: bool) -> KernelSpec:
+    spec = OP_SPECS[op]
+    attrs_type = attributes_class(op)
+    default = attrs_type() if attrs_type is not None and spec.attrs_optional else None
+    kind = BufferedKernelSpec if buffered else KernelSpec  # a buffered factory takes reuse_output
+    return kind(factory, spec.min_inputs, spec.max_inputs, attrs_type, default,  # type: ignore[arg-type]
+                spec.may_alias_input)
+
+
+KERNELS: dict[OpCode, KernelSpec] = {op: _spec(op, *entry) for op, entry in _FACTORIES.items()}

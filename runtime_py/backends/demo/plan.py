@@ -40,7 +40,7 @@ class MethodPlan:
     """A validated program, ready to run: the handle ``DemoBackend.compile`` returns."""
 
     method: str
-    num_slots: int
+    num_slots: int  # slots in use (the program's own numbers are renumbered densely)
     input_checks: tuple[InputCheck, ...]
     constants: tuple[tuple[int, Array], ...]  # (slot, read-only weight)
     steps: tuple[Step, ...]
@@ -114,6 +114,13 @@ def build_plan(program: Program, weights: Sequence[object]) -> MethodPlan:
     defined = set(range(len(program.inputs)))
     constants = _prepare_constants(program, weights, defined, where)
     views_of_weights = {slot for slot, _ in constants}
+    # The slot list holds one entry per slot the program uses, not per declared slot: num_slots
+    # is a uint32 from the file (150M empty slots are 1.2 GB). Input i stays slot i; the other
+    # slots are numbered densely in order of first use (messages keep the file's numbers), as in
+    # the Android native core's plan.
+    dense = {slot: slot for slot in range(len(program.inputs))}
+    for slot, _ in constants:
+        dense[slot] = len(dense)
 
     steps: list[Step] = []
     # input slot -> index of the first instruction reading the input (None: rewritten unread)
@@ -144,9 +151,11 @@ def build_plan(program: Program, weights: Sequence[object]) -> MethodPlan:
             views_of_weights.add(output)
         else:
             views_of_weights.discard(output)
-        steps.append((index, kernel, _fetch(instruction.inputs), output))
+        steps.append((index, kernel, _fetch([dense[slot] for slot in instruction.inputs]),
+                      dense.setdefault(output, len(dense))))
 
     outputs = _prepare_outputs(program, defined, views_of_weights, where)
+    outputs = tuple((dense[slot], copy) for slot, copy in outputs)
     # memory plan: a result that cannot reach a method output (directly or through views) is
     # written into a buffer its kernel keeps between calls
     escaping: set[int] = set()
@@ -169,9 +178,9 @@ def build_plan(program: Program, weights: Sequence[object]) -> MethodPlan:
     )
     return MethodPlan(
         method=program.method,
-        num_slots=num_slots,
+        num_slots=len(dense),
         input_checks=input_checks,
-        constants=constants,
+        constants=tuple((dense[slot], weight) for slot, weight in constants),
         steps=tuple(steps),
         instructions=tuple(program.instructions),
         outputs=outputs,

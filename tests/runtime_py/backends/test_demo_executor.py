@@ -136,3 +136,22 @@ def test_float_errors_are_silent_like_torch() -> None:
     with np.errstate(all="raise"):
         (y,) = run(plan_of(one_op_program(OpCode.DIV, BinaryAttrs(scalar=1.0, reverse=True), [(3,)])), [x])
     np.testing.assert_array_equal(y, [np.inf, 1.0, -1.0])
+
+
+def test_slot_memory_follows_the_slots_used_not_num_slots() -> None:
+    # A hostile program declares 150M slots and numbers its few slots far apart: the plan keeps
+    # one entry per slot used (renumbered densely), and runs exactly as the compact program.
+    far = 150_000_000
+    renumber = {0: 0, 1: far - 7, 2: 1234, 3: far - 1, 4: 99, 5: 5}
+    sparse = Program(
+        method="forward", num_slots=far, inputs=PROGRAM.inputs,
+        constants=tuple(Constant(renumber[c.slot], c.weight) for c in PROGRAM.constants),
+        instructions=tuple(Instruction(i.op, tuple(renumber[s] for s in i.inputs),
+                                       tuple(renumber[s] for s in i.outputs), i.attributes, i.debug_handle)
+                           for i in PROGRAM.instructions),
+        outputs=tuple(renumber[s] for s in PROGRAM.outputs), output_debug_handles=PROGRAM.output_debug_handles)
+    plan = plan_of(sparse, [WEIGHT, BIAS])
+    assert plan.num_slots == 6 and len(plan.slot_template) == 6
+    x = np.linspace(-2, 2, 8, dtype=np.float32).reshape(2, 4)
+    for got, want in zip(run(plan, [x]), run(plan_of(PROGRAM, [WEIGHT, BIAS]), [x]), strict=True):
+        np.testing.assert_array_equal(got, want)

@@ -180,7 +180,10 @@ def test_exact_gelu_special_values(reuse_output: bool) -> None:
     x = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 1e30, -1e30], dtype=np.float32)
     with np.errstate(all="ignore"):
         ours = make_gelu(GeluAttrs(), 1, reuse_output=reuse_output)(x)
-    np.testing.assert_array_equal(ours, F.gelu(t(x)).numpy())  # inf, NaN (as torch), NaN, 0, -0, 1e30, 0
+    # torch's vectorized GELU gives NaN for +inf on AVX-512 but inf on AVX2 and in its scalar path;
+    # its scalar path (one element at a time) is the same on every CPU, so that is the reference
+    expected = np.array([F.gelu(t(x[i:i + 1])).item() for i in range(len(x))], dtype=np.float32)
+    np.testing.assert_array_equal(ours, expected)  # inf, NaN (as torch), NaN, 0, -0, 1e30, 0
     assert np.signbit(ours[4])
 
 

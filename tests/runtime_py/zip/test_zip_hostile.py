@@ -7,11 +7,14 @@ import pickle
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from runtime_py.errors import FormatError
+from runtime_py.format import ptmf
 from runtime_py.format.bundle_file import read_bundle_bytes
 from runtime_py.format.restricted_unpickler import restricted_loads
+from runtime_py.module import Module
 
 
 def _zip(records: dict[str, bytes]) -> bytes:
@@ -82,3 +85,46 @@ def test_every_truncation_is_a_format_error() -> None:
     for length in range(4, len(data) - 1, 5):
         with pytest.raises(FormatError):
             read_bundle_bytes(data[:length], "cut.ptl")
+
+
+def _seed_zip_with(record: str, payload: bytes) -> bytes:
+    from tests.fuzz import harness
+
+    data = harness.load_seeds()["torch_linear.zip.bin"]
+    return harness.rezip([(info.filename, payload if info.filename.endswith("/" + record) else content)
+                          for info, content in harness.zip_members(data)])
+
+
+def _linear_outputs() -> np.ndarray:
+    from tests.fuzz import harness
+
+    module = Module(read_bundle_bytes(harness.load_seeds()["torch_linear.zip.bin"]))
+    weights = [s for s in module.ptmf.ivalues if isinstance(s, ptmf.TensorMetadata)]
+    assert weights and all(t.scalar_type == ptmf.ScalarType.FLOAT for t in weights)
+    return np.asarray(module.forward(np.arange(4, dtype=np.float32).reshape(1, 4)))
+
+
+@pytest.mark.parametrize("payload, target", [
+    # torch.FloatStorage's stand-in told it is float16 (scalar type 5)
+    (b"\x80\x02ctorch\nFloatStorage\n}X\x0b\x00\x00\x00scalar_typeK\x05sb.", "StorageType"),
+    # _rebuild_tensor_v2's stand-in stripped of its default arguments (slot state: setattr)
+    (b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\nN}X\x0c\x00\x00\x00__defaults__Ns\x86b.", "_StandIn"),
+    # a model class itself (not an instance) given state
+    (b"\x80\x02c__torch__\nM\nN}X\x09\x00\x00\x00type_nameK\x01s\x86b.", "type"),
+])
+def test_build_on_shared_stand_ins_is_refused_and_poisons_nothing(payload: bytes, target: str) -> None:
+    before = _linear_outputs()
+    with pytest.raises(FormatError, match=f"sets the state of {target} \\(pickle BUILD\\)") as info:
+        read_bundle_bytes(_seed_zip_with("data.pkl", payload), "evil.ptl")
+    assert info.value.where.startswith("data.pkl, byte ")
+    np.testing.assert_array_equal(_linear_outputs(), before)  # a later load in the same process is unharmed
+
+
+def test_stand_ins_are_immutable() -> None:
+    from runtime_py.format import restricted_unpickler
+
+    for stand_in in restricted_unpickler._ALLOWED.values():
+        with pytest.raises((AttributeError, TypeError)):
+            stand_in.scalar_type = 5
+        with pytest.raises((AttributeError, TypeError)):
+            stand_in.__dict__  # noqa: B018  (nothing to update behind the frozen fields)

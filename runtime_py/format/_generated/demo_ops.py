@@ -1,0 +1,75 @@
+# GENERATED CODE, DO NOT EDIT: made by scripts/generate_schema_code.py from schema/demo_ops.toml
+# ruff: noqa
+"""The demo instruction set (schema/demo_ops.toml): opcodes and their operands."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+class OpCode(enum.IntEnum):
+    """The instruction set. Numbering is the wire format: append, never reorder."""
+
+    ADD = 0  # a + alpha * b; one input: x OP scalar
+    SUB = 1  # a - alpha * b; reverse: b - alpha * a (rsub)
+    MUL = 2  # a * b
+    DIV = 3  # a / b, true division
+    NEG = 4  # -x
+    RELU = 5  # max(x, 0)
+    SIGMOID = 6  # 1 / (1 + exp(-x))
+    TANH = 7  # tanh(x)
+    GELU = 8  # erf or tanh GELU
+    SOFTMAX = 9  # stable softmax along an axis
+    LOG_SOFTMAX = 10  # stable log-softmax along an axis
+    MATMUL = 11  # torch.matmul (1-D and batched)
+    LINEAR = 12  # x @ W.T [+ b], then the fused activation
+    CONV2D = 13  # x, W[, b]; CHW or NCHW
+    CHANNEL_AFFINE = 14  # inference batch norm: x * scale + shift along dim 1
+    LAYER_NORM = 15  # x[, weight[, bias]]
+    MAX_POOL2D = 16  # max over windows
+    AVG_POOL2D = 17  # mean over windows
+    ADAPTIVE_AVG_POOL2D = 18  # mean pooling to an output size (2 dims)
+    TRANSPOSE = 19  # full permutation of the axes
+    RESHAPE = 20  # to a shape that may hold one -1
+    FLATTEN = 21  # merge dims start_dim..end_dim
+    CAT = 22  # concatenate the inputs along an axis
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    min_inputs: int
+    max_inputs: int | None  # None: any number
+    attrs: str | None  # the Attributes union member it carries (fbs table name); None: none
+    attrs_optional: bool  # every attribute field has a default: the instruction may omit them
+    may_alias_input: bool  # the result may be a view of input 0
+
+
+OP_SPECS: dict[OpCode, OpSpec] = {
+    OpCode.ADD: OpSpec(1, 2, 'Binary', True, False),
+    OpCode.SUB: OpSpec(1, 2, 'Binary', True, False),
+    OpCode.MUL: OpSpec(1, 2, 'Binary', True, False),
+    OpCode.DIV: OpSpec(1, 2, 'Binary', True, False),
+    OpCode.NEG: OpSpec(1, 1, None, False, False),
+    OpCode.RELU: OpSpec(1, 1, None, False, False),
+    OpCode.SIGMOID: OpSpec(1, 1, None, False, False),
+    OpCode.TANH: OpSpec(1, 1, None, False, False),
+    OpCode.GELU: OpSpec(1, 1, 'Gelu', True, False),
+    OpCode.SOFTMAX: OpSpec(1, 1, 'Axis', False, False),
+    OpCode.LOG_SOFTMAX: OpSpec(1, 1, 'Axis', False, False),
+    OpCode.MATMUL: OpSpec(2, 2, None, False, False),
+    OpCode.LINEAR: OpSpec(2, 3, 'Fused', True, False),
+    OpCode.CONV2D: OpSpec(2, 3, 'Conv2d', True, False),
+    OpCode.CHANNEL_AFFINE: OpSpec(3, 3, None, False, False),
+    OpCode.LAYER_NORM: OpSpec(1, 3, 'LayerNorm', False, False),
+    OpCode.MAX_POOL2D: OpSpec(1, 1, 'Pool2d', False, False),
+    OpCode.AVG_POOL2D: OpSpec(1, 1, 'Pool2d', False, False),
+    OpCode.ADAPTIVE_AVG_POOL2D: OpSpec(1, 1, 'Shape', False, False),
+    OpCode.TRANSPOSE: OpSpec(1, 1, 'Permute', False, True),
+    OpCode.RESHAPE: OpSpec(1, 1, 'Shape', False, True),
+    OpCode.FLATTEN: OpSpec(1, 1, 'Flatten', False, True),
+    OpCode.CAT: OpSpec(1, None, 'Axis', False, False),
+}
+
+# Attributes union member -> its tag
+ATTRIBUTE_TAGS: dict[str, int] = {'Binary': 1, 'Gelu': 2, 'Axis': 3, 'Fused': 4, 'Conv2d': 5, 'LayerNorm': 6, 'Pool2d': 7, 'Shape': 8, 'Permute': 9, 'Flatten': 10}

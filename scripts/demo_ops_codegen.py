@@ -1,0 +1,185 @@
+"""schema/demo_ops.toml -> each language's opcode enum and op table (used by generate_schema_code.py).
+
+The spec is checked against schema/demo_program.fbs, which stays the source of truth of the
+bytes: its OpCode enum must hold exactly the spec's ops with the spec's numbers, and its
+Attributes union exactly the spec's attribute tables in tag order. A mismatch stops the
+generator with a message naming both sides.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import tomllib
+
+PY_HEADER = (
+    "# GENERATED CODE, DO NOT EDIT: made by scripts/generate_schema_code.py from schema/demo_ops.toml\n"
+    "# ruff: noqa\n"
+)
+CPP_HEADER = "// GENERATED CODE, DO NOT EDIT: made by scripts/generate_schema_code.py from schema/demo_ops.toml\n"
+
+
+@dataclass(frozen=True)
+class Op:
+    name: str  # OpCode member in runtime_py and C++ ("LOG_SOFTMAX")
+    code: int
+    fbs: str  # member in demo_program.fbs ("LogSoftmax")
+    min_inputs: int
+    max_inputs: int | None  # None: any number
+    attrs: str | None  # Attributes union member, None: no attributes
+    alias: bool
+    doc: str
+
+
+@dataclass(frozen=True)
+class Spec:
+    attributes: dict[str, bool]  # union member -> every field has a default; tag order from 1
+    ops: tuple[Op, ...]  # in opcode order, numbered 0..n-1
+
+
+class SpecError(Exception):
+    pass
+
+
+def load(spec_path: Path, fbs_path: Path) -> Spec:
+    """The spec in ``spec_path``, checked for consistency and against the fbs schema."""
+    raw = tomllib.loads(spec_path.read_text())
+    attributes = {name: bool(entry["optional"]) for name, entry in raw["attributes"].items()}
+    ops = []
+    for name, entry in raw["ops"].items():
+        unknown = set(entry) - {"code", "fbs", "inputs", "attrs", "alias", "doc"}
+        if unknown:
+            raise SpecError(f"op {name}: unknown keys {sorted(unknown)}")
+        low, high = entry["inputs"]
+        attrs = entry.get("attrs")
+        if attrs is not None and attrs not in attributes:
+            raise SpecError(f"op {name}: attrs {attrs!r} is not listed under [attributes]")
+        if not re.fullmatch(r"[A-Z][A-Z0-9_]*", name) or low < 0 or (high != -1 and high < low):
+            raise SpecError(f"op {name}: bad name or inputs {entry['inputs']}")
+        ops.append(Op(name, int(entry["code"]), entry["fbs"], low, None if high == -1 else high, attrs,
+                      bool(entry.get("alias", False)), entry["doc"]))
+    if [op.code for op in ops] != list(range(len(ops))):
+        raise SpecError("[ops] must be listed in opcode order, numbered 0, 1, 2, ... without gaps")
+    spec = Spec(attributes, tuple(ops))
+    _check_fbs(spec, fbs_path.read_text(), fbs_path.name)
+    return spec
+
+
+def _enum_members(text: str, pattern: str) -> list[tuple[str, int]]:
+    """(member, value) of the fbs enum or union matching ``pattern``, implicit values counted on."""
+    match = re.search(pattern + r"\s*\{([^}]*)\}", text)
+    if match is None:
+        raise SpecError(f"{pattern!r} not found in the fbs schema")
+    body = re.sub(r"//[^\n]*", "", match.group(1))
+    members, value = [], 0
+    for item in (part.strip() for part in body.split(",")):
+        if not item:
+            continue
+        name, _, explicit = (s.strip() for s in item.partition("="))
+        value = int(explicit) if explicit else value
+        members.append((name, value))
+        value += 1
+    return members
+
+
+def _check_fbs(spec: Spec, fbs: str, fbs_name: str) -> None:
+    opcodes = _enum_members(fbs, r"enum\s+OpCode\s*:\s*\w+")
+    wanted = [(op.fbs, op.code) for op in spec.ops]
+    if opcodes != wanted:
+        raise SpecError(f"schema/demo_ops.toml and {fbs_name} disagree on the opcodes:\n"
+                        f"  fbs:  {opcodes}\n  spec: {wanted}")
+    union = [name for name, _ in _enum_members(fbs, r"union\s+Attributes")]
+    if union != list(spec.attributes):
+        raise SpecError(f"schema/demo_ops.toml [attributes] and {fbs_name}'s Attributes union disagree:\n"
+                        f"  fbs:  {union}\n  spec: {list(spec.attributes)}")
+
+
+def python_module(spec: Spec) -> str:
+    enum_lines = "\n".join(f"    {op.name} = {op.code}  # {op.doc}" for op in spec.ops)
+    table_lines = "\n".join(
+        f"    OpCode.{op.name}: OpSpec({op.min_inputs}, {op.max_inputs}, {op.attrs!r}, "
+        f"{bool(op.attrs) and spec.attributes[op.attrs]}, {op.alias}),"
+        for op in spec.ops)
+    tags = ", ".join(f"{name!r}: {tag}" for tag, name in enumerate(spec.attributes, start=1))
+    return PY_HEADER + f'''"""The demo instruction set (schema/demo_ops.toml): opcodes and their operands."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+class OpCode(enum.IntEnum):
+    """The instruction set. Numbering is the wire format: append, never reorder."""
+
+{enum_lines}
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    min_inputs: int
+    max_inputs: int | None  # None: any number
+    attrs: str | None  # the Attributes union member it carries (fbs table name); None: none
+    attrs_optional: bool  # every attribute field has a default: the instruction may omit them
+    may_alias_input: bool  # the result may be a view of input 0
+
+
+OP_SPECS: dict[OpCode, OpSpec] = {{
+{table_lines}
+}}
+
+# Attributes union member -> its tag
+ATTRIBUTE_TAGS: dict[str, int] = {{{tags}}}
+'''
+
+
+def cpp_header(spec: Spec) -> str:
+    enum_lines = "\n".join(f"  {op.name} = {op.code},  // {op.doc}" for op in spec.ops)
+    tags = {name: tag for tag, name in enumerate(spec.attributes, start=1)}
+    table_lines = "\n".join(
+        f"    {{\"{op.name}\", {op.min_inputs}, {'kAnyNumber' if op.max_inputs is None else op.max_inputs}, "
+        f"{tags[op.attrs] if op.attrs else 0}, {str(bool(op.attrs) and spec.attributes[op.attrs]).lower()}, "
+        f"{str(op.alias).lower()}}},"
+        for op in spec.ops)
+    attr_names = ", ".join(['"none"'] + [f'"{name}Attrs"' for name in spec.attributes])
+    return CPP_HEADER + f"""// The demo instruction set: the opcode enum (numbered as schema/demo_program.fbs's OpCode)
+// and each opcode's operands, for the program decoder and the kernel tables of every executor.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace liteexport::demo_ops {{
+
+enum class Op : uint16_t {{
+{enum_lines}
+}};
+
+constexpr size_t kNumOps = {len(spec.ops)};
+constexpr size_t kNumAttributeTypes = {len(spec.attributes)};  // union tags 1..kNumAttributeTypes
+constexpr size_t kAnyNumber = SIZE_MAX;
+
+struct OpInfo {{
+  const char* name;       // "LOG_SOFTMAX": how messages name the op
+  size_t min_inputs;
+  size_t max_inputs;      // kAnyNumber: any number
+  uint8_t attrs;          // the Attributes union tag it carries, 0: none
+  bool attrs_optional;    // every attribute field has a default: the instruction may omit them
+  bool may_alias_input;   // the result may be a view of input 0
+}};
+
+// indexed by opcode
+constexpr OpInfo kOps[kNumOps] = {{
+{table_lines}
+}};
+
+// runtime_py's attribute class names, indexed by union tag ("none" for 0)
+constexpr const char* kAttributeNames[kNumAttributeTypes + 1] = {{{attr_names}}};
+
+// nullptr for a number outside the instruction set
+inline const OpInfo* op_info(uint16_t op) {{ return op < kNumOps ? &kOps[op] : nullptr; }}
+
+}}  // namespace liteexport::demo_ops
+"""

@@ -1,0 +1,96 @@
+"""Every opcode of the op spec (schema/demo_ops.toml) is implemented everywhere it must be.
+
+Python sides here: the compiler emits it (a lowering, or a pass, produces it for a real
+model), has a shape rule and its torch semantics (constant folding), and runtime_py's demo
+backend has a kernel. The C++ executors check theirs when they are built: their kernel tables
+are switches over the generated enum compiled with -Werror=switch (android_sample/native/
+src/demo/kernels.cpp, liteexport/torch_backend/aten_kernels.h), and the native tests run
+one instruction of every opcode (android_sample/native/tests/test_kernels.cpp).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+
+import pytest
+
+from liteexport.compiler import semantics, shapes
+from runtime_py.backends.demo.kernels import KERNELS
+from runtime_py.format.program import OP_SPECS, OpCode, attributes_class
+
+ALL = set(OpCode)
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _missing(table: object) -> list[str]:
+    return sorted(op.name for op in ALL - set(table))  # type: ignore[call-overload]
+
+
+def test_the_spec_covers_the_enum() -> None:
+    assert set(OP_SPECS) == ALL
+
+
+def test_runtime_py_has_a_kernel_for_every_opcode() -> None:
+    assert _missing(KERNELS) == []
+
+
+def test_the_compiler_has_a_shape_rule_and_semantics_for_every_opcode() -> None:
+    assert _missing(shapes._RULES) == []  # noqa: SLF001 - the table itself is what is checked
+    assert _missing(semantics.SEMANTICS) == []
+
+
+@pytest.mark.parametrize("op", sorted(ALL), ids=lambda op: op.name)
+def test_optional_attributes_have_a_default_for_every_field(op: OpCode) -> None:
+    """attrs_optional in the spec means an instruction may omit the table: the dataclass must
+    then be constructible with no arguments, and only then."""
+    cls = attributes_class(op)
+    if cls is None:
+        assert not OP_SPECS[op].attrs_optional
+        return
+    all_defaults = all(f.default is not dataclasses.MISSING for f in dataclasses.fields(cls))
+    assert OP_SPECS[op].attrs_optional == all_defaults
+
+
+def test_the_compiler_emits_every_opcode() -> None:
+    """Compile the parity models (and a batch norm with no producer to fold into): together
+    they use every opcode. A new opcode needs a lowering and a model that uses it here."""
+    torch = pytest.importorskip("torch")
+    from liteexport.compiler import compile_module
+    from tests.parity.parity_models import CASES
+
+    class BareBatchNorm(torch.nn.Module):  # an input's batch norm stays CHANNEL_AFFINE
+        def __init__(self) -> None:
+            super().__init__()
+            self.norm = torch.nn.BatchNorm2d(3).eval()
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.norm(x)
+
+    cases = {**CASES, "bare_batch_norm": (BareBatchNorm, {"forward": [(1, 3, 4, 4)]})}
+    emitted: set[OpCode] = set()
+    for make, input_shapes in cases.values():
+        compiled = compile_module(torch.jit.script(make()), input_shapes=input_shapes)
+        emitted |= {inst.op for program in compiled.programs for inst in program.instructions}
+    assert _missing(emitted) == []
+
+
+def test_the_generator_refuses_a_spec_that_disagrees_with_the_fbs(tmp_path: Path) -> None:
+    """The fbs stays the byte format's source of truth: renumbering or dropping an opcode in
+    either file stops the generator."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import demo_ops_codegen as codegen
+    finally:
+        sys.path.pop(0)
+    spec_path, fbs_path = ROOT / "schema" / "demo_ops.toml", ROOT / "schema" / "demo_program.fbs"
+    assert len(codegen.load(spec_path, fbs_path).ops) == len(OpCode)
+    renumbered = tmp_path / "renumbered.fbs"
+    renumbered.write_text(fbs_path.read_text().replace("Add = 0,", "Add = 1,"))
+    with pytest.raises(codegen.SpecError, match="disagree on the opcodes"):
+        codegen.load(spec_path, renumbered)
+    extra = tmp_path / "extra.toml"
+    extra.write_text(spec_path.read_text() + 'EXTRA = { code = 99, fbs = "Extra", inputs = [1, 1], doc = "" }\n')
+    with pytest.raises(codegen.SpecError, match="opcode order"):
+        codegen.load(extra, fbs_path)

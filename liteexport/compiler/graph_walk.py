@@ -27,6 +27,7 @@ from typing import Any
 import torch
 
 from liteexport.compiler.effects import CONTAINER_WRITES, IGNORED, mutates, returns_view
+from liteexport.compiler.environment import ENVIRONMENT, answers
 from liteexport.compiler.ops import INPLACE, LOWERINGS, SHAPES_HINT, Emitter
 from liteexport.compiler.reports import ReportLog
 from liteexport.compiler.scalars import SCALAR_FOLDS
@@ -68,7 +69,7 @@ _MAX_UNROLL = 4096  # loop iterations the walk unrolls, per loop
 
 def is_known_kind(kind: str) -> bool:
     """Whether some input values could make a node of this kind compile."""
-    return kind in _WALKED or kind in LOWERINGS or kind in INPLACE or kind in SCALAR_FOLDS
+    return kind in _WALKED or kind in LOWERINGS or kind in INPLACE or kind in SCALAR_FOLDS or kind in ENVIRONMENT
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,7 @@ class MethodWalk:
         self._views: set[Sym] = set()  # values sharing memory with another (a view, or viewed)
         self._functions = [torch.jit._state._python_cu, *functions]  # free functions, by qualname
         self._progress = progress
+        self._maybe = 0  # > 0 inside the branches of an If whose condition is unknown
 
     # --- entry ---------------------------------------------------------------------------------
 
@@ -187,6 +189,17 @@ class MethodWalk:
         if kind == "prim::If" and isinstance(args[0], Poison):
             poisoned = args[0].reports
         if poisoned:
+            if kind == "prim::If" and not mutates(node):
+                # Either branch may run: walk both, so that what they cannot compile is
+                # reported too (with the condition's cause, when the result is used).
+                self._maybe += 1
+                try:
+                    for block in node.blocks():
+                        self._walk(_nodes(block.returnNode()), env, ctx)
+                        poisoned |= find_poison([self._read(env, v) for v in _inputs(block.returnNode())])
+                finally:
+                    self._maybe -= 1
+                return [Poison(poisoned)] * n_out
             if mutates(node):
                 # Its effect is lost: what made it uncompilable is reported whatever happens next.
                 self.log.force(poisoned)
@@ -212,8 +225,8 @@ class MethodWalk:
             if kind == "prim::CallFunction":
                 return self._call_function(node, args, ctx)
             if kind == "prim::RaiseException":
-                # Reached unconditionally: the method would always raise.
-                self.log.add(self._site(node, ctx), "the method always raises here", forced=True)
+                if not self._maybe:  # reached unconditionally: the method would always raise
+                    self.log.add(self._site(node, ctx), "the method always raises here", forced=True)
                 return []
             result = self._evaluate(kind, node, args, ctx)
         except Unsupported as exc:
@@ -305,6 +318,8 @@ class MethodWalk:
             return args[0]
         if kind == "prim::Uninitialized":
             return None
+        if answers(kind, args):
+            return ENVIRONMENT[kind](*args)
         if kind in _TENSOR_READS and _has_tensor(args):
             raise Unsupported(DATA_DEPENDENT)
         if _has_tensor(args):

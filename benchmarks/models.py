@@ -77,11 +77,23 @@ class Case:
     compute_bound: bool
 
 
+def torchvision_model(name: str) -> Callable[[], nn.Module]:
+    """A torchvision classification model with random weights (seeded)."""
+    def make() -> nn.Module:
+        from tests.torchvision_shim import import_torchvision
+
+        torch.manual_seed(0)
+        return import_torchvision().models.get_model(name)
+    return make
+
+
 CASES = (
     Case("tiny_mlp", TinyMLP, (1, 16), False),
     Case("mlp_1024", WideMLP, (8, 1024), True),
     Case("cnn_224", SmallCNN, (1, 3, 224, 224), True),
     Case("encoder", EncoderLayer, (1, 64, 256), True),
+    Case("resnet18", torchvision_model("resnet18"), (1, 3, 224, 224), True),
+    Case("mobilenet_v2", torchvision_model("mobilenet_v2"), (1, 3, 224, 224), True),
 )
 
 

@@ -20,7 +20,16 @@ from liteexport.compiler.emit import ModuleEmitter
 from liteexport.compiler.graph_walk import MethodWalk, module_type_name, node_frame
 from liteexport.compiler.passes import optimize
 from liteexport.compiler.reports import ReportLog, unsupported_error
-from liteexport.compiler.values import ModuleRef, NodeSite, Poison, Sym, TensorConst, TensorValue, find_poison
+from liteexport.compiler.values import (
+    ModuleRef,
+    NodeSite,
+    Poison,
+    Sym,
+    TensorConst,
+    TensorValue,
+    find_blocked,
+    find_poison,
+)
 from liteexport.lowered import CompiledModule, MethodSignature
 from runtime_py.errors import ModelError
 from runtime_py.format.program import Program, ValueInfo
@@ -150,7 +159,7 @@ def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str
     walked(walk.visited)
     returns_tuple = isinstance(result, tuple)
     values = list(result) if returns_tuple else [result]
-    poisoned = find_poison(values)
+    poisoned = find_poison(values) | find_blocked(values)
     outputs: list[TensorValue] = []
     problems = []
     for index, value in enumerate(values):
@@ -163,6 +172,8 @@ def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str
     if problems:
         poisoned |= _bad_output(log, name, method.graph, root, ", ".join(problems))
     nodes = optimize(walk.nodes, outputs) if not poisoned else []
+    for node in nodes:  # blocked values propagate to what reads them; this is the safety net
+        poisoned |= find_blocked(node.inputs)
     signature = MethodSignature(name, tuple(a.name for a in arguments), returns_tuple, len(values))
     if poisoned:
         return signature, _empty_program(name, inputs), poisoned

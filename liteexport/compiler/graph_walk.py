@@ -26,7 +26,8 @@ from typing import Any
 
 import torch
 
-from liteexport.compiler.effects import CONTAINER_WRITES, IGNORED, mutates, returns_view
+from liteexport.compiler.blocked import meta_results
+from liteexport.compiler.effects import CONTAINER_WRITES, IGNORED, mutates, returns_view, writes_first_argument
 from liteexport.compiler.environment import ENVIRONMENT, answers
 from liteexport.compiler.ops import INPLACE, LOWERINGS, SHAPES_HINT, Emitter
 from liteexport.compiler.reports import ReportLog
@@ -41,6 +42,7 @@ from liteexport.compiler.values import (
     Sym,
     TensorConst,
     Unsupported,
+    find_blocked,
     find_poison,
 )
 from runtime_py.format.debug_table import SourceFrame
@@ -64,12 +66,16 @@ _TENSOR_READS = {"aten::Bool", "aten::Int", "aten::Float", "aten::item", "aten::
                  "aten::is_nonzero"}
 DATA_DEPENDENT = ("it reads a tensor's values at compile time (data-dependent control flow or sizes); "
                   "compute the decision outside the model, or use torch.where")
+# In-place dropout: in eval mode the identity, so it writes nothing (Dropout(inplace=True)).
+_INPLACE_DROPOUT = {f"aten::{name}_": f"aten::{name}"
+                    for name in ("dropout", "feature_dropout", "alpha_dropout", "feature_alpha_dropout")}
 _MAX_UNROLL = 4096  # loop iterations the walk unrolls, per loop
 
 
 def is_known_kind(kind: str) -> bool:
     """Whether some input values could make a node of this kind compile."""
-    return kind in _WALKED or kind in LOWERINGS or kind in INPLACE or kind in SCALAR_FOLDS or kind in ENVIRONMENT
+    return (kind in _WALKED or kind in LOWERINGS or kind in INPLACE or kind in _INPLACE_DROPOUT
+            or kind in SCALAR_FOLDS or kind in ENVIRONMENT)
 
 
 @dataclass(frozen=True)
@@ -230,8 +236,13 @@ class MethodWalk:
                 return []
             result = self._evaluate(kind, node, args, ctx)
         except Unsupported as exc:
-            site = self._site(node, ctx)
-            return [Poison(frozenset({self.log.add(site, exc.reason, forced=mutates(node))}))] * n_out
+            report = frozenset({self.log.add(self._site(node, ctx), exc.reason, forced=mutates(node))})
+            shaped = meta_results(node, args, report | find_blocked(args)) if _has_tensor(args) else None
+            if shaped is None:
+                return [Poison(report)] * n_out
+            if isinstance(args[0], Sym) and shaped and isinstance(shaped[0], Sym) and writes_first_argument(node):
+                self._replaced[args[0]] = shaped[0]  # an in-place op: later reads see the blocked value
+            return shaped
         if n_out == 1:
             return [result]
         return list(result) if n_out else []
@@ -333,15 +344,19 @@ class MethodWalk:
             raise Unsupported(f"cannot evaluate it at compile time: {exc}") from exc
 
     def _lower(self, kind: str, node: torch._C.Node, args: list[Any], site: NodeSite) -> Any:
-        base = INPLACE.get(kind, kind)
+        base = INPLACE.get(kind) or _INPLACE_DROPOUT.get(kind, kind)
         lowering = LOWERINGS.get(base)
         if lowering is None:
             raise Unsupported()
         target = args[0]
-        if base != kind:
-            self._check_inplace_target(target)
         emitter = Emitter(self.nodes, site, lambda reason: self.log.poison(site, reason))
         result = lowering(emitter, args)
+        if base != kind and result is not target:
+            self._check_inplace_target(target)  # it changes the value (eval dropout_ does not)
+        blocked = find_blocked(args)
+        if blocked:
+            for value in _new_syms(result, target if isinstance(target, Sym) else Sym(None)):
+                value.blocked |= blocked
         if base != kind and isinstance(result, Sym) and result is not target:
             self._replaced[target] = result
         elif isinstance(target, Sym) and _new_syms(result, target) and returns_view(node):

@@ -120,3 +120,20 @@ def test_named_tuple_of_tensors_compiles_as_a_tuple() -> None:
     compiled = compile_module(torch.jit.script(Net()))
     (method,) = compiled.methods
     assert method.returns_tuple and method.num_outputs == 2
+
+
+def test_blockers_after_a_blocker_are_reported_with_shapes_known() -> None:
+    # exp cannot be compiled, but torch's meta kernels give its result's shape: the size()
+    # after it still folds, and the cos after that is reported too (35 hardtanh_ in
+    # mobilenet_v2 are 35 sites, not one).
+    class Chain(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            y = torch.exp(x)
+            z = y.view(y.size(0), -1)
+            if z.is_floating_point():
+                z = torch.cos(z)
+            return torch.exp(z)
+
+    with pytest.raises(UnsupportedNodesError) as info:
+        compile_module(torch.jit.script(Chain()), input_shapes={"forward": [[2, 3, 4]]})
+    assert info.value.counts == {"aten::exp": 2, "aten::cos": 1}

@@ -116,8 +116,10 @@ class MethodWalk:
         self.log = log
         self.nodes: list[OpNode] = []
         self.visited = 0  # TorchScript nodes evaluated (callees included, untaken branches not)
-        self._replaced: dict[Sym, Sym] = {}  # in-place ops: the old value now reads as the new
-        self._views: set[Sym] = set()  # values sharing memory with another (a view, or viewed)
+        # in-place ops: the old value now reads as the new (tensors computed at run time, and
+        # constants computed at compile time)
+        self._replaced: dict[Sym | TensorConst, Sym | TensorConst] = {}
+        self._views: set[Sym | TensorConst] = set()  # values sharing memory with another (a view, or viewed)
         self._functions = [torch.jit._state._python_cu, *functions]  # free functions, by qualname
         self._progress = progress
         self._maybe = 0  # > 0 inside the branches of an If whose condition is unknown
@@ -146,7 +148,7 @@ class MethodWalk:
 
     def _read(self, env: dict[int, Any], value: torch._C.Value) -> Any:
         result = env[value.unique()]
-        while isinstance(result, Sym) and result in self._replaced:
+        while isinstance(result, (Sym, TensorConst)) and result in self._replaced:
             result = self._replaced[result]
         return result
 
@@ -154,11 +156,11 @@ class MethodWalk:
         """``value`` with every tensor inside it (lists, tuples) as last updated in place."""
         if not self._replaced:
             return value
-        if isinstance(value, Sym):
+        if isinstance(value, (Sym, TensorConst)):
             while value in self._replaced:
                 value = self._replaced[value]
             return value
-        if isinstance(value, (list, tuple)) and any(isinstance(v, (Sym, list, tuple)) for v in value):
+        if isinstance(value, (list, tuple)) and any(isinstance(v, (Sym, TensorConst, list, tuple)) for v in value):
             return type(value)(self.current(v) for v in value)
         return value
 
@@ -355,23 +357,23 @@ class MethodWalk:
             self._check_inplace_target(target)  # it changes the value (eval dropout_ does not)
         blocked = find_blocked(args)
         if blocked:
-            for value in _new_syms(result, target if isinstance(target, Sym) else Sym(None)):
-                value.blocked |= blocked
-        if base != kind and isinstance(result, Sym) and result is not target:
+            for value in _new_tensors(result, target):
+                if isinstance(value, Sym):
+                    value.blocked |= blocked
+        if base != kind and isinstance(result, (Sym, TensorConst)) and result is not target:
             self._replaced[target] = result
-        elif isinstance(target, Sym) and _new_syms(result, target) and returns_view(node):
+        elif isinstance(target, (Sym, TensorConst)) and _new_tensors(result, target) and returns_view(node):
             # Writing through either one later would have to change the other: see _check_inplace_target.
             self._views.add(target)
-            self._views.update(_new_syms(result, target))
+            self._views.update(_new_tensors(result, target))
         return result
 
     def _check_inplace_target(self, target: Any) -> None:
         """An in-place op is compiled as its out-of-place op plus "the old value now reads as
         the new one"; that is only right when no other value shares the target's memory."""
-        if not isinstance(target, Sym):
-            raise Unsupported("in-place update of a module attribute or constant (module state) "
-                              "is not compiled")
-        if target.producer is None:
+        if not isinstance(target, (Sym, TensorConst)) or (isinstance(target, TensorConst) and target.state):
+            raise Unsupported("in-place update of a module attribute (module state) is not compiled")
+        if isinstance(target, Sym) and target.input_index >= 0:
             raise Unsupported("in-place update of a method input (the caller's tensor) is not compiled")
         if target in self._views:
             raise Unsupported("in-place update of a tensor that shares memory with another (a view) "
@@ -385,7 +387,7 @@ class MethodWalk:
         if isinstance(value, torch._C.ScriptModule):
             return ModuleRef(value, (*owner.path, (name, module_type_name(value))))
         if isinstance(value, torch.Tensor):
-            return TensorConst(value.detach())
+            return TensorConst(value.detach(), state=True)
         return value
 
 
@@ -419,9 +421,9 @@ def _has_tensor(value: Any) -> bool:
     return False
 
 
-def _new_syms(result: Any, source: Sym) -> list[Sym]:
+def _new_tensors(result: Any, source: Any) -> list[Sym | TensorConst]:
     items = result if isinstance(result, (list, tuple)) else [result]
-    return [v for v in items if isinstance(v, Sym) and v is not source]
+    return [v for v in items if isinstance(v, (Sym, TensorConst)) and v is not source]
 
 
 def _length(value: Any) -> int:

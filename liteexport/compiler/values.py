@@ -48,6 +48,7 @@ class TensorConst:
     """A tensor known at compile time (a parameter, a buffer or a folded result)."""
 
     tensor: torch.Tensor
+    state: bool = False  # a module attribute (parameter, buffer): never updated in place
 
 
 @dataclass(frozen=True)

@@ -100,3 +100,16 @@ class DataDependentIf(nn.Module):
         if bool(x * 2.0):
             return x * 2.0
         return x
+
+
+class InPlaceOnComputedConstant(nn.Module):
+    """swin_v2's pattern: an in-place ReLU on a tensor computed from weights alone."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.table = nn.Parameter(torch.randn(3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        bias = self.table * 2.0 - 0.5
+        bias.relu_()
+        return x + bias

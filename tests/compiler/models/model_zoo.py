@@ -24,7 +24,7 @@ from liteexport.compiler import compile_module
 from liteexport.parity import max_errors, within_tolerance
 from runtime_py.backends.demo import executor
 from runtime_py.backends.demo.plan import build_plan
-from runtime_py.errors import UnsupportedNodesError
+from runtime_py.errors import ModelError, UnsupportedNodesError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/, for the shim
 from torchvision_shim import import_torchvision  # noqa: E402
@@ -32,6 +32,9 @@ from torchvision_shim import import_torchvision  # noqa: E402
 # Input side per torchvision model, where the default (64) is too small or not allowed.
 _IMAGE_SIDE = {"maxvit_t": 224, "inception_v3": 96}
 _FIXED_224 = ("vit_",)  # ViTs take exactly their image_size
+
+
+PACK_LIMIT = "bundle over PTMF's 2 GB limit"
 
 
 @dataclass(frozen=True)
@@ -132,7 +135,10 @@ def evaluate(case: ZooCase, seed: int = 0) -> ZooResult:
     except UnsupportedNodesError as error:
         return ZooResult(case.name, False, error.counts, float("nan"), False, time.perf_counter() - start)
     with tempfile.TemporaryDirectory() as folder:
-        write_bundle(compiled, Path(folder) / "model.ptl")
+        try:
+            write_bundle(compiled, Path(folder) / "model.ptl")
+        except ModelError:  # compiled, but past what one PTMF flatbuffer can address
+            return ZooResult(case.name, False, {PACK_LIMIT: 1}, float("nan"), False, time.perf_counter() - start)
     seconds = time.perf_counter() - start
     rng = np.random.default_rng(seed)
     inputs = [rng.standard_normal(s).astype(np.float32) for s in case.input_shapes]

@@ -1,0 +1,98 @@
+"""The model zoo: every classification model of torchvision.models (all of them script)
+and the torch.nn models, with random weights; each lowers and matches eager torch, or
+fails with exactly its known blockers.
+
+A model that does not lower yet is an expected failure whose reason is its blocker set
+(``xfail(strict=True)`` on :class:`Blocked` only): when it starts to lower the test
+XPASSes and fails, so the table below must be updated; when its blockers change it fails
+on the assertion naming the new set. ``zoo_report.py`` prints the same facts as a table.
+
+Default run: the smallest model of each torchvision family plus the torch.nn models (about
+a minute on 2 cores). ``-m slow`` adds the rest of the zoo (the larger variants of the same
+families, up to vit_h_14 and regnet_y_128gf: many minutes and several GB of memory).
+"""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from .models.model_zoo import NN_CASES, PACK_LIMIT, ZooCase, evaluate, torchvision_case, torchvision_names
+
+# Run by default: one (small) model per torchvision family, and every torch.nn model.
+DEFAULT = {
+    "alexnet", "convnext_tiny", "densenet121", "efficientnet_b0", "efficientnet_v2_s", "googlenet",
+    "inception_v3", "maxvit_t", "mnasnet0_5", "mobilenet_v2", "mobilenet_v3_small", "regnet_x_400mf",
+    "regnet_y_400mf", "resnet18", "resnext50_32x4d", "shufflenet_v2_x0_5", "squeezenet1_0", "squeezenet1_1",
+    "swin_t", "swin_v2_t", "vgg11", "vgg11_bn", "vit_b_32", "wide_resnet50_2",
+}
+
+_TUPLE_WITH_NONE = {"prim::TupleConstruct"}  # eval outputs NamedTuple(logits, None, None)
+_SWIN = {"aten::sum", "aten::roll", "aten::slice", "aten::pad", "aten::copy", "aten::select"}
+_SWIN_V2 = _SWIN | {"aten::zero_"}
+_VIT = {"aten::select", "aten::unflatten", "aten::unsqueeze", "aten::squeeze",
+        "aten::scaled_dot_product_attention", "aten::expand", "aten::slice"}
+_ATTENTION = {"aten::select", "aten::unflatten", "aten::unsqueeze", "aten::squeeze",
+              "aten::scaled_dot_product_attention"}
+
+# Model -> the node kinds (or packing limit) keeping it from lowering today.
+EXPECTED_BLOCKERS: dict[str, set[str]] = {
+    **{f"efficientnet_b{i}": {"aten::silu_"} for i in range(8)},
+    **{f"efficientnet_v2_{s}": {"aten::silu_"} for s in "sml"},
+    "googlenet": _TUPLE_WITH_NONE,
+    "inception_v3": _TUPLE_WITH_NONE,
+    "maxvit_t": {"aten::einsum", "aten::index", "aten::unsqueeze", "aten::chunk", "aten::silu"},
+    **{f"mnasnet{s}": {"aten::mean"} for s in ("0_5", "0_75", "1_0", "1_3")},
+    "mobilenet_v2": {"aten::hardtanh_"},
+    "mobilenet_v3_large": {"aten::hardswish_", "aten::hardsigmoid"},
+    "mobilenet_v3_small": {"aten::hardswish_", "aten::hardsigmoid"},
+    "regnet_y_128gf": {PACK_LIMIT},
+    **{f"shufflenet_v2_{s}": {"aten::chunk", "aten::mean"} for s in ("x0_5", "x1_0", "x1_5", "x2_0")},
+    **{f"swin_{s}": _SWIN for s in "tsb"},
+    **{f"swin_v2_{s}": _SWIN_V2 for s in "tsb"},
+    **{name: _VIT for name in ("vit_b_16", "vit_b_32", "vit_l_16", "vit_l_32", "vit_h_14")},
+    "nn.TransformerEncoder": _ATTENTION,
+    "nn.TransformerDecoder": _ATTENTION | {"aten::split"},
+    "nn.LSTM": {"aten::zeros", "aten::lstm"},
+    "nn.GRU": {"aten::zeros", "aten::gru"},
+}
+
+
+class Blocked(Exception):
+    """The model does not lower yet, with exactly its expected blockers."""
+
+
+def _param(case: ZooCase) -> object:
+    marks = []
+    if case.name not in DEFAULT and not case.name.startswith("nn."):
+        marks.append(pytest.mark.slow)
+    expected = EXPECTED_BLOCKERS.get(case.name)
+    if expected is not None:
+        marks.append(pytest.mark.xfail(raises=Blocked, strict=True,
+                                       reason="blocked by " + ", ".join(sorted(expected))))
+    return pytest.param(case, id=case.name, marks=marks)
+
+
+CASES = [_param(torchvision_case(name)) for name in torchvision_names()] + [_param(c) for c in NN_CASES]
+
+
+@pytest.mark.torch_oracle
+@pytest.mark.parametrize("case", CASES)
+def test_zoo_model_lowers_and_matches_eager(case: ZooCase) -> None:
+    result = evaluate(case)
+    gc.collect()  # the largest models hold gigabytes
+    if not result.lowered:
+        expected = EXPECTED_BLOCKERS.get(case.name)
+        assert expected is not None, f"{case.name} no longer lowers: {result.blockers}"
+        assert set(result.blockers) == expected, (
+            f"{case.name}'s blockers changed: now {result.blockers}; update EXPECTED_BLOCKERS")
+        raise Blocked(", ".join(f"{kind} x{n}" for kind, n in result.blockers.items()))
+    assert result.matches, f"{case.name}: max abs error {result.max_abs_error:.3g} against eager torch"
+
+
+def test_every_torchvision_classification_model_is_in_the_zoo() -> None:
+    names = torchvision_names()
+    assert len(names) >= 80  # torchvision 0.28's classification zoo
+    assert DEFAULT <= set(names)
+    assert {n for n in EXPECTED_BLOCKERS if not n.startswith("nn.")} <= set(names)

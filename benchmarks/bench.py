@@ -3,6 +3,7 @@
 
     python benchmarks/bench.py                 # full run (about 5 minutes on 2 cores)
     python benchmarks/bench.py --quick         # smaller scaling sweep, shorter timings
+    python benchmarks/bench.py --plain-only    # only the plain-bytecode rows (torch's own bundles)
 
 Prints a table of ratios (ours / torch: below 1 is better for us), writes
 benchmarks/results/bench.json and benchmarks/results/bench.png. Every figure is measured
@@ -25,7 +26,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.models import CASES, Case, scaling_case  # noqa: E402
+from benchmarks.models import CASES, PLAIN_CASES, Case, scaling_case  # noqa: E402
 
 SCALING_WIDTHS = (64, 512, 2048, 8192)  # 8 * w^2 bytes of weights: 32 KB .. 512 MB
 QUICK_WIDTHS = (64, 512, 2048)
@@ -86,10 +87,43 @@ def measure_case(case: Case, folder: Path, inference: bool) -> dict[str, Any]:
     return row
 
 
-def _ratio(a: dict[str, Any] | None, b: dict[str, Any] | None, key: str) -> str:
-    if not a or not b or key not in a or key not in b or not b[key]:
+def measure_plain(case: Case, folder: Path) -> dict[str, Any]:
+    """The plain-bytecode path: torch's own bundle (flatbuffer and zip) run by runtime_py's
+    interpreter and by torch's lite interpreter, each in a fresh process."""
+    shape = "x".join(map(str, case.input_shape))
+    row: dict[str, Any] = {"case": case.name}
+    for container in ("flatbuffer", "zip"):
+        bundle = folder / f"{case.name}.{container}.ptl"
+        export = worker("export-torch", case.name, str(bundle), container)
+        if "error" in export:
+            row[container] = {"error": export["error"]}
+            continue
+        row[container] = worker("infer-plain", str(bundle), shape)
+    return row
+
+
+def plain_table(rows: list[dict[str, Any]]) -> str:
+    head = (f"{'case':<20} {'flatbuffer rt/torch':>19} {'zip rt/torch':>12}  latency ms: "
+            "runtime_py torch (flatbuffer), runtime_py torch (zip); max |difference|")
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        fb, zp = r.get("flatbuffer", {}), r.get("zip", {})
+        ms = [f"{d[k] * 1e3:.3f}" if k in d else "n/a" for d in (fb, zp) for k in ("runtime_py", "torch")]
+        difference = max((d["max_abs_difference"] for d in (fb, zp) if "max_abs_difference" in d), default=None)
+        lines.append(f"{r['case']:<20} {_ratio(fb, fb, 'runtime_py', 'torch'):>19} "
+                     f"{_ratio(zp, zp, 'runtime_py', 'torch'):>12}  {ms[0]} {ms[1]}, {ms[2]} {ms[3]}; "
+                     f"{'n/a' if difference is None else f'{difference:.1e}'}")
+    lines.append("plain bytecode path: torch's own bundle of the model (torch.jit.script + "
+                 "_save_for_lite_interpreter) run by runtime_py's interpreter vs torch's lite interpreter, "
+                 "in one process with their rounds interleaved (ratio runtime_py / torch)")
+    return "\n".join(lines)
+
+
+def _ratio(a: dict[str, Any] | None, b: dict[str, Any] | None, key: str, b_key: str | None = None) -> str:
+    b_key = b_key or key
+    if not a or not b or key not in a or b_key not in b or not b[b_key]:
         return "n/a"
-    return f"{a[key] / b[key]:.2f}x"
+    return f"{a[key] / b[b_key]:.2f}x"
 
 
 def _ms(d: dict[str, Any] | None) -> str:
@@ -169,12 +203,20 @@ def plot(rows: list[dict[str, Any]], scaling: list[dict[str, Any]], path: Path) 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="smaller scaling sweep")
+    parser.add_argument("--plain-only", action="store_true", help="only the plain-bytecode rows")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     parser.add_argument("--case", action="append", choices=[c.name for c in CASES],
                         help="measure only this case (repeatable); prints its rows, no scaling sweep, writes nothing")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
+        if not args.case:
+            plain = [measure_plain(case, Path(tmp)) for case in PLAIN_CASES]
+            print(plain_table(plain), flush=True)
+            if args.plain_only:
+                (args.out / "bench_plain.json").write_text(json.dumps({"plain": plain}, indent=2))
+                print(f"\nwrote {args.out / 'bench_plain.json'}")
+                return
         chosen = [case for case in CASES if not args.case or case.name in args.case]
         rows = [measure_case(case, Path(tmp), inference=True) for case in chosen]
         print(table(rows), flush=True)
@@ -189,7 +231,7 @@ def main() -> None:
         print("\nscaling (weights from KB to ~512 MB):")
         print(table(scaling))
         print(load_scaling(scaling))
-    (args.out / "bench.json").write_text(json.dumps({"cases": rows, "scaling": scaling}, indent=2))
+    (args.out / "bench.json").write_text(json.dumps({"cases": rows, "scaling": scaling, "plain": plain}, indent=2))
     try:
         plot(rows, scaling, args.out / "bench.png")
     except ImportError:

@@ -1,5 +1,6 @@
 """The benchmark's models: what the demo compiler supports, from overhead-bound to
-compute-bound, plus an MLP whose width scales the weights from kilobytes to ~512 MB."""
+compute-bound, plus an MLP whose width scales the weights from kilobytes to ~512 MB; and the
+plain-bytecode cases: torchvision models and a gated MLP, run from torch's own bundles."""
 
 from __future__ import annotations
 
@@ -69,6 +70,30 @@ class EncoderLayer(nn.Module):
         return self.norm2(x + self.ff2(F.gelu(self.ff1(x))))
 
 
+class GatedMLP(nn.Module):
+    """A transformer-style gated feed-forward block: x + W2(silu(W1 norm(x)) * W3 norm(x))."""
+
+    def __init__(self, d_model: int = 64, hidden: int = 256) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(d_model)
+        self.gate, self.up = nn.Linear(d_model, hidden), nn.Linear(d_model, hidden)
+        self.down = nn.Linear(hidden, d_model)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.norm(x)
+        return x + self.down(F.silu(self.gate(h)) * self.up(h))
+
+
+def _torchvision(name: str) -> Callable[[], nn.Module]:
+    def make() -> nn.Module:
+        from benchmarks.torchvision_shim import import_torchvision
+
+        model: nn.Module = getattr(import_torchvision().models, name)()
+        return model
+
+    return make
+
+
 @dataclass(frozen=True)
 class Case:
     name: str
@@ -77,23 +102,23 @@ class Case:
     compute_bound: bool
 
 
-def torchvision_model(name: str) -> Callable[[], nn.Module]:
-    """A torchvision classification model with random weights (seeded)."""
-    def make() -> nn.Module:
-        from tests.torchvision_shim import import_torchvision
-
-        torch.manual_seed(0)
-        return import_torchvision().models.get_model(name)
-    return make
-
-
 CASES = (
     Case("tiny_mlp", TinyMLP, (1, 16), False),
     Case("mlp_1024", WideMLP, (8, 1024), True),
     Case("cnn_224", SmallCNN, (1, 3, 224, 224), True),
     Case("encoder", EncoderLayer, (1, 64, 256), True),
-    Case("resnet18", torchvision_model("resnet18"), (1, 3, 224, 224), True),
-    Case("mobilenet_v2", torchvision_model("mobilenet_v2"), (1, 3, 224, 224), True),
+    Case("resnet18", _torchvision("resnet18"), (1, 3, 224, 224), True),
+    Case("mobilenet_v2", _torchvision("mobilenet_v2"), (1, 3, 224, 224), True),
+)
+
+
+# torch's own bundles of these (torch.jit.script + _save_for_lite_interpreter) run by runtime_py's
+# interpreter and operator table against torch's lite interpreter: the plain-bytecode path
+PLAIN_CASES = (
+    Case("gated_mlp", GatedMLP, (1, 64), False),
+    Case("gated_mlp_16", lambda: GatedMLP(256, 1024), (16, 256), True),
+    *(Case(name, _torchvision(name), (1, 3, 224, 224), True)
+      for name in ("resnet18", "mobilenet_v2", "mobilenet_v3_small", "shufflenet_v2_x0_5", "squeezenet1_1")),
 )
 
 

@@ -3,6 +3,7 @@
     python -m benchmarks.worker export-ours CASE OUT      python -m benchmarks.worker load-ours BUNDLE
     python -m benchmarks.worker export-torch CASE OUT     python -m benchmarks.worker load-torch BUNDLE
     python -m benchmarks.worker infer ENGINE BUNDLE SHAPE
+    python -m benchmarks.worker infer-plain BUNDLE SHAPE   (runtime_py and torch, rounds interleaved)
 
 prints one JSON object. Threads are pinned to one (set before numpy/torch load).
 """
@@ -69,10 +70,48 @@ def _median_time(fn: Callable[[], Any], budget: float = 2.0, min_runs: int = 5, 
     return min(medians)
 
 
-def _case(name: str) -> Any:
-    from benchmarks.models import CASES, scaling_case
+def _paired_times(fns: dict[str, Callable[[], Any]], budget: float = 4.0, rounds: int = 10) -> dict[str, float]:
+    """``_median_time`` for several engines at once, their rounds interleaved: each engine's figure
+    is the lowest of its round medians, and the VM's slow and fast phases hit every engine alike
+    (measured one after the other, the same code came out 1.6x and 2.6x slower than torch)."""
+    for fn in fns.values():
+        fn()  # warm up
+    medians: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            times: list[float] = []
+            start = time.perf_counter()
+            while len(times) < 3 or (time.perf_counter() - start < budget / rounds / len(fns)):
+                t0 = time.perf_counter()
+                fn()
+                times.append(time.perf_counter() - t0)
+            medians[name].append(statistics.median(times))
+    return {name: min(values) for name, values in medians.items()}
 
-    for case in CASES:
+
+def infer_plain(bundle: str, shape: str) -> dict[str, float]:
+    """torch's own bundle in runtime_py and in torch's lite interpreter, in one process, rounds
+    interleaved; also the largest difference between their outputs."""
+    import torch
+    import torch.jit.mobile
+
+    import runtime_py
+
+    torch.set_num_threads(1)
+    x = np.random.default_rng(0).standard_normal(tuple(int(d) for d in shape.split("x"))).astype(np.float32)
+    module = runtime_py.load(bundle)
+    lite = torch.jit.mobile._load_for_lite_interpreter(bundle)
+    tx = torch.from_numpy(x)
+    with torch.no_grad():
+        difference = float(np.max(np.abs(np.asarray(module.forward(x)) - lite(tx).numpy())))
+        times = _paired_times({"runtime_py": lambda: module.forward(x), "torch": lambda: lite(tx)})
+    return {**times, "max_abs_difference": difference}
+
+
+def _case(name: str) -> Any:
+    from benchmarks.models import CASES, PLAIN_CASES, scaling_case
+
+    for case in (*CASES, *PLAIN_CASES):
         if case.name == name:
             return case
     return scaling_case(int(name.removeprefix("mlp_w")))
@@ -95,15 +134,17 @@ def export_ours(case_name: str, out: str) -> dict[str, float]:
     return {"seconds": time.perf_counter() - t0, "peak_mb": _peak_rss_mb() - base}
 
 
-def export_torch(case_name: str, out: str) -> dict[str, float]:
+def export_torch(case_name: str, out: str, container: str = "flatbuffer") -> dict[str, float]:
+    """torch's own bundle of the plain model; ``container`` "zip" for the pickle-in-zip format."""
     import torch
 
     torch.set_num_threads(1)
+    torch.manual_seed(0)
     model = _case(case_name).make().eval()
     gc.collect()
     base = _reset_peak_rss_mb()
     t0 = time.perf_counter()
-    torch.jit.script(model)._save_for_lite_interpreter(out, _use_flatbuffer=True)
+    torch.jit.script(model)._save_for_lite_interpreter(out, _use_flatbuffer=container == "flatbuffer")
     return {"seconds": time.perf_counter() - t0, "peak_mb": _peak_rss_mb() - base}
 
 
@@ -135,8 +176,11 @@ def load_torch(bundle: str, ours: str = "") -> dict[str, float]:
     return _load(lambda: torch.jit.mobile._load_for_lite_interpreter(bundle))
 
 
-NATIVE_TOOL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                           "android_sample", "native", "build", "liteexport_native_run")
+# android_sample/native/build.sh host: under native/ when built with the JNI library (a JDK is there)
+_NATIVE_BUILD = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "android_sample", "build", "host")
+NATIVE_TOOL = next((path for path in (os.path.join(_NATIVE_BUILD, "native", "liteexport_native_run"),
+                                      os.path.join(_NATIVE_BUILD, "liteexport_native_run")) if os.path.exists(path)),
+                   os.path.join(_NATIVE_BUILD, "native", "liteexport_native_run"))
 
 
 def _infer_native(bundle: str, x: np.ndarray) -> dict[str, float]:
@@ -147,7 +191,7 @@ def _infer_native(bundle: str, x: np.ndarray) -> dict[str, float]:
     import tempfile
 
     if not os.path.exists(NATIVE_TOOL):
-        raise SystemExit(f"{NATIVE_TOOL} is not built: run android_sample/native/run_tests.sh")
+        raise SystemExit(f"{NATIVE_TOOL} is not built: run android_sample/native/build.sh host")
     with tempfile.NamedTemporaryFile(suffix=".bin") as f:
         f.write(b"LXT1" + struct.pack("<I", x.ndim) + struct.pack(f"<{x.ndim}q", *x.shape) + x.tobytes())
         f.flush()
@@ -187,7 +231,7 @@ def infer(engine: str, bundle: str, shape: str) -> dict[str, float]:
 
 COMMANDS: dict[str, Callable[..., dict[str, float]]] = {
     "export-ours": export_ours, "export-torch": export_torch, "load-ours": load_ours,
-    "load-torch": load_torch, "infer": infer,
+    "load-torch": load_torch, "infer": infer, "infer-plain": infer_plain,
 }
 
 if __name__ == "__main__":

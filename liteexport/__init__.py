@@ -1,3 +1,7 @@
 """liteexport: lower PyTorch models through the demo compiler backend into PTMF bundles."""
 
 __version__ = "0.1.0"
+
+from liteexport.api import export, lower  # noqa: E402  (after __version__: the CLI imports it)
+
+__all__ = ["__version__", "export", "lower"]

@@ -1,14 +1,28 @@
-"""Write files so that readers only ever see the old file or the complete new one."""
+"""Write files so that readers only ever see the old file or the complete new one, and so that
+an interrupted write leaves nothing behind.
+
+The data goes to a temporary file in the target's folder, which is then renamed over the
+target. Where Linux allows it, the temporary file is anonymous (``O_TMPFILE``): it has no name
+until it is complete, when ``linkat`` gives it one for the rename an instant later, so a process
+killed mid-write (SIGKILL, OOM) leaves nothing on disk. Elsewhere the temporary file is named
+``.<target>.<pid>.<random>.tmp``, and each write to a target first removes the temporary files
+of that target whose process is gone (those a crash left).
+"""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
 from runtime_py.errors import OutputError
+
+_TMP_SUFFIX = ".tmp"
+# linkat needs /proc to name an O_TMPFILE file (without CAP_DAC_READ_SEARCH)
+_ANONYMOUS = hasattr(os, "O_TMPFILE") and os.path.isdir("/proc/self/fd")
 
 
 def write_atomic(path: str | Path, data: bytes | memoryview | Iterable[bytes | memoryview]) -> None:
@@ -28,8 +42,13 @@ def write_atomic(path: str | Path, data: bytes | memoryview | Iterable[bytes | m
     if target.is_dir():
         raise OutputError(f"cannot write {target}: it is a directory")
     folder = target.parent if str(target.parent) else Path(".")
+    prefix = f".{target.name}.{os.getpid()}."
+    tmp_name: str | None = None  # the temporary file's name, once it has one
     try:
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+        remove_stale_temps(folder, target.name)
+        fd = _open_anonymous(folder)
+        if fd is None:
+            fd, tmp_name = tempfile.mkstemp(prefix=prefix, suffix=_TMP_SUFFIX, dir=folder)
     except OSError as exc:
         raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from exc
     try:
@@ -43,11 +62,71 @@ def write_atomic(path: str | Path, data: bytes | memoryview | Iterable[bytes | m
                 os.posix_fallocate(tmp.fileno(), 0, size)
             for chunk in chunks:
                 tmp.write(chunk)
-        os.chmod(tmp_name, 0o644)
+            tmp.flush()
+            os.fchmod(tmp.fileno(), 0o644)
+            if tmp_name is None:  # anonymous: named only now, complete, for the rename
+                tmp_name = _link(tmp.fileno(), folder, prefix)
         os.replace(tmp_name, target)
     except BaseException as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
+        if tmp_name is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp_name)
         if isinstance(exc, OSError):
             raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from exc
         raise
+
+
+def _open_anonymous(folder: Path) -> int | None:
+    """A nameless file in ``folder`` open for writing, or None where the OS or file system has none."""
+    if not _ANONYMOUS:
+        return None
+    try:
+        return os.open(folder, os.O_TMPFILE | os.O_WRONLY, 0o600)
+    except OSError as exc:
+        if exc.errno in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):
+            return None  # a file system (or kernel) without O_TMPFILE: use a named temporary file
+        raise
+
+
+def _link(fd: int, folder: Path, prefix: str) -> str:
+    """Give the anonymous file ``fd`` a fresh temporary name in ``folder``; return its path."""
+    dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(100):
+            name = f"{prefix}{os.urandom(6).hex()}{_TMP_SUFFIX}"
+            try:
+                # a dir fd makes os.link call linkat(..., AT_SYMLINK_FOLLOW): /proc/self/fd/N is the file
+                os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=dir_fd)
+            except FileExistsError:
+                continue
+            return str(folder / name)
+        raise FileExistsError(f"no free temporary name in {folder}")
+    finally:
+        os.close(dir_fd)
+
+
+def remove_stale_temps(folder: Path, name: str) -> list[str]:
+    """Remove the temporary files of target ``name`` in ``folder`` whose writing process is gone
+    (a crash or SIGKILL left them: the temporary file is named only where O_TMPFILE is missing,
+    and for the instant before its rename). Returns the names removed."""
+    prefix = f".{name}."
+    removed = []
+    for entry in os.scandir(folder):
+        if not (entry.name.startswith(prefix) and entry.name.endswith(_TMP_SUFFIX)):
+            continue
+        pid = entry.name[len(prefix):].split(".", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
+                removed.append(entry.name)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True

@@ -98,7 +98,8 @@ def cli(debug: bool) -> None:
     \b
     Exit codes:
       0 success, 2 usage error, 3 bad model, 4 unsupported nodes,
-      5 bad bundle, 6 bad input, 7 execution failure, 8 output not writable,
+      5 bad bundle, 6 bad input, 7 execution failure (--max-instructions/--timeout
+      exceeded included), 8 output not writable,
       9 verification failed,
       70 internal error (a bug in liteexport: please report it)
     """
@@ -124,9 +125,14 @@ def cli(debug: bool) -> None:
                    "compiled program is run in runtime_py and the model in torch on the same inputs, and the "
                    "export fails with exit code 9 when they differ).")
 @click.option("-q", "--quiet", is_flag=True, help="Do not print progress to stderr.")
+@click.option("--lower", "lower", multiple=True, metavar="SUBMODULE|auto",
+              help="Compile only this submodule (dotted name; repeat for several) and keep the rest as "
+                   "TorchScript bytecode; 'auto' picks the largest submodules that compile and lists the rest "
+                   "with why. Uses liteexport's torch backend (a C++ compiler on first use).")
 def export(model: str, output: str, methods: tuple[str, ...],
            input_shapes: tuple[tuple[str, tuple[tuple[int, ...], ...]], ...],
-           example_inputs: tuple[tuple[str, str], ...], no_check: bool, quiet: bool) -> None:
+           example_inputs: tuple[tuple[str, str], ...], no_check: bool, quiet: bool,
+           lower: tuple[str, ...]) -> None:
     """Script MODEL in eval mode, compile it with the demo backend and write a bundle.
 
     MODEL is a TorchScript archive written by torch.jit.save (model.pt; scripted or
@@ -144,6 +150,8 @@ def export(model: str, output: str, methods: tuple[str, ...],
       liteexport export net.py:build -o net.ptl --input-shape forward:1x3x224x224
       liteexport export net.py:Net -o net.ptl --input-shape forward:1x16,1x4 --quiet
       liteexport export net.py:Net -o net.ptl --example-inputs x1.npy --example-inputs x2.npy
+      liteexport export net.py:Net -o net.ptl --lower encoder --lower head
+      liteexport export net.py:Net -o net.ptl --lower auto
     """
     from liteexport.model_loading import load_model
     from liteexport.progress import Progress
@@ -157,6 +165,17 @@ def export(model: str, output: str, methods: tuple[str, ...],
     _check_output(output)
     progress(f"loading and scripting {model}")
     scripted, functions = load_model(model)
+    from liteexport.partial import export_partial, has_lowered_parts, write_mixed
+
+    if lower or has_lowered_parts(scripted):  # mixed bundle: lowered parts and TorchScript bytecode
+        if methods or input_shapes or example_inputs:
+            raise InputError("--method, --input-shape and --example-inputs apply to whole-module lowering, "
+                             "not to --lower or a module already lowered")
+        if lower:
+            click.echo(export_partial(scripted, output, list(lower)).summary(output))
+        else:
+            click.echo(f"Wrote {output}: {write_mixed(scripted, output):,} bytes (lowered by torch's to_backend)")
+        return
     # Imported after loading: the compiler and packer need torch only through the scripted module.
     from liteexport.bundle import write_bundle
     from liteexport.compiler import compile_module
@@ -217,6 +236,17 @@ def inspect(bundle: str, as_json: bool) -> None:
     click.echo(json.dumps(description, indent=2) if as_json else format_description(description))
 
 
+def _run_limit_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--max-instructions and --timeout: the limits of each method call runtime_py runs."""
+    command = click.option(
+        "--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+        help="Stop a method call of runtime_py that runs longer than this (exit 7). Default: no limit.")(command)
+    return click.option(
+        "--max-instructions", type=click.IntRange(min=1), default=None, metavar="N",
+        help="Stop a method call of runtime_py that interprets more than N bytecode instructions (exit 7): "
+             "a hostile bundle can loop forever. Compiled programs are not counted. Default: no limit.")(command)
+
+
 @cli.command(short_help="Run a method of a bundle with runtime_py.")
 @click.argument("bundle", metavar="BUNDLE")
 @click.option("--method", default="forward", show_default=True, metavar="NAME", help="Method to run.")
@@ -229,8 +259,9 @@ def inspect(bundle: str, as_json: bool) -> None:
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed for --random inputs.")
 @click.option("-o", "--output", "output", type=click.Path(),
               help="Save outputs to this .npz (as output_0, output_1, ...) instead of printing them.")
+@_run_limit_options
 def run(bundle: str, method: str, input_files: tuple[str, ...], randoms: tuple[RandomSpec, ...], seed: int,
-        output: str | None) -> None:
+        output: str | None, max_instructions: int | None, timeout: float | None) -> None:
     """Run a method of BUNDLE with runtime_py (numpy, no torch) and show its outputs.
 
     \b
@@ -238,6 +269,7 @@ def run(bundle: str, method: str, input_files: tuple[str, ...], randoms: tuple[R
       liteexport run tiny.ptl --input x.npy
       liteexport run tiny.ptl --random 1x3x32x32 --seed 1
       liteexport run model.ptl --method encode --input inputs.npz --output out.npz
+      liteexport run untrusted.ptl --random 1x3x32x32 --max-instructions 1000000 --timeout 10
     """
     import runtime_py
     from liteexport.inspect_bundle import format_signature
@@ -245,7 +277,7 @@ def run(bundle: str, method: str, input_files: tuple[str, ...], randoms: tuple[R
 
     if output is not None:
         _check_output(output)
-    module = runtime_py.load(bundle)
+    module = runtime_py.load(bundle, max_instructions=max_instructions, timeout=timeout)
     schema = module.method_schema(method)  # InputError naming the methods there are
     arg_names = [a.name for a in schema.arguments if a.name != "self"]
     inputs = collect_inputs(input_files, randoms, seed, arg_names)
@@ -268,7 +300,9 @@ def run(bundle: str, method: str, input_files: tuple[str, ...], randoms: tuple[R
                                       "(built on first use with a C++ compiler).")
 @click.option("--atol", default=1e-5, show_default=True, type=float, help="Absolute tolerance.")
 @click.option("--rtol", default=1e-4, show_default=True, type=float, help="Relative tolerance.")
-def verify(bundle: str, engine: str, atol: float, rtol: float) -> None:
+@_run_limit_options
+def verify(bundle: str, engine: str, atol: float, rtol: float, max_instructions: int | None,
+           timeout: float | None) -> None:
     """Run the test vectors stored in BUNDLE (export --example-inputs) on each engine.
 
     Reports, per method, vector and output, the max abs/rel error against torch's
@@ -285,7 +319,7 @@ def verify(bundle: str, engine: str, atol: float, rtol: float) -> None:
     from liteexport.verify import ENGINES, format_report, verify_bundle
 
     engines = ENGINES if engine == "all" else (engine,)
-    report = verify_bundle(bundle, engines, atol=atol, rtol=rtol)
+    report = verify_bundle(bundle, engines, atol=atol, rtol=rtol, max_instructions=max_instructions, timeout=timeout)
     click.echo(format_report(report, atol, rtol))
     if not report.passed:
         failed = sum(not c.passed for c in report.checks)

@@ -76,6 +76,7 @@ def _torchscript_quietly() -> Iterator[None]:
 def _load_archive(path: Path) -> tuple[torch.jit.ScriptModule, Any]:
     _check_file(path)
     torch = _import_torch()
+    _backend_for_lowered(path)
 
     try:
         with _torchscript_quietly():
@@ -87,6 +88,22 @@ def _load_archive(path: Path) -> tuple[torch.jit.ScriptModule, Any]:
         raise ModelError(f"cannot load {path} as a TorchScript archive (written by torch.jit.save): "
                          f"{_first_line(exc)}") from exc
     return module.eval(), unit
+
+
+def _backend_for_lowered(path: Path) -> None:
+    """An archive holding a module lowered by torch's to_backend loads only with its backend
+    registered (loading runs the backend's compile): load liteexport's first."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            lowered = any("/LoweredModule/" in name for name in archive.namelist())
+    except (OSError, zipfile.BadZipFile):
+        return  # torch.jit.load says what is wrong with the file
+    if lowered:
+        from liteexport.torch_backend import load_torch_backend
+
+        load_torch_backend()
 
 
 def _import_file(path: Path) -> ModuleType:

@@ -8,10 +8,13 @@ run code) and from ``--random SHAPE[:DTYPE]`` specs; outputs are printed or save
 from __future__ import annotations
 
 import io
+import math
+import os
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -47,6 +50,8 @@ class RandomSpec:
 
     def make(self, rng: np.random.Generator) -> np.ndarray:
         """Standard normal floats, small integers, or fair booleans."""
+        # generated as float64/int64 first: 8 bytes an element at the peak
+        _check_fits_in_memory(math.prod(self.shape) * 8, f"--random {'x'.join(map(str, self.shape))}")
         kind = np.dtype(self.dtype).kind
         if kind == "f":
             return rng.standard_normal(self.shape).astype(self.dtype)
@@ -55,10 +60,57 @@ class RandomSpec:
         return rng.integers(0, 10, size=self.shape).astype(self.dtype)
 
 
+def _check_fits_in_memory(nbytes: int, what: str) -> None:
+    """Refuse an input bigger than this machine's memory before numpy tries to allocate it."""
+    memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 1 << 62
+    if nbytes > memory:
+        raise InputError(f"{what} needs {nbytes:,} bytes, more than this machine's memory ({memory:,} bytes)")
+
+
+# deflate expands at most ~1032x: a member claiming more than this per stored byte is lying
+_MAX_DEFLATE_RATIO = 1100
+
+
+def _check_claimed_sizes(path: str | Path) -> None:
+    """An array file's header says how big its array is, and numpy allocates that before reading:
+    a header claiming 10**15 elements must be a bad input, not a MemoryError. Every array must fit
+    in the bytes that follow its header (in its npz member, for an .npz)."""
+    with open(path, "rb") as f:
+        if f.read(len(np.lib.format.MAGIC_PREFIX)) != np.lib.format.MAGIC_PREFIX:
+            if zipfile.is_zipfile(f):
+                try:
+                    with zipfile.ZipFile(f) as archive:
+                        for info in archive.infolist():
+                            stored = info.compress_size * (1 if info.compress_type == zipfile.ZIP_STORED
+                                                           else _MAX_DEFLATE_RATIO)
+                            with archive.open(info) as member:
+                                _check_header(member, min(info.file_size, stored), f"{path} member {info.filename}")
+                except (zipfile.BadZipFile, RuntimeError, NotImplementedError, EOFError, ValueError) as exc:
+                    raise InputError(f"input file {path} is not an .npz archive numpy reads: {exc}") from exc
+            return  # anything else: np.load says what is wrong
+        f.seek(0)
+        _check_header(f, os.fstat(f.fileno()).st_size, str(path))
+
+
+def _check_header(f: Any, size: int, what: str) -> None:
+    try:
+        version = np.lib.format.read_magic(f)
+        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, _, dtype = read_header(f)
+    except (ValueError, EOFError, OSError):
+        return  # np.load reports a malformed header itself
+    nbytes = math.prod(shape) * dtype.itemsize
+    available = size - f.tell()
+    if nbytes > available:
+        raise InputError(f"input {what}: its header claims an array of shape {tuple(shape)} and dtype {dtype} "
+                         f"({nbytes:,} bytes), but only {max(available, 0):,} bytes follow it")
+
+
 def read_input_file(path: str | Path, arg_names: Sequence[str]) -> list[np.ndarray]:
     """The arrays in one input file: a ``.npy`` holds one; a ``.npz`` holds several, taken
     in the order of ``arg_names`` when its keys are exactly those names, else in file order."""
     try:
+        _check_claimed_sizes(path)
         loaded = np.load(path, allow_pickle=False)
         if not isinstance(loaded, np.lib.npyio.NpzFile):
             return [np.asarray(loaded)]
@@ -69,6 +121,8 @@ def read_input_file(path: str | Path, arg_names: Sequence[str]) -> list[np.ndarr
             return [loaded[k] for k in keys]
     except OSError as exc:
         raise InputError(f"cannot read input file {path}: {exc.strerror or exc}") from exc
+    except MemoryError as exc:  # what the size checks cannot foresee (memory already in use)
+        raise InputError(f"input file {path} holds more than fits in memory") from exc
     except (ValueError, EOFError, zipfile.BadZipFile) as exc:  # not npy/npz, truncated, or pickled objects
         summary = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise InputError(f"input file {path} is not a .npy/.npz array file numpy reads without pickle: "
@@ -80,7 +134,10 @@ def collect_inputs(files: Sequence[str], randoms: Sequence[RandomSpec], seed: in
     """Every input in call order: the files' arrays first, then the random ones."""
     arrays = [a for f in files for a in read_input_file(f, arg_names)]
     rng = np.random.default_rng(seed)
-    return arrays + [spec.make(rng) for spec in randoms]
+    try:
+        return arrays + [spec.make(rng) for spec in randoms]
+    except MemoryError as exc:  # what the size check cannot foresee (memory already in use)
+        raise InputError("the --random inputs do not fit in memory") from exc
 
 
 def output_names(count: int) -> list[str]:

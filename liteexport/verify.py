@@ -24,6 +24,7 @@ from runtime_py.backends.demo.plan import build_plan, instruction_label
 from runtime_py.errors import LiteExportError, UserError
 from runtime_py.format.debug_table import DebugTable
 from runtime_py.format.program import Program
+from runtime_py.interpreter import RunLimitExceeded
 from runtime_py.module import Module, load
 
 ENGINES = ("runtime_py", "torch")
@@ -149,9 +150,11 @@ def localize(method: str, n: int, program: Program, weights: list[np.ndarray], v
 
 
 def verify_bundle(path: str | Path, engines: Sequence[str] = ("runtime_py",), atol: float = 1e-5,
-                  rtol: float = 1e-4) -> VerifyReport:
-    """Run the stored test vectors of the bundle at ``path`` on ``engines``."""
-    module = load(path)
+                  rtol: float = 1e-4, max_instructions: int | None = None,
+                  timeout: float | None = None) -> VerifyReport:
+    """Run the stored test vectors of the bundle at ``path`` on ``engines``; runtime_py's
+    method calls under the given limits (exceeding one raises RunLimitExceeded)."""
+    module = load(path, max_instructions=max_instructions, timeout=timeout)
     content = module.ptmf.extra_file(TEST_VECTORS_EXTRA_FILE)
     if content is None:
         raise UserError(f"{path} holds no test vectors: export it with --example-inputs")
@@ -165,6 +168,8 @@ def verify_bundle(path: str | Path, engines: Sequence[str] = ("runtime_py",), at
             for n, vector in enumerate(items):
                 try:
                     got = run(method, vector.inputs)
+                except RunLimitExceeded:
+                    raise  # not a wrong output: the limits given stop the whole verification
                 except (LiteExportError, RuntimeError) as exc:
                     report.checks.append(OutputCheck(engine, method, n, -1, np.inf, np.inf, False,
                                                      str(exc).splitlines()[0]))

@@ -15,12 +15,13 @@ if TYPE_CHECKING:
     from runtime_py.module import Module
 
 
-def load(path: str | Path) -> Module:
-    """Memory-map, verify and load the bundle at ``path`` (see runtime_py.module.load)."""
+def load(path: str | Path, *, max_instructions: int | None = None, timeout: float | None = None) -> Module:
+    """Memory-map, verify and load the bundle at ``path`` (see runtime_py.module.load);
+    ``max_instructions``/``timeout`` (seconds) optionally limit each method call."""
     # Imported here so that the format layer (runtime_py.format) can be used on its own.
     from runtime_py.module import load as _load
 
-    return _load(path)
+    return _load(path, max_instructions=max_instructions, timeout=timeout)
 
 
 __all__ = ["load"]

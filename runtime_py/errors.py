@@ -8,11 +8,18 @@ prints ``Error: <message>`` and exits with the error's ``exit_code``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 
 class LiteExportError(Exception):
     """Base of every error liteexport and runtime_py raise on purpose."""
 
     exit_code = 1
+    # the structured form of the demo backend's errors (runtime_py/error_codes.py): a code of
+    # schema/demo_errors.toml and its fields as text; "" and none for other errors
+    code: str = ""
+    fields: Mapping[str, str] = MappingProxyType({})
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -54,6 +61,15 @@ class FormatError(UserError):
         self.where = where
         super().__init__(f"{message} (at {where})" if where else message)
 
+    def at(self, where: str) -> FormatError:
+        """This error, or, when it does not say where, the same one located at ``where`` (for a
+        caller that knows the table or record a lower layer was reading)."""
+        if self.where:
+            return self
+        located = type(self)(self.message, where=where)
+        located.code, located.fields = self.code, self.fields
+        return located
+
 
 class InputError(UserError):
     """Inputs given to `run` cannot be read or do not fit the method."""
@@ -69,6 +85,9 @@ class ExecutionError(UserError):
 
     def __init__(self, message: str, *, debug_handle: int = -1) -> None:
         self.debug_handle = debug_handle
+        # the handle of the instruction each bytecode frame was running, innermost first, as
+        # torch's lite interpreter stacks them (runtime_py.delegate_trace renders the stack)
+        self.outer_handles: list[int] = []
         super().__init__(message)
 
 

@@ -13,6 +13,8 @@ values, lists/tuples/dicts Python containers, devices strings ("cpu"), dtypes in
 from __future__ import annotations
 
 import logging
+import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -20,6 +22,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from runtime_py.blocks import block_spans, compile_block, pop_n
 from runtime_py.errors import ExecutionError, FormatError, LiteExportError
 from runtime_py.format.ptmf import NUMPY_DTYPES, OpCode
 from runtime_py.value_format import format_ivalue
@@ -58,6 +61,16 @@ class Code:
         """(handler, X, N) per instruction, resolved once so the loop does no lookups; on first
         run, not at load: many functions of a bundle never run (lowered wrappers, __getstate__)."""
         return tuple([(HANDLERS.get(op) or _unknown(op), x, n) for op, x, n in self.instructions])
+
+    @cached_property
+    def plan(self) -> tuple[tuple[Handler, int, int], ...]:
+        """``steps`` with each straight-line run replaced, at its first pc, by one compiled block
+        (runtime_py.blocks) that leaves pc on the run's last instruction. The other steps of a
+        run stay in place but are never reached: no jump lands inside a run."""
+        steps = list(self.steps)
+        for start, end in block_spans(self.instructions):
+            steps[start] = (compile_block(self.instructions, start, end), 0, 0)
+        return tuple(steps)
 
     def debug_handle(self, pc: int) -> int:
         if self.debug_handles is None or not 0 <= pc < len(self.debug_handles):
@@ -105,11 +118,27 @@ class LoadBudget:
         self.max_value_size = max_value_size
         self.depth = 0
 
+    def refill(self, f: Frame) -> None:
+        """Called when ``instructions_left`` goes below 0: raise, or allow more instructions."""
+        raise FormatError(f"load-time code exceeded the instruction budget of {self.instructions} "
+                          f"instructions (at pc {f.pc} of function {f.code.qn}) at load: an endless loop?",
+                          where=f"{f.code.qn}.instructions[{f.pc}]")
+
+    def too_deep(self, code: Code) -> LiteExportError:
+        return FormatError(f"load-time code exceeded the call-depth limit of {self.MAX_CALL_DEPTH} "
+                           f"(calling {code.qn}) at load", where=code.qn)
+
+    def out_of_memory(self, code: Code, pc: int) -> LiteExportError:
+        return FormatError(f"load-time code ran out of memory at pc {pc} of function {code.qn}",
+                           where=f"{code.qn}.instructions[{pc}]")
+
     def check_value(self, value: Any, where: str) -> None:
         """Refuse a value larger than the budget allows (a tensor's bytes, a container's length)."""
         if isinstance(value, np.ndarray):
             size = value.size * value.itemsize if value.size else 0
-        elif isinstance(value, (list, tuple, dict)):
+        elif isinstance(value, tuple):  # walked as a tree by hash and ==: shared items count each time
+            size = 8 * tuple_tree_size(value, self.max_value_size // 8 + 1)
+        elif isinstance(value, (list, dict)):
             size = 8 * len(value)  # a pointer per item at least
         elif isinstance(value, (str, bytes)):
             size = len(value)
@@ -117,7 +146,77 @@ class LoadBudget:
             return
         if size > self.max_value_size:
             raise FormatError(f"load-time code built a value of {size} bytes, more than the "
-                              f"{self.max_value_size} the bundle's size allows ({where})")
+                              f"{self.max_value_size} the bundle's size allows", where=where)
+
+
+class RunLimitExceeded(ExecutionError):
+    """A method call ran past the instruction budget or time limit its caller set."""
+
+
+class RunBudget(LoadBudget):
+    """Optional limits of one method call at run time (``runtime_py.load(path, max_instructions=...,
+    timeout=...)``, ``liteexport run --max-instructions/--timeout``): a hostile bundle's bytecode can
+    jump to itself or loop 2**62 times. The loop counts down ``instructions_left`` as at load; each
+    time it runs out (every CHECK_EVERY instructions when a timeout is set) ``refill`` checks the
+    clock and the total. Values are not capped (inputs may be large), calls nest up to
+    MAX_CALL_DEPTH (TorchScript has no recursion). Exceeding a limit is a RunLimitExceeded (exit 7)."""
+
+    MAX_CALL_DEPTH = 256
+    CHECK_EVERY = 4096
+    MAX_TUPLE_TREE = 1 << 24
+
+    def __init__(self, max_instructions: int | None = None, timeout: float | None = None) -> None:
+        super().__init__(max_instructions if max_instructions is not None else sys.maxsize, sys.maxsize)
+        self.timeout = timeout
+        self.deadline = time.monotonic() + timeout if timeout is not None else None
+        self.total_left = self.instructions  # not yet handed out to instructions_left
+        self.instructions_left = 0
+        self._hand_out()
+
+    def _hand_out(self) -> None:
+        chunk = min(self.total_left, self.CHECK_EVERY) if self.deadline is not None else self.total_left
+        self.total_left -= chunk
+        self.instructions_left += chunk
+
+    def refill(self, f: Frame) -> None:
+        where = f"at pc {f.pc} of function {f.code.qn}"
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise RunLimitExceeded(f"ran longer than the time limit of {self.timeout:g} s ({where}): an endless "
+                                   "loop? (raise it with --timeout / timeout=)")
+        if self.total_left <= 0:
+            raise RunLimitExceeded(f"exceeded the instruction budget of {self.instructions} instructions ({where}): "
+                                   "an endless loop? (raise it with --max-instructions / max_instructions=)")
+        self._hand_out()
+
+    def check_value(self, value: Any, where: str) -> None:
+        """Only tuples: hashing or comparing one walks it as a tree, in C, where no time limit
+        reaches (sixty TUPLE_CONSTRUCTs of the previous tuple twice make a 2**60 walk). Other
+        values are the inputs' business."""
+        if type(value) is tuple and tuple_tree_size(value, self.MAX_TUPLE_TREE + 1) > self.MAX_TUPLE_TREE:
+            raise RunLimitExceeded(f"built a tuple that holds more than {self.MAX_TUPLE_TREE} items counted as a "
+                                   f"tree (it holds shared tuples many times over) ({where})")
+
+    def too_deep(self, code: Code) -> LiteExportError:
+        return RunLimitExceeded(f"calls nested deeper than {self.MAX_CALL_DEPTH} (calling {code.qn})")
+
+    def out_of_memory(self, code: Code, pc: int) -> LiteExportError:
+        return ExecutionError(f"out of memory at pc {pc} of function {code.qn}", debug_handle=code.debug_handle(pc))
+
+
+def tuple_tree_size(value: tuple[Any, ...], stop: int) -> int:
+    """Items of ``value`` counted as hash and == walk it (nested tuples expanded, a shared one each
+    time it is met), up to ``stop``. Computed on the distinct tuples, children first: the cost is
+    the tuples' number and lengths, not the (maybe 2**60) count."""
+    sizes: dict[int, int] = {}  # id -> size, for tuples reachable from value (alive while it is)
+    stack: list[tuple[tuple[Any, ...], bool]] = [(value, False)]
+    while stack:
+        item, children_done = stack.pop()
+        if children_done:
+            sizes[id(item)] = min(stop, 1 + sum([sizes[id(c)] if type(c) is tuple else 1 for c in item]))
+        elif id(item) not in sizes:
+            stack.append((item, True))
+            stack.extend([(c, False) for c in item if type(c) is tuple and id(c) not in sizes])
+    return sizes[id(value)]
 
 
 class _Return(Exception):
@@ -164,14 +263,6 @@ def _same(a: Any, b: Any) -> bool:
     return a is b
 
 
-def _pop_n(stack: list[Any], n: int) -> list[Any]:
-    if n > len(stack):
-        raise ExecutionError(f"instruction needs {n} values but the stack holds {len(stack)}")
-    items = stack[len(stack) - n:]
-    del stack[len(stack) - n:]
-    return items
-
-
 # --- the instructions ---------------------------------------------------------------------------
 
 def _op(f: Frame, x: int, n: int) -> None:  # call operators[X]
@@ -193,7 +284,7 @@ def _move(f: Frame, x: int, n: int) -> None:  # push reg[X], clear it
 
 
 def _storen(f: Frame, x: int, n: int) -> None:  # pop N values into reg[X..X+N-1]
-    f.registers[x:x + n] = _pop_n(f.stack, n)
+    f.registers[x:x + n] = pop_n(f.stack, n)
 
 
 def _store(f: Frame, x: int, n: int) -> None:  # pop into reg[X]
@@ -248,7 +339,7 @@ def _call(f: Frame, x: int, n: int) -> None:  # call function X of the code (tor
 def _interface_call(f: Frame, x: int, n: int) -> None:  # method named constants[X], N inputs, object first
     if n == 0:
         raise ExecutionError("INTERFACE_CALL with no inputs")
-    args = _pop_n(f.stack, n)
+    args = pop_n(f.stack, n)
     f.stack.append(f.runtime.call_method(args[0], f.code.constants[x], args[1:]))
 
 
@@ -269,19 +360,19 @@ def _list_unpack(f: Frame, x: int, n: int) -> None:  # pop a list of X items, pu
 
 
 def _tuple_construct(f: Frame, x: int, n: int) -> None:  # pop X values, push a tuple
-    f.stack.append(tuple(_pop_n(f.stack, x)))
+    f.stack.append(tuple(pop_n(f.stack, x)))
 
 
 def _named_tuple_construct(f: Frame, x: int, n: int) -> None:  # pop N values, push a tuple of types[X]
-    f.stack.append(tuple(_pop_n(f.stack, n)))
+    f.stack.append(tuple(pop_n(f.stack, n)))
 
 
 def _list_construct(f: Frame, x: int, n: int) -> None:  # pop N values, push a list of types[X]
-    f.stack.append(_pop_n(f.stack, n))
+    f.stack.append(pop_n(f.stack, n))
 
 
 def _dict_construct(f: Frame, x: int, n: int) -> None:  # pop N values (key, value, ...), push a dict
-    items = _pop_n(f.stack, n)
+    items = pop_n(f.stack, n)
     f.stack.append(dict(zip(items[0::2], items[1::2], strict=True)))
 
 
@@ -339,7 +430,7 @@ def _un_initialized(f: Frame, x: int, n: int) -> None:  # push a placeholder (va
 
 
 def _format(f: Frame, x: int, n: int) -> None:  # pop X values (format string first), push str.format result
-    args = _pop_n(f.stack, x)
+    args = pop_n(f.stack, x)
     fmt = args[0]
     out: list[str] = []
     begin = 0
@@ -475,19 +566,25 @@ _ALLOCATING_STEPS = (_op, _opn, _list_construct, _dict_construct, _tuple_constru
 
 
 def _run_budgeted(f: Frame, budget: LoadBudget) -> None:
-    """The loop of ``run`` for load-time code: counts instructions and checks what operators build."""
+    """The loop of ``run`` under a budget (load-time code, or a call with run limits): counts
+    instructions and checks what operators build."""
+    if budget.depth >= budget.MAX_CALL_DEPTH:  # calls in progress, not calls made
+        raise budget.too_deep(f.code)
+    budget.depth += 1
     steps = f.code.steps
     end = len(steps)
-    while f.pc < end:
-        budget.instructions_left -= 1
-        if budget.instructions_left < 0:
-            raise FormatError(f"load-time code exceeded the instruction budget of {budget.instructions} "
-                              f"instructions (at pc {f.pc} of function {f.code.qn}) at load: an endless loop?")
-        handler, x, n = steps[f.pc]
-        handler(f, x, n)
-        if handler in _ALLOCATING_STEPS and f.stack:
-            budget.check_value(f.stack[-1], f"pc {f.pc} of function {f.code.qn}")
-        f.pc += 1
+    try:
+        while f.pc < end:
+            budget.instructions_left -= 1
+            if budget.instructions_left < 0:
+                budget.refill(f)
+            handler, x, n = steps[f.pc]
+            handler(f, x, n)
+            if handler in _ALLOCATING_STEPS and f.stack:
+                budget.check_value(f.stack[-1], f"{f.code.qn}.instructions[{f.pc}]")
+            f.pc += 1
+    finally:
+        budget.depth -= 1
 
 
 def run(code: Code, args: list[Any], runtime: Runtime, budget: LoadBudget | None = None) -> Any:
@@ -495,39 +592,41 @@ def run(code: Code, args: list[Any], runtime: Runtime, budget: LoadBudget | None
 
     Any failure becomes an ExecutionError that names the instruction, pc and function and
     carries the instruction's debug handle (so the caller can map it to source). With a
-    ``budget`` (code run at load), exceeding it is a FormatError."""
-    steps = code.steps  # first: decoding checks the instructions, register_size among them, before any use
+    ``budget``, exceeding it is a FormatError (LoadBudget: code run at load) or a
+    RunLimitExceeded (RunBudget: limits the caller set)."""
+    # first: decoding checks the instructions, register_size among them, before any use; under a
+    # budget code runs instruction by instruction (each counted), otherwise as compiled blocks
+    steps = code.steps if budget is not None else code.plan
     f = Frame(code, list(args), runtime)
     end = len(steps)
-    if budget is not None:
-        if budget.depth >= budget.MAX_CALL_DEPTH:
-            raise FormatError(f"load-time code exceeded the call-depth limit of {budget.MAX_CALL_DEPTH} "
-                              f"(calling {code.qn}) at load")
-        budget.depth += 1
     try:
-        if budget is not None:
-            _run_budgeted(f, budget)
-        else:
-            while f.pc < end:
-                handler, x, n = steps[f.pc]
-                handler(f, x, n)
-                f.pc += 1
+        with np.errstate(all="ignore"):  # inf/nan follow IEEE as in torch, without numpy's warnings
+            if budget is not None:
+                _run_budgeted(f, budget)
+            else:
+                while f.pc < end:
+                    handler, x, n = steps[f.pc]
+                    handler(f, x, n)
+                    f.pc += 1
     except _Return:
         if not f.stack:
             raise ExecutionError(f"RET with an empty stack at pc {f.pc} of function {code.qn}",
                                  debug_handle=code.debug_handle(f.pc)) from None
         return f.stack.pop()
     except _UnsupportedInstruction as exc:
-        raise FormatError(f"unsupported instruction {exc} at pc {f.pc} of function {code.qn}") from None
+        raise FormatError(f"unsupported instruction {exc} at pc {f.pc} of function {code.qn}",
+                          where=f"{code.qn}.instructions[{f.pc}]") from None
     except ExecutionError as exc:
         if exc.debug_handle < 0:  # the innermost frame that knows where it is tags the error
             exc.debug_handle = code.debug_handle(f.pc)
+        else:  # the frames it passes through on the way out: torch's handle stack
+            exc.outer_handles.append(code.debug_handle(f.pc))
         raise
     except LiteExportError:
         raise
     except MemoryError as exc:
         if budget is not None:
-            raise FormatError(f"load-time code ran out of memory at pc {f.pc} of function {code.qn}") from exc
+            raise budget.out_of_memory(code, f.pc) from exc
         raise ExecutionError(f"out of memory at pc {f.pc} of function {code.qn}",
                              debug_handle=code.debug_handle(f.pc)) from exc
     except RecursionError as exc:
@@ -536,4 +635,5 @@ def run(code: Code, args: list[Any], runtime: Runtime, budget: LoadBudget | None
     except Exception as exc:  # a kernel's or a handler's own failure: say where it happened
         raise ExecutionError(f"{code.describe(f.pc)} failed at pc {f.pc} of function {code.qn}: "
                              f"{type(exc).__name__}: {exc}", debug_handle=code.debug_handle(f.pc)) from exc
-    raise FormatError(f"function {code.qn} ran past its last instruction without RET")
+    raise FormatError(f"function {code.qn} ran past its last instruction without RET",
+                      where=f"{code.qn}.instructions[{end - 1}]")

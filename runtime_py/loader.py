@@ -5,6 +5,7 @@ and functions ready for the interpreter."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,10 @@ LOAD_INSTRUCTIONS_SLACK = 10_000
 # instruction or ivalue, plus this allowance (checked after each operator: doubling a list
 # in a loop stops at about twice the cap).
 LOAD_VALUE_SLACK = 256 << 10
+
+
+# the limits of the method call in progress (LoadedModule.call_limited)
+_RUN_BUDGET: ContextVar[interpreter.RunBudget | None] = ContextVar("runtime_py_run_budget", default=None)
 
 
 def _dependencies(v: ptmf.IValue, module: ptmf.Module) -> tuple[int, ...]:
@@ -168,8 +173,8 @@ class LoadedModule:
             obj = ScriptObject(object_type.type_name)  # interpreted from the start
             try:
                 interpreter.run(self.value(v.setstate_func), [obj, state], self, self._budget)
-            except FormatError:
-                raise
+            except FormatError as exc:
+                raise exc.at(f"Module.ivalues[{index}]") from exc.__cause__
             except LiteExportError as exc:  # the file's own code failed: the file is at fault
                 raise FormatError(f"__setstate__ of {object_type.type_name} failed at load: {exc}",
                                   where=f"Module.ivalues[{index}]") from exc
@@ -194,6 +199,18 @@ class LoadedModule:
             operator_names=tuple(f"{op.name}.{op.overload_name}" if op.overload_name else op.name
                                  for op in f.operators))
 
+    def call_limited(self, obj: Any, name: str, args: list[Any], budget: interpreter.RunBudget | None) -> Any:
+        """``call_method`` with the bytecode it interprets (this method's and every method it calls)
+        under ``budget``: the budget follows the call through the context, not through the
+        interpreter's Runtime protocol (and concurrent calls each have their own)."""
+        if budget is None:
+            return self.call_method(obj, name, args)
+        token = _RUN_BUDGET.set(budget)
+        try:
+            return self.call_method(obj, name, args)
+        finally:
+            _RUN_BUDGET.reset(token)
+
     # --- the interpreter's Runtime protocol ---------------------------------------------------
     def call_method(self, obj: Any, name: str, args: list[Any]) -> Any:
         if isinstance(obj, ScriptObject):
@@ -206,7 +223,7 @@ class LoadedModule:
             code = self._method_code(qn)
             if code is None:
                 raise ExecutionError(f"object of type {obj.type_name} has no method {name}")
-            return interpreter.run(code, [obj, *args], self, self._budget)
+            return interpreter.run(code, [obj, *args], self, self._budget or _RUN_BUDGET.get())
         method = getattr(obj, name, None) if not name.startswith("_") or name == "__init__" else None
         if method is None:
             raise ExecutionError(f"{type(obj).__name__} has no method {name}")

@@ -49,6 +49,7 @@ class LoweredCall:
     """What a recognized wrapper method does, step for step."""
 
     signature: MethodSignature
+    execute_handle: int = -1  # debug handle of the bytecode's execute call (torch's zip files have one)
 
     def __call__(self, wrapper: ScriptObject, args: list[Any]) -> Any:
         """The method's result, or NOT_LOWERED when the objects are not shaped as the wrapper's
@@ -62,12 +63,20 @@ class LoweredCall:
             return NOT_LOWERED
         if not backend.is_available():
             raise ScriptError(NO_BACKEND_MESSAGE)
-        outputs = backend.execute(handles[self.signature.name], list(args))
+        try:
+            outputs = backend.execute(handles[self.signature.name], list(args))
+        except ExecutionError as exc:  # the frame it leaves, as the interpreter would stack it
+            if exc.debug_handle >= 0 and self.execute_handle >= 0:
+                exc.outer_handles.append(self.execute_handle)
+            raise
         if len(outputs) != self.signature.num_outputs:  # LIST_UNPACK
             raise ExecutionError(f"Expected {self.signature.num_outputs} elements in a list but found {len(outputs)}")
         if not all(isinstance(o, np.ndarray) for o in outputs):  # ISINSTANCE Tensor, else raise
             raise ScriptError("AssertionError: ")
         return tuple(outputs) if self.signature.returns_tuple else outputs[0]
+
+
+EXECUTE_ARGS = 3  # execute(self, handle, inputs): the wrapper's only 3-input INTERFACE_CALL
 
 
 def _signature(fn: ptmf.Function) -> MethodSignature | None:
@@ -125,7 +134,12 @@ def _is_template(fn: ptmf.Function, template: _Template, module: ptmf.Module) ->
 def recognize(fn: ptmf.Function, module: ptmf.Module) -> LoweredCall | None:
     """A LoweredCall for ``fn`` when it is exactly a lowered wrapper method, else None."""
     sig = _signature(fn)
-    return LoweredCall(sig) if sig is not None and _is_template(fn, _method_template(sig), module) else None
+    if sig is None or not _is_template(fn, template := _method_template(sig), module):
+        return None
+    execute = next(pc for pc, ins in enumerate(template.code.instructions)
+                   if ins.op == ptmf.OpCode.INTERFACE_CALL and ins.n == EXECUTE_ARGS)
+    handles = fn.debug_handles
+    return LoweredCall(sig, handles[execute] if handles is not None and execute < len(handles) else -1)
 
 
 def is_lowered_setstate(fn: ptmf.Function, module: ptmf.Module) -> bool:

@@ -8,37 +8,44 @@ from typing import Any
 
 import numpy as np
 
+from runtime_py.delegate_trace import WRAPPER_ROOT_PREFIX, WrapperSignature, torch_style_trace
 from runtime_py.errors import ExecutionError, InputError
 from runtime_py.format import ptmf
 from runtime_py.format.bundle_file import map_file, read_bundle_bytes
 from runtime_py.format.debug_table import DEBUG_TABLE_EXTRA_FILE, DebugTable
 from runtime_py.format.debug_table_codec import decode_debug_table
+from runtime_py.interpreter import RunBudget
 from runtime_py.loader import LoadedModule
-from runtime_py.source_range import format_frame
 
 # Functions of the root type that are plumbing, not methods a user calls.
 _HIDDEN_METHODS = {"__setstate__", "__getstate__"}
 
 
-def source_mapped_message(error: ExecutionError, table: DebugTable | None, method: str) -> str:
+def source_mapped_message(error: ExecutionError, table: DebugTable | None, method: str,
+                          wrapper: WrapperSignature | None = None) -> str:
     """``error``'s message followed by the module hierarchy and TorchScript-style traceback of
-    the instruction that failed, found through its debug handle."""
-    entry = table.lookup(error.debug_handle) if table is not None and error.debug_handle >= 0 else None
-    if entry is None:
+    the instruction that failed, found through its debug handle and those of the frames it
+    passed through, in torch's words (``runtime_py.delegate_trace``). ``wrapper``: the lowered
+    method, when the bundle's root is torch's LoweredWrapper."""
+    innermost = table.lookup(error.debug_handle) if table is not None and error.debug_handle >= 0 else None
+    if table is None or innermost is None:
         return f"{method}: {error.message}"
-    lines = [f"{error.message}",
-             f"Module hierarchy:{entry.module_hierarchy}::{entry.method}.{entry.node_kind}",
-             "Traceback of TorchScript (most recent call last):"]
-    lines += [format_frame(frame.function, frame.snippet) for frame in entry.frames]
-    return "\n".join(lines)
+    outer = [table.lookup(handle) for handle in reversed(error.outer_handles) if handle >= 0]
+    entries = [entry for entry in outer if entry is not None] + [innermost]
+    return "\n".join([error.message, *torch_style_trace(entries, wrapper)])
 
 
 class Module:
     """A bundle loaded by runtime_py. Weights stay in the memory-mapped file."""
 
-    def __init__(self, module: ptmf.Module, name: str = "bundle") -> None:
+    def __init__(self, module: ptmf.Module, name: str = "bundle", *, max_instructions: int | None = None,
+                 timeout: float | None = None) -> None:
         self.name = name
         self.ptmf = module
+        _check_limits(max_instructions, timeout)
+        # run-time limits of every method call (None: unlimited); see run_method
+        self.max_instructions = max_instructions
+        self.timeout = timeout
         self._loaded = LoadedModule(module)
         root_type = self._loaded.root.type_name
         self._schemas = {fn.qn[len(root_type) + 1:]: fn.schema for index in module.methods
@@ -67,18 +74,40 @@ class Module:
             raise InputError(f"{self.name} has no method '{name}'; its methods: "
                              + ", ".join(self.method_names))
 
-    def run_method(self, name: str, *inputs: np.ndarray) -> Any:
+    def run_method(self, name: str, *inputs: np.ndarray, max_instructions: int | None = None,
+                   timeout: float | None = None) -> Any:
         """Run method ``name``; a failure inside a compiled program is reported with the
-        module hierarchy and the Python source line that produced the failing instruction."""
+        module hierarchy and the Python source line that produced the failing instruction.
+
+        ``max_instructions`` and ``timeout`` (seconds) bound the bytecode the call interprets
+        (default: the module's own, from ``runtime_py.load``): a hostile bundle can loop forever.
+        Exceeding one raises RunLimitExceeded (an ExecutionError). Compiled (lowered) programs
+        have no loops and are not counted."""
         self._check_method(name)
+        _check_limits(max_instructions, timeout)
+        limits = (max_instructions if max_instructions is not None else self.max_instructions,
+                  timeout if timeout is not None else self.timeout)
+        budget = RunBudget(*limits) if limits != (None, None) else None
         args = self._with_defaults(name, list(inputs))
         try:
-            return self._loaded.call_method(self._loaded.root, name, args)
+            return self._loaded.call_limited(self._loaded.root, name, args, budget)
         except ExecutionError as exc:
             if exc.debug_handle < 0:
                 raise
-            raise ExecutionError(source_mapped_message(exc, self.debug_table, name),
-                                 debug_handle=exc.debug_handle) from None
+            message = source_mapped_message(exc, self.debug_table, name, self._wrapper_signature(name))
+            mapped = type(exc)(message,  # same kind (RunLimitExceeded...)
+                               debug_handle=exc.debug_handle)
+            mapped.code, mapped.fields = exc.code, exc.fields
+            raise mapped from None
+
+    def _wrapper_signature(self, name: str) -> WrapperSignature | None:
+        """Method ``name`` as torch's to_backend wraps it, when the root is a LoweredWrapper."""
+        schema = self._schemas.get(name)
+        if not self._loaded.root.type_name.startswith(WRAPPER_ROOT_PREFIX) or schema is None:
+            return None
+        returns = schema.returns[0].type if schema.returns else "Tensor"
+        outputs = returns.count("Tensor") if returns.startswith("Tuple[") else None
+        return WrapperSignature(name, tuple((arg.name, arg.type) for arg in schema.arguments[1:]), outputs)
 
     def _with_defaults(self, name: str, inputs: list[Any]) -> list[Any]:
         """``inputs`` completed with the schema's default values for trailing arguments left out
@@ -98,10 +127,19 @@ class Module:
             inputs.append(self._loaded.value(arg.default_value))
         return inputs
 
-    def forward(self, *inputs: np.ndarray) -> Any:
-        return self.run_method("forward", *inputs)
+    def forward(self, *inputs: np.ndarray, max_instructions: int | None = None, timeout: float | None = None) -> Any:
+        return self.run_method("forward", *inputs, max_instructions=max_instructions, timeout=timeout)
 
 
-def load(path: str | Path) -> Module:
-    """Memory-map, verify and load the bundle at ``path``."""
-    return Module(read_bundle_bytes(map_file(path), str(path)), name=str(path))
+def _check_limits(max_instructions: int | None, timeout: float | None) -> None:
+    if max_instructions is not None and (not isinstance(max_instructions, int) or max_instructions < 1):
+        raise ValueError(f"max_instructions must be a positive int, got {max_instructions!r}")
+    if timeout is not None and not timeout > 0:
+        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+
+
+def load(path: str | Path, *, max_instructions: int | None = None, timeout: float | None = None) -> Module:
+    """Memory-map, verify and load the bundle at ``path``. ``max_instructions`` and ``timeout``
+    (seconds) limit each method call (see Module.run_method); loading has its own limits."""
+    return Module(read_bundle_bytes(map_file(path), str(path)), name=str(path), max_instructions=max_instructions,
+                  timeout=timeout)

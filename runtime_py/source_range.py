@@ -31,14 +31,14 @@ def format_source_range(file: str, source: str, start: int, end: int, *,
     start = max(0, min(start, size))
     range_end = max(start, min(end, size))
     first_line = text.count("\n", 0, start)
+    if range_end - start == size:
+        # TorchScript prints a range covering the whole source as it is, without a header: the
+        # Python stack a traced node records as its source (SourceRange::print_with_context).
+        return _drop_final_newline(text)
     header = f'  File "{file}", line {first_line + 1 + line_offset}'
     if function:
         header += f", in {function}"
     out = [header + "\n"]
-    if range_end - start == size:
-        # TorchScript prints a range covering the whole source as it is.
-        out.append(text)
-        return _drop_final_newline("".join(out))
 
     begin_line = text.rfind("\n", 0, start) + 1
     end_line = text.find("\n", range_end)
@@ -95,6 +95,9 @@ def _drop_final_newline(text: str) -> str:
 
 def format_frame(function: str, snippet: str) -> str:
     """A traceback frame: ``snippet`` (from format_source_range) with ``, in <function>``
-    added to its ``File ..., line N`` header, as TorchScript tracebacks print it."""
+    added to its ``File ..., line N`` header, as TorchScript tracebacks print it (a snippet
+    without a header, a traced node's Python stack, is printed as it is)."""
+    if not snippet.startswith('  File "'):
+        return snippet
     header, _, body = snippet.partition("\n")
     return f"{header}, in {function}" + (f"\n{body}" if body else "")

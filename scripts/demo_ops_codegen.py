@@ -1,4 +1,6 @@
-"""schema/demo_ops.toml -> each language's opcode enum and op table (used by generate_schema_code.py).
+"""The demo backend's specs -> code for every language (used by generate_schema_code.py):
+schema/demo_ops.toml -> the opcode enum and op table, schema/demo_errors.toml -> the error
+codes and their templates.
 
 The spec is checked against schema/demo_program.fbs, which stays the source of truth of the
 bytes: its OpCode enum must hold exactly the spec's ops with the spec's numbers, and its
@@ -100,7 +102,7 @@ def python_module(spec: Spec) -> str:
     enum_lines = "\n".join(f"    {op.name} = {op.code}  # {op.doc}" for op in spec.ops)
     table_lines = "\n".join(
         f"    OpCode.{op.name}: OpSpec({op.min_inputs}, {op.max_inputs}, {op.attrs!r}, "
-        f"{bool(op.attrs) and spec.attributes[op.attrs]}, {op.alias}),"
+        f"{bool(op.attrs) and spec.attributes[op.attrs or '']}, {op.alias}),"
         for op in spec.ops)
     tags = ", ".join(f"{name!r}: {tag}" for tag, name in enumerate(spec.attributes, start=1))
     return PY_HEADER + f'''"""The demo instruction set (schema/demo_ops.toml): opcodes and their operands."""
@@ -140,7 +142,7 @@ def cpp_header(spec: Spec) -> str:
     tags = {name: tag for tag, name in enumerate(spec.attributes, start=1)}
     table_lines = "\n".join(
         f"    {{\"{op.name}\", {op.min_inputs}, {'kAnyNumber' if op.max_inputs is None else op.max_inputs}, "
-        f"{tags[op.attrs] if op.attrs else 0}, {str(bool(op.attrs) and spec.attributes[op.attrs]).lower()}, "
+        f"{tags[op.attrs] if op.attrs else 0}, {str(bool(op.attrs) and spec.attributes[op.attrs or '']).lower()}, "
         f"{str(op.alias).lower()}}},"
         for op in spec.ops)
     attr_names = ", ".join(['"none"'] + [f'"{name}Attrs"' for name in spec.attributes])
@@ -182,4 +184,80 @@ constexpr const char* kAttributeNames[kNumAttributeTypes + 1] = {{{attr_names}}}
 inline const OpInfo* op_info(uint16_t op) {{ return op < kNumOps ? &kOps[op] : nullptr; }}
 
 }}  // namespace liteexport::demo_ops
+"""
+
+
+# --- errors (schema/demo_errors.toml) ---
+
+ERROR_KINDS = ("format", "execution")
+
+
+def load_errors(path: Path) -> dict[str, dict[str, str]]:
+    """kind ("format", "execution") -> code -> template; codes are unique across kinds."""
+    raw = tomllib.loads(path.read_text())
+    if set(raw) != set(ERROR_KINDS):
+        raise SpecError(f"{path.name} must have the sections {list(ERROR_KINDS)}, found {list(raw)}")
+    seen: set[str] = set()
+    for codes in raw.values():
+        for code, template in codes.items():
+            if code in seen or not re.fullmatch(r"[A-Z][A-Z0-9_]*", code):
+                raise SpecError(f"{path.name}: bad or repeated code {code}")
+            if re.search(r"[{}]", re.sub(r"\{[a-z_]+\}", "", template)):
+                raise SpecError(f"{path.name}: {code}: braces may only name a field, as {{field}}")
+            seen.add(code)
+    return {kind: dict(raw[kind]) for kind in ERROR_KINDS}
+
+
+def python_errors(errors: dict[str, dict[str, str]]) -> str:
+    lines = []
+    for kind, codes in errors.items():
+        lines.append(f"    # {kind}")
+        lines += [f"    {code!r}: {template!r}," for code, template in codes.items()]
+    body = "\n".join(lines)
+    kinds = ", ".join(f"{code!r}: {kind!r}" for kind, codes in errors.items() for code in codes)
+    header = PY_HEADER.replace("demo_ops.toml", "demo_errors.toml")
+    return header + f'''"""The demo backend's error codes and their templates (schema/demo_errors.toml)."""
+
+TEMPLATES: dict[str, str] = {{
+{body}
+}}
+
+KINDS: dict[str, str] = {{{kinds}}}
+'''
+
+
+def _cpp_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def cpp_errors(errors: dict[str, dict[str, str]]) -> str:
+    codes = [(code, template) for kind in ERROR_KINDS for code, template in errors[kind].items()]
+    enum_lines = "\n".join(f"  {code}," for code, _ in codes)
+    names = "\n".join(f"    {_cpp_string(code)}," for code, _ in codes)
+    templates = "\n".join(f"    {_cpp_string(template)}," for _, template in codes)
+    header = CPP_HEADER.replace("demo_ops.toml", "demo_errors.toml")
+    return header + f"""// The demo backend's error codes and their templates; liteexport/cpp/demo_error.h renders them.
+#pragma once
+
+#include <cstddef>
+
+namespace liteexport::demo_errors {{
+
+enum class Code {{
+{enum_lines}
+}};
+
+constexpr size_t kNumCodes = {len(codes)};
+
+// indexed by Code
+constexpr const char* kCodeNames[kNumCodes] = {{
+{names}
+}};
+
+// indexed by Code; {{field}} marks where a field's value goes
+constexpr const char* kTemplates[kNumCodes] = {{
+{templates}
+}};
+
+}}  // namespace liteexport::demo_errors
 """

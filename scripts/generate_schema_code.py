@@ -68,6 +68,7 @@ def generate_cpp(out_dir: Path) -> None:
             code = (Path(tmp) / f"{name}_generated.h").read_text()
             (out_dir / f"{name}_generated.h").write_text(CPP_HEADER.format(name=name) + code)
     (out_dir / "demo_ops_generated.h").write_text(demo_ops_codegen.cpp_header(_op_spec()))
+    (out_dir / "demo_errors_generated.h").write_text(demo_ops_codegen.cpp_errors(_errors()))
 
 
 def _op_spec() -> demo_ops_codegen.Spec:
@@ -75,6 +76,13 @@ def _op_spec() -> demo_ops_codegen.Spec:
         return demo_ops_codegen.load(SCHEMA_DIR / "demo_ops.toml", SCHEMA_DIR / "demo_program.fbs")
     except demo_ops_codegen.SpecError as exc:
         sys.exit(f"schema/demo_ops.toml: {exc}")
+
+
+def _errors() -> dict[str, dict[str, str]]:
+    try:
+        return demo_ops_codegen.load_errors(SCHEMA_DIR / "demo_errors.toml")
+    except demo_ops_codegen.SpecError as exc:
+        sys.exit(f"schema/demo_errors.toml: {exc}")
 
 
 def generate(out_dir: Path) -> None:
@@ -87,6 +95,7 @@ def generate(out_dir: Path) -> None:
             code = (Path(tmp) / f"{name}_generated.py").read_text()
             (out_dir / f"{name}_generated.py").write_text(HEADER.format(name=name) + code)
     (out_dir / "demo_ops.py").write_text(demo_ops_codegen.python_module(_op_spec()))
+    (out_dir / "demo_errors.py").write_text(demo_ops_codegen.python_errors(_errors()))
     (out_dir / "__init__.py").write_text(
         HEADER.format(name="*") + '"""flatc output, used only through the codec modules; demo_ops: the op set."""\n')
 

@@ -16,6 +16,7 @@ from runtime_py.format.program import (
     Program,
     ValueInfo,
 )
+from tests.cpp_builds import reorder_and_start
 
 LINEAR_SNIPPET = '  File "m.py", line 7\n    return self.l(x)\n           ~~~~~~~~~ <--- HERE'
 
@@ -33,3 +34,8 @@ def linear_relu_module() -> CompiledModule:
                                    (SourceFrame("forward", "m.py", 7, LINEAR_SNIPPET),)),))
     return CompiledModule("__torch__.m.M", (MethodSignature("forward", ("x",), True, 2),), (program,),
                           (weight, bias), table)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """C++ builds the selected tests need start now, in the background; those tests run last."""
+    reorder_and_start(items)

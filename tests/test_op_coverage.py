@@ -3,14 +3,16 @@
 Python sides here: the compiler emits it (a lowering, or a pass, produces it for a real
 model), has a shape rule and its torch semantics (constant folding), and runtime_py's demo
 backend has a kernel. The C++ executors check theirs when they are built: their kernel tables
-are switches over the generated enum compiled with -Werror=switch (android_sample/native/
-src/demo/kernels.cpp, liteexport/torch_backend/aten_kernels.h), and the native tests run
-one instruction of every opcode (android_sample/native/tests/test_kernels.cpp).
+are switches over the generated enum (demo_ops_generated.h) that fail to compile when an
+opcode has no case (-Werror=switch in android_sample/native/src/demo/kernels.cpp and
+liteexport/torch_backend/aten_kernels.h).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -94,3 +96,26 @@ def test_the_generator_refuses_a_spec_that_disagrees_with_the_fbs(tmp_path: Path
     extra.write_text(spec_path.read_text() + 'EXTRA = { code = 99, fbs = "Extra", inputs = [1, 1], doc = "" }\n')
     with pytest.raises(codegen.SpecError, match="opcode order"):
         codegen.load(extra, fbs_path)
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ to compile the native core's kernel table")
+def test_the_native_kernel_table_does_not_compile_without_a_kernel_for_an_opcode(tmp_path: Path) -> None:
+    """The C++ tables are switches over the generated enum with -Werror=switch: dropping one
+    opcode's case is a compile error (the same pragma guards liteexport/torch_backend/aten_kernels.h)."""
+    native = ROOT / "android_sample" / "native" / "src"
+    source = (native / "demo" / "kernels.cpp").read_text()
+    flatbuffers = Path(sys.prefix) / "include"
+
+    def compiles(text: str) -> subprocess.CompletedProcess[str]:
+        path = tmp_path / "kernels.cpp"
+        path.write_text(text)
+        includes = [native, native / "demo", ROOT / "liteexport" / "cpp", ROOT / "liteexport" / "_generated_cpp",
+                    flatbuffers]
+        return subprocess.run(["g++", "-std=c++17", "-fsyntax-only", *(f"-I{d}" for d in includes), str(path)],
+                              capture_output=True, text=True, check=False)
+
+    assert compiles(source).returncode == 0
+    last = max(OpCode, key=int).name
+    without = "\n".join(line for line in source.splitlines() if f"case Op::{last}:" not in line)
+    result = compiles(without)
+    assert result.returncode != 0 and f"{last}" in result.stderr and "Werror=switch" in result.stderr

@@ -33,6 +33,7 @@ struct JavaRefs {
   jfieldID tensor_shape = nullptr;
   jclass string = nullptr;
   jclass lite_export_exception = nullptr;
+  jmethodID set_structured = nullptr;  // LiteExportException.setStructured(String, String[])
   jclass format_exception = nullptr;
   jclass input_exception = nullptr;
   jclass execution_exception = nullptr;
@@ -154,10 +155,39 @@ void throw_java(JNIEnv* env, jclass cls, const std::string& message) {
   env->DeleteLocalRef(jmessage);
 }
 
+// Gives the pending exception the structured form of `error` (its code and fields), if any.
+void set_structured(JNIEnv* env, const liteexport::Error& error) {
+  if (error.code().empty() || !env->ExceptionCheck()) return;
+  jthrowable exception = env->ExceptionOccurred();
+  env->ExceptionClear();  // JNI calls need no exception pending; it is thrown again below
+  if (!env->IsInstanceOf(exception, g_refs.lite_export_exception)) {  // e.g. OutOfMemoryError
+    env->Throw(exception);
+    env->DeleteLocalRef(exception);
+    return;
+  }
+  jstring code = to_jstring(env, error.code());
+  auto n = static_cast<jsize>(2 * error.fields().size());
+  jobjectArray pairs = code ? env->NewObjectArray(n, g_refs.string, nullptr) : nullptr;
+  for (jsize i = 0; pairs != nullptr && i < n; ++i) {
+    const auto& [name, value] = error.fields()[static_cast<size_t>(i / 2)];
+    jstring text = to_jstring(env, i % 2 ? value : name);
+    if (text == nullptr) break;  // OutOfMemoryError pending: the core's error still gets thrown
+    env->SetObjectArrayElement(pairs, i, text);
+    env->DeleteLocalRef(text);
+  }
+  if (pairs != nullptr && !env->ExceptionCheck()) env->CallVoidMethod(exception, g_refs.set_structured, code, pairs);
+  env->ExceptionClear();
+  env->Throw(exception);
+  env->DeleteLocalRef(pairs);
+  env->DeleteLocalRef(code);
+  env->DeleteLocalRef(exception);
+}
+
 void throw_core_error(JNIEnv* env, const liteexport::Error& error) {
   switch (error.kind()) {
     case liteexport::ErrorKind::Format:
       throw_java(env, g_refs.format_exception, error.what());
+      set_structured(env, error);
       return;
     case liteexport::ErrorKind::Input:
       throw_java(env, g_refs.input_exception, error.what());
@@ -174,6 +204,7 @@ void throw_core_error(JNIEnv* env, const liteexport::Error& error) {
   if (exception != nullptr) env->Throw(exception);
   env->DeleteLocalRef(exception);
   env->DeleteLocalRef(jmessage);
+  set_structured(env, error);
 }
 
 void throw_out_of_memory(JNIEnv* env) {
@@ -365,6 +396,10 @@ bool init_refs(JNIEnv* env) {
   r.tensor_shape = env->GetFieldID(r.tensor, "shape", "[J");
   r.string = global_class(env, "java/lang/String");
   r.lite_export_exception = global_class(env, "org/liteexport/LiteExportException");
+  if (r.lite_export_exception != nullptr) {
+    r.set_structured =
+        env->GetMethodID(r.lite_export_exception, "setStructured", "(Ljava/lang/String;[Ljava/lang/String;)V");
+  }
   r.format_exception = global_class(env, "org/liteexport/FormatException");
   r.input_exception = global_class(env, "org/liteexport/InputException");
   r.execution_exception = global_class(env, "org/liteexport/ExecutionException");
@@ -374,7 +409,7 @@ bool init_refs(JNIEnv* env) {
   r.illegal_state_exception = global_class(env, "java/lang/IllegalStateException");
   r.out_of_memory_error = global_class(env, "java/lang/OutOfMemoryError");
   return !env->ExceptionCheck() && r.tensor_init && r.tensor_data && r.tensor_shape && r.string &&
-         r.lite_export_exception && r.format_exception && r.input_exception && r.execution_exception_init &&
+         r.lite_export_exception && r.set_structured && r.format_exception && r.input_exception && r.execution_exception_init &&
          r.illegal_state_exception && r.out_of_memory_error;
 }
 

@@ -1,31 +1,30 @@
 #!/usr/bin/env bash
-# Configure, build and test the native core twice: a normal build (build/) and an
-# ASan+UBSan build (build-sanitize/). Test vectors are made once by tests/make_vectors.py
-# (needs torch) and shared by both builds.
-# Env: PYTHON (default: the checkout's .venv/bin/python, else python3), FLATBUFFERS_INCLUDE_DIR (optional).
+# Build and test the native core on this machine: the host build and the ASan+UBSan build
+# (build.sh host / sanitize), each running its ctest suite on test vectors that
+# tests/make_vectors.py makes once (needs torch) and both share. With an argument, only those
+# variants, e.g. `run_tests.sh aarch64 armv7` (see cross_tests.sh for what those check on top).
+# Env: PYTHON (default: the checkout's .venv/bin/python, else python3), BUILD_ROOT, JOBS,
+# VECTORS_DIR (given and holding cases.txt: reused as it is; otherwise BUILD_ROOT/vectors, made anew).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-
 python="${PYTHON:-$( [ -x "$repo/.venv/bin/python" ] && echo "$repo/.venv/bin/python" || command -v python3 )}"
-fb_dir="${FLATBUFFERS_INCLUDE_DIR:-$("$python" -c 'import sys, os; print(os.path.join(sys.prefix, "include"))')}"
-jobs="$(nproc 2>/dev/null || echo 4)"
-vectors="$here/build/vectors"
+reuse_vectors=0
+if [[ -n "${VECTORS_DIR:-}" && -f "${VECTORS_DIR}/cases.txt" ]]; then reuse_vectors=1; fi
+export VECTORS_DIR="${VECTORS_DIR:-${BUILD_ROOT:-$here/../build}/vectors}"
+variants=("$@")
+if [[ ${#variants[@]} -eq 0 ]]; then variants=(host sanitize); fi
 
 t0=$SECONDS
-mkdir -p "$vectors"
-(cd "$repo" && "$python" "$here/tests/make_vectors.py" "$vectors")
-echo "== vectors: $((SECONDS - t0)) s"
-
-for variant in normal sanitize; do
+if [[ $reuse_vectors == 0 ]]; then
+  rm -rf "$VECTORS_DIR" && mkdir -p "$VECTORS_DIR"
+  (cd "$repo" && "$python" "$here/tests/make_vectors.py" "$VECTORS_DIR")
+  echo "== vectors: $((SECONDS - t0)) s"
+fi
+for variant in "${variants[@]}"; do
   t=$SECONDS
-  dir="$here/build"; sanitize=OFF
-  if [ "$variant" = sanitize ]; then dir="$here/build-sanitize"; sanitize=ON; fi
-  cmake -S "$here" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLITEEXPORT_SANITIZE=$sanitize \
-    -DFLATBUFFERS_INCLUDE_DIR="$fb_dir" -DPYTHON_EXECUTABLE="$python" \
-    -DLITEEXPORT_MAKE_VECTORS=OFF -DLITEEXPORT_VECTORS_DIR="$vectors" >/dev/null
-  cmake --build "$dir" -j "$jobs" >/dev/null
-  echo "== $variant build: $((SECONDS - t)) s"
+  dir="$("$here/build.sh" "$variant" | tail -n 1)"
+  echo "== $variant build: $((SECONDS - t)) s ($dir)"
   t=$SECONDS
   (cd "$dir" && ctest --output-on-failure)
   echo "== $variant tests: $((SECONDS - t)) s"

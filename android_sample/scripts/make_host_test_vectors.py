@@ -14,7 +14,8 @@ bundles exported elsewhere (held-out models) can be added with --bundle PATH:MET
 manifest.tsv, one record per line, tab-separated (tensors: "[d0,d1,...]:file", space-separated):
     bundle       ID  FILE  METHODS(comma-separated)
     run          ID  METHOD  INPUT_TENSORS  EXPECTED_OUTPUT_TENSORS
-    exec_error   ID  METHOD  INPUT_TENSORS  DEBUG_HANDLE  MODULE_HIERARCHY_LINE  MESSAGE_FILE(UTF-8)
+    exec_error   ID  METHOD  INPUT_TENSORS  DEBUG_HANDLE  MODULE_HIERARCHY_LINE  MESSAGE_FILE(UTF-8)  CODE  FIELDS
+                 (CODE: runtime_py's error.code; FIELDS: its fields as name=value, joined by \x1f)
     input_error  ID  METHOD  INPUT_TENSORS
     malformed    FILE  RUNTIME_PY_MESSAGE
 """
@@ -98,8 +99,9 @@ def add_bundle(w: Writer, bundle_id: str, path: Path, shapes: dict[str, list[Sha
                 hierarchy = next(line for line in str(exc).splitlines() if line.startswith("Module hierarchy:"))
                 message_file = f"{bundle_id}.{method}.error.txt"
                 (w.out / message_file).write_text(str(exc), encoding="utf-8")
+                fields = "\x1f".join(f"{name}={value}" for name, value in exc.fields.items())
                 w.record("exec_error", bundle_id, method, w.tensors(inputs), str(exc.debug_handle), hierarchy,
-                         message_file)
+                         message_file, exc.code, fields)
                 break
         # One input too few and an unknown method are the caller's mistakes (InputError).
         for name, inputs in ((method, random_inputs(input_shapes[:-1], 0)),

@@ -32,10 +32,18 @@ enum class Op : uint16_t {
   RESHAPE = 20,  // to a shape that may hold one -1
   FLATTEN = 21,  // merge dims start_dim..end_dim
   CAT = 22,  // concatenate the inputs along an axis
+  CLAMP = 23,  // min(max(x, min), max), either bound optional; NaN stays NaN (clamp, hardtanh, relu6)
+  HARDSIGMOID = 24,  // min(max(x + 3, 0), 6) / 6
+  HARDSWISH = 25,  // x * min(max(x + 3, 0), 6) / 6
+  SILU = 26,  // x / (1 + exp(-x))
+  MEAN = 27,  // mean over axes (all when none), keepdim
+  SUM = 28,  // sum over axes (all when none), keepdim
+  SLICE = 29,  // start:end:step (step > 0) on one axis, bounds clamped as in Python
+  EXPAND = 30,  // broadcast to a shape; -1 keeps a size, new leading dims allowed
 };
 
-constexpr size_t kNumOps = 23;
-constexpr size_t kNumAttributeTypes = 10;  // union tags 1..kNumAttributeTypes
+constexpr size_t kNumOps = 31;
+constexpr size_t kNumAttributeTypes = 13;  // union tags 1..kNumAttributeTypes
 constexpr size_t kAnyNumber = SIZE_MAX;
 
 struct OpInfo {
@@ -72,10 +80,18 @@ constexpr OpInfo kOps[kNumOps] = {
     {"RESHAPE", 1, 1, 8, false, true},
     {"FLATTEN", 1, 1, 10, false, true},
     {"CAT", 1, kAnyNumber, 3, false, false},
+    {"CLAMP", 1, 1, 11, false, false},
+    {"HARDSIGMOID", 1, 1, 0, false, false},
+    {"HARDSWISH", 1, 1, 0, false, false},
+    {"SILU", 1, 1, 0, false, false},
+    {"MEAN", 1, 1, 12, false, false},
+    {"SUM", 1, 1, 12, false, false},
+    {"SLICE", 1, 1, 13, false, true},
+    {"EXPAND", 1, 1, 8, false, false},
 };
 
 // runtime_py's attribute class names, indexed by union tag ("none" for 0)
-constexpr const char* kAttributeNames[kNumAttributeTypes + 1] = {"none", "BinaryAttrs", "GeluAttrs", "AxisAttrs", "FusedAttrs", "Conv2dAttrs", "LayerNormAttrs", "Pool2dAttrs", "ShapeAttrs", "PermuteAttrs", "FlattenAttrs"};
+constexpr const char* kAttributeNames[kNumAttributeTypes + 1] = {"none", "BinaryAttrs", "GeluAttrs", "AxisAttrs", "FusedAttrs", "Conv2dAttrs", "LayerNormAttrs", "Pool2dAttrs", "ShapeAttrs", "PermuteAttrs", "FlattenAttrs", "ClampAttrs", "ReduceAttrs", "SliceAttrs"};
 
 // nullptr for a number outside the instruction set
 inline const OpInfo* op_info(uint16_t op) { return op < kNumOps ? &kOps[op] : nullptr; }

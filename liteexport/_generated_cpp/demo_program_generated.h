@@ -47,6 +47,15 @@ struct PermuteBuilder;
 struct Flatten;
 struct FlattenBuilder;
 
+struct Clamp;
+struct ClampBuilder;
+
+struct Reduce;
+struct ReduceBuilder;
+
+struct Slice;
+struct SliceBuilder;
+
 struct Instruction;
 struct InstructionBuilder;
 
@@ -110,11 +119,19 @@ enum class OpCode : uint16_t {
   Reshape = 20,
   Flatten = 21,
   Cat = 22,
+  Clamp = 23,
+  HardSigmoid = 24,
+  HardSwish = 25,
+  Silu = 26,
+  Mean = 27,
+  Sum = 28,
+  Slice = 29,
+  Expand = 30,
   MIN = Add,
-  MAX = Cat
+  MAX = Expand
 };
 
-inline const OpCode (&EnumValuesOpCode())[23] {
+inline const OpCode (&EnumValuesOpCode())[31] {
   static const OpCode values[] = {
     OpCode::Add,
     OpCode::Sub,
@@ -138,13 +155,21 @@ inline const OpCode (&EnumValuesOpCode())[23] {
     OpCode::Transpose,
     OpCode::Reshape,
     OpCode::Flatten,
-    OpCode::Cat
+    OpCode::Cat,
+    OpCode::Clamp,
+    OpCode::HardSigmoid,
+    OpCode::HardSwish,
+    OpCode::Silu,
+    OpCode::Mean,
+    OpCode::Sum,
+    OpCode::Slice,
+    OpCode::Expand
   };
   return values;
 }
 
 inline const char * const *EnumNamesOpCode() {
-  static const char * const names[24] = {
+  static const char * const names[32] = {
     "Add",
     "Sub",
     "Mul",
@@ -168,13 +193,21 @@ inline const char * const *EnumNamesOpCode() {
     "Reshape",
     "Flatten",
     "Cat",
+    "Clamp",
+    "HardSigmoid",
+    "HardSwish",
+    "Silu",
+    "Mean",
+    "Sum",
+    "Slice",
+    "Expand",
     nullptr
   };
   return names;
 }
 
 inline const char *EnumNameOpCode(OpCode e) {
-  if (::flatbuffers::IsOutRange(e, OpCode::Add, OpCode::Cat)) return "";
+  if (::flatbuffers::IsOutRange(e, OpCode::Add, OpCode::Expand)) return "";
   const size_t index = static_cast<size_t>(e);
   return EnumNamesOpCode()[index];
 }
@@ -221,11 +254,14 @@ enum class Attributes : uint8_t {
   Shape = 8,
   Permute = 9,
   Flatten = 10,
+  Clamp = 11,
+  Reduce = 12,
+  Slice = 13,
   MIN = NONE,
-  MAX = Flatten
+  MAX = Slice
 };
 
-inline const Attributes (&EnumValuesAttributes())[11] {
+inline const Attributes (&EnumValuesAttributes())[14] {
   static const Attributes values[] = {
     Attributes::NONE,
     Attributes::Binary,
@@ -237,13 +273,16 @@ inline const Attributes (&EnumValuesAttributes())[11] {
     Attributes::Pool2d,
     Attributes::Shape,
     Attributes::Permute,
-    Attributes::Flatten
+    Attributes::Flatten,
+    Attributes::Clamp,
+    Attributes::Reduce,
+    Attributes::Slice
   };
   return values;
 }
 
 inline const char * const *EnumNamesAttributes() {
-  static const char * const names[12] = {
+  static const char * const names[15] = {
     "NONE",
     "Binary",
     "Gelu",
@@ -255,13 +294,16 @@ inline const char * const *EnumNamesAttributes() {
     "Shape",
     "Permute",
     "Flatten",
+    "Clamp",
+    "Reduce",
+    "Slice",
     nullptr
   };
   return names;
 }
 
 inline const char *EnumNameAttributes(Attributes e) {
-  if (::flatbuffers::IsOutRange(e, Attributes::NONE, Attributes::Flatten)) return "";
+  if (::flatbuffers::IsOutRange(e, Attributes::NONE, Attributes::Slice)) return "";
   const size_t index = static_cast<size_t>(e);
   return EnumNamesAttributes()[index];
 }
@@ -308,6 +350,18 @@ template<> struct AttributesTraits<liteexport::demo::Permute> {
 
 template<> struct AttributesTraits<liteexport::demo::Flatten> {
   static const Attributes enum_value = Attributes::Flatten;
+};
+
+template<> struct AttributesTraits<liteexport::demo::Clamp> {
+  static const Attributes enum_value = Attributes::Clamp;
+};
+
+template<> struct AttributesTraits<liteexport::demo::Reduce> {
+  static const Attributes enum_value = Attributes::Reduce;
+};
+
+template<> struct AttributesTraits<liteexport::demo::Slice> {
+  static const Attributes enum_value = Attributes::Slice;
 };
 
 template <bool B = false>
@@ -955,6 +1009,214 @@ inline ::flatbuffers::Offset<Flatten> CreateFlatten(
   return builder_.Finish();
 }
 
+struct Clamp FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
+  typedef ClampBuilder Builder;
+  enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
+    VT_MIN = 4,
+    VT_MAX = 6,
+    VT_HAS_MIN = 8,
+    VT_HAS_MAX = 10
+  };
+  double min() const {
+    return GetField<double>(VT_MIN, 0.0);
+  }
+  double max() const {
+    return GetField<double>(VT_MAX, 0.0);
+  }
+  bool has_min() const {
+    return GetField<uint8_t>(VT_HAS_MIN, 0) != 0;
+  }
+  bool has_max() const {
+    return GetField<uint8_t>(VT_HAS_MAX, 0) != 0;
+  }
+  template <bool B = false>
+  bool Verify(::flatbuffers::VerifierTemplate<B> &verifier) const {
+    return VerifyTableStart(verifier) &&
+           VerifyField<double>(verifier, VT_MIN, 8) &&
+           VerifyField<double>(verifier, VT_MAX, 8) &&
+           VerifyField<uint8_t>(verifier, VT_HAS_MIN, 1) &&
+           VerifyField<uint8_t>(verifier, VT_HAS_MAX, 1) &&
+           verifier.EndTable();
+  }
+};
+
+struct ClampBuilder {
+  typedef Clamp Table;
+  ::flatbuffers::FlatBufferBuilder &fbb_;
+  ::flatbuffers::uoffset_t start_;
+  void add_min(double min) {
+    fbb_.AddElement<double>(Clamp::VT_MIN, min, 0.0);
+  }
+  void add_max(double max) {
+    fbb_.AddElement<double>(Clamp::VT_MAX, max, 0.0);
+  }
+  void add_has_min(bool has_min) {
+    fbb_.AddElement<uint8_t>(Clamp::VT_HAS_MIN, static_cast<uint8_t>(has_min), 0);
+  }
+  void add_has_max(bool has_max) {
+    fbb_.AddElement<uint8_t>(Clamp::VT_HAS_MAX, static_cast<uint8_t>(has_max), 0);
+  }
+  explicit ClampBuilder(::flatbuffers::FlatBufferBuilder &_fbb)
+        : fbb_(_fbb) {
+    start_ = fbb_.StartTable();
+  }
+  ::flatbuffers::Offset<Clamp> Finish() {
+    const auto end = fbb_.EndTable(start_);
+    auto o = ::flatbuffers::Offset<Clamp>(end);
+    return o;
+  }
+};
+
+inline ::flatbuffers::Offset<Clamp> CreateClamp(
+    ::flatbuffers::FlatBufferBuilder &_fbb,
+    double min = 0.0,
+    double max = 0.0,
+    bool has_min = false,
+    bool has_max = false) {
+  ClampBuilder builder_(_fbb);
+  builder_.add_max(max);
+  builder_.add_min(min);
+  builder_.add_has_max(has_max);
+  builder_.add_has_min(has_min);
+  return builder_.Finish();
+}
+
+struct Reduce FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
+  typedef ReduceBuilder Builder;
+  enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
+    VT_AXES = 4,
+    VT_KEEPDIM = 6
+  };
+  const ::flatbuffers::Vector<int32_t> *axes() const {
+    return GetPointer<const ::flatbuffers::Vector<int32_t> *>(VT_AXES);
+  }
+  bool keepdim() const {
+    return GetField<uint8_t>(VT_KEEPDIM, 0) != 0;
+  }
+  template <bool B = false>
+  bool Verify(::flatbuffers::VerifierTemplate<B> &verifier) const {
+    return VerifyTableStart(verifier) &&
+           VerifyOffset(verifier, VT_AXES) &&
+           verifier.VerifyVector(axes()) &&
+           VerifyField<uint8_t>(verifier, VT_KEEPDIM, 1) &&
+           verifier.EndTable();
+  }
+};
+
+struct ReduceBuilder {
+  typedef Reduce Table;
+  ::flatbuffers::FlatBufferBuilder &fbb_;
+  ::flatbuffers::uoffset_t start_;
+  void add_axes(::flatbuffers::Offset<::flatbuffers::Vector<int32_t>> axes) {
+    fbb_.AddOffset(Reduce::VT_AXES, axes);
+  }
+  void add_keepdim(bool keepdim) {
+    fbb_.AddElement<uint8_t>(Reduce::VT_KEEPDIM, static_cast<uint8_t>(keepdim), 0);
+  }
+  explicit ReduceBuilder(::flatbuffers::FlatBufferBuilder &_fbb)
+        : fbb_(_fbb) {
+    start_ = fbb_.StartTable();
+  }
+  ::flatbuffers::Offset<Reduce> Finish() {
+    const auto end = fbb_.EndTable(start_);
+    auto o = ::flatbuffers::Offset<Reduce>(end);
+    return o;
+  }
+};
+
+inline ::flatbuffers::Offset<Reduce> CreateReduce(
+    ::flatbuffers::FlatBufferBuilder &_fbb,
+    ::flatbuffers::Offset<::flatbuffers::Vector<int32_t>> axes = 0,
+    bool keepdim = false) {
+  ReduceBuilder builder_(_fbb);
+  builder_.add_axes(axes);
+  builder_.add_keepdim(keepdim);
+  return builder_.Finish();
+}
+
+inline ::flatbuffers::Offset<Reduce> CreateReduceDirect(
+    ::flatbuffers::FlatBufferBuilder &_fbb,
+    const std::vector<int32_t> *axes = nullptr,
+    bool keepdim = false) {
+  auto axes__ = axes ? _fbb.CreateVector<int32_t>(*axes) : 0;
+  return liteexport::demo::CreateReduce(
+      _fbb,
+      axes__,
+      keepdim);
+}
+
+struct Slice FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
+  typedef SliceBuilder Builder;
+  enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
+    VT_AXIS = 4,
+    VT_START = 6,
+    VT_END = 8,
+    VT_STEP = 10
+  };
+  int32_t axis() const {
+    return GetField<int32_t>(VT_AXIS, 0);
+  }
+  int64_t start() const {
+    return GetField<int64_t>(VT_START, 0);
+  }
+  int64_t end() const {
+    return GetField<int64_t>(VT_END, 9223372036854775807LL);
+  }
+  int64_t step() const {
+    return GetField<int64_t>(VT_STEP, 1LL);
+  }
+  template <bool B = false>
+  bool Verify(::flatbuffers::VerifierTemplate<B> &verifier) const {
+    return VerifyTableStart(verifier) &&
+           VerifyField<int32_t>(verifier, VT_AXIS, 4) &&
+           VerifyField<int64_t>(verifier, VT_START, 8) &&
+           VerifyField<int64_t>(verifier, VT_END, 8) &&
+           VerifyField<int64_t>(verifier, VT_STEP, 8) &&
+           verifier.EndTable();
+  }
+};
+
+struct SliceBuilder {
+  typedef Slice Table;
+  ::flatbuffers::FlatBufferBuilder &fbb_;
+  ::flatbuffers::uoffset_t start_;
+  void add_axis(int32_t axis) {
+    fbb_.AddElement<int32_t>(Slice::VT_AXIS, axis, 0);
+  }
+  void add_start(int64_t start) {
+    fbb_.AddElement<int64_t>(Slice::VT_START, start, 0);
+  }
+  void add_end(int64_t end) {
+    fbb_.AddElement<int64_t>(Slice::VT_END, end, 9223372036854775807LL);
+  }
+  void add_step(int64_t step) {
+    fbb_.AddElement<int64_t>(Slice::VT_STEP, step, 1LL);
+  }
+  explicit SliceBuilder(::flatbuffers::FlatBufferBuilder &_fbb)
+        : fbb_(_fbb) {
+    start_ = fbb_.StartTable();
+  }
+  ::flatbuffers::Offset<Slice> Finish() {
+    const auto end = fbb_.EndTable(start_);
+    auto o = ::flatbuffers::Offset<Slice>(end);
+    return o;
+  }
+};
+
+inline ::flatbuffers::Offset<Slice> CreateSlice(
+    ::flatbuffers::FlatBufferBuilder &_fbb,
+    int32_t axis = 0,
+    int64_t start = 0,
+    int64_t end = 9223372036854775807LL,
+    int64_t step = 1LL) {
+  SliceBuilder builder_(_fbb);
+  builder_.add_step(step);
+  builder_.add_end(end);
+  builder_.add_start(start);
+  builder_.add_axis(axis);
+  return builder_.Finish();
+}
+
 struct Instruction FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
   typedef InstructionBuilder Builder;
   enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
@@ -1010,6 +1272,15 @@ struct Instruction FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
   }
   const liteexport::demo::Flatten *attributes_as_Flatten() const {
     return attributes_type() == liteexport::demo::Attributes::Flatten ? static_cast<const liteexport::demo::Flatten *>(attributes()) : nullptr;
+  }
+  const liteexport::demo::Clamp *attributes_as_Clamp() const {
+    return attributes_type() == liteexport::demo::Attributes::Clamp ? static_cast<const liteexport::demo::Clamp *>(attributes()) : nullptr;
+  }
+  const liteexport::demo::Reduce *attributes_as_Reduce() const {
+    return attributes_type() == liteexport::demo::Attributes::Reduce ? static_cast<const liteexport::demo::Reduce *>(attributes()) : nullptr;
+  }
+  const liteexport::demo::Slice *attributes_as_Slice() const {
+    return attributes_type() == liteexport::demo::Attributes::Slice ? static_cast<const liteexport::demo::Slice *>(attributes()) : nullptr;
   }
   int64_t debug_handle() const {
     return GetField<int64_t>(VT_DEBUG_HANDLE, 0);
@@ -1068,6 +1339,18 @@ template<> inline const liteexport::demo::Permute *Instruction::attributes_as<li
 
 template<> inline const liteexport::demo::Flatten *Instruction::attributes_as<liteexport::demo::Flatten>() const {
   return attributes_as_Flatten();
+}
+
+template<> inline const liteexport::demo::Clamp *Instruction::attributes_as<liteexport::demo::Clamp>() const {
+  return attributes_as_Clamp();
+}
+
+template<> inline const liteexport::demo::Reduce *Instruction::attributes_as<liteexport::demo::Reduce>() const {
+  return attributes_as_Reduce();
+}
+
+template<> inline const liteexport::demo::Slice *Instruction::attributes_as<liteexport::demo::Slice>() const {
+  return attributes_as_Slice();
 }
 
 struct InstructionBuilder {
@@ -1462,6 +1745,18 @@ inline bool VerifyAttributes(::flatbuffers::VerifierTemplate<B> &verifier, const
     }
     case Attributes::Flatten: {
       auto ptr = reinterpret_cast<const liteexport::demo::Flatten *>(obj);
+      return verifier.VerifyTable(ptr);
+    }
+    case Attributes::Clamp: {
+      auto ptr = reinterpret_cast<const liteexport::demo::Clamp *>(obj);
+      return verifier.VerifyTable(ptr);
+    }
+    case Attributes::Reduce: {
+      auto ptr = reinterpret_cast<const liteexport::demo::Reduce *>(obj);
+      return verifier.VerifyTable(ptr);
+    }
+    case Attributes::Slice: {
+      auto ptr = reinterpret_cast<const liteexport::demo::Slice *>(obj);
       return verifier.VerifyTable(ptr);
     }
     default: return true;

@@ -101,7 +101,10 @@ def _frame(source_range: str, function: str) -> SourceFrame | None:
     """Formatting the snippet is the costly part; every instance of a module class (and every
     call of a function) shares its nodes' ranges."""
     span = parse_torch_range(source_range)
-    return None if span is None else span.frame(function)
+    if span is None:  # a traced node: its source is the Python stack it was traced at, kept as is
+        text = source_range.rstrip("\n")
+        return SourceFrame(function, "", 0, text) if text.strip() else None
+    return span.frame(function)
 
 
 class MethodWalk:

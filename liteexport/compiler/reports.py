@@ -1,12 +1,13 @@
 """Reports of nodes the compiler cannot compile, in the demo backend's wording::
 
-    The node of aten::mul is not supported in this compiler. Source code:
-      File "model.py", line 3
+    The node of aten::mul is not supported in this compiler. Source code:   File "model.py", line 3
         def forward(self, x, h):
             return x * h
                    ~~~~~ <--- HERE
     Module hierarchy: top(M)
 
+The first line is torch's demo backend's, byte for byte ("Source code: " then the range as
+``SourceRange::str()`` prints it), so torch's own test patterns match; the hierarchy follows.
 A report is written when the node is met but only raised if its poison reaches an output
 (or it is ``forced``: reached unconditionally and effectful), so dead nodes stay silent.
 Every live report is raised at once, grouped by node kind (most frequent first, with a
@@ -42,7 +43,7 @@ def format_report(site: NodeSite, reason: str = "", hierarchies: Iterable[str] =
     why = f" ({reason})" if reason else ""
     snippet = Report(site, reason).snippet
     where = "\n".join(f"Module hierarchy: {h}" for h in (list(hierarchies) or [site.hierarchy]))
-    return (f"The node of {site.kind} is not supported in this compiler{why}. Source code:\n"
+    return (f"The node of {site.kind} is not supported in this compiler{why}. Source code: "
             f"{snippet}\n{where}")
 
 

@@ -64,6 +64,9 @@ SCALAR_FOLDS: dict[str, ScalarFold] = {
     "prim::max": max,
     "prim::abs": abs,
     "aten::list": list,
+    "aten::copy": lambda seq: type(seq)(seq),  # list.copy() / dict.copy()
+    "aten::sum": sum,  # of a number list
+    "aten::slice": lambda seq, start=None, end=None, step=1: seq[start:end:step],  # of a list
     "aten::list_with_default": _list_with_default,
     "aten::format": lambda fmt, *args: fmt.format(*args),
     "aten::str": str,

@@ -17,6 +17,7 @@ from runtime_py.format.program import (
     Activation,
     AxisAttrs,
     BinaryAttrs,
+    ClampAttrs,
     Conv2dAttrs,
     FlattenAttrs,
     FusedAttrs,
@@ -25,7 +26,9 @@ from runtime_py.format.program import (
     OpCode,
     PermuteAttrs,
     Pool2dAttrs,
+    ReduceAttrs,
     ShapeAttrs,
+    SliceAttrs,
 )
 
 Tensors = Sequence["torch.Tensor | None"]
@@ -109,6 +112,18 @@ def _matmul(attrs: object, xs: Tensors) -> torch.Tensor:
     return torch.matmul(xs[0], xs[1])
 
 
+def _reduce(fn: Callable[..., torch.Tensor]) -> Semantics:
+    def run(attrs: object, xs: Tensors) -> torch.Tensor:
+        assert isinstance(attrs, ReduceAttrs) and xs[0] is not None
+        axes = list(attrs.axes) if attrs.axes else list(range(xs[0].dim()))
+        return fn(xs[0], axes, keepdim=attrs.keepdim)
+    return run
+
+
+def _slice(x: torch.Tensor, a: SliceAttrs) -> torch.Tensor:
+    return x[(slice(None),) * (a.axis % x.dim()) + (slice(a.start, a.end, a.step),)]
+
+
 SEMANTICS: dict[OpCode, Semantics] = {
     OpCode.ADD: _binary(lambda a, b, alpha: a + alpha * b),
     OpCode.SUB: _binary(lambda a, b, alpha: a - alpha * b),
@@ -135,6 +150,14 @@ SEMANTICS: dict[OpCode, Semantics] = {
     OpCode.RESHAPE: _attrs_of(ShapeAttrs, lambda x, a: x.reshape(*a.dims)),
     OpCode.FLATTEN: _attrs_of(FlattenAttrs, lambda x, a: x.flatten(a.start_dim, a.end_dim)),
     OpCode.CAT: _cat,
+    OpCode.CLAMP: _attrs_of(ClampAttrs, lambda x, a: torch.clamp(x, a.min, a.max)),
+    OpCode.HARDSIGMOID: _one(F.hardsigmoid),
+    OpCode.HARDSWISH: _one(F.hardswish),
+    OpCode.SILU: _one(F.silu),
+    OpCode.MEAN: _reduce(torch.mean),
+    OpCode.SUM: _reduce(torch.sum),
+    OpCode.SLICE: _attrs_of(SliceAttrs, _slice),
+    OpCode.EXPAND: _attrs_of(ShapeAttrs, lambda x, a: x.expand(*a.dims)),
 }
 
 

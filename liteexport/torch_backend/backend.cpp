@@ -5,12 +5,17 @@
 // compile(processed, method_compile_spec). The processed module liteexport writes is
 //   {"programs": Dict[str, Tensor(uint8)]  (method -> flatbuffer of schema/demo_program.fbs),
 //    "weights": List[Tensor(float32)]}
-// compile verifies and decodes every program (flatbuffers::Verifier, then the same checks as
-// runtime_py/backends/demo/plan.py) into a MethodPlan; execute runs a plan with ATen ops, with
-// the semantics of runtime_py's numpy kernels (runtime_py/backends/demo/*.py, the reference).
-// A failing instruction throws c10::BackendRuntimeException carrying its debug handle.
+// compile verifies and decodes every program with the decoder shared with the Android core
+// (liteexport/cpp/demo_program.h: the checks of runtime_py's program_codec.py and plan.py) into
+// a MethodPlan; execute runs a plan with ATen ops, with the semantics of runtime_py's numpy
+// kernels (runtime_py/backends/demo/*.py, the reference). A failing instruction throws
+// c10::BackendRuntimeException carrying its debug handle. Errors of programs and instructions
+// are coded as "[CODE] text" (schema/demo_errors.toml; liteexport.torch_backend.demo_error_of).
 #include <torch/csrc/jit/backends/backend.h>
 #include <torch/csrc/jit/backends/backend_exception.h>
+#include <torch/csrc/jit/backends/backend_preprocess.h>
+#include <torch/csrc/jit/passes/inliner.h>
+#include <torch/csrc/jit/python/pybind_utils.h>
 #include <torch/custom_class.h>
 #include <torch/script.h>
 
@@ -24,7 +29,6 @@
 #include <utility>
 #include <vector>
 
-#include "demo_program_generated.h"
 #include "program_plan.h"
 #include "aten_kernels.h"
 
@@ -104,9 +108,93 @@ class LiteExportBackend : public torch::jit::PyTorchBackendInterface {
   }
 };
 
+// ---------------------------------------------------------------------------------------------
+// The preprocess: torch's to_backend (torch._C._jit_to_backend, codegen_backend_module) calls it
+// with the module to lower. liteexport's compiler is Python (liteexport.torch_backend.preprocess),
+// registered here when the extension is loaded (set_preprocess); this function hands it the
+// module, the compile spec and the debug handles torch generated for every node of each
+// method's inlined graph, and turns its result into the processed module compile() reads.
+
+// Leaked on purpose: a py::object must not be destroyed after the interpreter is finalized.
+py::object* python_preprocess = nullptr;
+
+// "top(C).B0(B).A0(A)": the module hierarchy of an inlined node, as liteexport's compiler
+// writes it (calls of free functions and of the module's own methods add no level).
+std::string node_hierarchy(const torch::jit::Node* node, const std::string& top) {
+  std::string out = "top(" + top + ")";
+  auto stack = node->callstack();
+  if (!stack) return out;
+  for (const auto& entry : (*stack)->vec()) {
+    const auto& info = std::get<2>(entry);
+    if (!info || info->instance_name() == "SELF" || !info->class_type()) continue;
+    out += "." + info->instance_name() + "(" + info->class_type()->name()->name() + ")";
+  }
+  return out;
+}
+
+c10::IValue preprocess(const torch::jit::Module& mod, const c10::Dict<c10::IValue, c10::IValue>& method_compile_spec,
+                       const torch::jit::BackendDebugHandleGenerator& generate_debug_handles) {
+  TORCH_CHECK(python_preprocess != nullptr, kPrefix,
+              "liteexport's compiler is not registered; load the backend with "
+              "liteexport.torch_backend.load_torch_backend()");
+  const std::string top = mod.type()->name()->name();
+  // per method: (debug handle, node kind, module hierarchy, source range) of every node
+  std::vector<std::tuple<std::string, std::vector<std::tuple<int64_t, std::string, std::string, std::string>>>>
+      nodes_by_method;
+  for (const auto& entry : method_compile_spec) {
+    TORCH_CHECK(entry.key().isString(), kPrefix, "method_compile_spec has a non-string key (",
+                entry.key().tagKind(), ")");
+    const auto& name = entry.key().toStringRef();
+    auto method = mod.find_method(name);
+    TORCH_CHECK(method.has_value(), "method_compile_spec names '", name, "', which the module (", top,
+                ") does not have");
+    auto graph = torch::jit::toGraphFunction(method->function()).graph()->copy();
+    torch::jit::Inline(*graph);
+    std::vector<std::tuple<int64_t, std::string, std::string, std::string>> records;
+    for (const auto& [node, handle] : generate_debug_handles(graph)) {
+      records.emplace_back(handle, node->kind().toQualString(), node_hierarchy(node, top),
+                           node->sourceRange().str());
+    }
+    std::sort(records.begin(), records.end());
+    nodes_by_method.emplace_back(name, std::move(records));
+  }
+
+  py::gil_scoped_acquire gil;
+  py::object result;
+  try {
+    result = (*python_preprocess)(py::cast(mod), torch::jit::toPyObject(method_compile_spec), py::cast(nodes_by_method));
+  } catch (py::error_already_set& e) {
+    // liteexport's own message (an unsupported node, in torch's demo wording), raised as torch's
+    // RuntimeError the way torch's demo preprocess raises it
+    std::string message = py::str(e.value());
+    TORCH_CHECK(false, message);
+  }
+  auto parts = result.cast<py::tuple>();
+  auto programs = c10::impl::GenericDict(c10::StringType::get(), c10::TensorType::get());
+  for (const auto& item : parts[0].cast<py::dict>()) {
+    programs.insert(item.first.cast<std::string>(), item.second.cast<at::Tensor>());
+  }
+  auto weights = c10::impl::GenericList(c10::TensorType::get());
+  for (const auto& weight : parts[1].cast<py::list>()) weights.push_back(weight.cast<at::Tensor>());
+  auto processed = c10::impl::GenericDict(c10::StringType::get(), c10::AnyType::get());
+  processed.insert("programs", programs);
+  processed.insert("weights", weights);
+  return processed;
+}
+
 static auto plan_class = torch::class_<MethodPlan>("liteexport", "DemoMethodPlan");
 static auto registration = torch::jit::backend<LiteExportBackend>(kBackendName);
+static auto preprocess_registration = torch::jit::backend_preprocess_register(kBackendName, preprocess);
 
 }  // namespace
 
 std::string registered_backend() { return kBackendName; }
+
+// Registers liteexport's compiler (a Python callable) as the preprocess torch's to_backend runs.
+void set_preprocess(py::object compiler) {
+  if (python_preprocess == nullptr) {
+    python_preprocess = new py::object(std::move(compiler));
+  } else {
+    *python_preprocess = std::move(compiler);
+  }
+}

@@ -27,5 +27,5 @@ def get_backend(name: str) -> Backend:
     backend_type = BACKENDS.get(key)
     if backend_type is None:
         known = ", ".join(sorted(BACKENDS))
-        raise FormatError(f"unknown delegate backend '{name}' (known backends: {known})")
+        raise FormatError(f"unknown delegate backend '{name}' (known backends: {known})", where=f"class {name}")
     return backend_type()

@@ -21,12 +21,12 @@ def map_file(path: str | Path) -> mmap.mmap:
     try:
         with open(path, "rb") as f:
             if os.fstat(f.fileno()).st_size == 0:
-                raise FormatError(f"{path} is empty, not a bundle file")
+                raise FormatError(f"{path} is empty, not a bundle file", where=str(path))
             return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     except IsADirectoryError:
-        raise FormatError(f"{path} is a directory, not a bundle file") from None
+        raise FormatError(f"{path} is a directory, not a bundle file", where=str(path)) from None
     except OSError as exc:
-        raise FormatError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise FormatError(f"cannot read {path}: {exc.strerror or exc}", where=str(path)) from exc
 
 
 def is_zip(buf: bytes | bytearray | memoryview | mmap.mmap) -> bool:
@@ -37,7 +37,8 @@ def is_zip(buf: bytes | bytearray | memoryview | mmap.mmap) -> bool:
 def check_identifier(buf: bytes | bytearray | memoryview | mmap.mmap, name: str) -> None:
     """Reject anything that is not a PTMF flatbuffer, saying what it looks like instead."""
     if len(buf) < 8:
-        raise FormatError(f"{name} is too short ({len(buf)} bytes) to be a lite-interpreter model")
+        raise FormatError(f"{name} is too short ({len(buf)} bytes) to be a lite-interpreter model",
+                          where=f"{name}, byte {len(buf)}")
     if buf[4:8] != ptmf.PTMF_FILE_IDENTIFIER:
         raise FormatError(f"{name} is not a PTMF bundle: file identifier is {bytes(buf[4:8])!r}, "
                           f"expected {ptmf.PTMF_FILE_IDENTIFIER!r}", where="bytes 4..7")

@@ -1,9 +1,8 @@
-"""Human-readable listings of bytecode functions and compiled programs (for tests,
+"""Human-readable listings of bytecode functions and values (for tests,
 `liteexport inspect` and error messages)."""
 
 from __future__ import annotations
 
-from runtime_py.format import program as ir
 from runtime_py.format import ptmf
 
 
@@ -48,28 +47,4 @@ def disassemble_function(fn: ptmf.Function, module: ptmf.Module) -> str:
         lines.append(f"  constant {i}: {describe_ivalue(module, c)}")
     for i, t in enumerate(fn.type_annotations):
         lines.append(f"  type {i}: {t}")
-    return "\n".join(lines)
-
-
-def describe_attributes(attrs: ir.Attributes) -> str:
-    if attrs is None:
-        return ""
-    fields = ", ".join(f"{k}={v.name if hasattr(v, 'name') else v}" for k, v in vars(attrs).items())
-    return f"{type(attrs).__name__}({fields})"
-
-
-def disassemble_program(program: ir.Program) -> str:
-    """The compiled program's listing: inputs, constants, one line per instruction, outputs."""
-    lines = [f"program {program.method} (format {program.format_version}, {program.num_slots} slots)"]
-    for i, info in enumerate(program.inputs):
-        shape = "?" if info.shape is None else "x".join("?" if d < 0 else str(d) for d in info.shape)
-        lines.append(f"  input  %{i}: {info.dtype.name.lower()}[{shape}]")
-    for c in program.constants:
-        lines.append(f"  const  %{c.slot} = weights[{c.weight}]")
-    for pc, ins in enumerate(program.instructions):
-        outs = ", ".join(f"%{s}" for s in ins.outputs)
-        ins_ = ", ".join(f"%{s}" for s in ins.inputs)
-        lines.append(f"  {pc:4d}  {outs} = {ins.op.name}({ins_}) {describe_attributes(ins.attributes)}"
-                     f"  #{ins.debug_handle}".rstrip())
-    lines.append("  return " + ", ".join(f"%{s}" for s in program.outputs))
     return "\n".join(lines)

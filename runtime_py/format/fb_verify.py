@@ -36,7 +36,7 @@ import struct
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import NoReturn, TypeVar
+from typing import NoReturn
 
 import numpy as np
 from flatbuffers import Builder as Builder  # re-exported: the codecs build with it
@@ -109,9 +109,6 @@ def strings(name: str) -> Field:
     return Field(name, Kind.STRING_VECTOR, UOFFSET_SIZE)
 
 
-def deprecated(name: str) -> Field:
-    """A field id the schema marks ``(deprecated)``."""
-    return Field(name, Kind.DEPRECATED)
 
 
 @dataclass(frozen=True)
@@ -345,24 +342,22 @@ class Verifier:
 def as_byte_view(buf: Buffer) -> memoryview:
     """A flat, read-only byte view of ``buf`` without copying; FormatError if it has none."""
     if isinstance(buf, np.ndarray) and buf.dtype != np.uint8:
-        raise FormatError(f"expected a uint8 array, got {buf.dtype}")
+        raise FormatError(f"expected a uint8 array, got {buf.dtype}", where="the buffer to decode")
     try:
         view = buf.data if isinstance(buf, np.ndarray) else memoryview(buf)
     except TypeError as e:
-        raise FormatError(f"expected bytes, got {type(buf).__name__}") from e
+        raise FormatError(f"expected bytes, got {type(buf).__name__}", where="the buffer to decode") from e
     if not view.c_contiguous:
-        raise FormatError("expected a contiguous byte buffer")
+        raise FormatError("expected a contiguous byte buffer", where="the buffer to decode")
     return view.cast("B").toreadonly() if view.format != "B" or view.ndim != 1 else view.toreadonly()
 
 
 # --- helpers the codecs share for turning checked tables into dataclasses ---
 
-E = TypeVar("E", bound=enum.IntEnum)
-
-
 @contextmanager
-def hostile_input(what: str) -> Iterator[None]:
-    """Turn any exception other than FormatError raised while decoding into a FormatError.
+def hostile_input(what: str, where: str = "") -> Iterator[None]:
+    """Turn any exception other than FormatError raised while decoding into a FormatError (at
+    ``where``, by default ``what`` itself: a reader bug cannot say which table it was in).
 
     The verifier should make these impossible; this is the backstop that keeps a reader bug
     from surfacing as ``IndexError`` on a malformed file.
@@ -372,7 +367,7 @@ def hostile_input(what: str) -> Iterator[None]:
     except FormatError:
         raise
     except Exception as e:  # RecursionError, MemoryError, IndexError, struct.error...
-        raise FormatError(f"malformed {what}: {type(e).__name__}: {e}") from e
+        raise FormatError(f"malformed {what}: {type(e).__name__}: {e}", where=where or what) from e
 
 
 def check_version(found: int, accepted: int, what: str, where: str) -> None:
@@ -382,19 +377,8 @@ def check_version(found: int, accepted: int, what: str, where: str) -> None:
                           where=where)
 
 
-def enum_member(cls: type[E], raw: int, where: str) -> E:
-    """``cls(raw)``, or a FormatError naming the unknown value."""
-    try:
-        return cls(raw)
-    except ValueError:
-        raise FormatError(f"unknown {cls.__name__} value {raw}", where=where) from None
 
 
-def int_tuple(values: object) -> tuple[int, ...]:
-    """A generated ``XAsNumpy()`` result as a tuple of ints (it returns 0 for an absent vector)."""
-    if isinstance(values, np.ndarray):
-        return tuple(values.tolist())
-    return ()
 
 
 def required_str(raw: bytes | None, checked: CheckedTable, name: str) -> str:

@@ -97,9 +97,35 @@ class FlattenAttrs:
     end_dim: int
 
 
+@dataclass(frozen=True)
+class ClampAttrs:
+    min: float | None  # None: no lower bound
+    max: float | None  # None: no upper bound
+
+
+@dataclass(frozen=True)
+class ReduceAttrs:
+    axes: tuple[int, ...]  # distinct, may be negative; empty: every axis
+    keepdim: bool = False
+
+
+SLICE_END = (1 << 63) - 1  # "to the end of the axis"
+
+
+@dataclass(frozen=True)
+class SliceAttrs:
+    """``x[..., start:end:step, ...]`` on one axis: negative bounds count from the end and
+    bounds are clamped to the axis, as in Python; step > 0."""
+
+    axis: int
+    start: int = 0
+    end: int = SLICE_END
+    step: int = 1
+
+
 Attributes = (
     BinaryAttrs | GeluAttrs | AxisAttrs | FusedAttrs | Conv2dAttrs | LayerNormAttrs
-    | Pool2dAttrs | ShapeAttrs | PermuteAttrs | FlattenAttrs | None
+    | Pool2dAttrs | ShapeAttrs | PermuteAttrs | FlattenAttrs | ClampAttrs | ReduceAttrs | SliceAttrs | None
 )
 
 # the Attributes union's members (schema/demo_ops.toml [attributes]) -> their dataclasses
@@ -114,6 +140,9 @@ ATTRIBUTE_CLASSES: dict[str, type] = {
     "Shape": ShapeAttrs,
     "Permute": PermuteAttrs,
     "Flatten": FlattenAttrs,
+    "Clamp": ClampAttrs,
+    "Reduce": ReduceAttrs,
+    "Slice": SliceAttrs,
 }
 
 

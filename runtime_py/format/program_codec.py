@@ -15,7 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from runtime_py.errors import FormatError, InternalError
+from runtime_py.error_codes import format_error, render
+from runtime_py.errors import InternalError
 from runtime_py.format import fb_reader as fr
 from runtime_py.format import fb_verify as fv
 from runtime_py.format._generated import demo_program_generated as g
@@ -25,10 +26,12 @@ from runtime_py.format.program import (
     OP_SPECS,
     PROGRAM_FILE_IDENTIFIER,
     PROGRAM_FORMAT_VERSION,
+    SLICE_END,
     Activation,
     Attributes,
     AxisAttrs,
     BinaryAttrs,
+    ClampAttrs,
     Constant,
     Conv2dAttrs,
     DType,
@@ -41,7 +44,9 @@ from runtime_py.format.program import (
     PermuteAttrs,
     Pool2dAttrs,
     Program,
+    ReduceAttrs,
     ShapeAttrs,
+    SliceAttrs,
     ValueInfo,
     attributes_class,
 )
@@ -64,6 +69,11 @@ _POOL2D = fv.TableSpec("Pool2d", (
 _SHAPE = fv.TableSpec("Shape", (fv.vector("dims", 8),))
 _PERMUTE = fv.TableSpec("Permute", (fv.vector("perm", 4),))
 _FLATTEN = fv.TableSpec("Flatten", (fv.scalar("start_dim", 4), fv.scalar("end_dim", 4)))
+_CLAMP = fv.TableSpec("Clamp", (
+    fv.scalar("min", 8), fv.scalar("max", 8), fv.scalar("has_min", 1), fv.scalar("has_max", 1)))
+_REDUCE = fv.TableSpec("Reduce", (fv.vector("axes", 4), fv.scalar("keepdim", 1)))
+_SLICE = fv.TableSpec("Slice", (
+    fv.scalar("axis", 4), fv.scalar("start", 8), fv.scalar("end", 8), fv.scalar("step", 8)))
 _INSTRUCTION = fv.TableSpec("Instruction", (
     fv.scalar("op", 2), fv.vector("inputs", 4), fv.vector("outputs", 4),
     fv.scalar("attributes_type", 1), fv.table("attributes"), fv.scalar("debug_handle", 8)))
@@ -77,9 +87,9 @@ _PROGRAM = fv.TableSpec("Program", (
 
 # what the single-pass reader needs of each layout
 (_BINARY_L, _GELU_L, _AXIS_L, _FUSED_L, _CONV2D_L, _LAYER_NORM_L, _POOL2D_L, _SHAPE_L, _PERMUTE_L, _FLATTEN_L,
- _INSTRUCTION_L, _VALUE_INFO_L, _CONSTANT_L, _PROGRAM_L) = (
+ _CLAMP_L, _REDUCE_L, _SLICE_L, _INSTRUCTION_L, _VALUE_INFO_L, _CONSTANT_L, _PROGRAM_L) = (
     fr.layout(spec) for spec in (_BINARY, _GELU, _AXIS, _FUSED, _CONV2D, _LAYER_NORM, _POOL2D, _SHAPE, _PERMUTE,
-                                 _FLATTEN, _INSTRUCTION, _VALUE_INFO, _CONSTANT, _PROGRAM))
+                                 _FLATTEN, _CLAMP, _REDUCE, _SLICE, _INSTRUCTION, _VALUE_INFO, _CONSTANT, _PROGRAM))
 # raw wire values -> members: a dict lookup is ~10x cheaper than calling the enum
 _OPCODES = {int(op): op for op in OpCode}
 _ACTIVATIONS = {int(a): a for a in Activation}
@@ -90,7 +100,11 @@ _ACTIVATIONS = {int(a): a for a in Activation}
 _OP_ATTRIBUTES: dict[OpCode, type | None] = {op: attributes_class(op) for op in OpCode}
 
 
-def attribute_problem(op: OpCode, attrs: type | None) -> str | None:
+# A problem: the code of schema/demo_errors.toml and its fields; None for no problem.
+Problem = tuple[str, dict[str, object]] | None
+
+
+def attribute_problem(op: OpCode, attrs: type | None) -> Problem:
     """Why ``op`` cannot carry attributes of type ``attrs``, or None when it can.
 
     Each opcode carries the attribute type of its spec entry; one whose attribute type has a
@@ -101,33 +115,35 @@ def attribute_problem(op: OpCode, attrs: type | None) -> str | None:
         return None
     wanted = "no attributes" if expected is None else f"{expected.__name__}"
     found = "none" if attrs is None else attrs.__name__
-    return f"{op.name} takes {wanted}, found {found}"
+    return "ATTRIBUTE_TYPE", {"op": op.name, "expected": wanted, "found": found}
 
 
-def _pair_problem(values: tuple[int, ...], name: str) -> str | None:
-    return None if len(values) == 2 else f"{name} must hold 2 values [h, w], found {len(values)}"
+def _pair_problem(values: tuple[int, ...], name: str) -> Problem:
+    return None if len(values) == 2 else ("PAIR_LENGTH", {"field": name, "found": len(values)})
 
 
-def _outputs_problem(outputs: tuple[int, ...], handles: tuple[int, ...]) -> str | None:
+def _outputs_problem(outputs: tuple[int, ...], handles: tuple[int, ...]) -> Problem:
     if len(outputs) == len(handles):
         return None
-    return f"{len(outputs)} outputs but {len(handles)} output debug handles"
+    return "OUTPUT_HANDLES", {"outputs": len(outputs), "handles": len(handles)}
 
 
-def _adaptive_problem(op: OpCode, attrs: Attributes) -> str | None:
+def _adaptive_problem(op: OpCode, attrs: Attributes) -> Problem:
     if op is OpCode.ADAPTIVE_AVG_POOL2D and isinstance(attrs, ShapeAttrs) and len(attrs.dims) != 2:
-        return f"ADAPTIVE_AVG_POOL2D output size must hold 2 dims, found {len(attrs.dims)}"
+        return "OUTPUT_SIZE_LENGTH", {"op": op.name, "found": len(attrs.dims)}
     return None
 
 
-def _bug(problem: str | None) -> None:
-    if problem is not None:
+def _bug(problem: Problem | str) -> None:
+    if isinstance(problem, str):
         raise InternalError(f"cannot encode program: {problem}")
+    if problem is not None:
+        raise InternalError(f"cannot encode program: {render(*problem)}")
 
 
-def _bad(problem: str | None, path: str, pos: int) -> None:
+def _bad(problem: Problem, path: str, pos: int) -> None:
     if problem is not None:  # the location only then: building it for every check costs more than the check
-        raise FormatError(problem, where=fv.location(path, pos))
+        raise format_error(problem[0], where=fv.location(path, pos), **problem[1])
 
 
 # --- encoding ---
@@ -228,6 +244,34 @@ def _write_flatten(b: Builder, a: FlattenAttrs) -> int:
     return int(g.FlattenEnd(b))
 
 
+def _write_clamp(b: Builder, a: ClampAttrs) -> int:
+    g.ClampStart(b)
+    if a.min is not None:
+        g.ClampAddMin(b, float(a.min))
+        g.ClampAddHasMin(b, True)
+    if a.max is not None:
+        g.ClampAddMax(b, float(a.max))
+        g.ClampAddHasMax(b, True)
+    return int(g.ClampEnd(b))
+
+
+def _write_reduce(b: Builder, a: ReduceAttrs) -> int:
+    axes = _ints32(b, g.ReduceStartAxesVector, a.axes)
+    g.ReduceStart(b)
+    g.ReduceAddAxes(b, axes)
+    g.ReduceAddKeepdim(b, bool(a.keepdim))
+    return int(g.ReduceEnd(b))
+
+
+def _write_slice(b: Builder, a: SliceAttrs) -> int:
+    g.SliceStart(b)
+    g.SliceAddAxis(b, a.axis)
+    g.SliceAddStart(b, a.start)
+    g.SliceAddEnd(b, a.end)
+    g.SliceAddStep(b, a.step)
+    return int(g.SliceEnd(b))
+
+
 # --- decoding of the attribute tables (checked as they are read, by fb_reader) ---
 
 def _pair_at(r: TableReader, pos: int, path: str, table_pos: int) -> tuple[int, int]:
@@ -240,7 +284,8 @@ def _activation(r: TableReader, pos: int, path: str, table_pos: int) -> Activati
     raw = r.scalar(fr.I8, pos, 0)
     activation: Activation | None = _ACTIVATIONS.get(raw)  # type: ignore[call-overload]
     if activation is None:
-        raise FormatError(f"unknown Activation value {raw}", where=fv.location(f"{path}.activation", pos or table_pos))
+        raise format_error("UNKNOWN_ENUM", where=fv.location(f"{path}.activation", pos or table_pos),
+                           enum="Activation", value=raw)
     return activation
 
 
@@ -248,7 +293,8 @@ def _read_binary(r: TableReader, pos: int, path: str) -> BinaryAttrs:
     alpha, scalar, has_scalar, reverse = r.table(pos, _BINARY_L, path)
     has = r.scalar(fr.BOOL, has_scalar, False)
     if scalar and not has:
-        raise FormatError("scalar given but has_scalar is false", where=fv.location(f"{path}.scalar", scalar))
+        raise format_error("FIELD_WITHOUT_FLAG", where=fv.location(f"{path}.scalar", scalar), field="scalar",
+                           flag="has_scalar")
     return BinaryAttrs(alpha=r.scalar(fr.F64, alpha, 1.0),  # type: ignore[arg-type]
                        scalar=r.scalar(fr.F64, scalar, 0.0) if has else None,  # type: ignore[arg-type]
                        reverse=r.scalar(fr.BOOL, reverse, False))  # type: ignore[arg-type]
@@ -313,6 +359,31 @@ def _read_flatten(r: TableReader, pos: int, path: str) -> FlattenAttrs:
     return FlattenAttrs(start_dim=r.scalar(fr.I32, start_dim, 0), end_dim=r.scalar(fr.I32, end_dim, 0))  # type: ignore[arg-type]
 
 
+def _bound(r: TableReader, value: int, present: int, name: str, path: str) -> float | None:
+    """A Clamp bound: its value when its has_ flag is set, else None (a value without the flag is malformed)."""
+    has = r.scalar(fr.BOOL, present, False)
+    if value and not has:
+        raise format_error("FIELD_WITHOUT_FLAG", where=fv.location(f"{path}.{name}", value), field=name,
+                           flag=f"has_{name}")
+    return r.scalar(fr.F64, value, 0.0) if has else None  # type: ignore[return-value]
+
+
+def _read_clamp(r: TableReader, pos: int, path: str) -> ClampAttrs:
+    low, high, has_low, has_high = r.table(pos, _CLAMP_L, path)
+    return ClampAttrs(min=_bound(r, low, has_low, "min", path), max=_bound(r, high, has_high, "max", path))
+
+
+def _read_reduce(r: TableReader, pos: int, path: str) -> ReduceAttrs:
+    axes, keepdim = r.table(pos, _REDUCE_L, path)
+    return ReduceAttrs(axes=r.scalars("i", axes, f"{path}.axes"), keepdim=r.scalar(fr.BOOL, keepdim, False))  # type: ignore[arg-type]
+
+
+def _read_slice(r: TableReader, pos: int, path: str) -> SliceAttrs:
+    axis, start, end, step = r.table(pos, _SLICE_L, path)
+    return SliceAttrs(axis=r.scalar(fr.I32, axis, 0), start=r.scalar(fr.I64, start, 0),  # type: ignore[arg-type]
+                      end=r.scalar(fr.I64, end, SLICE_END), step=r.scalar(fr.I64, step, 1))  # type: ignore[arg-type]
+
+
 @dataclass(frozen=True)
 class _AttrCodec:
     """How one member of the ``Attributes`` union is written and read."""
@@ -335,6 +406,9 @@ _ATTR_CODECS = (
     _AttrCodec(ShapeAttrs, g.Attributes.Shape, _SHAPE, _write_shape, _read_shape),
     _AttrCodec(PermuteAttrs, g.Attributes.Permute, _PERMUTE, _write_permute, _read_permute),
     _AttrCodec(FlattenAttrs, g.Attributes.Flatten, _FLATTEN, _write_flatten, _read_flatten),
+    _AttrCodec(ClampAttrs, g.Attributes.Clamp, _CLAMP, _write_clamp, _read_clamp),
+    _AttrCodec(ReduceAttrs, g.Attributes.Reduce, _REDUCE, _write_reduce, _read_reduce),
+    _AttrCodec(SliceAttrs, g.Attributes.Slice, _SLICE, _write_slice, _read_slice),
 )
 _BY_CLASS = {c.cls: c for c in _ATTR_CODECS}
 _BY_TAG = {c.tag: c for c in _ATTR_CODECS}
@@ -444,8 +518,9 @@ def _read_program(r: TableReader) -> Program:
     version, method, num_slots, inputs, constants, instructions, outputs, handles = r.table(
         pos, _PROGRAM_L, "Program")
     found = r.scalar(fr.U32, version, 0)
-    fv.check_version(found, PROGRAM_FORMAT_VERSION, "program",  # type: ignore[arg-type]
-                     fv.location("Program.format_version", version or pos))
+    if found != PROGRAM_FORMAT_VERSION:
+        raise format_error("UNSUPPORTED_VERSION", where=fv.location("Program.format_version", version or pos),
+                           found=found, supported=PROGRAM_FORMAT_VERSION)
     output_slots = r.scalars("I", outputs, "Program.outputs")
     output_handles = r.scalars("q", handles, "Program.output_debug_handles")
     _bad(_outputs_problem(output_slots, output_handles), "Program.output_debug_handles", handles or pos)
@@ -457,7 +532,7 @@ def _read_program(r: TableReader) -> Program:
         instructions=r.each(instructions, "Program.instructions", _read_instruction),
         outputs=output_slots,
         output_debug_handles=output_handles,
-        format_version=found,  # type: ignore[arg-type]
+        format_version=found,
     )
 
 
@@ -465,10 +540,11 @@ def _read_value_info(r: TableReader, pos: int, path: str) -> ValueInfo:
     dtype, shape, has_shape = r.table(pos, _VALUE_INFO_L, path)
     known = r.scalar(fr.BOOL, has_shape, False)
     if shape and not known:
-        raise FormatError("shape given but has_shape is false", where=fv.location(f"{path}.shape", shape))
+        raise format_error("FIELD_WITHOUT_FLAG", where=fv.location(f"{path}.shape", shape), field="shape",
+                           flag="has_shape")
     raw = r.scalar(fr.I8, dtype, int(DType.FLOAT32))
     if raw != DType.FLOAT32:
-        raise FormatError(f"unknown DType value {raw}", where=fv.location(f"{path}.dtype", dtype or pos))
+        raise format_error("UNKNOWN_ENUM", where=fv.location(f"{path}.dtype", dtype or pos), enum="DType", value=raw)
     return ValueInfo(shape=r.scalars("q", shape, f"{path}.shape") if known else None, dtype=DType.FLOAT32)
 
 
@@ -482,29 +558,25 @@ def _read_instruction(r: TableReader, pos: int, path: str) -> Instruction:
     raw = r.scalar(fr.U16, op_at, 0)
     op: OpCode | None = _OPCODES.get(raw)  # type: ignore[call-overload]
     if op is None:
-        raise FormatError(f"unknown OpCode value {raw}", where=fv.location(f"{path}.op", op_at or pos))
+        raise format_error("UNKNOWN_ENUM", where=fv.location(f"{path}.op", op_at or pos), enum="OpCode", value=raw)
     tag = r.scalar(fr.U8, tag_at, 0)
     codec = _BY_TAG.get(tag)  # type: ignore[call-overload]
     attrs: Attributes = None
     if tag == g.Attributes.NONE:
         if attributes:
-            raise FormatError("attributes given without a type", where=fv.location(f"{path}.attributes", attributes))
-        problem = attribute_problem(op, None)
-        if problem is not None:
-            raise FormatError(problem, where=fv.location(path + ".attributes_type", tag_at or pos))
+            raise format_error("ATTRIBUTES_WITHOUT_TYPE", where=fv.location(f"{path}.attributes", attributes))
+        _bad(attribute_problem(op, None), path + ".attributes_type", tag_at or pos)
     else:
         if codec is None or _OP_ATTRIBUTES[op] is not codec.cls:
-            problem = f"unknown attribute type {tag}" if codec is None else attribute_problem(op, codec.cls)
-            raise FormatError(str(problem), where=fv.location(f"{path}.attributes_type", tag_at or pos))
+            problem = ("UNKNOWN_ATTRIBUTE_TYPE", {"tag": tag}) if codec is None else attribute_problem(op, codec.cls)
+            _bad(problem, f"{path}.attributes_type", tag_at or pos)
         if not attributes:
-            raise FormatError(f"attributes of type {codec.spec.name} are missing",
-                              where=fv.location(f"{path}.attributes", pos))
+            raise format_error("ATTRIBUTES_MISSING", where=fv.location(f"{path}.attributes", pos),
+                               table=codec.spec.name)
         attrs_path = path + ".attributes"
         child = r.target(attributes, attrs_path)
         attrs = codec.read(r, child, attrs_path)
-        problem = _adaptive_problem(op, attrs)
-        if problem is not None:
-            raise FormatError(problem, where=fv.location(attrs_path + ".dims", child))
+        _bad(_adaptive_problem(op, attrs), attrs_path + ".dims", child)
     return Instruction(
         op=op,
         inputs=r.scalars("I", inputs, path + ".inputs"),

@@ -31,6 +31,8 @@ from runtime_py.format.ptmf import ScalarType
 from runtime_py.format.ptmf_verify import MAX_KEY_TUPLE
 
 TORCH_CLASS_PREFIX = "__torch__"
+# Model classes too: the types torch's to_backend gives a lowered module and its wrapper.
+MODEL_CLASS_PREFIXES = (TORCH_CLASS_PREFIX, "torch.jit.LoweredWrapper", "torch.jit.LoweredModule")
 
 # torch.<Name>Storage -> the element type of its tensors (torch/csrc/jit/serialization/pickler.cpp)
 STORAGE_TYPES: dict[str, int] = {
@@ -249,7 +251,7 @@ class RestrictedUnpickler(pickle._Unpickler):  # the pure-Python one: see the mo
         return f"{self._record}, byte {max(self._data.tell() - 1, 0)}"
 
     def find_class(self, module: str, name: str) -> Any:
-        if module == TORCH_CLASS_PREFIX or module.startswith(TORCH_CLASS_PREFIX + "."):
+        if any(module == prefix or module.startswith(prefix + ".") for prefix in MODEL_CLASS_PREFIXES):
             qualname = f"{module}.{name}"
             cls = self._classes.get(qualname)
             if cls is None:
@@ -281,8 +283,8 @@ def restricted_loads(data: bytes, record: str, storage_loader: StorageLoader | N
     unpickler = RestrictedUnpickler(data, record, storage_loader)
     try:
         value = unpickler.load()
-    except FormatError:
-        raise
+    except FormatError as exc:  # a stand-in's own complaint does not know where it was called
+        raise exc.at(unpickler.where()) from exc.__cause__
     except RecursionError as exc:
         raise FormatError(f"{record} is nested too deeply", where=unpickler.where()) from exc
     except Exception as exc:  # a truncated or corrupt pickle fails in many ways; all are format errors

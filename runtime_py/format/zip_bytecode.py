@@ -49,6 +49,7 @@ class IValueTable:
         self._keep: list[Any] = []  # keeps ids above valid
         self._primitives: dict[tuple[type, Any], int] = {}
         self.setstate_functions: dict[str, int] = {}  # class name -> ivalue index of its __setstate__
+        self.where = "bytecode.pkl"  # the record (and part of it) whose values are being added, for errors
 
     def append(self, value: ptmf.IValue) -> int:
         self.ivalues.append(value)
@@ -83,7 +84,7 @@ class IValueTable:
             return ptmf.DictValue(keys, tuple(self.add(v) for v in value.values()), "")
         if isinstance(value, PickledObject):
             return self._object(value)
-        raise FormatError(f"cannot load a value of kind {type(value).__name__} from a zip model")
+        raise FormatError(f"cannot load a value of kind {type(value).__name__} from a zip model", where=self.where)
 
     def _object(self, obj: PickledObject) -> ptmf.IValue:
         if obj.args:  # REDUCE'd class: torch pickles enum values this way
@@ -95,7 +96,7 @@ class IValueTable:
         state = obj.state if obj.has_state else {}
         if not isinstance(state, dict) or not all(isinstance(k, str) for k in state):
             raise FormatError(f"object of class {obj.type_name} has no __setstate__ and its state is not "
-                              "a dict of attributes")
+                              "a dict of attributes", where=self.where)
         # Slots in the order the pickle lists the attributes: the class's own order.
         kind = self._type(ptmf.ObjectType(obj.type_name, ptmf.TypeType.CLASS_WITH_FIELD, tuple(state)))
         return ptmf.ObjectValue(kind, attrs=tuple(self.add(v) for v in state.values()))
@@ -162,6 +163,7 @@ def function(raw: Any, table: IValueTable, debug_handles: dict[str, tuple[int, .
     qn = raw[0]
     where = f"bytecode.pkl function {qn}"
     code = _sections(raw[1], where)
+    table.where = where
     try:
         instructions = tuple(_instruction(i, where) for i in code["instructions"])
         operators = tuple(_operator(o, where) for o in code["operators"])
@@ -204,6 +206,7 @@ def build_module(version: int, functions: Sequence[ptmf.Function], root: Any, st
             table.setstate_functions[f.qn[: -len(SETSTATE) - 1]] = index
     if not isinstance(root, PickledObject):
         raise FormatError("the root of data.pkl is not a model object", where="data.pkl")
+    table.where = "data.pkl"
     state_obj = table.add(root)
     return ptmf.Module(bytecode_version=version, extra_files=extra_files, methods=methods, state_obj=state_obj,
                        ivalues=tuple(table.ivalues), storage_data=tuple(storage),

@@ -4,9 +4,11 @@ Torch stores it in three kinds of records (torch/csrc/jit/mobile/debug_info.cpp,
 serialization/callstack_debug_info_serialization.cpp, source_range_serialization.cpp):
 
 - ``code/**.debug_pkl``: ``('FORMAT_WITH_STRING_TABLE', strings, ((byte_offset, range,
-  tag), ...))`` with ``range = ((text_string_indexes, file_string_index, first_line - 1),
+  tag), ...))`` with ``range = ((text_string_indexes, file_string_index, first_line),
   start, end)``; the source text is the concatenation of the indexed strings. Older files
-  hold ``((text, file, first_line - 1), start, end)`` directly, without a string table.
+  hold ``((text, file, first_line), start, end)`` directly, without a string table
+  (``first_line``: torch's ``starting_line_no``, the file line of the text's first line; a range
+  on the text's line ``i`` (0-based) is on file line ``first_line + i``).
 - ``callstack_debug_map.pkl``: ``((handle, source_tag, node_kind, callstack), ...)`` with
   ``callstack = ((class_name, instance_name) | None, call_site_tag, callee | None,
   function_name)``: one level per inlined method call, outermost first.
@@ -32,13 +34,13 @@ class _Range:
     text: str
     start: int
     end: int
-    line_offset: int  # file line of the text's first line, minus one
+    first_line: int  # file line of the text's first line (torch's starting_line_no)
 
     def frame(self, function: str) -> SourceFrame:
-        line = self.text.count("\n", 0, max(0, min(self.start, len(self.text)))) + 1 + self.line_offset
+        line = self.text.count("\n", 0, max(0, min(self.start, len(self.text)))) + self.first_line
         return SourceFrame(function, self.file, line,
                            format_source_range(self.file, self.text, self.start, self.end,
-                                               line_offset=self.line_offset))
+                                               line_offset=self.first_line - 1))
 
 
 def _source(raw: Any, strings: tuple[str, ...] | None) -> tuple[str, str, int] | None:

@@ -84,12 +84,13 @@ class ZipArchive:
             infos = self.zip.infolist()
         except _ZIP_ERRORS as exc:
             raise FormatError(f"{name} starts like a zip-format lite model but is not a readable zip "
-                              f"archive: {exc}") from exc
+                              f"archive: {exc}", where=f"{name}, zip central directory") from exc
         roots = {info.filename.split("/", 1)[0] for info in infos if "/" in info.filename}
         prefix = next((r for r in sorted(roots) if f"{r}/bytecode.pkl" in self.zip.NameToInfo), None)
         if prefix is None:
             raise FormatError(f"{name} is a zip archive without bytecode.pkl: not a lite-interpreter model "
-                              "(was it saved with torch.jit.save instead of _save_for_lite_interpreter?)")
+                              "(was it saved with torch.jit.save instead of _save_for_lite_interpreter?)",
+                              where=f"{name}, zip central directory")
         self.prefix = prefix + "/"
         self.records = {info.filename[len(self.prefix):]: info for info in infos
                         if info.filename.startswith(self.prefix)}
@@ -204,12 +205,12 @@ class _StorageTable:
 
 def bytecode_version(raw: Any) -> int:
     if not isinstance(raw, tuple) or not raw or not isinstance(raw[0], int) or isinstance(raw[0], bool):
-        raise FormatError("bytecode.pkl does not start with a bytecode version")
+        raise FormatError("bytecode.pkl does not start with a bytecode version", where="bytecode.pkl")
     version = raw[0]
     if not MIN_ZIP_BYTECODE_VERSION <= version <= MAX_ZIP_BYTECODE_VERSION:
         raise FormatError(f"unsupported bytecode version {version}: runtime_py reads zip-format models of "
                           f"bytecode versions {MIN_ZIP_BYTECODE_VERSION}..{MAX_ZIP_BYTECODE_VERSION} "
-                          f"(and flatbuffer models of version {ptmf.BYTECODE_VERSION})")
+                          f"(and flatbuffer models of version {ptmf.BYTECODE_VERSION})", where="bytecode.pkl")
     return version
 
 

@@ -17,6 +17,7 @@ from runtime_py.operators import (  # noqa: F401  (each import registers its fam
     elementwise,
     linalg,
     nn,
+    normalization,
     python_scalars,
     recurrent,
     reductions,

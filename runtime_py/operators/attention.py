@@ -10,7 +10,7 @@ import numpy as np
 
 from runtime_py.errors import ExecutionError
 from runtime_py.operators.elementwise import gelu
-from runtime_py.operators.nn import layer_norm
+from runtime_py.operators.normalization import layer_norm
 from runtime_py.operators.registry import op
 
 

@@ -9,11 +9,15 @@ from typing import Any
 
 import numpy as np
 
+from runtime_py.backends.demo.elementwise import make_gelu, make_log_softmax, make_softmax, relu_inplace
+from runtime_py.backends.demo.elementwise import sigmoid as demo_sigmoid
 from runtime_py.errors import ExecutionError
+from runtime_py.format.program import AxisAttrs, GeluAttrs
 from runtime_py.operators.registry import op, register_schema
 from runtime_py.operators.tensors import (
     BOOL,
     DEFAULT_FLOAT,
+    FLOAT32,
     as_dtype,
     dim,
     float_dtype,
@@ -35,19 +39,27 @@ def inplace(fn: Fn) -> Fn:
     return impl
 
 
-def register_pair(schema: str, fn: Fn) -> None:
-    """Register ``aten::name...`` and its in-place ``aten::name_...`` (self annotated ``(a!)``)."""
+def register_pair(schema: str, fn: Fn, fn_: Fn | None = None) -> None:
+    """Register ``aten::name...`` and its in-place ``aten::name_...`` (self annotated ``(a!)``):
+    ``fn_`` when given (one that writes into self without a temporary), else ``inplace(fn)``."""
     register_schema(schema, fn)
     head, _, rest = schema.partition("(")
     name, dot, overload = head.partition(".")
     rest = rest.replace("Tensor self", "Tensor(a!) self", 1).replace("-> Tensor", "-> Tensor(a!)")
-    register_schema(f"{name}_{dot}{overload}({rest}", inplace(fn))
+    register_schema(f"{name}_{dot}{overload}({rest}", fn_ or inplace(fn))
 
 
 # ---- arithmetic -----------------------------------------------------------------------------
 
+def _same_float_tensors(a: Any, b: Any) -> bool:
+    """Two tensors of one floating dtype: their result type is that dtype, no promotion to work out."""
+    return type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == b.dtype and a.dtype.kind == "f"
+
+
 def _binary(fn: Fn, floating: bool = False) -> Fn:
     def impl(a: Any, b: Any) -> np.ndarray:
+        if _same_float_tensors(a, b):
+            return np.asarray(fn(a, b))
         dtype = result_type(a, b)
         if floating and not is_floating(dtype):
             dtype = DEFAULT_FLOAT
@@ -57,6 +69,8 @@ def _binary(fn: Fn, floating: bool = False) -> Fn:
 
 
 def add(a: Any, b: Any, alpha: Any = 1) -> np.ndarray:
+    if alpha == 1 and _same_float_tensors(a, b):
+        return np.asarray(np.add(a, b))
     dtype = result_type(a, b)
     other = as_dtype(b, dtype) if alpha == 1 else as_dtype(alpha, dtype) * as_dtype(b, dtype)
     return np.asarray(np.add(as_dtype(a, dtype), other))
@@ -199,7 +213,8 @@ def erf(x: np.ndarray) -> np.ndarray:
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:
-    return (0.5 * (1.0 + np.tanh(0.5 * x))).astype(x.dtype)
+    """The demo backend's kernel, for any floating dtype (integers compute in the default float)."""
+    return demo_sigmoid(x if is_floating(x.dtype) else x.astype(DEFAULT_FLOAT))
 
 
 _FLOAT_UNARY: dict[str, Fn] = {  # name -> numpy function (float result)
@@ -231,8 +246,22 @@ def relu(x: np.ndarray) -> np.ndarray:
     return np.maximum(x, np.zeros((), x.dtype))
 
 
+def relu_(x: np.ndarray) -> np.ndarray:
+    if x.dtype == FLOAT32 and x.flags.writeable:
+        return relu_inplace(x)  # no temporary: ResNets call relu_ after every conv
+    return write(x, relu(x))
+
+
 def hardtanh(x: np.ndarray, min_val: Any = -1, max_val: Any = 1) -> np.ndarray:
-    return np.minimum(np.maximum(x, as_dtype(min_val, x.dtype)), as_dtype(max_val, x.dtype))
+    y = np.maximum(x, as_dtype(min_val, x.dtype))
+    return np.minimum(y, as_dtype(max_val, x.dtype), out=y if x.ndim else None)
+
+
+def hardtanh_(x: np.ndarray, min_val: Any = -1, max_val: Any = 1) -> np.ndarray:
+    if x.ndim and is_floating(x.dtype) and x.flags.writeable:  # MobileNetV2's ReLU6(inplace=True)
+        np.maximum(x, as_dtype(min_val, x.dtype), out=x)
+        return np.minimum(x, as_dtype(max_val, x.dtype), out=x)
+    return write(x, hardtanh(x, min_val, max_val))
 
 
 def leaky_relu(x: np.ndarray, negative_slope: Any = 0.01) -> np.ndarray:
@@ -244,7 +273,12 @@ def elu(x: np.ndarray, alpha: Any = 1, scale: Any = 1, input_scale: Any = 1) -> 
     return np.where(x > 0, x * as_dtype(scale, x.dtype), neg).astype(x.dtype)
 
 
+_GELU = {"none": make_gelu(GeluAttrs(False), 1), "tanh": make_gelu(GeluAttrs(True), 1)}  # float32: demo kernels
+
+
 def gelu(x: np.ndarray, approximate: str = "none") -> np.ndarray:
+    if x.dtype == FLOAT32 and approximate in _GELU:
+        return _GELU[approximate](x)
     x64 = x.astype(np.float64)
     if approximate == "tanh":
         y = 0.5 * x64 * (1 + np.tanh(math.sqrt(2 / math.pi) * (x64 + 0.044715 * x64 ** 3)))
@@ -256,15 +290,32 @@ def gelu(x: np.ndarray, approximate: str = "none") -> np.ndarray:
 
 
 def silu(x: np.ndarray) -> np.ndarray:
-    return x * sigmoid(x)
-
-
-def hardswish(x: np.ndarray) -> np.ndarray:
-    return (x * np.clip(x + 3, 0, 6) / 6).astype(x.dtype)
+    y = sigmoid(x)
+    y *= x
+    return y
 
 
 def hardsigmoid(x: np.ndarray) -> np.ndarray:
-    return (np.clip(x + 3, 0, 6) / 6).astype(x.dtype)
+    """min(max(x + 3, 0), 6) / 6, in one temporary for floating x."""
+    if not (x.ndim and is_floating(x.dtype)):
+        return (np.clip(x + 3, 0, 6) / 6).astype(x.dtype)
+    y = np.add(x, x.dtype.type(3))
+    np.maximum(y, x.dtype.type(0), out=y)
+    np.minimum(y, x.dtype.type(6), out=y)
+    y /= x.dtype.type(6)
+    return y
+
+
+def hardswish(x: np.ndarray) -> np.ndarray:
+    """x * hardsigmoid(x); torch divides the product by 6, as done here."""
+    if not (x.ndim and is_floating(x.dtype)):
+        return (x * np.clip(x + 3, 0, 6) / 6).astype(x.dtype)
+    y = np.add(x, x.dtype.type(3))
+    np.maximum(y, x.dtype.type(0), out=y)
+    np.minimum(y, x.dtype.type(6), out=y)
+    y *= x
+    y /= x.dtype.type(6)
+    return y
 
 
 def softplus(x: np.ndarray, beta: Any = 1, threshold: Any = 20) -> np.ndarray:
@@ -272,9 +323,10 @@ def softplus(x: np.ndarray, beta: Any = 1, threshold: Any = 20) -> np.ndarray:
     return np.where(bx > threshold, x, np.log1p(np.exp(bx)) / beta).astype(x.dtype)
 
 
-register_pair("aten::relu(Tensor self) -> Tensor", relu)
+register_schema("aten::relu(Tensor self) -> Tensor", relu)
+register_schema("aten::relu_(Tensor(a!) self) -> Tensor(a!)", relu_)
 register_schema("aten::relu6(Tensor self) -> Tensor", lambda x: hardtanh(x, 0, 6))
-register_pair("aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor", hardtanh)
+register_pair("aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor", hardtanh, hardtanh_)
 register_pair("aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor", leaky_relu)
 register_pair("aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor", elu)
 register_pair('aten::gelu(Tensor self, *, str approximate="none") -> Tensor', gelu)
@@ -309,6 +361,8 @@ def glu(x: np.ndarray, d: int) -> np.ndarray:
 
 def _softmax(x: np.ndarray, d: int, dtype: int | None, log: bool) -> np.ndarray:
     out = numpy_dtype(dtype, float_dtype(x))
+    if x.dtype == FLOAT32 and out == FLOAT32 and x.ndim:  # the demo kernel (made per call: a closure)
+        return (make_log_softmax if log else make_softmax)(AxisAttrs(dim(d, x.ndim)), 1)(x)
     x64 = x.astype(np.float64)
     axis = dim(d, x.ndim)
     shifted = x64 - np.max(x64, axis=axis, keepdims=True) if x.ndim else x64 - x64

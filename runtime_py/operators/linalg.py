@@ -6,8 +6,11 @@ from typing import Any
 
 import numpy as np
 
+from runtime_py.backends.demo.linalg import make_linear
 from runtime_py.errors import ExecutionError
+from runtime_py.format.program import FusedAttrs
 from runtime_py.operators.registry import op, register_schema
+from runtime_py.operators.site_kernels import all_float32
 from runtime_py.operators.tensors import as_dtype, result_type
 
 
@@ -57,7 +60,26 @@ register_schema("aten::addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta
                 lambda x, a, b, beta, alpha: _beta_alpha(x, matmul(a, b), beta, alpha))
 
 
-@op("aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor")  # x @ W^T + b
+def _linear_site() -> Any:
+    """linear at one call site: float32 runs the demo kernel (which keeps the transposed weight);
+    its ValueError falls through to ``linear``, which reports the problem in torch's words."""
+    kernel = make_linear(FusedAttrs(), 3)
+
+    def linear_site(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+        if weight.ndim == 2 and x.ndim and all_float32(x, weight, bias):
+            try:
+                return kernel(x, weight, bias)
+            except ValueError:
+                pass
+        return linear(x, weight, bias)
+
+    return linear_site
+
+
+register_schema("aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", _linear_site,
+                per_site=True)  # x @ W^T + b
+
+
 def linear(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
     if x.shape[-1:] != weight.shape[-1:]:
         raise ExecutionError(f"mat1 and mat2 shapes cannot be multiplied ({int(np.prod(x.shape[:-1]))}x"

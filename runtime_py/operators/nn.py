@@ -1,5 +1,9 @@
-"""Neural-network layers: convolution (and transposed), pooling, normalization, embedding,
-dropout (eval: identity), padding and distances. N-d where torch is; im2col + matmul."""
+"""Neural-network layers: convolution (and transposed), pooling, embedding,
+dropout (eval: identity), padding and distances.
+
+float32 2-D convolution and pooling run the demo backend's kernels (see site_kernels); the
+code here covers the rest: other dtypes, 1-D and 3-D windows, transposed convolution. N-d
+where torch is; im2col + matmul. Normalization layers are in normalization.py."""
 
 from __future__ import annotations
 
@@ -8,8 +12,18 @@ from typing import Any
 
 import numpy as np
 
+from runtime_py.backends.demo.conv import make_conv2d
+from runtime_py.backends.demo.pooling import (
+    adaptive_bounds,
+    make_adaptive_avg_pool2d,
+    make_avg_pool2d,
+    make_max_pool2d,
+)
+from runtime_py.backends.demo.windows import output_size
 from runtime_py.errors import ExecutionError
+from runtime_py.format.program import Conv2dAttrs, Pool2dAttrs, ShapeAttrs
 from runtime_py.operators.registry import op, register_schema
+from runtime_py.operators.site_kernels import SiteKernels, all_float32, pair
 from runtime_py.operators.tensors import INT64, as_dtype, dim, float_dtype, result_type
 
 
@@ -118,43 +132,62 @@ def conv_transpose(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, s
     return y[0] if unbatched else y
 
 
-def _conv(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, stride: Any, padding: Any, dilation: Any,
-          groups: int) -> np.ndarray:
-    return convolution(x, w, b, stride, padding, dilation, groups)
+def _conv_site() -> Any:
+    """A convolution call site: float32 2-D convolutions run the demo kernel (which keeps its
+    weight matrix and buffers between calls), others ``convolution``. A demo kernel's
+    ValueError falls through to ``convolution``, which reports the problem in torch's words."""
+    # one kernel per weight too: a method's call site serves every instance of its class (each
+    # block of a ResNet), and a kernel's buffers and weight matrix are sized for one weight
+    kernels = SiteKernels(max_kernels=256)
+
+    def conv(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, stride: Any, padding: Any, dilation: Any,
+             groups: int) -> np.ndarray:
+        if w.ndim == 4 and x.ndim in (3, 4) and all_float32(x, w, b) and type(groups) is int:
+            attrs = (pair(stride), pair(padding), pair(dilation), groups)
+            if None not in attrs:
+                try:
+                    return kernels.get((attrs, id(w)), lambda: make_conv2d(Conv2dAttrs(*attrs), 3))(x, w, b)
+                except ValueError:
+                    pass
+        return convolution(x, w, b, stride, padding, dilation, groups)
+
+    return conv
 
 
 for _n, _ones, _zeros in ((1, "[1]", "[0]"), (2, "[1, 1]", "[0, 0]"), (3, "[1, 1, 1]", "[0, 0, 0]")):
     # conv{n}d with int padding, and with "same"/"valid"
     register_schema(f"aten::conv{_n}d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[{_n}] stride={_ones}, "
-                    f"SymInt[{_n}] padding={_zeros}, SymInt[{_n}] dilation={_ones}, SymInt groups=1) -> Tensor", _conv)
+                    f"SymInt[{_n}] padding={_zeros}, SymInt[{_n}] dilation={_ones}, SymInt groups=1) -> Tensor",
+                    _conv_site, per_site=True)
     register_schema(f"aten::conv{_n}d.padding(Tensor input, Tensor weight, Tensor? bias=None, "
                     f"SymInt[{_n}] stride={_ones}, str padding=\"valid\", SymInt[{_n}] dilation={_ones}, "
-                    "SymInt groups=1) -> Tensor", _conv)
+                    "SymInt groups=1) -> Tensor", _conv_site, per_site=True)
     _name = f"conv_transpose{_n}d" + (".input" if _n > 1 else "")
     register_schema(f"aten::{_name}(Tensor input, Tensor weight, Tensor? bias=None, SymInt[{_n}] stride={_ones}, "
                     f"SymInt[{_n}] padding={_zeros}, SymInt[{_n}] output_padding={_zeros}, SymInt groups=1, "
                     f"SymInt[{_n}] dilation={_ones}) -> Tensor", conv_transpose)
 
 
-@op("aten::_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, "
-    "SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool benchmark, "
-    "bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor")
-def _convolution(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, stride: list[int], padding: list[int],
-                 dilation: list[int], transposed: bool, output_padding: list[int], groups: int,
-                 *_flags: bool) -> np.ndarray:
-    if transposed:
-        return conv_transpose(x, w, b, stride, padding, output_padding, groups, dilation)
-    return convolution(x, w, b, stride, padding, dilation, groups)
+def _convolution_site() -> Any:
+    conv = _conv_site()
+
+    def _convolution(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, stride: list[int], padding: list[int],
+                     dilation: list[int], transposed: bool, output_padding: list[int], groups: int,
+                     *_flags: bool) -> np.ndarray:
+        if transposed:
+            return conv_transpose(x, w, b, stride, padding, output_padding, groups, dilation)
+        return conv(x, w, b, stride, padding, dilation, groups)
+
+    return _convolution
+
+
+register_schema("aten::_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, "
+                "SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool benchmark, "
+                "bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor", _convolution_site,
+                per_site=True)
 
 
 # ---- pooling -----------------------------------------------------------------------------------
-
-def _pool_size(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
-    out = (size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
-    if ceil_mode and (out - 1) * s >= size + p:
-        out -= 1  # the last window must start inside the input or its left padding
-    return out
-
 
 def _pool_setup(x: np.ndarray, nd: int, kernel: Any, stride: Any, padding: Any, dilation: Any,
                 ceil_mode: bool, name: str) -> tuple[list[int], ...]:
@@ -165,7 +198,7 @@ def _pool_setup(x: np.ndarray, nd: int, kernel: Any, stride: Any, padding: Any, 
         raise ExecutionError(f"pad should be at most half of effective kernel size, but got pad={padding} and "
                              f"kernel_size={kernel}")
     spatial = x.shape[-nd:]
-    out = [_pool_size(n, k, s, p, d, ceil_mode) for n, k, s, p, d in zip(spatial, kernel, stride, padding, dilation,
+    out = [output_size(n, k, s, p, d, ceil_mode) for n, k, s, p, d in zip(spatial, kernel, stride, padding, dilation,
                                                                          strict=True)]
     if min(out) <= 0:
         raise ExecutionError(f"{name}: output size is too small for input of shape {list(x.shape)}")
@@ -202,8 +235,29 @@ def max_pool(x: np.ndarray, nd: int, kernel: Any, stride: Any, padding: Any, dil
 
 register_schema("aten::max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], "
                 "int[1] dilation=[1], bool ceil_mode=False) -> Tensor", lambda x, *a: max_pool(x, 1, *a))
+
+
+def _max_pool2d_site() -> Any:
+    """max_pool2d at one call site: float32 runs the demo kernel (see _conv_site)."""
+    kernels = SiteKernels()
+
+    def max_pool2d(x: np.ndarray, kernel: Any, stride: Any, padding: Any, dilation: Any,
+                   ceil_mode: bool) -> np.ndarray:
+        if x.ndim in (3, 4) and x.dtype == np.float32:
+            key = (pair(kernel), pair(stride) if stride else pair(kernel), pair(padding), pair(dilation),
+                   bool(ceil_mode))
+            if None not in key:
+                try:
+                    return kernels.get(key, lambda: make_max_pool2d(Pool2dAttrs(*key), 1))(x)
+                except ValueError:
+                    pass
+        return max_pool(x, 2, kernel, stride, padding, dilation, ceil_mode)
+
+    return max_pool2d
+
+
 register_schema("aten::max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
-                "int[2] dilation=1, bool ceil_mode=False) -> Tensor", lambda x, *a: max_pool(x, 2, *a))
+                "int[2] dilation=1, bool ceil_mode=False) -> Tensor", _max_pool2d_site, per_site=True)
 register_schema("aten::max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, "
                 "int[3] dilation=1, bool ceil_mode=False) -> Tensor", lambda x, *a: max_pool(x, 3, *a))
 register_schema("aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], "
@@ -233,16 +287,36 @@ def avg_pool(x: np.ndarray, nd: int, kernel: Any, stride: Any, padding: Any, cei
 
 register_schema("aten::avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], "
                 "bool ceil_mode=False, bool count_include_pad=True) -> Tensor", lambda x, *a: avg_pool(x, 1, *a))
+def _avg_pool2d_site() -> Any:
+    """avg_pool2d at one call site: float32 runs the demo kernel (see _conv_site)."""
+    kernels = SiteKernels()
+
+    def avg_pool2d(x: np.ndarray, kernel: Any, stride: Any, padding: Any, ceil_mode: bool,
+                   count_include_pad: bool, divisor_override: int | None) -> np.ndarray:
+        if x.ndim in (3, 4) and x.dtype == np.float32:
+            key = (pair(kernel), pair(stride) if stride else pair(kernel), pair(padding), (1, 1), bool(ceil_mode),
+                   bool(count_include_pad), divisor_override)
+            if None not in key[:4]:
+                try:
+                    return kernels.get(key, lambda: make_avg_pool2d(Pool2dAttrs(*key), 1))(x)
+                except ValueError:
+                    pass
+        return avg_pool(x, 2, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+    return avg_pool2d
+
+
 register_schema("aten::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
                 "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
-                lambda x, *a: avg_pool(x, 2, *a))
+                _avg_pool2d_site, per_site=True)
 register_schema("aten::avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, "
                 "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
                 lambda x, *a: avg_pool(x, 3, *a))
 
 
 def _adaptive_bounds(size: int, out: int) -> list[tuple[int, int]]:
-    return [((i * size) // out, -(-((i + 1) * size) // out)) for i in range(out)]
+    starts, ends = adaptive_bounds(size, out)
+    return list(zip(starts.tolist(), ends.tolist(), strict=True))
 
 
 def adaptive_avg_pool(x: np.ndarray, output_size: list[int], nd: int) -> np.ndarray:
@@ -260,8 +334,15 @@ def adaptive_avg_pool(x: np.ndarray, output_size: list[int], nd: int) -> np.ndar
 
 register_schema("aten::adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor",
                 lambda x, o: adaptive_avg_pool(x, o, 1))
-register_schema("aten::adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor",
-                lambda x, o: adaptive_avg_pool(x, o, 2))
+def _adaptive_avg_pool2d(x: np.ndarray, size: Any) -> np.ndarray:
+    """float32 runs the demo kernel (stateless: made per call, it costs a closure)."""
+    dims = pair(size)
+    if x.ndim in (3, 4) and x.dtype == np.float32 and dims is not None and min(dims) >= 1:
+        return make_adaptive_avg_pool2d(ShapeAttrs(dims), 1)(x)
+    return adaptive_avg_pool(x, size, 2)
+
+
+register_schema("aten::adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor", _adaptive_avg_pool2d)
 register_schema("aten::adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor",
                 lambda x, o: adaptive_avg_pool(x, o, 3))
 
@@ -279,82 +360,6 @@ def adaptive_max_pool2d(x: np.ndarray, output_size: list[int]) -> tuple[np.ndarr
             values[..., i, j] = np.take_along_axis(window, k[..., None], -1)[..., 0]
             indices[..., i, j] = (h0 + k // (w1 - w0)) * w + w0 + k % (w1 - w0)
     return values, indices
-
-
-# ---- normalization -----------------------------------------------------------------------------
-
-def _channel(v: np.ndarray, ndim: int) -> np.ndarray:
-    return v.reshape((1, -1) + (1,) * (ndim - 2)) if ndim >= 2 else v
-
-
-@op("aten::batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
-    "bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor")
-def batch_norm(x: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None, mean: np.ndarray | None,
-               var: np.ndarray | None, training: bool, momentum: float, eps: float, cudnn: bool) -> np.ndarray:
-    x64 = x.astype(np.float64)
-    if training or mean is None or var is None:  # batch statistics (running stats are not updated)
-        axes = (0,) + tuple(range(2, x.ndim))
-        m, v = np.mean(x64, axis=axes), np.var(x64, axis=axes)
-    else:
-        m, v = mean.astype(np.float64), var.astype(np.float64)
-    y = (x64 - _channel(m, x.ndim)) / np.sqrt(_channel(v, x.ndim) + eps)
-    if weight is not None:
-        y = y * _channel(weight, x.ndim)
-    if bias is not None:
-        y = y + _channel(bias, x.ndim)
-    return y.astype(x.dtype)
-
-
-@op("aten::instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
-    "bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor")
-def instance_norm(x: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None, mean: np.ndarray | None,
-                  var: np.ndarray | None, use_input_stats: bool, momentum: float, eps: float,
-                  cudnn: bool) -> np.ndarray:
-    if not use_input_stats and mean is not None and var is not None:
-        return batch_norm(x, weight, bias, mean, var, False, momentum, eps, cudnn)
-    x64 = x.astype(np.float64)
-    axes = tuple(range(2, x.ndim))
-    y = (x64 - x64.mean(axis=axes, keepdims=True)) / np.sqrt(x64.var(axis=axes, keepdims=True) + eps)
-    if weight is not None:
-        y = y * _channel(weight, x.ndim)
-    if bias is not None:
-        y = y + _channel(bias, x.ndim)
-    return y.astype(x.dtype)
-
-
-@op("aten::layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
-    "float eps=1.0000000000000001e-05, bool cudnn_enable=True) -> Tensor")
-def layer_norm(x: np.ndarray, shape: list[int], weight: np.ndarray | None, bias: np.ndarray | None, eps: float,
-               cudnn: bool = True) -> np.ndarray:
-    n = len(shape)
-    if list(x.shape[x.ndim - n:]) != list(shape):
-        raise ExecutionError(f"given normalized_shape={list(shape)}, expected input with shape [*, "
-                             f"{', '.join(map(str, shape))}], but got input of size {list(x.shape)}")
-    axes = tuple(range(x.ndim - n, x.ndim))
-    x64 = x.astype(np.float64)
-    y = (x64 - x64.mean(axis=axes, keepdims=True)) / np.sqrt(x64.var(axis=axes, keepdims=True) + eps)
-    if weight is not None:
-        y = y * weight
-    if bias is not None:
-        y = y + bias
-    return y.astype(x.dtype)
-
-
-@op("aten::group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, "
-    "float eps=1.0000000000000001e-05, bool cudnn_enabled=True) -> Tensor")
-def group_norm(x: np.ndarray, groups: int, weight: np.ndarray | None, bias: np.ndarray | None, eps: float,
-               cudnn: bool) -> np.ndarray:
-    n, c = x.shape[:2]
-    if c % groups:
-        raise ExecutionError(f"expected number of channels in input to be divisible by num_groups, but got input "
-                             f"of shape {list(x.shape)} and num_groups={groups}")
-    g = x.astype(np.float64).reshape(n, groups, -1)
-    y = ((g - g.mean(axis=2, keepdims=True)) / np.sqrt(g.var(axis=2, keepdims=True) + eps)).reshape(x.shape)
-    if weight is not None:
-        y = y * _channel(weight, x.ndim)
-    if bias is not None:
-        y = y + _channel(bias, x.ndim)
-    return y.astype(x.dtype)
 
 
 # ---- embedding and dropout ---------------------------------------------------------------------

@@ -25,6 +25,9 @@ Kernel = Callable[[list[Any]], None]
 class OperatorDef:
     schema: Schema
     impl: Callable[..., Any]
+    # impl is a factory called once per call site, returning that site's implementation: for
+    # kernels that keep state between calls (a conv's weight matrix and buffers, folded norms)
+    per_site: bool = False
 
 
 # "name.overload" (or "name" when the overload is empty) -> its definition
@@ -42,11 +45,11 @@ def op(*schemas: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return register
 
 
-def register_schema(text: str, impl: Callable[..., Any]) -> None:
+def register_schema(text: str, impl: Callable[..., Any], per_site: bool = False) -> None:
     schema = parse_schema(text)
     if schema.key in OPERATORS:
         raise ValueError(f"operator {schema.key} registered twice")
-    OPERATORS[schema.key] = OperatorDef(schema, impl)
+    OPERATORS[schema.key] = OperatorDef(schema, impl, per_site)
 
 
 def _to_value(value: Any, type_str: str) -> Any:
@@ -66,35 +69,50 @@ def _fail(name: str, exc: BaseException) -> ExecutionError:
     return ExecutionError(f"{name}: {message}")
 
 
+_FAILURES = (ExecutionError, ValueError, TypeError, IndexError, KeyError, ZeroDivisionError, OverflowError,
+             AttributeError, np.linalg.LinAlgError)
+
+
+def _pusher(schema: Schema) -> Callable[[list[Any], Any], None]:
+    """How a call site pushes the implementation's result, chosen once per site."""
+    returns = schema.returns
+    if schema.varret:
+        return list.extend
+    if returns == ("Tensor",):
+        def push_tensor(stack: list[Any], result: Any) -> None:
+            stack.append(result if type(result) is np.ndarray else np.asarray(result))
+
+        return push_tensor
+    if len(returns) == 1:
+        return lambda stack, result: stack.append(_to_value(result, returns[0]))
+    if returns:
+        return lambda stack, result: stack.extend(_to_value(v, t) for v, t in zip(result, returns, strict=True))
+    return lambda stack, result: None
+
+
 def bind(definition: OperatorDef, num_args: int) -> Kernel:
-    """The kernel for a call site that pushes ``num_args`` arguments (-1: all of them)."""
+    """The kernel for a call site that pushes ``num_args`` arguments (-1: all of them).
+
+    Everything a call needs is settled here, once per site: the argument count, the defaults
+    to append, how the result is pushed. numpy's floating-point warnings are switched off by
+    the interpreter around a whole run (inf/nan follow IEEE as in torch), not per call."""
     schema, impl = definition.schema, definition.impl
+    if definition.per_site:
+        impl = impl()
     name = schema.key
     n_schema = len(schema.arguments)
-    returns = schema.returns
-
-    def push(stack: list[Any], result: Any) -> None:
-        if schema.varret:
-            stack.extend(result)
-        elif len(returns) == 1:
-            stack.append(_to_value(result, returns[0]))
-        elif returns:
-            stack.extend(_to_value(v, t) for v, t in zip(result, returns, strict=True))
-
-    def call(args: list[Any]) -> Any:
-        try:
-            with np.errstate(all="ignore"):  # inf/nan follow IEEE as in torch, no warnings
-                return impl(*args)
-        except (ExecutionError, ValueError, TypeError, IndexError, KeyError, ZeroDivisionError,
-                OverflowError, AttributeError, np.linalg.LinAlgError) as exc:
-            raise _fail(name, exc) from exc
+    push = _pusher(schema)
 
     if schema.varargs:
         def vararg_kernel(stack: list[Any]) -> None:
             count = stack.pop()
             args = stack[len(stack) - count:]
             del stack[len(stack) - count:]
-            push(stack, call(args))
+            try:
+                result = impl(*args)
+            except _FAILURES as exc:
+                raise _fail(name, exc) from exc
+            push(stack, result)
 
         return vararg_kernel
 
@@ -110,11 +128,16 @@ def bind(definition: OperatorDef, num_args: int) -> Kernel:
 
     def kernel(stack: list[Any]) -> None:
         if given:
-            args = stack[len(stack) - given:]
-            del stack[len(stack) - given:]
+            args = stack[-given:]
+            del stack[-given:]
         else:
             args = []
-        args.extend(copy.deepcopy(defaults) if mutable else defaults)
-        push(stack, call(args))
+        if defaults:
+            args.extend(copy.deepcopy(defaults) if mutable else defaults)
+        try:
+            result = impl(*args)
+        except _FAILURES as exc:
+            raise _fail(name, exc) from exc
+        push(stack, result)
 
     return kernel

@@ -62,6 +62,10 @@ CASES += [
     Case("export: a flatbuffer bundle given as MODEL",
          lambda d: ["export", str(d / "b.ptl"), "-o", str(d / "o.ptl"), "-q"], 3, "",
          lambda d: _bundle(d, (d / "hand.ptl").read_bytes()), "torch"),
+    # two flipped bits make the wrapper bytecode pass a dict to execute as the method handle
+    Case("run: corrupted wrapper passes a foreign handle", lambda d: ["run", str(d / "b.ptl"), "--random", "3x6"], 5,
+         "execute was given a dict as the method handle",
+         lambda d: _bundle(d, (CRASHERS / "two_bit_flip_execute_handle.ptmf.bin").read_bytes())),
     Case("run: wrong input dtype", lambda d: ["run", str(d / "b.ptl"), "--input", str(d / "x.npy")], 6, "",
          lambda d: (_bundle(d, (d / "hand.ptl").read_bytes()), np.save(d / "x.npy", np.zeros((1, 4), np.complex64)))),
 ]

@@ -76,6 +76,27 @@ def _step(ins: Instruction, xs: list[torch.Tensor]) -> torch.Tensor:
         return xs[0].flatten(at.start_dim, at.end_dim)  # type: ignore[union-attr]
     if op == OpCode.CAT:
         return torch.cat(xs, at.axis)  # type: ignore[union-attr]
+    return _step_added(op, at, xs)
+
+
+def _step_added(op: OpCode, at: object, xs: list[torch.Tensor]) -> torch.Tensor:
+    """The opcodes added for real models: activations, reductions, slicing."""
+    x = xs[0]
+    if op == OpCode.CLAMP:
+        return torch.clamp(x, at.min, at.max)  # type: ignore[attr-defined]
+    simple = {OpCode.HARDSIGMOID: F.hardsigmoid, OpCode.HARDSWISH: F.hardswish, OpCode.SILU: F.silu}
+    if op in simple:
+        return simple[op](x)
+    if op in (OpCode.MEAN, OpCode.SUM):
+        dims = list(at.axes) or list(range(x.dim()))  # type: ignore[attr-defined]
+        fn = torch.mean if op == OpCode.MEAN else torch.sum
+        return fn(x, dims, keepdim=at.keepdim)  # type: ignore[attr-defined,no-any-return]
+    if op == OpCode.SLICE:
+        index = [slice(None)] * x.dim()
+        index[at.axis] = slice(at.start, at.end, at.step)  # type: ignore[attr-defined]
+        return x[tuple(index)]
+    if op == OpCode.EXPAND:
+        return x.expand(*at.dims)  # type: ignore[attr-defined]
     raise NotImplementedError(op)
 
 

@@ -11,7 +11,7 @@ from torch import nn
 from liteexport.compiler import compile_module
 
 from .conftest import prepare
-from .models import zoo
+from .models import added_ops, zoo
 from .reference import run_method
 
 Case = tuple[Callable[[], nn.Module], str, list[tuple[int, ...]], bool]
@@ -30,6 +30,12 @@ CASES: dict[str, Case] = {
     "scalar_arith": (zoo.ScalarArith, "forward", [(2, 3), (2, 3)], True),
     "softmaxes": (zoo.Softmaxes, "forward", [(2, 5)], False),
     "dead_code": (zoo.DeadCode, "forward", [(2, 4)], False),
+    "activations": (added_ops.Activations, "forward", [(2, 3, 5)], False),
+    "reductions": (added_ops.Reductions, "forward", [(2, 3, 4, 5)], True),
+    "reductions_dynamic": (added_ops.Reductions, "forward", [(2, 3, 4, 5)], False),
+    "slicing": (added_ops.Slicing, "forward", [(2, 4, 5, 6)], True),
+    "sequences": (added_ops.Sequences, "forward", [(2, 7, 6)], True),
+    "attention": (added_ops.Attention, "forward", [(2, 5, 8)], True),
 }
 
 

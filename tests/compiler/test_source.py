@@ -84,7 +84,9 @@ _SOURCE = "def f(x):\n    a = x + 1\n\n    b = (a *\n         2)\n    return b\n
     (0, 3, {"line_offset": 10, "function": "f"},
      '  File "m.py", line 11, in f\ndef f(x):\n~~~ <--- HERE\n    a = x + 1'),
     (54, 63, {}, '  File "m.py", line 6\n    b = (a *\n         2)\n    return b\n    ~~~~~~~~ <--- HERE'),
-    (0, 63, {}, '  File "m.py", line 1\n' + _SOURCE[:-1]),  # the whole source: printed as it is
+    # the whole source: printed as it is, without a header (torch's print_with_context; a traced
+    # node's source is the Python stack it was traced at)
+    (0, 63, {}, _SOURCE[:-1]),
 ])
 def test_format_source_range_layout(start: int, end: int, options: dict[str, Any], expected: str) -> None:
     """The formatter's context lines and underlines, pinned (the output runtime errors print)."""

@@ -27,7 +27,7 @@ def test_reports_every_unsupported_node_across_methods_golden() -> None:
     error = info.value
     assert len(error.reports) == 2
     assert error.reports[0].startswith(
-        "The node of aten::exp is not supported in this compiler. Source code:\n")
+        "The node of aten::exp is not supported in this compiler. Source code:   File ")
     assert error.reports[1].startswith(
         "The node of aten::to is not supported in this compiler"
         " (only float32 tensors are compiled). Source code:")
@@ -53,7 +53,7 @@ def test_size_of_a_dynamic_dim_is_reported(shape: list[int] | None, detail: str)
     assert report.startswith(
         "The node of aten::size is not supported in this compiler (its result is not static: "
         f"{detail}; give static input shapes (liteexport export --input-shape))."
-        " Source code:\n")
+        " Source code:   File ")
     assert report.endswith("\nModule hierarchy: top(DynamicView)")
 
 

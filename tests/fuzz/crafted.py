@@ -119,6 +119,63 @@ def shared_tuple_value() -> bytes:
     return _with_root_attr(_shared_tuples(len(_stateful().ivalues), 60))
 
 
+def _with_forward(code: tuple[Instruction, ...], constants: tuple[ptmf.IValue, ...] = (),
+                  types: tuple[str, ...] = ()) -> bytes:
+    """The torch_linear seed whose forward runs ``code`` (constants[i] is constant i, types[i] type i)."""
+    m = read_bundle_bytes(harness.load_seeds()["torch_linear.ptmf.bin"])
+    index = next(i for i, v in enumerate(m.ivalues) if isinstance(v, ptmf.Function) and v.qn.endswith(".forward"))
+    fn = m.ivalues[index]
+    assert isinstance(fn, ptmf.Function)
+    n = len(m.ivalues)
+    fn = replace(fn, instructions=code, debug_handles=None, register_size=2,
+                 constants=tuple(range(n, n + len(constants))), type_annotations=types)
+    return encode_module(replace(m, ivalues=m.ivalues[:index] + (fn,) + m.ivalues[index + 1:] + constants))
+
+
+def forward_jmp_self() -> bytes:
+    """forward = JMP to itself: runs forever unless the call has an instruction budget or timeout."""
+    return _with_forward((Instruction(OpCode.STOREN, 1, 2), Instruction(OpCode.JMP, 0, 0)))
+
+
+def forward_loop_2_62() -> bytes:
+    """forward = a LOOP of 2**62 iterations (trip count, max trip count, condition on the stack)."""
+    return _with_forward((
+        Instruction(OpCode.STOREN, 1, 2),
+        Instruction(OpCode.LOADC, 0, 0), Instruction(OpCode.LOADC, 1, 0), Instruction(OpCode.LOADC, 2, 0),
+        Instruction(OpCode.LOOP, 4, 2),  # exit: to the LOADC after the body
+        Instruction(OpCode.DROP, 0, 0), Instruction(OpCode.LOADC, 2, 0), Instruction(OpCode.JMP, -3, 0),
+        Instruction(OpCode.LOADC, 0, 0), Instruction(OpCode.RET, 0, 0),
+    ), (ptmf.IntValue(0), ptmf.IntValue(2 ** 62), ptmf.BoolValue(True)))
+
+
+def _shared_tuple_code(levels: int) -> tuple[Instruction, ...]:
+    """Bytecode (after STOREN 1 2) that builds ``levels`` tuples each holding the previous one twice
+    and uses the last as a dict key (DICT_CONSTRUCT hashes it: 2**levels steps), then returns it."""
+    code = [Instruction(OpCode.STOREN, 1, 2), Instruction(OpCode.LOADC, 0, 0)]
+    for _ in range(levels):
+        code += [Instruction(OpCode.STORE, 2, 0), Instruction(OpCode.LOAD, 2, 0), Instruction(OpCode.LOAD, 2, 0),
+                 Instruction(OpCode.TUPLE_CONSTRUCT, 2, 0)]
+    return (*code, Instruction(OpCode.LOADC, 0, 0), Instruction(OpCode.DICT_CONSTRUCT, 0, 2),
+            Instruction(OpCode.RET, 0, 0))
+
+
+def forward_shared_tuple_key() -> bytes:
+    """forward builds a 60-level shared tuple and hashes it as a dict key (in C: no timeout reaches it)."""
+    return _with_forward(_shared_tuple_code(60), (ptmf.IntValue(1),), ("Dict[Any, int]",))
+
+
+def setstate_shared_tuple_key() -> bytes:
+    """The same in __setstate__, at load."""
+    m = _stateful()
+    fn = m.ivalues[SETSTATE_FN]
+    assert isinstance(fn, ptmf.Function)
+    n = len(m.ivalues)
+    fn = replace(fn, instructions=_shared_tuple_code(60), debug_handles=None, register_size=2, constants=(n,),
+                 type_annotations=("Dict[Any, int]",))
+    ivalues = m.ivalues[:SETSTATE_FN] + (fn,) + m.ivalues[SETSTATE_FN + 1:] + (ptmf.IntValue(1),)
+    return encode_module(replace(m, ivalues=ivalues))
+
+
 def tensor_huge_sizes(sizes: tuple[int, ...], strides: tuple[int, ...]) -> Callable[[], bytes]:
     def build() -> bytes:
         m = _stateful()
@@ -265,6 +322,10 @@ CRAFTED: dict[str, tuple[Callable[[], bytes], str]] = {
     "zip_shared_tuples.zip": (zip_shared_tuples, "container expands to more than"),
     "setstate_set_attr_huge_slot.ptmf": (setstate_set_attr_huge_slot, "objects hold at most 65536 attributes"),
     "program_num_slots_huge_loads.ptmf": (program_num_slots_huge, ""),
+    "forward_jmp_self_loads.ptmf": (forward_jmp_self, ""),
+    "forward_shared_tuple_key_loads.ptmf": (forward_shared_tuple_key, ""),
+    "setstate_shared_tuple_key.ptmf": (setstate_shared_tuple_key, "load-time code built a value"),
+    "forward_loop_2_62_loads.ptmf": (forward_loop_2_62, ""),
     "zip_inflates_past_declared_size.zip": (zip_inflates_past_declared_size, "inflates past its declared 40 bytes"),
 }
 

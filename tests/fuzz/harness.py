@@ -19,6 +19,7 @@ import os
 import pickletools
 import random
 import re
+import signal
 import struct
 import tempfile
 import zipfile
@@ -29,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from runtime_py.errors import ExecutionError, InternalError, LiteExportError
+from runtime_py.errors import ExecutionError, FormatError, InternalError, LiteExportError
 from runtime_py.format import debug_table_codec, fb_verify, program_codec, ptmf_reader
 from runtime_py.format.bundle_file import read_bundle_bytes
 from runtime_py.format.debug_table_codec import decode_debug_table
@@ -37,6 +38,8 @@ from runtime_py.format.program_codec import decode_program
 from runtime_py.module import Module
 
 SEEDS = Path(__file__).parent / "seeds"
+# a mutant's forward may loop forever: its bytecode runs under this budget (the seeds need < 100)
+FORWARD_INSTRUCTIONS = 100_000
 CRASHERS = Path(__file__).parent / "crashers"
 
 
@@ -68,7 +71,7 @@ def _run_forward(module: Module, shapes: list[list[int]] | None) -> None:
     if shapes is None:
         shapes = [[1]] * max(len(schema.arguments) - 1, 0)
     try:
-        module.forward(*(np.zeros(s, dtype=np.float32) for s in shapes))
+        module.forward(*(np.zeros(s, dtype=np.float32) for s in shapes), max_instructions=FORWARD_INSTRUCTIONS)
     except ExecutionError:
         pass  # a corrupted program may fail to run; it must fail this way
 
@@ -76,6 +79,13 @@ def _run_forward(module: Module, shapes: list[list[int]] | None) -> None:
 def exercise(data: bytes, kind: str, shapes: list[list[int]] | None = None, describe: bool = True) -> str:
     """Load (and use) ``data`` as a ``kind`` file; return "ok" or the LiteExportError's class
     name. Raises Crash for any other exception (and for InternalError)."""
+    error = failure(data, kind, shapes, describe)
+    return "ok" if error is None else type(error).__name__
+
+
+def failure(data: bytes, kind: str, shapes: list[list[int]] | None = None,
+            describe: bool = True) -> LiteExportError | None:
+    """What ``exercise`` does, returning the LiteExportError (None: it loaded and ran)."""
     try:
         if kind == "program":
             decode_program(data)
@@ -86,15 +96,44 @@ def exercise(data: bytes, kind: str, shapes: list[list[int]] | None = None, desc
             if describe:
                 _describe(data)
             _run_forward(module, shapes)
-        return "ok"
+        return None
     except InternalError as exc:
         raise Crash(f"InternalError: {exc}") from exc
     except LiteExportError as exc:
-        return type(exc).__name__
+        return exc
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise
         raise Crash(f"{type(exc).__name__}: {exc}"[:500]) from exc
+
+
+class _Hang(Exception):
+    pass
+
+
+def _alarm(signum: int, frame: object) -> None:
+    raise _Hang
+
+
+def bounded_failure(data: bytes, kind: str, shapes: list[list[int]] | None, describe: bool,
+                    seconds: float) -> LiteExportError | None:
+    """``failure`` under a watchdog of ``seconds`` (a loop the budgets missed: far above any real
+    load, not a speed check). AssertionError for a crash, a hang, or a FormatError that does not
+    say where (table, field, record or byte)."""
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        error = failure(data, kind, shapes, describe)
+    except Crash as exc:
+        if isinstance(exc.__cause__, _Hang):
+            raise AssertionError("hang: no result within the watchdog's time") from None
+        raise
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    if isinstance(error, FormatError):
+        assert error.where, f"FormatError without where: {error}"
+    return error
 
 
 # --- flatbuffer-aware mutation points -------------------------------------------------------------

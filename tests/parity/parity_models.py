@@ -155,6 +155,56 @@ class LinearAlgebra(nn.Module):
         return (1.0 - z) / (torch.abs(z) + 1.0) if False else (1.0 - z) / 7.0 + 2.0 / (z * z + 1.0)
 
 
+class MobileBlocks(nn.Module):
+    """The activations, reductions and slicing of mobile CNNs: relu6/hardswish/hardsigmoid/silu,
+    squeeze-excitation (mean keepdim), channel shuffle (chunk, view, transpose), select, slice,
+    expand, pad, roll, stack, sum."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(4, 8, 3, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+        self.se_reduce = nn.Conv2d(8, 4, 1)
+        self.se_expand = nn.Conv2d(4, 8, 1)
+        self.token = nn.Parameter(torch.zeros(1, 1, 6))
+        _seeded(self, 9)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        y = F.relu6(self.bn(self.conv(x)) * 3.0)
+        y = F.hardswish(y - 2.0)
+        scale = F.hardsigmoid(self.se_expand(F.silu(self.se_reduce(y.mean([2, 3], keepdim=True)))))
+        y = y * scale.expand(-1, -1, x.size(2), x.size(3))
+        a, b = y.chunk(2, dim=1)
+        y = torch.cat([F.hardtanh(a, -0.5, 0.5), b.clamp(min=0.1)], 1)
+        n, c, h, w = y.size()
+        y = y.view(n, 2, c // 2, h, w).transpose(1, 2).reshape(n, c, h, w)
+        y = torch.roll(F.pad(y, [1, 1, 0, 0]), shifts=1, dims=3)[:, :, :, 1:-1]
+        rows = y.sum(2).transpose(1, 2)  # n, w, c
+        tokens = torch.cat([self.token.expand(n, -1, -1), rows[:, :, :6]], 1)
+        first = torch.stack([tokens[:, 0], tokens.mean(1)], 1).squeeze(0).unsqueeze(0)
+        return tokens.select(1, -1), first
+
+
+class RecurrentAttention(nn.Module):
+    """nn.GRU and nn.LSTM (unrolled at compile time), then the fused multi-head attention
+    nn.MultiheadAttention runs in inference, and einsum."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gru = nn.GRU(6, 8, batch_first=True)
+        self.lstm = nn.LSTM(8, 4, bidirectional=True, batch_first=True)
+        self.mha = nn.MultiheadAttention(8, 2, batch_first=True)
+        _seeded(self, 10)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        y, _ = self.gru(x)
+        z, (h, _) = self.lstm(y)
+        a = self.mha
+        att, _ = torch._native_multi_head_attention(z, z, z, 8, 2, a.in_proj_weight, a.in_proj_bias,
+                                                    a.out_proj.weight, a.out_proj.bias, None, False)
+        return torch.einsum("btd,bsd->bts", att, z), h
+
+
 # model class, method -> input shapes
 CASES: dict[str, tuple[Callable[[], torch.nn.Module], dict[str, list[tuple[int, ...]]]]] = {
     "mlp": (MLP, {"forward": [(4, 20)]}),
@@ -165,8 +215,10 @@ CASES: dict[str, tuple[Callable[[], torch.nn.Module], dict[str, list[tuple[int, 
     "norm_gelu": (NormGeluBlock, {"forward": [(2, 7, 16)]}),
     "attention": (Attention, {"forward": [(2, 6, 16)]}),
     "linear_algebra": (LinearAlgebra, {"forward": [(4, 3, 4)]}),
+    "mobile_blocks": (MobileBlocks, {"forward": [(2, 4, 6, 6)]}),
+    "recurrent_attention": (RecurrentAttention, {"forward": [(2, 5, 6)]}),
 }
 
 # Models whose code needs ranks or sizes only static input shapes give (t() of an input-derived
 # value, x.size(0) used as a view dim): without shapes the export fails, and says so.
-NEEDS_STATIC_SHAPES = {"attention", "tuple_outputs"}
+NEEDS_STATIC_SHAPES = {"attention", "tuple_outputs", "mobile_blocks", "recurrent_attention"}

@@ -63,3 +63,14 @@ def test_wrong_bytecode_version_names_the_accepted_one(linear_relu_module: Compi
     data = encode_module(replace(pack(linear_relu_module), bytecode_version=7))
     with pytest.raises(FormatError, match="unsupported bytecode version 7: flatbuffer bundles must be version 9"):
         _load(data)
+
+
+def test_a_lower_layers_error_is_located_once() -> None:
+    from types import MappingProxyType
+
+    inner = FormatError("bad program")
+    inner.code, inner.fields = "E_TEST", MappingProxyType({"slot": "3"})
+    located = inner.at("program of method 'forward'")
+    assert str(located) == "bad program (at program of method 'forward')"
+    assert (located.code, dict(located.fields)) == ("E_TEST", {"slot": "3"})  # the structured form is kept
+    assert located.at("elsewhere") is located  # the innermost location stands

@@ -44,6 +44,7 @@ from runtime_py.format.program import (  # noqa: E402
     ValueInfo,
 )
 from runtime_py.format.program_codec import encode_program  # noqa: E402
+from tests.parity.op_cases import OP_CASES as NEW_OP_CASES  # noqa: E402
 from tests.parity.parity_models import CASES, NEEDS_STATIC_SHAPES  # noqa: E402
 
 pytestmark = [
@@ -161,6 +162,8 @@ def test_wrong_input_shape_reports_runtime_py_debug_handle(tmp_path: Path) -> No
     handle = tb.debug_handle_of(info.value)
     assert handle is not None and handle >= 0
     assert handle == expected.value.debug_handle
+    assert expected.value.code == "INPUT_MISMATCH"
+    assert tb.demo_error_of(info.value) == (expected.value.code, dict(expected.value.fields))
 
 
 # --- every opcode and attribute, on hand-made programs, against runtime_py's kernels ---
@@ -232,6 +235,9 @@ OP_CASES: dict[str, tuple[OpCode, list[tuple[int, ...]], list[np.ndarray], Attri
 }
 
 
+OP_CASES.update({name: case[:4] for name, case in NEW_OP_CASES.items()})
+
+
 def _program(op: OpCode, shapes: Sequence[tuple[int, ...]], n_weights: int, attrs: Attributes,
              handle: int = 11, value_infos: Sequence[ValueInfo] | None = None) -> Program:
     n_inputs = len(shapes)
@@ -291,6 +297,7 @@ def test_failing_instruction_reports_its_debug_handle(tmp_path: Path) -> None:
                                            r"\(2, 5\) and weight of shape \(3, 4\) do not match") as info:
         lite(x)
     assert tb.debug_handle_of(info.value) == expected.value.debug_handle == 42
+    assert tb.demo_error_of(info.value) == ("KERNEL_FAILED", dict(expected.value.fields))
     # a failure inside an ATen kernel is attributed the same way
     program = _program(OpCode.SOFTMAX, [(2, 5)], 0, AxisAttrs(3), handle=9, value_infos=[ValueInfo(None)])
     lite = torch.jit.mobile._load_for_lite_interpreter(str(_bundle(program, [], tmp_path / "softmax.ptl")))
@@ -299,7 +306,7 @@ def test_failing_instruction_reports_its_debug_handle(tmp_path: Path) -> None:
     assert tb.debug_handle_of(info.value) == 9
 
 
-# --- malformed programs fail at load, with runtime_py's message ---
+# --- malformed programs fail at load, with runtime_py's code and fields (and so its message) ---
 
 BAD_PROGRAMS: dict[str, Program] = {
     "arity": _program(OpCode.LINEAR, [(2, 4)], 0, FusedAttrs()),
@@ -335,6 +342,7 @@ def test_malformed_program_fails_load_like_runtime_py(case: str, tmp_path: Path)
     path = _bundle(program, weights, tmp_path / "bad.ptl")
     with pytest.raises(RuntimeError) as info:
         torch.jit.mobile._load_for_lite_interpreter(str(path))
+    assert tb.demo_error_of(info.value) == (expected.value.code, dict(expected.value.fields))
     assert str(expected.value) in str(info.value)
     assert tb.debug_handle_of(info.value) is None
 

@@ -19,8 +19,10 @@ android {
         versionName = "1.0"
 
         ndk {
-            // 64-bit phones and the x86_64 emulator.
-            abiFilters += listOf("arm64-v8a", "x86_64")
+            // 64-bit and 32-bit ARM phones (minSdk 24 still covers armeabi-v7a-only devices)
+            // and the x86_64 emulator. The native core is tested on all three architectures:
+            // aarch64 and armv7 cross-built and run under qemu-user (tests/android), x86-64 natively.
+            abiFilters += listOf("arm64-v8a", "armeabi-v7a", "x86_64")
         }
         externalNativeBuild {
             cmake {

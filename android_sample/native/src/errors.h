@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "demo_error.h"
 #include "liteexport/runtime.h"
 
 namespace liteexport {
@@ -21,23 +22,27 @@ namespace liteexport {
   throw Error(ErrorKind::Execution, message, handle);
 }
 
+// A structured error of the demo backend (liteexport/cpp/demo_error.h) as the core's Error.
+[[noreturn]] inline void throw_coded(ErrorKind kind, const demo_errors::ProgramError& e, int64_t handle = -1) {
+  throw Error(kind, e.what(), handle, demo_errors::code_name(e.code), e.fields);
+}
+
+// Throws the demo backend's error `code` with `fields`, rendered from its template.
+[[noreturn]] inline void throw_coded(ErrorKind kind, demo_errors::Code code, demo_errors::Fields fields,
+                                     int64_t handle = -1) {
+  throw_coded(kind, demo_errors::ProgramError(code, std::move(fields)), handle);
+}
+
 // Python tuple text of a shape: "()", "(5,)", "(2, 3)"; -1 prints as "?" when unknown_as_q.
 inline std::string py_shape(const std::vector<int64_t>& shape, bool unknown_as_q = false) {
-  std::string out = "(";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i) out += ", ";
-    out += (unknown_as_q && shape[i] == -1) ? "?" : std::to_string(shape[i]);
-  }
-  if (shape.size() == 1) out += ",";
-  return out + ")";
+  return demo_errors::tuple_text(shape, unknown_as_q);
 }
 
 // Python list text: "[3, 4, 5]".
+using demo_errors::list_text;
 template <typename T>
 std::string py_list(const std::vector<T>& values) {
-  std::string out = "[";
-  for (size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + std::to_string(values[i]);
-  return out + "]";
+  return list_text(values);
 }
 
 }  // namespace liteexport

@@ -97,7 +97,7 @@ class LoadedModule final : public Module {
       if (e.kind() != ErrorKind::Execution || e.debug_handle() < 0) throw;
       throw Error(ErrorKind::Execution,
                   source_mapped_message(e.what(), e.debug_handle(), table_ ? &*table_ : nullptr, name),
-                  e.debug_handle());
+                  e.debug_handle(), e.code(), e.fields());
     }
     std::vector<Tensor> out;
     auto add = [&](const IValue& v) {

@@ -24,7 +24,9 @@ inline int& failures() {
   } while (0)
 
 int run_kernel_tests();
+int run_numerics_tests();  // part of the kernels suite
 int run_parity_tests(const std::string& dir);
 int run_error_tests(const std::string& dir);
 int run_malformed_tests(const std::string& dir);
 int run_regression_tests(const std::string& dir);
+int run_digest(const std::string& dir);  // not a check: prints output hashes

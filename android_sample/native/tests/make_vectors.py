@@ -4,7 +4,7 @@ computes or raises for them (outputs, error kinds, debug handles, messages), plu
 Usage: python android_sample/native/tests/make_vectors.py OUT_DIR   (run from the repository root;
 needs torch). Writes OUT_DIR/cases.txt, one case per line, paths relative to OUT_DIR:
   run <bundle> <method> <n_in> <in...> <n_out> <out...>
-  error <bundle> <method> <kind> <handle> <message-file> <n_in> <in...>
+  error <bundle> <method> <kind> <handle> <message-file> <n_in> <in...>   (+ <stem>.code: code and fields)
   malformed <bundle> <strict>   (strict 1: runtime_py raises FormatError, the core must too;
                                  0: a random bit flip, the core must not crash)
 Tensor files: b"LXT1", uint32 ndim, int64 dims[ndim], float32 data (little endian).
@@ -27,14 +27,18 @@ import torch  # noqa: E402
 import runtime_py  # noqa: E402
 from liteexport.bundle import pack, write_bundle  # noqa: E402
 from liteexport.compiler import compile_module  # noqa: E402
+from liteexport.lowered import CompiledModule, MethodSignature  # noqa: E402
 from runtime_py.errors import ExecutionError, FormatError, InputError, LiteExportError  # noqa: E402
 from runtime_py.format import ptmf  # noqa: E402
+from runtime_py.format.debug_table import DebugTable  # noqa: E402
 from runtime_py.format.ptmf_writer import encode_module  # noqa: E402
+from tests.parity.op_cases import OP_CASES  # noqa: E402
 from tests.parity.parity_models import CASES, NEEDS_STATIC_SHAPES  # noqa: E402
+from tests.runtime_py.backends.demo_backend_helpers import one_op_program  # noqa: E402
 
 
 def write_tensor(path: Path, array: np.ndarray) -> None:
-    array = np.ascontiguousarray(array, dtype=np.float32)
+    array = np.array(array, dtype=np.float32, order="C")  # ascontiguousarray would make a 0-d array 1-D
     path.write_bytes(b"LXT1" + struct.pack("<I", array.ndim) + struct.pack(f"<{array.ndim}q", *array.shape)
                      + array.tobytes())
 
@@ -62,6 +66,9 @@ class Writer:
             kind = "Execution" if isinstance(exc, ExecutionError) else "Input"
             handle = getattr(exc, "debug_handle", -1)
             (self.out / f"{stem}.msg").write_text(exc.message.replace(str(self.out / bundle), bundle))
+            # the structured form (schema/demo_errors.toml): the code, then one "name<TAB>value" per field
+            fields = "".join(f"{name}\t{value}\n" for name, value in exc.fields.items())
+            (self.out / f"{stem}.code").write_text(f"{exc.code}\n{fields}")
             ins = self.tensors(f"{stem}.in", inputs)
             self.lines.append(f"error {bundle} {method} {kind} {handle} {stem}.msg {len(ins)} {' '.join(ins)}")
             return
@@ -114,6 +121,20 @@ def export_models(w: Writer) -> dict[str, object]:
             w.error(bundle, method, good + good[:1], f"{tag}.err_count")
             w.error(bundle, "nope", good, f"{tag}.err_method")
     return compiled_by_name
+
+
+def one_op_bundles(w: Writer) -> None:
+    """A bundle per shared one-instruction case (tests/parity/op_cases.py), run on random inputs."""
+    for name, (op, shapes, weights, attrs, _) in OP_CASES.items():
+        program = one_op_program(op, attrs, shapes, len(weights))
+        signature = MethodSignature("forward", tuple(f"x{i}" for i in range(len(shapes))), False, 1)
+        bundle = f"op_{name}.ptl"
+        write_bundle(CompiledModule("__torch__.m.M", (signature,), (program,), tuple(weights), DebugTable(())),
+                     w.out / bundle)
+        rng = np.random.default_rng(3)
+        inputs = [(rng.standard_normal(s) * 3).astype(np.float32) for s in shapes]
+        outputs = as_list(runtime_py.load(w.out / bundle).run_method("forward", *inputs))
+        w.run(bundle, "forward", inputs, outputs, f"op_{name}")
 
 
 def malformed_bundles(w: Writer, compiled: object) -> None:
@@ -202,6 +223,7 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     w = Writer(out)
     compiled = export_models(w)
+    one_op_bundles(w)
     malformed_bundles(w, compiled["mlp_static"])
     (out / "cases.txt").write_text("\n".join(w.lines) + "\n")
     print(f"wrote {len(w.lines)} cases to {out}")

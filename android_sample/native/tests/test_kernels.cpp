@@ -116,5 +116,5 @@ int run_kernel_tests() {
     CHECK(std::abs(std::log(s.ptr()[2]) - l.ptr()[2]) < 1e-6f, "log_softmax");
     n += 2;
   }
-  return n;
+  return n + run_numerics_tests();
 }

@@ -1,6 +1,8 @@
 // Vector tests: bundles exported by liteexport run by the core must give runtime_py's outputs
 // (within float32 tolerance), runtime_py's errors (kind, debug handle, message), and Format
 // errors (never crashes) for malformed bundles. Cases come from tests/make_vectors.py.
+#include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -73,6 +75,19 @@ int run_parity_tests(const std::string& dir) {
   return n;
 }
 
+// <stem>.code of make_vectors.py: the code on the first line, then "name<TAB>value" per field.
+std::pair<std::string, Error::Fields> read_code(const std::string& path) {
+  std::istringstream in(slurp(path));
+  std::string code, line;
+  std::getline(in, code);
+  Error::Fields fields;
+  while (std::getline(in, line)) {
+    const size_t tab = line.find('\t');
+    fields.emplace_back(line.substr(0, tab), tab == std::string::npos ? "" : line.substr(tab + 1));
+  }
+  return {code, fields};
+}
+
 int run_error_tests(const std::string& dir) {
   int n = 0;
   for (const auto& w : cases(dir, "error")) {
@@ -88,11 +103,18 @@ int run_error_tests(const std::string& dir) {
     } catch (const Error& e) {
       CHECK(kind_name(e.kind()) == w[3], what + ": kind " + kind_name(e.kind()) + ", expected " + w[3] + ": " + e.what());
       CHECK(e.debug_handle() == std::stoll(w[4]), what + ": handle " + std::to_string(e.debug_handle()) + ", expected " + w[4]);
-      // the module's name in messages is its path: compare with the bundle's file name
-      std::string message = e.what();
-      for (size_t at; (at = message.find(dir + "/" + w[1])) != std::string::npos;)
-        message.replace(at, dir.size() + 1 + w[1].size(), w[1]);
-      CHECK(message == expected_message, what + ": message\n--- got\n" + message + "\n--- expected\n" + expected_message);
+      // errors of the demo backend: the same code and fields as runtime_py's (the text is
+      // rendered from the same templates; the Java host tests compare whole messages)
+      const auto [code, fields] = read_code(dir + "/" + w[5].substr(0, w[5].size() - 4) + ".code");
+      CHECK(e.code() == code, what + ": code " + e.code() + ", expected " + code + ": " + e.what());
+      CHECK(e.fields() == fields, what + ": fields differ from runtime_py's: " + e.what());
+      if (code.empty()) {  // another error (e.g. an unknown method): its text is the contract
+        // the module's name in messages is its path: compare with the bundle's file name
+        std::string message = e.what();
+        for (size_t at; (at = message.find(dir + "/" + w[1])) != std::string::npos;)
+          message.replace(at, dir.size() + 1 + w[1].size(), w[1]);
+        CHECK(message == expected_message, what + ": message\n--- got\n" + message + "\n--- expected\n" + expected_message);
+      }
     }
     ++n;
   }
@@ -113,6 +135,30 @@ int run_malformed_tests(const std::string& dir) {
             w[1] + ": " + kind_name(e.kind()) + " error, expected Format: " + e.what());
     }
     ++n;
+  }
+  return n;
+}
+
+// Prints one line per 'run' case, "digest <case#> <bundle> <method> <hash>": FNV-1a of the bits of
+// its outputs. The kernels compute the same bits on every ABI (no FMA contraction, fixed summation
+// orders), so tests/android compares these lines between x86-64 and aarch64/armv7 under qemu.
+int run_digest(const std::string& dir) {
+  int n = 0;
+  for (const auto& w : cases(dir, "run")) {
+    size_t pos = 3;
+    auto inputs = read_tensors(dir, w, pos);
+    uint64_t hash = 1469598103934665603ull;
+    try {
+      for (const auto& out : Module::load(dir + "/" + w[1])->run_method(w[2], inputs))
+        for (float v : out.data) {
+          uint32_t bits;
+          std::memcpy(&bits, &v, sizeof bits);
+          for (int byte = 0; byte < 4; ++byte) hash = (hash ^ ((bits >> (8 * byte)) & 0xff)) * 1099511628211ull;
+        }
+    } catch (const std::exception& e) {
+      CHECK(false, w[1] + " " + w[2] + ": " + e.what());
+    }
+    std::printf("digest %d %s %s %016llx\n", n++, w[1].c_str(), w[2].c_str(), static_cast<unsigned long long>(hash));
   }
   return n;
 }

@@ -8,7 +8,8 @@ from typing import cast
 from runtime_py.backends.base import Backend
 from runtime_py.backends.demo.executor import run
 from runtime_py.backends.demo.plan import MethodPlan, build_plan
-from runtime_py.errors import FormatError, InternalError
+from runtime_py.error_codes import format_error
+from runtime_py.errors import FormatError
 from runtime_py.format.program import Program
 
 _WHERE = "processed module of backend_with_compiler_demo"
@@ -33,25 +34,29 @@ class DemoBackend(Backend):
         """
         if not isinstance(processed, Mapping) or set(processed) != {"programs", "weights"}:
             got = sorted(map(str, processed)) if isinstance(processed, Mapping) else type(processed).__name__
-            raise FormatError(f"expected a dict with keys 'programs' and 'weights', got {got}", where=_WHERE)
+            raise format_error("PROCESSED_MODULE", where=_WHERE, got=got)
         programs, weights = processed["programs"], processed["weights"]
         if not isinstance(programs, Mapping) or not isinstance(weights, Sequence):
-            raise FormatError("'programs' must be a dict and 'weights' a list", where=_WHERE)
+            raise format_error("PROCESSED_TYPES", where=_WHERE)
         missing = sorted(set(method_compile_spec) - set(programs))
         if missing:
-            raise FormatError(f"no program for method(s) {', '.join(missing)}", where=_WHERE)
+            raise format_error("MISSING_PROGRAMS", where=_WHERE, methods=", ".join(missing))
         handles: dict[str, object] = {}
         for method, encoded in programs.items():
-            program = encoded if isinstance(encoded, Program) else _decode(encoded)
+            try:
+                program = encoded if isinstance(encoded, Program) else _decode(encoded)
+            except FormatError as exc:
+                raise exc.at(f"{_WHERE}, program of method '{method}'") from exc.__cause__
             if program.method != method:
-                raise FormatError(f"program '{program.method}' is stored as method '{method}'", where=_WHERE)
+                raise format_error("METHOD_MISMATCH", where=_WHERE, program=program.method, method=method)
             handles[method] = build_plan(program, weights)
         return handles
 
     def execute(self, handle: object, inputs: list[object]) -> list[object]:
         """Runs the method ``handle`` stands for; raises ``ExecutionError``."""
-        if not isinstance(handle, MethodPlan):
-            raise InternalError(f"demo backend handle must be a MethodPlan, got {type(handle).__name__}")
+        if not isinstance(handle, MethodPlan):  # the bundle's own bytecode passed something else
+            raise FormatError(f"execute was given a {type(handle).__name__} as the method handle, not one "
+                              "that compile returned", where=f"{_WHERE}, execute")
         # run's list is new and the caller's: typing it as a list of objects is safe
         return cast("list[object]", run(handle, inputs))
 

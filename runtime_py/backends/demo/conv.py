@@ -17,7 +17,6 @@ from runtime_py.backends.demo.windows import (
     check_output_size,
     check_window_attrs,
     output_size,
-    padded_windows,
 )
 from runtime_py.format.program import Activation, Conv2dAttrs
 
@@ -182,33 +181,6 @@ def _matrix(cache: dict[tuple[int, int], tuple[Array, Array | None, Array]], wei
     return matrix
 
 
-def _im2col_matmul(
-    x: Array,
-    weight: Array,
-    groups: int,
-    stride: tuple[int, int],
-    padding: tuple[int, int],
-    dilation: tuple[int, int],
-    out_hw: tuple[int, int],
-    pointwise: bool,
-) -> Array:
-    n, c, _, _ = x.shape
-    out_c, group_c, kh, kw = weight.shape
-    length = out_hw[0] * out_hw[1]
-    if pointwise and kh == kw == 1:
-        # a 1x1 convolution is a matmul over the input as it is: no im2col copy
-        cols = x.reshape(n, groups, group_c, length)
-    else:
-        windows = padded_windows(x, (kh, kw), stride, padding, dilation, out_hw, 0.0)
-        # (N, G, Cg, OH, OW, kh, kw) -> (N, G, Cg*kh*kw, OH*OW): the one copy, ordered like the weight
-        cols = (
-            windows.reshape(n, groups, group_c, out_hw[0], out_hw[1], kh, kw)
-            .transpose(0, 1, 2, 5, 6, 3, 4)
-            .reshape(n, groups, group_c * kh * kw, length)
-        )
-    # (G, Og, K) @ (N, G, K, L) -> (N, G, Og, L), already NCHW-contiguous
-    y: Array = np.matmul(weight.reshape(groups, out_c // groups, group_c * kh * kw), cols)
-    return y.reshape(n, out_c, out_hw[0], out_hw[1])
 
 
 def _depthwise(
@@ -220,18 +192,57 @@ def _depthwise(
     dilation: tuple[int, int],
     out_hw: tuple[int, int],
 ) -> Array:
-    n = x.shape[0]
+    """One vectorized multiply-add per kernel tap, over long contiguous runs.
+
+    The padded input is split into stride x stride phases (``phase[a][b] = x[a::sh, b::sw]``),
+    so every tap reads one phase at a fixed offset with stride 1. A phase is flattened with a
+    row pitch of ``pitch`` columns: the tap's input for all outputs is then one contiguous
+    slice of length ``OH * pitch``; the extra columns per row are computed and cut off at the
+    end (cheaper than short rows: numpy's per-row overhead dominated 14x14 planes)."""
+    n, c, h, w = x.shape
     out_c, _, kh, kw = weight.shape
     multiplier = out_c // groups
-    windows = padded_windows(x, (kh, kw), stride, padding, dilation, out_hw, 0.0)
-    taps = weight.reshape(groups, multiplier, kh, kw)
-    y = np.zeros((n, groups, multiplier, out_hw[0], out_hw[1]), dtype=x.dtype)
-    product = np.empty_like(y)
-    for i in range(kh):
-        for j in range(kw):
-            # (N, G, 1, OH, OW) * (G, M, 1, 1): every output channel of a group sees the same input
-            np.multiply(
-                windows[:, :, np.newaxis, :, :, i, j], taps[:, :, i, j, np.newaxis, np.newaxis], out=product
-            )
-            y += product
-    return y.reshape(n, out_c, out_hw[0], out_hw[1])
+    (sh, sw), (ph, pw), (dh, dw), (oh, ow) = stride, padding, dilation, out_hw
+    rows = -(-(h + 2 * ph) // sh) + 1  # per phase, plus a row the last tap's slice may run into
+    pitch = -(-(w + 2 * pw) // sw)
+    padded = np.zeros((n, c, rows * sh, pitch * sw), dtype=x.dtype)
+    padded[:, :, ph : ph + h, pw : pw + w] = x
+    if sh == sw == 1:
+        phases = padded.reshape(1, 1, n, c, rows * pitch)
+    else:  # (sh, sw, N, C, rows, pitch), one copy
+        phases = np.ascontiguousarray(
+            padded.reshape(n, c, rows, sh, pitch, sw).transpose(3, 5, 0, 1, 2, 4)
+        ).reshape(sh, sw, n, c, rows * pitch)
+    length = oh * pitch
+    sources = [  # per tap: its input for every output, (N, G, L)
+        phases[r % sh, q % sw, :, :, (r // sh) * pitch + q // sw :][..., :length]
+        for r in range(0, kh * dh, dh) for q in range(0, kw * dw, dw)
+    ]
+    if length <= _DEPTHWISE_MATMUL_MAX_LENGTH:
+        # small planes: per-channel loops are short, so one im2col copy and a batched
+        # (1 x taps) @ (taps x L) matmul per channel beat a multiply-add per tap
+        cols = np.stack(sources, axis=2)  # (N, G, taps, L)
+        y: Array = np.matmul(weight.reshape(groups, multiplier, kh * kw), cols)
+    else:
+        # a few channels at a time, so the running sum and the product stay in cache across the taps;
+        # (G, M, L) blocks, every output channel of a group seeing the same input channel (with one
+        # output channel per group, the common case, the multiplier axis is left out: numpy loops
+        # faster over fewer broadcast axes)
+        taps = weight.reshape(groups, multiplier, kh * kw)
+        y = np.zeros((n, groups, multiplier, length), dtype=x.dtype)
+        if multiplier == 1:
+            taps, y = taps[:, 0], y[:, :, 0]
+        else:
+            sources = [source[:, :, np.newaxis] for source in sources]
+        chunk = max(1, _DEPTHWISE_CHUNK_BYTES // (n * multiplier * length * x.itemsize))
+        for g in range(0, groups, chunk):
+            y_part = y[:, g : g + chunk]
+            product = np.empty_like(y_part)
+            for t, source in enumerate(sources):
+                np.multiply(source[:, g : g + chunk], taps[g : g + chunk, ..., t, np.newaxis], out=product)
+                y_part += product
+    return np.ascontiguousarray(y.reshape(n, out_c, oh, pitch)[..., :ow])
+
+
+_DEPTHWISE_MATMUL_MAX_LENGTH = 1024  # output plane size (with the pitch's extra columns), measured
+_DEPTHWISE_CHUNK_BYTES = 512 * 1024  # running sum per channel chunk: about half of a core's L2

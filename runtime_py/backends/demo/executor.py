@@ -8,6 +8,7 @@ import numpy as np
 
 from runtime_py.backends.demo.arrays import Array
 from runtime_py.backends.demo.plan import InputCheck, MethodPlan
+from runtime_py.error_codes import execution_error
 from runtime_py.errors import ExecutionError
 
 try:  # numpy >= 2: np.errstate is a context variable; setting it directly costs ~0.1 us, not ~2.5 us
@@ -34,8 +35,7 @@ def run(plan: MethodPlan, inputs: Sequence[object],
     Outputs never alias weights; an output that is an input is that same array.
     """
     if len(inputs) != len(plan.input_checks):
-        expected = len(plan.input_checks)
-        raise ExecutionError(f"method '{plan.method}' expected {expected} inputs, got {len(inputs)}")
+        raise execution_error("INPUT_COUNT", method=plan.method, expected=len(plan.input_checks), got=len(inputs))
     for check, value in zip(plan.input_checks, inputs, strict=True):
         if not isinstance(value, np.ndarray) or (value.dtype is not _F32 and value.dtype != _F32):
             raise _input_error(plan, check, value)
@@ -78,7 +78,8 @@ def _steps(plan: MethodPlan, slots: list[object], observe: Callable[[int, object
     except Exception as exc:
         reason = str(exc) or type(exc).__name__
         handle = plan.instructions[index].debug_handle
-        raise ExecutionError(f"{plan.label(index)}: {reason}", debug_handle=handle) from exc
+        raise execution_error("KERNEL_FAILED", debug_handle=handle, instruction=plan.label(index),
+                              reason=reason) from exc
     finally:
         pool.append(steps)
 
@@ -97,7 +98,8 @@ def _input_error(plan: MethodPlan, check: InputCheck, value: object) -> Executio
     else:
         got = f"{type(value).__name__} (not an ndarray)"
     blame, handle = plan.blame(check)
-    return ExecutionError(f"{blame}: input {check.index}: expected {expected}, got {got}", debug_handle=handle)
+    return execution_error("INPUT_MISMATCH", debug_handle=handle, instruction=blame, index=check.index,
+                           expected=expected, got=got)
 
 
 def _format_shape(shape: tuple[int, ...]) -> str:

@@ -12,7 +12,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from runtime_py.backends.demo import conv, elementwise, layout, linalg, normalization, pooling
+from runtime_py.backends.demo import (
+    activations,
+    conv,
+    elementwise,
+    layout,
+    linalg,
+    normalization,
+    pooling,
+    reductions,
+    slicing,
+)
 from runtime_py.backends.demo.arrays import Kernel
 from runtime_py.format.program import OP_SPECS, OpCode, attributes_class
 
@@ -84,6 +94,14 @@ _FACTORIES: dict[OpCode, tuple[KernelFactory, bool]] = {
     OpCode.RESHAPE: (layout.make_reshape, False),
     OpCode.FLATTEN: (layout.make_flatten, False),
     OpCode.CAT: (layout.make_cat, False),
+    OpCode.CLAMP: (activations.make_clamp, False),
+    OpCode.HARDSIGMOID: (_fixed(activations.hardsigmoid), False),
+    OpCode.HARDSWISH: (_fixed(activations.hardswish), False),
+    OpCode.SILU: (_fixed(activations.silu), False),
+    OpCode.MEAN: (reductions.make_mean, False),
+    OpCode.SUM: (reductions.make_sum, False),
+    OpCode.SLICE: (slicing.make_slice, False),
+    OpCode.EXPAND: (slicing.make_expand, False),
 }
 
 

@@ -42,9 +42,14 @@ def make_layer_norm(attrs: LayerNormAttrs, n_inputs: int) -> Kernel:
             if param is not None and param.shape != normalized:
                 raise ValueError(f"{name} of shape {param.shape} is not the normalized shape {normalized}")
         # rows of the normalized size: the mean and variance reduce over one contiguous axis
-        rows = x.reshape(-1, math.prod(normalized))
-        y: Array = rows - rows.mean(axis=1, keepdims=True)
-        variance = np.mean(np.square(y), axis=1, keepdims=True)
+        size = math.prod(normalized)
+        rows = x.reshape(-1, size)
+        # np.mean's own sum and division, without its Python wrapper (a tenth of a small layer's time)
+        mean = np.add.reduce(rows, axis=1, keepdims=True)
+        mean /= size
+        y: Array = rows - mean
+        variance = np.add.reduce(np.square(y), axis=1, keepdims=True)
+        variance /= size
         variance += eps
         y *= 1 / np.sqrt(variance)  # 1 is an int: the result stays float32
         y = y.reshape(x.shape)

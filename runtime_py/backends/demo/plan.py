@@ -16,6 +16,7 @@ import numpy as np
 
 from runtime_py.backends.demo.arrays import Array, Kernel
 from runtime_py.backends.demo.kernels import KERNELS, BufferedKernelSpec, KernelSpec
+from runtime_py.error_codes import format_error
 from runtime_py.errors import FormatError
 from runtime_py.format.program import PROGRAM_FORMAT_VERSION, DType, Instruction, OpCode, Program
 
@@ -98,18 +99,14 @@ def build_plan(program: Program, weights: Sequence[object]) -> MethodPlan:
     """
     where = f"demo program of method '{program.method}'"
     if program.format_version != PROGRAM_FORMAT_VERSION:
-        raise FormatError(
-            f"unsupported program format version {program.format_version} "
-            f"(this runtime reads version {PROGRAM_FORMAT_VERSION})",
-            where=where,
-        )
+        raise format_error("UNSUPPORTED_VERSION", where=where, found=program.format_version,
+                           supported=PROGRAM_FORMAT_VERSION)
     num_slots = program.num_slots
     if len(program.inputs) > num_slots:
-        needed = len(program.inputs)
-        raise FormatError(f"the inputs need {needed} slots, num_slots is {num_slots}", where=where)
+        raise format_error("INPUTS_EXCEED_SLOTS", where=where, inputs=len(program.inputs), num_slots=num_slots)
     for index, info in enumerate(program.inputs):
         if info.dtype != DType.FLOAT32:
-            raise FormatError(f"input {index} has dtype {info.dtype!r}, not float32", where=where)
+            raise format_error("INPUT_DTYPE", where=where, index=index, dtype=repr(info.dtype))
 
     defined = set(range(len(program.inputs)))
     constants = _prepare_constants(program, weights, defined, where)
@@ -133,11 +130,10 @@ def build_plan(program: Program, weights: Sequence[object]) -> MethodPlan:
         kernel = _bind(spec, instruction, where, index)
         for slot in (*instruction.inputs, *instruction.outputs):
             if not 0 <= slot < num_slots:
-                raise FormatError(f"slot {slot} is out of range (num_slots is {num_slots})",
-                                  where=_at(where, index, instruction))
+                raise format_error("SLOT_RANGE", where=_at(where, index, instruction), slot=slot, num_slots=num_slots)
         for slot in instruction.inputs:
             if slot not in defined:
-                raise FormatError(f"reads slot {slot} before anything writes it", where=_at(where, index, instruction))
+                raise format_error("READ_BEFORE_WRITE", where=_at(where, index, instruction), slot=slot)
             first_reader.setdefault(slot, index)
         (output,) = instruction.outputs
         if spec.may_alias_input and instruction.inputs and instruction.inputs[0] in producer:
@@ -201,17 +197,17 @@ def _prepare_constants(
 ) -> tuple[tuple[int, Array], ...]:
     constants: list[tuple[int, Array]] = []
     for constant in program.constants:
-        what = f"constant for slot {constant.slot} (weight {constant.weight})"
+        what = {"slot": constant.slot, "weight": constant.weight}
         if not 0 <= constant.slot < program.num_slots:
-            raise FormatError(f"{what}: slot is out of range (num_slots is {program.num_slots})", where=where)
+            raise format_error("CONSTANT_SLOT_RANGE", where=where, **what, num_slots=program.num_slots)
         if constant.slot in defined:
-            raise FormatError(f"{what}: slot already holds an input or another constant", where=where)
+            raise format_error("CONSTANT_SLOT_TAKEN", where=where, **what)
         if not 0 <= constant.weight < len(weights):
-            raise FormatError(f"{what}: weight index is out of range (there are {len(weights)})", where=where)
+            raise format_error("WEIGHT_INDEX_RANGE", where=where, **what, weights=len(weights))
         weight = weights[constant.weight]
         if not isinstance(weight, np.ndarray) or weight.dtype != np.float32:
             got = weight.dtype if isinstance(weight, np.ndarray) else type(weight).__name__
-            raise FormatError(f"{what}: weight must be a float32 array, got {got}", where=where)
+            raise format_error("WEIGHT_TYPE", where=where, **what, got=got)
         # read-only: a kernel bug that writes into its input fails instead of corrupting a weight
         # (weights viewing a mapped bundle already are)
         frozen = weight
@@ -230,7 +226,8 @@ def _lookup(instruction: Instruction, where: str, index: int) -> KernelSpec:
     try:
         op = OpCode(instruction.op)
     except ValueError:
-        raise FormatError(f"unknown opcode {int(instruction.op)}", where=f"{where}, instruction #{index}") from None
+        raise format_error("UNKNOWN_ENUM", where=f"{where}, instruction #{index}", enum="OpCode",
+                           value=int(instruction.op)) from None
     return KERNELS[op]
 
 
@@ -242,8 +239,8 @@ def _bind(spec: KernelSpec, instruction: Instruction, method_where: str, index: 
     """Checks arity and attribute type, then binds the attributes into the kernel."""
     n_inputs = len(instruction.inputs)
 
-    def fail(problem: str) -> FormatError:  # the label is made only for an error
-        return FormatError(problem, where=_at(method_where, index, instruction))
+    def fail(code: str, **fields: object) -> FormatError:  # the label is made only for an error
+        return format_error(code, where=_at(method_where, index, instruction), **fields)
 
     if n_inputs < spec.min_inputs or (spec.max_inputs is not None and n_inputs > spec.max_inputs):
         if spec.max_inputs is None:
@@ -252,22 +249,21 @@ def _bind(spec: KernelSpec, instruction: Instruction, method_where: str, index: 
             expected = _count(spec.min_inputs, "input")
         else:
             expected = f"{spec.min_inputs} to {spec.max_inputs} inputs"
-        raise fail(f"takes {expected}, got {n_inputs}")
+        raise fail("ARITY", expected=expected, got=n_inputs)
     if len(instruction.outputs) != 1:
-        raise fail(f"writes 1 output, got {len(instruction.outputs)}")
+        raise fail("OUTPUT_COUNT", got=len(instruction.outputs))
     attrs: object = instruction.attributes
     if attrs is None and spec.default_attrs is not None:
         attrs = spec.default_attrs
-    if spec.attrs_type is None:
-        if attrs is not None:
-            raise fail(f"takes no attributes, got {type(attrs).__name__}")
-    elif not isinstance(attrs, spec.attrs_type):
-        got = "none" if attrs is None else type(attrs).__name__
-        raise fail(f"expects {spec.attrs_type.__name__} attributes, got {got}")
+    if (attrs is not None or spec.attrs_type is not None) and (
+            spec.attrs_type is None or not isinstance(attrs, spec.attrs_type)):
+        expected = "no attributes" if spec.attrs_type is None else spec.attrs_type.__name__
+        found = "none" if attrs is None else type(attrs).__name__
+        raise fail("ATTRIBUTE_TYPE", op=OpCode(instruction.op).name, expected=expected, found=found)
     try:
         return spec.factory(attrs, n_inputs)
     except ValueError as exc:
-        raise fail(f"invalid attributes: {exc}") from None
+        raise fail("INVALID_ATTRIBUTES", problem=exc) from None
 
 
 def _count(n: int, noun: str) -> str:
@@ -278,13 +274,11 @@ def _prepare_outputs(
     program: Program, defined: set[int], views_of_weights: set[int], where: str
 ) -> tuple[tuple[int, bool], ...]:
     if len(program.output_debug_handles) != len(program.outputs):
-        raise FormatError(
-            f"{len(program.outputs)} outputs but {len(program.output_debug_handles)} output debug handles",
-            where=where,
-        )
+        raise format_error("OUTPUT_HANDLES", where=where, outputs=len(program.outputs),
+                           handles=len(program.output_debug_handles))
     for position, slot in enumerate(program.outputs):
         if not 0 <= slot < program.num_slots:
-            raise FormatError(f"output {position}: slot {slot} is out of range", where=where)
+            raise format_error("OUTPUT_SLOT_RANGE", where=where, position=position, slot=slot)
         if slot not in defined:
-            raise FormatError(f"output {position}: slot {slot} is never written", where=where)
+            raise format_error("OUTPUT_NEVER_WRITTEN", where=where, position=position, slot=slot)
     return tuple((slot, slot in views_of_weights) for slot in program.outputs)

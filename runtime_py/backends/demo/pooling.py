@@ -161,8 +161,8 @@ def _adaptive_bins_mean(x: Array, oh: int, ow: int) -> Array:
     table = np.zeros((n, c, h + 1, w + 1), dtype=np.float64)
     np.cumsum(x, axis=2, dtype=np.float64, out=table[:, :, 1:, 1:])
     np.cumsum(table[:, :, 1:, 1:], axis=3, out=table[:, :, 1:, 1:])
-    hs, he = _adaptive_bounds(h, oh)
-    ws, we = _adaptive_bounds(w, ow)
+    hs, he = adaptive_bounds(h, oh)
+    ws, we = adaptive_bounds(w, ow)
     sums = (
         table[:, :, he[:, None], we[None, :]]
         - table[:, :, hs[:, None], we[None, :]]
@@ -173,6 +173,8 @@ def _adaptive_bins_mean(x: Array, oh: int, ow: int) -> Array:
     return (sums / counts).astype(np.float32)
 
 
-def _adaptive_bounds(size: int, out: int) -> tuple[Array, Array]:
+def adaptive_bounds(size: int, out: int) -> tuple[Array, Array]:
+    """Starts and ends of the ``out`` adaptive-pooling bins over ``size``: bin i covers
+    [floor(i*size/out), ceil((i+1)*size/out))."""
     index = np.arange(out)
     return (index * size) // out, -((-(index + 1) * size) // out)

@@ -34,6 +34,14 @@ class OpCode(enum.IntEnum):
     RESHAPE = 20  # to a shape that may hold one -1
     FLATTEN = 21  # merge dims start_dim..end_dim
     CAT = 22  # concatenate the inputs along an axis
+    CLAMP = 23  # min(max(x, min), max), either bound optional; NaN stays NaN (clamp, hardtanh, relu6)
+    HARDSIGMOID = 24  # min(max(x + 3, 0), 6) / 6
+    HARDSWISH = 25  # x * min(max(x + 3, 0), 6) / 6
+    SILU = 26  # x / (1 + exp(-x))
+    MEAN = 27  # mean over axes (all when none), keepdim
+    SUM = 28  # sum over axes (all when none), keepdim
+    SLICE = 29  # start:end:step (step > 0) on one axis, bounds clamped as in Python
+    EXPAND = 30  # broadcast to a shape; -1 keeps a size, new leading dims allowed
 
 
 @dataclass(frozen=True)
@@ -69,7 +77,15 @@ OP_SPECS: dict[OpCode, OpSpec] = {
     OpCode.RESHAPE: OpSpec(1, 1, 'Shape', False, True),
     OpCode.FLATTEN: OpSpec(1, 1, 'Flatten', False, True),
     OpCode.CAT: OpSpec(1, None, 'Axis', False, False),
+    OpCode.CLAMP: OpSpec(1, 1, 'Clamp', False, False),
+    OpCode.HARDSIGMOID: OpSpec(1, 1, None, False, False),
+    OpCode.HARDSWISH: OpSpec(1, 1, None, False, False),
+    OpCode.SILU: OpSpec(1, 1, None, False, False),
+    OpCode.MEAN: OpSpec(1, 1, 'Reduce', False, False),
+    OpCode.SUM: OpSpec(1, 1, 'Reduce', False, False),
+    OpCode.SLICE: OpSpec(1, 1, 'Slice', False, True),
+    OpCode.EXPAND: OpSpec(1, 1, 'Shape', False, False),
 }
 
 # Attributes union member -> its tag
-ATTRIBUTE_TAGS: dict[str, int] = {'Binary': 1, 'Gelu': 2, 'Axis': 3, 'Fused': 4, 'Conv2d': 5, 'LayerNorm': 6, 'Pool2d': 7, 'Shape': 8, 'Permute': 9, 'Flatten': 10}
+ATTRIBUTE_TAGS: dict[str, int] = {'Binary': 1, 'Gelu': 2, 'Axis': 3, 'Fused': 4, 'Conv2d': 5, 'LayerNorm': 6, 'Pool2d': 7, 'Shape': 8, 'Permute': 9, 'Flatten': 10, 'Clamp': 11, 'Reduce': 12, 'Slice': 13}

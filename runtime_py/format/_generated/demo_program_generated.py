@@ -37,6 +37,14 @@ class OpCode(object):
     Reshape = 20
     Flatten = 21
     Cat = 22
+    Clamp = 23
+    HardSigmoid = 24
+    HardSwish = 25
+    Silu = 26
+    Mean = 27
+    Sum = 28
+    Slice = 29
+    Expand = 30
 
 
 class Activation(object):
@@ -56,6 +64,9 @@ class Attributes(object):
     Shape = 8
     Permute = 9
     Flatten = 10
+    Clamp = 11
+    Reduce = 12
+    Slice = 13
 
 
 class Binary(object):
@@ -811,6 +822,219 @@ def FlattenAddEndDim(builder, endDim):
     builder.PrependInt32Slot(1, endDim, 0)
 
 def FlattenEnd(builder):
+    return builder.EndObject()
+
+
+
+class Clamp(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = Clamp()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsClamp(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def ClampBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x4C\x58\x44\x50", size_prefixed=size_prefixed)
+
+    # Clamp
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # Clamp
+    def Min(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Float64Flags, o + self._tab.Pos)
+        return 0.0
+
+    # Clamp
+    def Max(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Float64Flags, o + self._tab.Pos)
+        return 0.0
+
+    # Clamp
+    def HasMin(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        if o != 0:
+            return bool(self._tab.Get(flatbuffers.number_types.BoolFlags, o + self._tab.Pos))
+        return False
+
+    # Clamp
+    def HasMax(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            return bool(self._tab.Get(flatbuffers.number_types.BoolFlags, o + self._tab.Pos))
+        return False
+
+def ClampStart(builder):
+    builder.StartObject(4)
+
+def ClampAddMin(builder, min):
+    builder.PrependFloat64Slot(0, min, 0.0)
+
+def ClampAddMax(builder, max):
+    builder.PrependFloat64Slot(1, max, 0.0)
+
+def ClampAddHasMin(builder, hasMin):
+    builder.PrependBoolSlot(2, hasMin, 0)
+
+def ClampAddHasMax(builder, hasMax):
+    builder.PrependBoolSlot(3, hasMax, 0)
+
+def ClampEnd(builder):
+    return builder.EndObject()
+
+
+
+class Reduce(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = Reduce()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsReduce(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def ReduceBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x4C\x58\x44\x50", size_prefixed=size_prefixed)
+
+    # Reduce
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # Reduce
+    def Axes(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return 0
+
+    # Reduce
+    def AxesAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Int32Flags, o)
+        return 0
+
+    # Reduce
+    def AxesLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # Reduce
+    def AxesIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        return o == 0
+
+    # Reduce
+    def Keepdim(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return bool(self._tab.Get(flatbuffers.number_types.BoolFlags, o + self._tab.Pos))
+        return False
+
+def ReduceStart(builder):
+    builder.StartObject(2)
+
+def ReduceAddAxes(builder, axes):
+    builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(axes), 0)
+
+def ReduceStartAxesVector(builder, numElems):
+    return builder.StartVector(4, numElems, 4)
+
+def ReduceAddKeepdim(builder, keepdim):
+    builder.PrependBoolSlot(1, keepdim, 0)
+
+def ReduceEnd(builder):
+    return builder.EndObject()
+
+
+
+class Slice(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = Slice()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsSlice(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def SliceBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x4C\x58\x44\x50", size_prefixed=size_prefixed)
+
+    # Slice
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # Slice
+    def Axis(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, o + self._tab.Pos)
+        return 0
+
+    # Slice
+    def Start(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int64Flags, o + self._tab.Pos)
+        return 0
+
+    # Slice
+    def End(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int64Flags, o + self._tab.Pos)
+        return 9223372036854775807
+
+    # Slice
+    def Step(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int64Flags, o + self._tab.Pos)
+        return 1
+
+def SliceStart(builder):
+    builder.StartObject(4)
+
+def SliceAddAxis(builder, axis):
+    builder.PrependInt32Slot(0, axis, 0)
+
+def SliceAddStart(builder, start):
+    builder.PrependInt64Slot(1, start, 0)
+
+def SliceAddEnd(builder, end):
+    builder.PrependInt64Slot(2, end, 9223372036854775807)
+
+def SliceAddStep(builder, step):
+    builder.PrependInt64Slot(3, step, 1)
+
+def SliceEnd(builder):
     return builder.EndObject()
 
 

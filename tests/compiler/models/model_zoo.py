@@ -27,8 +27,8 @@ from runtime_py.backends.demo import executor
 from runtime_py.backends.demo.plan import build_plan
 from runtime_py.errors import ModelError, UnsupportedNodesError
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/, for the shim
-from torchvision_shim import import_torchvision  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the repository, for the shared shim
+from benchmarks.torchvision_shim import import_torchvision  # noqa: E402
 
 # Input side per torchvision model, where the default (64) is too small or not allowed.
 _IMAGE_SIDE = {"maxvit_t": 224, "inception_v3": 96}

@@ -11,7 +11,7 @@ import pytest
 
 from runtime_py.backends import BACKENDS, Backend, get_backend
 from runtime_py.backends.demo.backend import DemoBackend
-from runtime_py.errors import FormatError, InternalError
+from runtime_py.errors import FormatError
 from runtime_py.format.program import (
     Activation,
     Constant,
@@ -60,6 +60,7 @@ def test_unknown_backend() -> None:
     assert (
         str(info.value)
         == "unknown delegate backend 'backend_with_magic' (known backends: backend_with_compiler_demo)"
+        " (at class backend_with_magic)"
     )
 
 
@@ -116,9 +117,12 @@ def test_malformed_processed_modules(processed: object, spec: dict[str, object],
     assert str(info.value) == message
 
 
-def test_a_foreign_handle_is_our_bug() -> None:
-    with pytest.raises(InternalError, match="demo backend handle must be a MethodPlan, got str"):
-        DemoBackend().execute("forward", [])
+@pytest.mark.parametrize("handle", ["forward", True, None])
+def test_a_foreign_handle_is_the_bundles_fault(handle: object) -> None:
+    # a bundle's wrapper bytecode decides what it passes to execute: a corrupted one passes anything
+    with pytest.raises(FormatError, match=f"execute was given a {type(handle).__name__} as the method handle") as info:
+        DemoBackend().execute(handle, [])
+    assert info.value.exit_code == 5 and "execute" in info.value.where
 
 
 BLOCKED_TORCH = """

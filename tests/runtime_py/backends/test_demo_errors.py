@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from runtime_py.backends.demo.executor import run
+from runtime_py.error_codes import render
 from runtime_py.errors import ExecutionError, FormatError
 from runtime_py.format.program import (
     AxisAttrs,
@@ -96,6 +97,16 @@ def test_bad_inputs(inputs: list[object], message: str, handle: int) -> None:
         run(plan_of(TWO_INPUTS), inputs)
     assert str(info.value) == message
     assert info.value.debug_handle == handle
+    assert info.value.code == ("INPUT_COUNT" if "inputs, got" in message else "INPUT_MISMATCH")
+    assert render(info.value.code, info.value.fields) == message
+
+
+def test_an_input_mismatch_names_its_fields() -> None:
+    with pytest.raises(ExecutionError) as info:
+        run(plan_of(TWO_INPUTS), [A, np.ones(4, np.float32)])
+    assert info.value.code == "INPUT_MISMATCH"
+    assert info.value.fields == {"instruction": NEG_LABEL, "index": "1", "expected": "float32 of shape (3,)",
+                                 "got": "float32 of shape (4,)"}
 
 
 def test_an_unread_input_is_blamed_on_the_method() -> None:
@@ -239,6 +250,9 @@ def test_kernel_failures_name_the_instruction(
         run(plan_of(program, weights), inputs)
     assert str(info.value) == f"instruction #0 {op.name} (slots {slots} -> [{len(slots)}]): {message}"
     assert info.value.debug_handle == 7
+    assert info.value.code == "KERNEL_FAILED"
+    assert info.value.fields == {"instruction": f"instruction #0 {op.name} (slots {slots} -> [{len(slots)}])",
+                                 "reason": message}
 
 
 # --- malformed programs ---
@@ -308,7 +322,7 @@ FORMAT_CASES: list[tuple[str, Program, str]] = [
     (
         "unknown-opcode",
         second(99, (3,), None),  # type: ignore[arg-type]
-        "unknown opcode 99 (at demo program of method 'forward', instruction #1)",
+        "unknown OpCode value 99 (at demo program of method 'forward', instruction #1)",
     ),
     (
         "arity-one",
@@ -333,17 +347,17 @@ FORMAT_CASES: list[tuple[str, Program, str]] = [
     (
         "attrs-unexpected",
         second(OpCode.RELU, (3,), AxisAttrs(0)),
-        f"takes no attributes, got AxisAttrs {at1('RELU (slots [3] -> [4])')}",
+        f"RELU takes no attributes, found AxisAttrs {at1('RELU (slots [3] -> [4])')}",
     ),
     (
         "attrs-missing",
         second(OpCode.SOFTMAX, (3,), None),
-        f"expects AxisAttrs attributes, got none {at1('SOFTMAX (slots [3] -> [4])')}",
+        f"SOFTMAX takes AxisAttrs, found none {at1('SOFTMAX (slots [3] -> [4])')}",
     ),
     (
         "attrs-wrong",
         second(OpCode.LINEAR, (3, 1), Conv2dAttrs()),
-        f"expects FusedAttrs attributes, got Conv2dAttrs {at1('LINEAR (slots [3, 1] -> [4])')}",
+        f"LINEAR takes FusedAttrs, found Conv2dAttrs {at1('LINEAR (slots [3, 1] -> [4])')}",
     ),
     (
         "slot-range",
@@ -446,6 +460,28 @@ def test_malformed_programs(program: Program, message: str) -> None:
     with pytest.raises(FormatError) as info:
         plan_of(program, WEIGHTS)
     assert str(info.value) == message
+    # the structured form renders to the same text (runtime_py/error_codes.py)
+    assert f"{render(info.value.code, info.value.fields)} (at {info.value.where})" == message
+
+
+# the code of each case (schema/demo_errors.toml): the contract the C++ executors share
+FORMAT_CODES = {
+    "version": "UNSUPPORTED_VERSION", "inputs-exceed-slots": "INPUTS_EXCEED_SLOTS", "input-dtype": "INPUT_DTYPE",
+    "constant-slot": "CONSTANT_SLOT_RANGE", "constant-on-input": "CONSTANT_SLOT_TAKEN",
+    "constant-twice": "CONSTANT_SLOT_TAKEN", "weight-index": "WEIGHT_INDEX_RANGE", "unknown-opcode": "UNKNOWN_ENUM",
+    "arity-one": "ARITY", "arity-range": "ARITY", "arity-at-least": "ARITY", "two-outputs": "OUTPUT_COUNT",
+    "attrs-unexpected": "ATTRIBUTE_TYPE", "attrs-missing": "ATTRIBUTE_TYPE", "attrs-wrong": "ATTRIBUTE_TYPE",
+    "slot-range": "SLOT_RANGE", "output-slot-range": "SLOT_RANGE", "read-before-write": "READ_BEFORE_WRITE",
+    "program-output-range": "OUTPUT_SLOT_RANGE", "program-output-unwritten": "OUTPUT_NEVER_WRITTEN",
+    "output-handles": "OUTPUT_HANDLES",
+}
+
+
+@pytest.mark.parametrize(("case_id", "program"), [c[:2] for c in FORMAT_CASES], ids=[c[0] for c in FORMAT_CASES])
+def test_malformed_programs_have_their_code(case_id: str, program: Program) -> None:
+    with pytest.raises(FormatError) as info:
+        plan_of(program, WEIGHTS)
+    assert info.value.code == FORMAT_CODES.get(case_id, "INVALID_ATTRIBUTES")
 
 
 @pytest.mark.parametrize(("weight", "got"), [(np.ones((3, 4), np.float64), "float64"), ([1.0], "list")])

@@ -247,6 +247,9 @@ CONV_CASES: list[tuple[str, Shape, Shape, tuple[int, int], tuple[int, int], tupl
     ("depthwise", (1, 4, 8, 8), (4, 1, 3, 3), (1, 1), (1, 1), (1, 1), 4),
     ("depthwise-multiplier", (2, 3, 7, 7), (6, 1, 3, 3), (2, 2), (1, 1), (1, 1), 3),
     ("depthwise-dilated", (1, 5, 9, 9), (5, 1, 3, 3), (2, 1), (2, 2), (2, 2), 5),
+    # planes above the im2col threshold take the per-tap multiply-add
+    ("depthwise-large", (1, 3, 40, 40), (3, 1, 3, 3), (1, 1), (1, 1), (1, 1), 3),
+    ("depthwise-large-strided", (2, 2, 101, 90), (4, 1, 5, 5), (2, 3), (2, 1), (1, 2), 2),
     ("pointwise", (2, 8, 5, 5), (16, 8, 1, 1), (1, 1), (0, 0), (1, 1), 1),
     ("pointwise-groups", (2, 8, 5, 5), (16, 4, 1, 1), (1, 1), (0, 0), (1, 1), 2),
     ("pointwise-stride", (1, 8, 6, 6), (4, 8, 1, 1), (2, 2), (0, 0), (1, 1), 1),

@@ -16,6 +16,7 @@ from runtime_py.format.program import (
     Attributes,
     AxisAttrs,
     BinaryAttrs,
+    ClampAttrs,
     Constant,
     Conv2dAttrs,
     FlattenAttrs,
@@ -27,7 +28,9 @@ from runtime_py.format.program import (
     PermuteAttrs,
     Pool2dAttrs,
     Program,
+    ReduceAttrs,
     ShapeAttrs,
+    SliceAttrs,
     ValueInfo,
 )
 from runtime_py.format.program_codec import decode_program, encode_program
@@ -73,6 +76,14 @@ _ATTRS: dict[OpCode, Attributes] = {
     OpCode.RESHAPE: ShapeAttrs((-1, 2**40)),
     OpCode.FLATTEN: FlattenAttrs(1, -1),
     OpCode.CAT: AxisAttrs(-2),
+    OpCode.CLAMP: ClampAttrs(min=-1.5, max=None),
+    OpCode.HARDSIGMOID: None,
+    OpCode.HARDSWISH: None,
+    OpCode.SILU: None,
+    OpCode.MEAN: ReduceAttrs((2, -1), keepdim=True),
+    OpCode.SUM: ReduceAttrs(()),
+    OpCode.SLICE: SliceAttrs(-2, -7, 2**62, 3),
+    OpCode.EXPAND: ShapeAttrs((4, -1, 3)),
 }
 
 
@@ -93,7 +104,9 @@ PROGRAMS = {
         Instruction(OpCode.CONV2D, (0,), (1,), Conv2dAttrs(), 1),
         Instruction(OpCode.AVG_POOL2D, (0,), (1,), Pool2dAttrs((1, 1), (1, 1)), 2),
         Instruction(OpCode.ADD, (0,), (1,), BinaryAttrs(), 3),
-        Instruction(OpCode.LINEAR, (0, 1), (1,), None, 4)),
+        Instruction(OpCode.LINEAR, (0, 1), (1,), None, 4),
+        Instruction(OpCode.CLAMP, (0,), (1,), ClampAttrs(min=None, max=0.0), 5),
+        Instruction(OpCode.SLICE, (0,), (1,), SliceAttrs(0), 6)),
     "unicode_method": _program(method="förward_ü_\u2603"),
     "input_outputs": _program(outputs=(0, 0, 1), output_debug_handles=(-1, -1, 3)),
 }
@@ -236,9 +249,11 @@ def test_wrong_format_version_message() -> None:
     with pytest.raises(FormatError) as info:
         decode_program(data)
     assert info.value.message.startswith(
-        f"unsupported program format version {PROGRAM_FORMAT_VERSION + 1}; "
-        f"this runtime reads version {PROGRAM_FORMAT_VERSION} (at Program.format_version, byte ")
+        f"unsupported program format version {PROGRAM_FORMAT_VERSION + 1} "
+        f"(this runtime reads version {PROGRAM_FORMAT_VERSION}) (at Program.format_version, byte ")
     assert info.value.where.startswith("Program.format_version")
+    assert info.value.code == "UNSUPPORTED_VERSION"
+    assert info.value.fields == {"found": str(PROGRAM_FORMAT_VERSION + 1), "supported": str(PROGRAM_FORMAT_VERSION)}
 
 
 def _mutate_instruction(program: Program, field: str, new: bytes) -> bytes:

@@ -7,6 +7,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace liteexport {
@@ -28,16 +29,30 @@ enum class ErrorKind {
 // debug_handle() is the failing instruction's handle and what() holds the message
 // mapped through the bundle's debug table (module hierarchy + TorchScript-style traceback),
 // formatted like runtime_py's.
+//
+// Errors of the demo backend also carry their structured form (schema/demo_errors.toml): a
+// code such as "INPUT_MISMATCH" and named fields, the same as runtime_py's error.code and
+// error.fields; code() is empty for other errors.
 class Error : public std::runtime_error {
  public:
-  Error(ErrorKind kind, const std::string& message, int64_t debug_handle = -1)
-      : std::runtime_error(message), kind_(kind), debug_handle_(debug_handle) {}
+  using Fields = std::vector<std::pair<std::string, std::string>>;
+  Error(ErrorKind kind, const std::string& message, int64_t debug_handle = -1, std::string code = "",
+        Fields fields = {})
+      : std::runtime_error(message),
+        kind_(kind),
+        debug_handle_(debug_handle),
+        code_(std::move(code)),
+        fields_(std::move(fields)) {}
   ErrorKind kind() const { return kind_; }
   int64_t debug_handle() const { return debug_handle_; }
+  const std::string& code() const { return code_; }
+  const Fields& fields() const { return fields_; }
 
  private:
   ErrorKind kind_;
   int64_t debug_handle_;
+  std::string code_;
+  Fields fields_;
 };
 
 class Module {

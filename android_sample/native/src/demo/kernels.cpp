@@ -1,77 +1,58 @@
-// KERNELS: the one place that maps a demo OpCode to its arity, attribute type and factory.
+// The kernel table: the one place that maps a demo opcode to its kernel family. Arity and
+// attribute types come from the op spec (schema/demo_ops.toml) through the shared decoder.
 #include "kernels.h"
 
-#include <cstdint>
-
 namespace liteexport::demo_backend {
-
-const char* attrs_name(size_t index) {
-  static const char* const names[] = {"none",         "BinaryAttrs",    "GeluAttrs",   "AxisAttrs",
-                                      "FusedAttrs",   "Conv2dAttrs",    "LayerNormAttrs", "Pool2dAttrs",
-                                      "ShapeAttrs",   "PermuteAttrs",   "FlattenAttrs"};
-  return index < sizeof names / sizeof names[0] ? names[index] : "?";
-}
 
 namespace {
 
 template <typename A>
 const A& as(const Attrs& attrs) {
-  return std::get<A>(attrs);  // the plan checked the attribute kind before calling a factory
-}
-
-Factory binary(Op op) {
-  return [op](const Attrs& a, size_t n) { return make_binary(op, as<BinaryAttrs>(a), n); };
-}
-Factory fixed(Kernel (*make)()) {
-  return [make](const Attrs&, size_t) { return make(); };
-}
-Factory unary(Op op) {
-  return [op](const Attrs&, size_t) { return make_unary(op); };
-}
-template <typename A>
-Factory with(Kernel (*make)(const A&)) {
-  return [make](const Attrs& a, size_t) { return make(as<A>(a)); };
-}
-
-constexpr size_t kAny = SIZE_MAX;
-constexpr size_t kBinary = 1, kGelu = 2, kAxis = 3, kFused = 4, kConv2d = 5, kLayerNorm = 6, kPool2d = 7,
-                 kShape = 8, kPermute = 9, kFlatten = 10;
-
-const std::vector<KernelSpec>& table() {
-  static const std::vector<KernelSpec> specs = {
-      {"ADD", 1, 2, kBinary, true, binary(Op::ADD)},  // a + alpha*b
-      {"SUB", 1, 2, kBinary, true, binary(Op::SUB)},  // a - alpha*b; reverse: b - alpha*a (rsub)
-      {"MUL", 1, 2, kBinary, true, binary(Op::MUL)},
-      {"DIV", 1, 2, kBinary, true, binary(Op::DIV)},
-      {"NEG", 1, 1, 0, false, unary(Op::NEG)},
-      {"RELU", 1, 1, 0, false, unary(Op::RELU)},
-      {"SIGMOID", 1, 1, 0, false, unary(Op::SIGMOID)},
-      {"TANH", 1, 1, 0, false, unary(Op::TANH)},
-      {"GELU", 1, 1, kGelu, true, with<GeluAttrs>(make_gelu)},
-      {"SOFTMAX", 1, 1, kAxis, false, [](const Attrs& a, size_t) { return make_softmax(as<AxisAttrs>(a), false); }},
-      {"LOG_SOFTMAX", 1, 1, kAxis, false,
-       [](const Attrs& a, size_t) { return make_softmax(as<AxisAttrs>(a), true); }},
-      {"MATMUL", 2, 2, 0, false, fixed(make_matmul)},
-      {"LINEAR", 2, 3, kFused, true, with<FusedAttrs>(make_linear)},  // x @ W.T + b [relu]
-      {"CONV2D", 2, 3, kConv2d, true, with<Conv2dAttrs>(make_conv2d)},
-      {"CHANNEL_AFFINE", 3, 3, 0, false, fixed(make_channel_affine)},  // x*scale+shift on dim 1
-      {"LAYER_NORM", 1, 3, kLayerNorm, false, with<LayerNormAttrs>(make_layer_norm)},
-      {"MAX_POOL2D", 1, 1, kPool2d, false, with<Pool2dAttrs>(make_max_pool2d)},
-      {"AVG_POOL2D", 1, 1, kPool2d, false, with<Pool2dAttrs>(make_avg_pool2d)},
-      {"ADAPTIVE_AVG_POOL2D", 1, 1, kShape, false, with<ShapeAttrs>(make_adaptive_avg_pool2d)},
-      {"TRANSPOSE", 1, 1, kPermute, false, with<PermuteAttrs>(make_transpose)},
-      {"RESHAPE", 1, 1, kShape, false, with<ShapeAttrs>(make_reshape)},
-      {"FLATTEN", 1, 1, kFlatten, false, with<FlattenAttrs>(make_flatten)},
-      {"CAT", 1, kAny, kAxis, false, with<AxisAttrs>(make_cat)},
-  };
-  return specs;
+  return std::get<A>(attrs);  // the decoder checked the attribute type
 }
 
 }  // namespace
 
-const KernelSpec* kernel_spec(uint16_t op) {
-  const auto& specs = table();
-  return op < specs.size() ? &specs[op] : nullptr;
+// A switch without default over the generated enum: a new opcode without a kernel here does
+// not compile (-Werror=switch), whatever flags the build uses.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic error "-Wswitch"
+Kernel bind_kernel(Op op, const Attrs& a, size_t n_inputs) {
+  switch (op) {
+    case Op::ADD:
+    case Op::SUB:
+    case Op::MUL:
+    case Op::DIV: return make_binary(op, as<BinaryAttrs>(a), n_inputs);
+    case Op::NEG:
+    case Op::RELU:
+    case Op::SIGMOID:
+    case Op::TANH: return make_unary(op);
+    case Op::GELU: return make_gelu(as<GeluAttrs>(a));
+    case Op::SOFTMAX: return make_softmax(as<AxisAttrs>(a), false);
+    case Op::LOG_SOFTMAX: return make_softmax(as<AxisAttrs>(a), true);
+    case Op::MATMUL: return make_matmul();
+    case Op::LINEAR: return make_linear(as<FusedAttrs>(a));  // x @ W.T + b [relu]
+    case Op::CONV2D: return make_conv2d(as<Conv2dAttrs>(a));
+    case Op::CHANNEL_AFFINE: return make_channel_affine();  // x*scale+shift on dim 1
+    case Op::LAYER_NORM: return make_layer_norm(as<LayerNormAttrs>(a));
+    case Op::MAX_POOL2D: return make_max_pool2d(as<Pool2dAttrs>(a));
+    case Op::AVG_POOL2D: return make_avg_pool2d(as<Pool2dAttrs>(a));
+    case Op::ADAPTIVE_AVG_POOL2D: return make_adaptive_avg_pool2d(as<ShapeAttrs>(a));
+    case Op::TRANSPOSE: return make_transpose(as<PermuteAttrs>(a));
+    case Op::RESHAPE: return make_reshape(as<ShapeAttrs>(a));
+    case Op::FLATTEN: return make_flatten(as<FlattenAttrs>(a));
+    case Op::CAT: return make_cat(as<AxisAttrs>(a));
+    case Op::CLAMP: return make_clamp(as<ClampAttrs>(a));  // min(max(x, lo), hi)
+    case Op::HARDSIGMOID: return make_hardsigmoid();
+    case Op::HARDSWISH: return make_hardswish();
+    case Op::SILU: return make_silu();
+    case Op::MEAN: return make_mean(as<ReduceAttrs>(a));
+    case Op::SUM: return make_sum(as<ReduceAttrs>(a));
+    case Op::SLICE: return make_slice(as<SliceAttrs>(a));
+    case Op::EXPAND: return make_expand(as<ShapeAttrs>(a));
+  }
+  throw KernelError("opcode " + std::to_string(static_cast<int>(op)) + " has no kernel");  // unreachable
 }
+#pragma GCC diagnostic pop
 
 }  // namespace liteexport::demo_backend

@@ -1,7 +1,7 @@
 // The demo instruction set's kernel table and the kernel families (one .cpp each).
-// A factory checks an instruction's attributes once (AttrError -> FormatError at compile
-// time) and binds them; the bound kernel computes one fresh output from its inputs and
-// reports bad inputs with KernelError (-> ExecutionError naming the instruction).
+// A factory binds an instruction's attributes (the shared decoder, liteexport/cpp/
+// demo_program.h, has checked them); the bound kernel computes one fresh output from its
+// inputs and reports bad inputs with KernelError (-> ExecutionError naming the instruction).
 #pragma once
 
 #include <cstdint>
@@ -12,37 +12,22 @@
 
 #include "../array.h"
 #include "attrs.h"
+#include "gemm.h"  // gemm_acc, gemm_bt: the matrix products the families share
 
 namespace liteexport::demo_backend {
 
-enum class Op : uint16_t {
-  ADD, SUB, MUL, DIV, NEG, RELU, SIGMOID, TANH, GELU, SOFTMAX, LOG_SOFTMAX, MATMUL, LINEAR, CONV2D,
-  CHANNEL_AFFINE, LAYER_NORM, MAX_POOL2D, AVG_POOL2D, ADAPTIVE_AVG_POOL2D, TRANSPOSE, RESHAPE, FLATTEN, CAT,
-  COUNT
-};
+using demo_ops::Op;  // generated from schema/demo_ops.toml
 
 struct KernelError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-struct AttrError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
 using Inputs = std::vector<const Array*>;
 using Kernel = std::function<Array(const Inputs&)>;
-using Factory = std::function<Kernel(const Attrs&, size_t n_inputs)>;
 
-struct KernelSpec {
-  const char* name;          // runtime_py's OpCode name, e.g. "LOG_SOFTMAX"
-  size_t min_inputs;
-  size_t max_inputs;         // SIZE_MAX: any number (cat)
-  size_t attrs_index;        // Attrs variant index the op carries, 0 = none
-  bool attrs_optional;       // every field has a default: the instruction may omit them
-  Factory factory;
-};
-
-// nullptr for an opcode outside the instruction set.
-const KernelSpec* kernel_spec(uint16_t op);
+// The kernel of `op` with its attributes bound (of the op's type, checked by the decoder):
+// kernels.cpp's table, a switch over every opcode.
+Kernel bind_kernel(Op op, const Attrs& attrs, size_t n_inputs);
 
 // --- families ---
 Kernel make_binary(Op op, const BinaryAttrs& a, size_t n_inputs);       // elementwise.cpp
@@ -61,16 +46,19 @@ Kernel make_transpose(const PermuteAttrs& a);                           // layou
 Kernel make_reshape(const ShapeAttrs& a);                               // layout.cpp
 Kernel make_flatten(const FlattenAttrs& a);                             // layout.cpp
 Kernel make_cat(const AxisAttrs& a);                                    // layout.cpp
+Kernel make_clamp(const ClampAttrs& a);                                 // activations.cpp
+Kernel make_hardsigmoid();                                              // activations.cpp
+Kernel make_hardswish();                                                // activations.cpp
+Kernel make_silu();                                                     // activations.cpp
+Kernel make_mean(const ReduceAttrs& a);                                 // reductions.cpp
+Kernel make_sum(const ReduceAttrs& a);                                  // reductions.cpp
+Kernel make_slice(const SliceAttrs& a);                                 // slicing.cpp
+Kernel make_expand(const ShapeAttrs& a);                                // slicing.cpp
 
 // --- helpers shared by the families ---
 // y = max(y, 0) in place; NaN stays NaN, as in torch.
 void relu_inplace(float* y, int64_t n);
 // A normalized axis, or KernelError with numpy's text.
 int64_t normalize_axis(int64_t axis, int64_t ndim);
-// Python repr of a float ("2.0", "0.1").
-std::string py_float(double v);
-// C[m, n] (+)= A[m, k] * B[k, n]; row-major with leading dimensions; accumulates into C.
-void gemm_acc(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
-              int64_t ldc);
 
 }  // namespace liteexport::demo_backend

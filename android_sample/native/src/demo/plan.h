@@ -1,6 +1,5 @@
-// A demo Program, decoded from its flatbuffer (schema/demo_program.fbs), checked once like
-// runtime_py's program_codec + plan.py (versions, enums, attribute kinds, arity, slot ranges,
-// reads before writes, weights) and prepared for execution with bound kernels.
+// A demo Program, decoded and validated by the shared decoder (liteexport/cpp/demo_program.h,
+// the checks of runtime_py's program_codec + plan.py) and prepared with bound kernels.
 #pragma once
 
 #include <cstdint>
@@ -14,15 +13,7 @@
 
 namespace liteexport::demo_backend {
 
-constexpr uint32_t kProgramFormatVersion = 1;
-
-// What input `index` must look like, and whom to blame when it does not.
-struct InputCheck {
-  size_t index;
-  std::optional<Shape> shape;  // nullopt: any rank; -1 entries: any size
-  std::string blame;           // label of the first instruction reading the input (or the method)
-  int64_t debug_handle;        // that instruction's handle, -1 if none reads it
-};
+using demo_program::InputCheck;
 
 struct Step {
   Kernel kernel;
@@ -42,7 +33,7 @@ struct MethodPlan {
 };
 
 // Decodes and validates the program in `bytes` against `weights` (the processed module's
-// weight list). Throws Error(Format).
+// weight list). Throws Error(Format) with the decoder's code and fields.
 std::shared_ptr<const MethodPlan> build_plan(const ByteTensor& bytes, const std::vector<IValue>& weights);
 
 // Runs `plan` on `inputs`; throws Error(Execution) carrying the failing instruction's handle.

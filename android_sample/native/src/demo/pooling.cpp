@@ -1,6 +1,7 @@
 // 2-D max, average and adaptive average pooling, with torch's window rules.
 #include <cmath>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "../errors.h"
@@ -9,14 +10,6 @@
 namespace liteexport::demo_backend {
 
 namespace {
-
-void check_pool_attrs(const Pool2dAttrs& a) {
-  check_window_attrs(a.stride, a.padding, a.dilation, &a.kernel);
-  // torch's rule, on the kernel size even when dilated
-  if (a.padding[0] > a.kernel[0] / 2 || a.padding[1] > a.kernel[1] / 2)
-    throw AttrError("padding " + pair_text(a.padding) + " should be at most half of the kernel size " +
-                    pair_text(a.kernel));
-}
 
 struct PoolGeometry {
   Nchw d;
@@ -45,25 +38,50 @@ int64_t window_count(int64_t o, int64_t size, int64_t kernel, int64_t stride, in
 }  // namespace
 
 Kernel make_max_pool2d(const Pool2dAttrs& attrs) {
-  check_pool_attrs(attrs);
   return [=](const Inputs& in) {
     const PoolGeometry g = geometry(*in[0], attrs, "max_pool2d");
     float* y;
     Array out = Array::zeros(g.out_shape, &y);
     const float* px = in[0]->ptr();
     const float neg_inf = -std::numeric_limits<float>::infinity();
+    // The taps of each output row/column that fall inside the input, found once: the inner loops
+    // then need no bounds checks. Padding counts as -inf, so it never wins and can be skipped.
+    auto taps = [](int64_t out, int64_t size, int64_t k, int64_t s, int64_t pad, int64_t dil) {
+      std::vector<std::pair<int64_t, int64_t>> range(static_cast<size_t>(out));  // [first, last) tap
+      for (int64_t o = 0; o < out; ++o) {
+        int64_t lo = 0, hi = k;
+        while (lo < k && o * s - pad + lo * dil < 0) ++lo;
+        while (hi > lo && o * s - pad + (hi - 1) * dil >= size) --hi;
+        range[o] = {lo, hi};
+      }
+      return range;
+    };
+    const auto rows = taps(g.oh, g.d.h, attrs.kernel[0], attrs.stride[0], attrs.padding[0], attrs.dilation[0]);
+    const auto cols = taps(g.ow, g.d.w, attrs.kernel[1], attrs.stride[1], attrs.padding[1], attrs.dilation[1]);
     for (int64_t p = 0; p < g.d.n * g.d.c; ++p) {
       const float* plane = px + p * g.d.h * g.d.w;
       for (int64_t oy = 0; oy < g.oh; ++oy)
         for (int64_t ox = 0; ox < g.ow; ++ox) {
-          float m = neg_inf;  // padding counts as -inf, so it never wins
-          for (int64_t i = 0; i < attrs.kernel[0]; ++i) {
-            const int64_t iy = oy * attrs.stride[0] - attrs.padding[0] + i * attrs.dilation[0];
-            for (int64_t j = 0; j < attrs.kernel[1]; ++j) {
-              const int64_t ix = ox * attrs.stride[1] - attrs.padding[1] + j * attrs.dilation[1];
-              const float v = (iy >= 0 && iy < g.d.h && ix >= 0 && ix < g.d.w) ? plane[iy * g.d.w + ix] : neg_inf;
-              if (std::isnan(v) || v > m) m = std::isnan(m) ? m : v;  // NaN propagates, like np.maximum
+          const int64_t y0 = oy * attrs.stride[0] - attrs.padding[0], x0 = ox * attrs.stride[1] - attrs.padding[1];
+          float m = neg_inf;
+          bool nan = false;
+          for (int64_t i = rows[oy].first; i < rows[oy].second; ++i) {
+            const float* row = plane + (y0 + i * attrs.dilation[0]) * g.d.w + x0;
+            for (int64_t j = cols[ox].first; j < cols[ox].second; ++j) {
+              const float v = row[j * attrs.dilation[1]];
+              m = v > m ? v : m;
+              nan |= v != v;
             }
+          }
+          if (nan) {  // rare: the first NaN of the window is the result, like np.maximum's propagation
+            for (int64_t i = rows[oy].first; i < rows[oy].second && !std::isnan(m); ++i)
+              for (int64_t j = cols[ox].first; j < cols[ox].second; ++j) {
+                const float v = plane[(y0 + i * attrs.dilation[0]) * g.d.w + x0 + j * attrs.dilation[1]];
+                if (std::isnan(v)) {
+                  m = v;
+                  break;
+                }
+              }
           }
           y[(p * g.oh + oy) * g.ow + ox] = m;
         }
@@ -73,10 +91,6 @@ Kernel make_max_pool2d(const Pool2dAttrs& attrs) {
 }
 
 Kernel make_avg_pool2d(const Pool2dAttrs& attrs) {
-  check_pool_attrs(attrs);
-  if (attrs.dilation != Pair{1, 1}) throw AttrError("avg_pool2d has no dilation, got " + pair_text(attrs.dilation));
-  if (attrs.divisor_override < 0)
-    throw AttrError("divisor_override must be positive, got " + std::to_string(attrs.divisor_override));
   return [=](const Inputs& in) {
     const PoolGeometry g = geometry(*in[0], attrs, "avg_pool2d");
     float* y;
@@ -110,9 +124,7 @@ Kernel make_avg_pool2d(const Pool2dAttrs& attrs) {
 }
 
 Kernel make_adaptive_avg_pool2d(const ShapeAttrs& attrs) {
-  const auto& dims = attrs.dims;
-  if (dims.size() != 2 || (dims[0] < 1 && dims[0] != -1) || (dims[1] < 1 && dims[1] != -1))
-    throw AttrError("output size must be 2 positive sizes (or -1), got " + py_shape(dims));
+  const auto& dims = attrs.dims;  // 2 positive sizes or -1 (checked by the decoder)
   const Pair size{dims[0], dims[1]};
   return [=](const Inputs& in) {
     const Nchw d = as_batched(*in[0], "adaptive_avg_pool2d");

@@ -6,16 +6,6 @@ namespace liteexport::demo_backend {
 
 std::string pair_text(const Pair& p) { return "(" + std::to_string(p[0]) + ", " + std::to_string(p[1]) + ")"; }
 
-void check_window_attrs(const Pair& stride, const Pair& padding, const Pair& dilation, const Pair* kernel) {
-  auto positive = [](const char* name, const Pair& p) {
-    if (std::min(p[0], p[1]) < 1) throw AttrError(std::string(name) + " must be positive, got " + pair_text(p));
-  };
-  if (kernel != nullptr) positive("kernel", *kernel);
-  positive("stride", stride);
-  if (std::min(padding[0], padding[1]) < 0) throw AttrError("padding must be non-negative, got " + pair_text(padding));
-  positive("dilation", dilation);
-}
-
 int64_t window_output_size(int64_t size, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation,
                            bool ceil_mode) {
   const int64_t span = size + 2 * padding - dilation * (kernel - 1) - 1;

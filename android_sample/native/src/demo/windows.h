@@ -8,9 +8,6 @@
 
 namespace liteexport::demo_backend {
 
-// Rejects window attributes no torch op accepts (AttrError); `kernel` may be null.
-void check_window_attrs(const Pair& stride, const Pair& padding, const Pair& dilation, const Pair* kernel = nullptr);
-
 // Torch's output length of a sliding window. With ceil_mode a last, partial window is kept
 // only if it starts inside the input or the left padding.
 int64_t window_output_size(int64_t size, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation,

@@ -8,12 +8,14 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import org.liteexport.sample.ErrorReport;
 
 /**
  * Host tests of the Java API through the JNI library and the native core, against the answers
@@ -77,6 +79,8 @@ public final class HostTests {
     runner.add("load/run/close many times", this::manyModules);
     runner.add("threads share a module", this::threads);
     runner.add("corrupted bundles fail cleanly", this::corruptedBundles);
+    runner.add("app error report: library not loadable", HostTests::errorReportLinkError);
+    runner.add("app error report: bundle errors and causes", this::errorReportBundleError);
   }
 
   private Module load(String bundleId) {
@@ -155,6 +159,14 @@ public final class HostTests {
     check(e.getDebugHandle() == handle, "debug handle " + e.getDebugHandle() + ", runtime_py: " + handle);
     List<String> lines = Arrays.asList(String.valueOf(e.getMessage()).split("\n"));
     check(lines.contains(r.field(4)), "message lacks the line \"" + r.field(4) + "\":\n" + e.getMessage());
+    // the structured form: runtime_py's code and fields (schema/demo_errors.toml)
+    check(e.code().equals(r.field(6)), "code " + e.code() + ", runtime_py: " + r.field(6));
+    Map<String, String> fields = new LinkedHashMap<>();
+    for (String pair : r.field(7).split("\u001f")) {
+      int eq = pair.indexOf('=');
+      if (eq > 0) fields.put(pair.substring(0, eq), pair.substring(eq + 1));
+    }
+    check(e.fields().equals(fields), "fields " + e.fields() + ", runtime_py: " + fields);
   }
 
   /** The whole source-mapped message, traceback included, is runtime_py's word for word. */
@@ -183,6 +195,26 @@ public final class HostTests {
   private void missingFile() throws Exception {
     Path missing = Files.createTempDirectory("liteexport").resolve("missing.ptl");
     expectThrows(FormatException.class, () -> Module.load(missing.toString()));
+  }
+
+  // The sample app's MainActivity shows ErrorReport.describe(e) for whatever its worker throws.
+  private static void errorReportLinkError() {
+    UnsatisfiedLinkError e = expectThrows(UnsatisfiedLinkError.class,
+        () -> System.load("/nonexistent/libliteexport_jni.so"));  // a real one, as a phone of another ABI gives
+    String text = ErrorReport.describe(e);
+    check(text.contains("could not be loaded") && text.contains("ABI"), "no hint: " + text);
+    check(text.contains("java.lang.UnsatisfiedLinkError: " + e.getMessage()), "no error line: " + text);
+  }
+
+  private void errorReportBundleError() throws Exception {
+    Path missing = Files.createTempDirectory("liteexport").resolve("missing.ptl");
+    FormatException e = expectThrows(FormatException.class, () -> Module.load(missing.toString()));
+    String text = ErrorReport.describe(e);
+    check(text.startsWith("FormatException:\n" + e.getMessage()), "bundle error not shown: " + text);
+    RuntimeException outer = new RuntimeException("worker failed", new OutOfMemoryError("Java heap space"));
+    text = ErrorReport.describe(outer);
+    check(text.equals("java.lang.RuntimeException: worker failed\n"
+        + "caused by: java.lang.OutOfMemoryError: Java heap space\n"), "causes not shown: " + text);
   }
 
   private void directory() throws Exception {

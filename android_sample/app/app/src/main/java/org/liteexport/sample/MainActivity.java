@@ -15,7 +15,6 @@ import java.util.Locale;
 import java.util.Random;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import org.liteexport.LiteExportException;
 import org.liteexport.Module;
 import org.liteexport.Tensor;
 
@@ -56,8 +55,10 @@ public class MainActivity extends Activity {
       String text;
       try {
         text = demo();
-      } catch (IOException | LiteExportException e) {
-        text = getString(R.string.error, e.getMessage());
+      } catch (Throwable e) {
+        // Anything, not only the API's exceptions: an UnsatisfiedLinkError (no library for this
+        // ABI), an OutOfMemoryError on a big model... is shown on screen instead of killing the app.
+        text = getString(R.string.error, ErrorReport.describe(e));
       }
       final String result = text;
       runOnUiThread(() -> {

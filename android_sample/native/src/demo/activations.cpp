@@ -1,0 +1,57 @@
+// Clamping activations and SiLU: clamp (hardtanh, relu6), hardsigmoid, hardswish, silu.
+// Each follows torch's CPU formula in float32, like runtime_py's activations.py.
+#include <cmath>
+
+#include "../errors.h"
+#include "kernels.h"
+
+namespace liteexport::demo_backend {
+
+namespace {
+
+template <typename F>
+Kernel elementwise(F f) {
+  return [f](const Inputs& in) {
+    const Array& x = *in[0];
+    float* y;
+    Array out = Array::zeros(x.shape, &y);
+    const float* p = x.ptr();
+    for (int64_t i = 0, n = x.size(); i < n; ++i) y[i] = f(p[i]);
+    return out;
+  };
+}
+
+// min(max(v, 0), 6) with NaN kept, as numpy's maximum/minimum and torch do
+inline float relu6(float v) {
+  if (std::isnan(v)) return v;
+  return v < 0.0f ? 0.0f : (v > 6.0f ? 6.0f : v);
+}
+
+}  // namespace
+
+Kernel make_clamp(const ClampAttrs& a) {
+  const bool has_low = a.min.has_value(), has_high = a.max.has_value();
+  const float low = has_low ? static_cast<float>(*a.min) : 0.0f, high = has_high ? static_cast<float>(*a.max) : 0.0f;
+  // maximum first, then minimum: min > max gives max everywhere, as in torch
+  return elementwise([=](float v) {
+    if (std::isnan(v)) return v;
+    if (has_low && v < low) v = low;
+    if (has_high && v > high) v = high;
+    return v;
+  });
+}
+
+Kernel make_hardsigmoid() {
+  return elementwise([](float v) { return relu6(v + 3.0f) / 6.0f; });
+}
+
+Kernel make_hardswish() {
+  return elementwise([](float v) { return v * relu6(v + 3.0f) / 6.0f; });
+}
+
+Kernel make_silu() {
+  // x / (1 + exp(-x)); exp overflowing to inf gives -0 or 0
+  return elementwise([](float v) { return v / (1.0f + std::exp(-v)); });
+}
+
+}  // namespace liteexport::demo_backend

@@ -1,0 +1,129 @@
+"""liteexport from Python: ``liteexport.export(module, path, ...)`` and ``liteexport.lower(module)``.
+
+``export`` writes a bundle as ``liteexport export`` does (the whole module compiled by the demo
+compiler, or, with ``lower=[...]``/``"auto"``, chosen submodules compiled and the rest kept as
+TorchScript bytecode). ``lower`` returns a module lowered through torch's own to_backend API
+(``torch._C._jit_to_backend`` with liteexport's compiler as the backend's preprocess): it runs in
+TorchScript and saves with ``torch.jit.save`` or ``_save_for_lite_interpreter`` like any module
+torch lowered itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from runtime_py.errors import InputError, ModelError
+
+Shapes = Mapping[str, Sequence[Sequence[int]]]
+Examples = Mapping[str, Sequence[Sequence[Any]]] | Sequence[Sequence[Any]]
+
+
+def scripted_module(module: Any) -> Any:
+    """``module`` as a ScriptModule in eval mode (an nn.Module is scripted; the caller's module is
+    left as it is)."""
+    import torch
+
+    if isinstance(module, torch.jit.ScriptModule):
+        return module
+    if not isinstance(module, torch.nn.Module):
+        raise ModelError(f"expected a torch.nn.Module or a ScriptModule, got {type(module).__name__}")
+    try:
+        scripted = torch.jit.script(module)
+    except Exception as exc:  # TorchScript's own message says what and where
+        raise ModelError(f"cannot script {type(module).__name__}: {exc}") from exc
+    return scripted.eval()
+
+
+def compile_spec(scripted: Any, methods: Sequence[str] | None = None,
+                 input_shapes: Shapes | None = None) -> dict[str, dict[str, Any]]:
+    """The method_compile_spec torch's to_backend takes: one entry per method to lower (default
+    ``forward``); ``input_shapes`` go into it (liteexport's preprocess reads them)."""
+    from liteexport.torch_backend.preprocess import INPUT_SHAPES_KEY
+
+    names = list(methods) if methods else ["forward"]
+    spec: dict[str, dict[str, Any]] = {}
+    for name in names:
+        shapes = (input_shapes or {}).get(name)
+        spec[name] = {INPUT_SHAPES_KEY: [list(map(int, s)) for s in shapes]} if shapes else {"": ""}
+    unknown = sorted(set(input_shapes or {}) - set(names))
+    if unknown:
+        raise ModelError(f"input_shapes names {', '.join(unknown)}, which is not lowered "
+                         f"(lowering: {', '.join(names)})")
+    return spec
+
+
+def lower(module: Any, methods: Sequence[str] | None = None, input_shapes: Shapes | None = None,
+          submodules: Sequence[str] | None = None) -> Any:
+    """``module`` lowered to ``backend_with_compiler_demo`` by torch's to_backend API with
+    liteexport's compiler; with ``submodules`` (dotted names), only those are lowered
+    (``torch._C._jit_to_backend_selective``) and the rest stays TorchScript. Loads (and on first
+    use builds) liteexport's torch backend. Raises UnsupportedNodesError's text as torch's
+    RuntimeError, as torch's demo backend does."""
+    import torch
+
+    from liteexport.torch_backend import BACKEND_NAME, load_torch_backend
+
+    load_torch_backend()
+    scripted = scripted_module(module)
+    if not submodules:
+        return torch._C._jit_to_backend(BACKEND_NAME, scripted, compile_spec(scripted, methods, input_shapes))
+
+    def to_backend(submodule: Any) -> Any:
+        return torch._C._jit_to_backend(BACKEND_NAME, submodule, compile_spec(submodule, methods, input_shapes))
+
+    return torch._C._jit_to_backend_selective(scripted, to_backend, list(submodules))
+
+
+def _examples(examples: Examples | None) -> dict[str, list[list[np.ndarray]]]:
+    """Example inputs by method: a mapping method -> input tuples, or input tuples of forward."""
+    if examples is None:
+        return {}
+    by_method = examples if isinstance(examples, Mapping) else {"forward": examples}
+    return {method: [[np.asarray(x.detach().numpy() if hasattr(x, "detach") else x) for x in inputs]
+                     for inputs in input_sets]
+            for method, input_sets in by_method.items()}
+
+
+def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
+           input_shapes: Shapes | None = None, example_inputs: Examples | None = None,
+           lower: bool | str | Sequence[str] = True, check: bool = True) -> int:
+    """Write ``module`` (an nn.Module or a ScriptModule) as a bundle at ``path``; returns its
+    size in bytes. ``lower=True`` compiles every method (``methods``, default forward and every
+    ``@torch.jit.export`` method) with the demo compiler, as ``liteexport export`` does;
+    ``lower=["encoder", ...]`` compiles those submodules and keeps the rest as TorchScript
+    bytecode, ``lower="auto"`` picks the largest submodules that compile (see
+    ``liteexport.partial``). ``example_inputs`` (input tuples of forward, or a mapping method ->
+    input tuples) are stored in the bundle as test vectors with torch's outputs; with them or
+    with ``input_shapes``, the compiled programs are checked against torch first (``check``)."""
+    from liteexport.bundle import write_bundle
+    from liteexport.compiler import compile_module
+    from liteexport.self_check import check_vectors
+    from liteexport.test_vectors import TEST_VECTORS_EXTRA_FILE, encode_test_vectors, record_test_vectors
+
+    scripted = scripted_module(module)
+    examples = _examples(example_inputs)
+    if lower is not True:
+        if lower is False:
+            raise InputError("lower=False: export needs something to lower (True, submodule names or 'auto')")
+        from liteexport.partial import export_partial
+
+        return export_partial(scripted, path, [lower] if isinstance(lower, str) else list(lower),
+                              methods=methods, input_shapes=input_shapes, examples=examples).size
+    from liteexport.partial import has_lowered_parts, write_mixed
+
+    if has_lowered_parts(scripted):  # lowered already (torch's to_backend): packed as it is
+        return write_mixed(scripted, path, record_test_vectors(scripted, examples) if examples else {})
+    shapes = {name: [tuple(s) for s in method_shapes] for name, method_shapes in (input_shapes or {}).items()}
+    compiled = compile_module(scripted, methods=list(methods) if methods else None, input_shapes=shapes or None)
+    vectors = record_test_vectors(scripted, examples) if examples else {}
+    if check:
+        check_vectors(scripted, compiled, shapes, vectors)
+    extra_files = {TEST_VECTORS_EXTRA_FILE: encode_test_vectors(vectors)} if vectors else {}
+    return write_bundle(compiled, path, extra_files)
+
+
+__all__ = ["compile_spec", "export", "lower", "scripted_module"]

@@ -1,0 +1,166 @@
+"""Lowering of attention (see ops.py for the conventions): scaled_dot_product_attention, the
+fused multi-head attention of nn.MultiheadAttention's inference path and the fused
+nn.TransformerEncoderLayer, each decomposed into LINEAR, RESHAPE, TRANSPOSE, MATMUL and
+SOFTMAX (the same arithmetic as torch's math path, within float32 tolerance)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from liteexport.compiler.ops import Emitter, Lowering, is_number, optional_tensor, tensor
+from liteexport.compiler.shape_ops import reshape_to, static_shape
+from liteexport.compiler.values import TensorConst, TensorValue, Unsupported
+from runtime_py.format.program import (
+    AxisAttrs,
+    BinaryAttrs,
+    FusedAttrs,
+    GeluAttrs,
+    LayerNormAttrs,
+    OpCode,
+    PermuteAttrs,
+)
+
+
+def _causal_mask(length: int, source: int) -> TensorConst:
+    """-inf above the diagonal (torch's is_causal: query i sees keys 0..i)."""
+    allowed = torch.ones(length, source, dtype=torch.bool).tril()
+    return TensorConst(torch.zeros(length, source).masked_fill(~allowed, float("-inf")))
+
+
+def _additive_mask(mask: TensorValue) -> TensorValue:
+    """A float mask as it is; a constant bool mask (True = attend) as 0 / -inf."""
+    if isinstance(mask, TensorConst) and mask.tensor.dtype == torch.bool:
+        return TensorConst(torch.zeros(mask.tensor.shape).masked_fill(~mask.tensor, float("-inf")))
+    return tensor(mask)
+
+
+def attend(b: Emitter, q: TensorValue, k: TensorValue, v: TensorValue, mask: TensorValue | None,
+           scale: float, causal: bool = False) -> TensorValue:
+    """softmax(q @ k^T * scale + mask) @ v over the last two dims of [..., L, D] operands."""
+    q_shape, k_shape = static_shape(q), static_shape(k)
+    rank = len(k_shape)
+    if rank < 2 or len(q_shape) < 2:
+        raise Unsupported("attention needs at least 2-D query and key")
+    perm = (*range(rank - 2), rank - 1, rank - 2)
+    k_t = b.emit(OpCode.TRANSPOSE, [k], PermuteAttrs(perm=perm))
+    scores = b.emit(OpCode.MATMUL, [b.emit(OpCode.MUL, [q], BinaryAttrs(scalar=scale)), k_t], None)
+    if causal:
+        if q_shape[-2] < 0 or k_shape[-2] < 0:
+            raise Unsupported("is_causal needs static sequence lengths")
+        scores = b.emit(OpCode.ADD, [scores, _causal_mask(q_shape[-2], k_shape[-2])], BinaryAttrs())
+    if mask is not None:
+        scores = b.emit(OpCode.ADD, [scores, _additive_mask(mask)], BinaryAttrs())
+    weights = b.emit(OpCode.SOFTMAX, [scores], AxisAttrs(axis=-1))
+    return b.emit(OpCode.MATMUL, [weights, v], None)
+
+
+def _sdpa(b: Emitter, args: list[Any]) -> Any:
+    """aten::scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa)."""
+    q, k, v = tensor(args[0]), tensor(args[1]), tensor(args[2])
+    mask = None if args[3] is None else args[3]
+    dropout_p, causal = args[4], bool(args[5])
+    scale = args[6] if len(args) > 6 else None
+    if len(args) > 7 and args[7]:
+        raise Unsupported("enable_gqa is not compiled")
+    if dropout_p != 0.0:
+        raise Unsupported("attention dropout (dropout_p > 0) is not compiled")
+    if mask is not None and causal:
+        raise Unsupported("attn_mask together with is_causal")
+    head_dim = static_shape(q)[-1]
+    if scale is None:
+        if head_dim < 0:
+            raise Unsupported("the head dim must be static")
+        scale = 1.0 / math.sqrt(head_dim)
+    elif not is_number(scale):
+        raise Unsupported("scale must be a number")
+    return attend(b, q, k, v, mask, float(scale), causal)
+
+
+def _heads(b: Emitter, x: TensorValue, heads: int) -> TensorValue:
+    """[B, L, E] -> [B, H, L, E/H]."""
+    batch, length, embed = static_shape(x)
+    split = reshape_to(b, x, (batch, length, heads, embed // heads))
+    return b.emit(OpCode.TRANSPOSE, [split], PermuteAttrs(perm=(0, 2, 1, 3)))
+
+
+def _third(weight: TensorValue, index: int) -> TensorValue:
+    """Rows index*E:(index+1)*E of a packed [3E, ...] q/k/v projection (a constant)."""
+    if not isinstance(weight, TensorConst):
+        raise Unsupported("the packed q/k/v projection must be a constant")
+    third = weight.tensor.shape[0] // 3
+    return TensorConst(weight.tensor[index * third:(index + 1) * third].contiguous())
+
+
+def multi_head(b: Emitter, q: TensorValue, k: TensorValue, v: TensorValue, heads: int,
+               qkv_weight: TensorValue, qkv_bias: TensorValue | None,
+               proj_weight: TensorValue, proj_bias: TensorValue | None) -> TensorValue:
+    """Multi-head attention of batch-first [B, L, E] inputs with packed projections."""
+    for x in (q, k, v):
+        if len(static_shape(x)) != 3:
+            raise Unsupported("only batched 3-D (batch first) attention inputs are compiled")
+    batch, length, embed = static_shape(q)
+    if embed < 0 or embed % heads:
+        raise Unsupported(f"the embedding dim {embed} must be static and divisible by {heads} heads")
+    projected = [
+        _heads(b, b.emit(OpCode.LINEAR, [x, _third(qkv_weight, i), None if qkv_bias is None else _third(qkv_bias, i)],
+                         FusedAttrs()), heads)
+        for i, x in enumerate((q, k, v))]
+    q_heads, k_heads, v_heads = projected
+    out = attend(b, q_heads, k_heads, v_heads, None, 1.0 / math.sqrt(embed // heads))
+    merged = reshape_to(b, b.emit(OpCode.TRANSPOSE, [out], PermuteAttrs(perm=(0, 2, 1, 3))), (batch, length, embed))
+    return b.emit(OpCode.LINEAR, [merged, proj_weight, proj_bias], FusedAttrs())
+
+
+def _native_mha(b: Emitter, args: list[Any]) -> Any:
+    """aten::_native_multi_head_attention: nn.MultiheadAttention's inference fast path."""
+    q, k, v = tensor(args[0]), tensor(args[1]), tensor(args[2])
+    heads = int(args[4])
+    mask, need_weights = args[9], bool(args[10])
+    if mask is not None:
+        raise Unsupported("attention masks of the fused multi-head attention are not compiled")
+    if need_weights:
+        raise Unsupported("need_weights=True (the attention weights as an output) is not compiled")
+    out = multi_head(b, q, k, v, heads, tensor(args[5]), optional_tensor(args[6]), tensor(args[7]),
+                     optional_tensor(args[8]))
+    return (out, None)
+
+
+def _encoder_layer(b: Emitter, args: list[Any]) -> Any:
+    """aten::_transformer_encoder_layer_fwd: nn.TransformerEncoderLayer's inference fast path."""
+    (src, _embed, heads, qkv_w, qkv_b, proj_w, proj_b, use_gelu, norm_first, eps,
+     n1_w, n1_b, n2_w, n2_b, ff1_w, ff1_b, ff2_w, ff2_b) = args[:18]
+    if len(args) > 18 and args[18] is not None:
+        raise Unsupported("attention masks of the fused encoder layer are not compiled")
+    x = tensor(src)
+
+    def norm(value: TensorValue, weight: Any, bias: Any) -> TensorValue:
+        return b.emit(OpCode.LAYER_NORM, [value, tensor(weight), tensor(bias)],
+                      LayerNormAttrs(normalized_ndim=1, eps=float(eps)))
+
+    def attention(value: TensorValue) -> TensorValue:
+        return multi_head(b, value, value, value, int(heads), tensor(qkv_w), tensor(qkv_b), tensor(proj_w),
+                          tensor(proj_b))
+
+    def feed_forward(value: TensorValue) -> TensorValue:
+        hidden = b.emit(OpCode.LINEAR, [value, tensor(ff1_w), tensor(ff1_b)], FusedAttrs())
+        hidden = b.emit(OpCode.GELU, [hidden], GeluAttrs()) if use_gelu else b.emit(OpCode.RELU, [hidden], None)
+        return b.emit(OpCode.LINEAR, [hidden, tensor(ff2_w), tensor(ff2_b)], FusedAttrs())
+
+    def add(p: TensorValue, q: TensorValue) -> TensorValue:
+        return b.emit(OpCode.ADD, [p, q], BinaryAttrs())
+
+    if norm_first:
+        x = add(x, attention(norm(x, n1_w, n1_b)))
+        return add(x, feed_forward(norm(x, n2_w, n2_b)))
+    x = norm(add(x, attention(x)), n1_w, n1_b)
+    return norm(add(x, feed_forward(x)), n2_w, n2_b)
+
+
+LOWERINGS: dict[str, Lowering] = {
+    "aten::scaled_dot_product_attention": _sdpa,
+    "aten::_native_multi_head_attention": _native_mha,
+    "aten::_transformer_encoder_layer_fwd": _encoder_layer,
+}

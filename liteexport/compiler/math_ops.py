@@ -1,0 +1,123 @@
+"""Lowering of clamping activations, SiLU and reductions over dims (see ops.py for the
+conventions): hardtanh/relu6/clamp become one CLAMP; mean and sum one MEAN or SUM."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from liteexport.compiler.ops import _FLOAT32_SCALAR_TYPE, Emitter, Lowering, is_number, shape_of, tensor
+from liteexport.compiler.values import Unsupported
+from runtime_py.format.program import BinaryAttrs, ClampAttrs, OpCode, ReduceAttrs
+
+
+def _bound(value: Any, name: str) -> float | None:
+    if value is None:
+        return None
+    if not is_number(value):
+        raise Unsupported(f"clamp's {name} must be a number known at compile time (tensor bounds are not compiled)")
+    return float(value)
+
+
+def _clamp_to(low: float | None, high: float | None) -> Lowering:
+    return lambda b, args: b.emit(OpCode.CLAMP, [tensor(args[0])], ClampAttrs(min=low, max=high))
+
+
+def _clamp(b: Emitter, args: list[Any]) -> Any:
+    """aten::clamp(x, min, max) with number bounds."""
+    low, high = _bound(args[1], "min"), _bound(args[2] if len(args) > 2 else None, "max")
+    if low is None and high is None:
+        raise Unsupported("clamp needs min or max")
+    return b.emit(OpCode.CLAMP, [tensor(args[0])], ClampAttrs(min=low, max=high))
+
+
+def _clamp_one_side(side: str) -> Lowering:
+    def lower(b: Emitter, args: list[Any]) -> Any:
+        bound = _bound(args[1], side)
+        attrs = ClampAttrs(min=bound, max=None) if side == "min" else ClampAttrs(min=None, max=bound)
+        return b.emit(OpCode.CLAMP, [tensor(args[0])], attrs)
+    return lower
+
+
+def _hardtanh(b: Emitter, args: list[Any]) -> Any:
+    low, high = _bound(args[1], "min_val"), _bound(args[2], "max_val")
+    return b.emit(OpCode.CLAMP, [tensor(args[0])], ClampAttrs(min=low, max=high))
+
+
+def _unary(op: OpCode) -> Lowering:
+    return lambda b, args: b.emit(op, [tensor(args[0])], None)
+
+
+def _check_dtype(dtype: Any) -> None:
+    if dtype is not None and dtype != _FLOAT32_SCALAR_TYPE:
+        raise Unsupported("only a float32 result is compiled (dtype=)")
+
+
+def _reduction(op: OpCode) -> Callable[[Emitter, list[Any]], Any]:
+    """aten::mean/sum over all dims (x, dtype) or over a dim list (x, dims, keepdim, dtype)."""
+    def lower(b: Emitter, args: list[Any]) -> Any:
+        x = tensor(args[0])
+        if len(args) <= 2:  # the overload without dims
+            _check_dtype(args[1] if len(args) > 1 else None)
+            return b.emit(op, [x], ReduceAttrs(axes=()))
+        dims, keepdim = args[1], bool(args[2])
+        _check_dtype(args[3] if len(args) > 3 else None)
+        if dims is None or (isinstance(dims, list) and not dims):
+            axes: tuple[int, ...] = ()
+        else:
+            axes = tuple(int(d) for d in (dims if isinstance(dims, list) else [dims]))
+            shape = shape_of(x)  # unknown rank: the runtime checks the dims
+            rank = max(len(shape), 1) if shape is not None else 0
+            if len({a % rank if rank else a for a in axes}) != len(axes):
+                raise Unsupported(f"dims {list(axes)} name a dim twice")
+        return b.emit(op, [x], ReduceAttrs(axes=axes, keepdim=keepdim))
+    return lower
+
+
+def _bmm(b: Emitter, args: list[Any]) -> Any:
+    """aten::bmm: a batched matmul of 3-D operands (the attention scores of multi-head attention)."""
+    return b.emit(OpCode.MATMUL, [tensor(args[0]), tensor(args[1])], None)
+
+
+def _baddbmm(b: Emitter, args: list[Any]) -> Any:
+    """aten::baddbmm(input, batch1, batch2, beta, alpha) = beta * input + alpha * batch1 @ batch2."""
+    x, beta, alpha = tensor(args[0]), args[3], args[4]
+    if not (is_number(beta) and is_number(alpha)):
+        raise Unsupported("beta and alpha must be numbers")
+    product = b.emit(OpCode.MATMUL, [tensor(args[1]), tensor(args[2])], None)
+    if alpha != 1:
+        product = b.emit(OpCode.MUL, [product], BinaryAttrs(scalar=float(alpha)))
+    if beta == 0:  # torch ignores input then (even NaN in it)
+        return product
+    return b.emit(OpCode.ADD, [product, x], BinaryAttrs(alpha=float(beta)))
+
+
+def _clone(b: Emitter, args: list[Any]) -> Any:
+    """A copy as x * 1 (exact for every float): a new value, so an in-place op on the clone
+    never rebinds the original."""
+    if len(args) > 1 and args[1] is not None:
+        raise Unsupported("a memory_format argument is not compiled")
+    return b.emit(OpCode.MUL, [tensor(args[0])], BinaryAttrs(scalar=1.0))
+
+
+LOWERINGS: dict[str, Lowering] = {
+    "aten::clone": _clone,
+    "aten::bmm": _bmm,
+    "aten::baddbmm": _baddbmm,
+    "aten::clamp": _clamp,
+    "aten::clip": _clamp,
+    "aten::clamp_min": _clamp_one_side("min"),
+    "aten::clamp_max": _clamp_one_side("max"),
+    "aten::hardtanh": _hardtanh,
+    "aten::relu6": _clamp_to(0.0, 6.0),
+    "aten::hardsigmoid": _unary(OpCode.HARDSIGMOID),
+    "aten::hardswish": _unary(OpCode.HARDSWISH),
+    "aten::silu": _unary(OpCode.SILU),
+    "aten::mean": _reduction(OpCode.MEAN),
+    "aten::sum": _reduction(OpCode.SUM),
+}
+
+INPLACE: dict[str, str] = {
+    f"aten::{name}_": f"aten::{name}"
+    for name in ("clamp", "clip", "clamp_min", "clamp_max", "hardtanh", "relu6", "hardsigmoid", "hardswish", "silu")
+}

@@ -1,0 +1,58 @@
+"""Clamping activations and SiLU: clamp (hardtanh, relu6), hardsigmoid, hardswish, silu.
+
+Each follows torch's CPU formula in float32 (hardswish is ``x * clamp(x + 3, 0, 6) / 6``,
+multiplied before divided), so results match torch's to the last bit or two.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from runtime_py.backends.demo.arrays import ONE, Array, Kernel
+from runtime_py.format.program import ClampAttrs
+
+_THREE = np.float32(3.0)
+_SIX = np.float32(6.0)
+_ZERO = np.float32(0.0)
+
+
+def make_clamp(attrs: ClampAttrs, n_inputs: int) -> Kernel:
+    """min(max(x, min), max) with either bound optional; NaN stays NaN, as in torch."""
+    if attrs.min is None and attrs.max is None:
+        raise ValueError("clamp needs at least one of min and max")
+    if attrs.min is None:
+        high = np.float32(attrs.max)
+        return lambda x: np.minimum(x, high)
+    low = np.float32(attrs.min)
+    if attrs.max is None:
+        return lambda x: np.maximum(x, low)
+    high = np.float32(attrs.max)
+    # min > max gives max everywhere, as in torch: maximum first, then minimum
+    return lambda x: np.minimum(np.maximum(x, low), high)
+
+
+def _relu6_of_x_plus_3(x: Array) -> Array:
+    y = np.add(x, _THREE)
+    np.maximum(y, _ZERO, out=y)
+    return np.minimum(y, _SIX, out=y)
+
+
+def hardsigmoid(x: Array) -> Array:
+    """min(max(x + 3, 0), 6) / 6."""
+    y = _relu6_of_x_plus_3(x)
+    return np.divide(y, _SIX, out=y)
+
+
+def hardswish(x: Array) -> Array:
+    """x * min(max(x + 3, 0), 6) / 6."""
+    y = _relu6_of_x_plus_3(x)
+    np.multiply(x, y, out=y)
+    return np.divide(y, _SIX, out=y)
+
+
+def silu(x: Array) -> Array:
+    """x / (1 + exp(-x)), as torch computes it; exp overflowing to inf gives -0 or 0."""
+    y = np.negative(x)
+    np.exp(y, out=y)
+    np.add(y, ONE, out=y)
+    return np.divide(x, y, out=y)

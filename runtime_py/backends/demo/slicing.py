@@ -1,0 +1,57 @@
+"""Slicing and broadcasting kernels: slice one axis (a view), expand to a shape."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from runtime_py.backends.demo.arrays import Array, Kernel
+from runtime_py.format.program import ShapeAttrs, SliceAttrs
+
+
+def make_slice(attrs: SliceAttrs, n_inputs: int) -> Kernel:
+    """``x[..., start:end:step, ...]`` on ``axis``, with Python's clamping of the bounds."""
+    axis, window = attrs.axis, slice(attrs.start, attrs.end, attrs.step)
+    if attrs.step < 1:
+        raise ValueError(f"step must be positive, got {attrs.step}")
+
+    def sliced(x: Array) -> Array:
+        if not -x.ndim <= axis < x.ndim:
+            raise ValueError(f"axis {axis} is out of range for an input of shape {x.shape}")
+        return x[(slice(None),) * (axis % x.ndim) + (window,)]
+
+    return sliced
+
+
+def expanded_shape(shape: tuple[int, ...], dims: tuple[int, ...]) -> tuple[int, ...]:
+    """torch.Tensor.expand's result shape: -1 keeps a size, a size-1 dim may grow, and new
+    dims may be added in front."""
+    lead = len(dims) - len(shape)
+    if lead < 0:
+        raise ValueError(f"cannot expand shape {shape} to {dims}: fewer dims")
+    out = []
+    for i, size in enumerate(dims):
+        if i < lead:
+            if size < 0:
+                raise ValueError(f"cannot expand shape {shape} to {dims}: -1 in a new leading dim")
+            out.append(size)
+            continue
+        have = shape[i - lead]
+        if size == -1 or size == have:
+            out.append(have)
+        elif have == 1 and size >= 0:
+            out.append(size)
+        else:
+            raise ValueError(f"cannot expand shape {shape} to {dims}")
+    return tuple(out)
+
+
+def make_expand(attrs: ShapeAttrs, n_inputs: int) -> Kernel:
+    """Broadcast to ``dims`` (a fresh contiguous array)."""
+    dims = tuple(attrs.dims)
+    if any(d < -1 for d in dims):
+        raise ValueError(f"shape {dims} may hold -1 and otherwise sizes >= 0")
+
+    def expand(x: Array) -> Array:
+        return np.array(np.broadcast_to(x, expanded_shape(x.shape, dims)))
+
+    return expand

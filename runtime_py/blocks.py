@@ -1,0 +1,150 @@
+"""Straight-line runs of bytecode compiled into one Python function each.
+
+Most of a TorchScript function is register shuffling around operator calls: ``LOAD 1,
+GET_ATTR 4, STORE 3, ..., MOVE 6, MOVE 7, OP 0, STORE 8``. Dispatching those one by one
+costs more than many of the operators they feed (a small model spends most of its time
+there). A run of such instructions without jumps into its middle becomes one function: its
+pushes and pops are tracked at compile time, so values travel through Python locals and
+only what an operator or a later instruction needs reaches the real stack.
+
+Generated source holds nothing from the bundle but integers (register, slot, constant and
+operator indexes, already checked against the function's tables by the loader, passed
+through ``int()`` before formatting); names and values stay in the frame's tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from runtime_py.errors import ExecutionError
+from runtime_py.format.ptmf import OpCode
+
+# The instructions a block may hold: no control flow, no calls back into the runtime.
+BLOCK_OPS = frozenset({OpCode.LOAD, OpCode.MOVE, OpCode.LOADC, OpCode.STORE, OpCode.STOREN, OpCode.DROP,
+                       OpCode.DROPR, OpCode.GET_ATTR, OpCode.OP, OpCode.LIST_CONSTRUCT, OpCode.TUPLE_CONSTRUCT})
+_MAX_INLINE_POPS = 16  # STOREN/LIST_CONSTRUCT/TUPLE_CONSTRUCT wider than this pop through the helper
+
+
+def jump_targets(instructions: Sequence[tuple[int, int, int]]) -> set[int]:
+    """Every pc a jump, a loop's exit or a loop's back edge can land on."""
+    targets = set()
+    for pc, (op, x, _) in enumerate(instructions):
+        if op in (OpCode.JF, OpCode.JMP, OpCode.LOOP):
+            targets.add(pc + x)
+    return targets
+
+
+def block_spans(instructions: Sequence[tuple[int, int, int]]) -> list[tuple[int, int]]:
+    """[start, end) of every run of two or more block instructions with no jump target inside."""
+    targets = jump_targets(instructions)
+    spans = []
+    start = None
+    for pc, (op, _, _) in enumerate(instructions):
+        if start is not None and (op not in BLOCK_OPS or pc in targets):
+            if pc - start >= 2:
+                spans.append((start, pc))
+            start = None
+        if start is None and op in BLOCK_OPS:
+            start = pc
+    if start is not None and len(instructions) - start >= 2:
+        spans.append((start, len(instructions)))
+    return spans
+
+
+def pop_n(stack: list[Any], n: int) -> list[Any]:
+    """The top ``n`` values, bottom first, removed from the stack."""
+    if n > len(stack):
+        raise ExecutionError(f"instruction needs {n} values but the stack holds {len(stack)}")
+    items = stack[len(stack) - n:]
+    del stack[len(stack) - n:]
+    return items
+
+
+class _Emitter:
+    """Source of one block: pushed values are locals (``t0``, ``t1``...) until something needs
+    them on the real stack (``s``); ``r`` are the registers, ``k`` the constants."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.pending: list[str] = []  # locals pushed and not yet popped, bottom first
+        self.count = 0
+
+    def push(self, expression: str) -> None:
+        name = f"t{self.count}"
+        self.count += 1
+        self.lines.append(f"{name} = {expression}")
+        self.pending.append(name)
+
+    def pop(self, pc: int) -> str:
+        if self.pending:
+            return self.pending.pop()
+        self.lines.append(f"f.pc = {pc}")  # an empty stack fails here, naming this instruction
+        return "s.pop()"
+
+    def pop_many(self, n: int, pc: int) -> str:
+        """An expression of a list of the top ``n`` values, bottom first."""
+        if len(self.pending) >= n and n <= _MAX_INLINE_POPS:
+            names = self.pending[len(self.pending) - n:]
+            del self.pending[len(self.pending) - n:]
+            return "[" + ", ".join(names) + "]"
+        self.flush()
+        self.lines.append(f"f.pc = {pc}")
+        return f"pop_n(s, {n})"
+
+    def flush(self) -> None:
+        """Put the pending locals on the real stack (an operator pops its inputs from there)."""
+        if len(self.pending) == 1:
+            self.lines.append(f"s.append({self.pending[0]})")
+        elif self.pending:
+            self.lines.append("s.extend((" + ", ".join(self.pending) + ",))")
+        self.pending.clear()
+
+
+def compile_block(instructions: Sequence[tuple[int, int, int]], start: int, end: int) -> Callable[..., None]:
+    """A handler ``(frame, x, n)`` running instructions[start:end] and leaving ``frame.pc`` on
+    the last of them (the interpreter's loop then steps past it)."""
+    e = _Emitter()
+    for pc in range(start, end):
+        op, x, n = instructions[pc]
+        x, n = int(x), int(n)
+        if op == OpCode.LOAD:
+            e.push(f"r[{x}]")
+        elif op == OpCode.MOVE:
+            e.push(f"r[{x}]")
+            e.lines.append(f"r[{x}] = None")
+        elif op == OpCode.LOADC:
+            e.push(f"k[{x}]")
+        elif op == OpCode.STORE:
+            value = e.pop(pc)
+            e.lines.append(f"r[{x}] = {value}")
+        elif op == OpCode.STOREN:
+            e.lines.append(f"r[{x}:{x + n}] = {e.pop_many(n, pc)}")
+        elif op == OpCode.DROP:
+            e.lines.append(e.pop(pc))
+        elif op == OpCode.DROPR:
+            e.lines.append(f"r[{x}] = None")
+        elif op == OpCode.GET_ATTR:
+            obj = e.pop(pc)
+            e.lines.append(f"f.pc = {pc}")
+            e.push(f"{obj}.get_slot({x})")
+        elif op == OpCode.OP:
+            e.flush()
+            e.lines.append(f"f.pc = {pc}")
+            e.lines.append(f"ops[{x}](s)")
+        elif op in (OpCode.LIST_CONSTRUCT, OpCode.TUPLE_CONSTRUCT):
+            count = n if op == OpCode.LIST_CONSTRUCT else x
+            values = e.pop_many(count, pc) if count > 0 else "[]"  # pop_n(s, -1) is [] too
+            e.push(values if op == OpCode.LIST_CONSTRUCT else f"tuple({values})")
+        else:  # pragma: no cover  (block_spans admits only the ops above)
+            raise AssertionError(f"opcode {op} in a block")
+    e.flush()
+    e.lines.append(f"f.pc = {end - 1}")
+    body = "\n    ".join(e.lines)
+    source = (f"def block_{start}_{end}(f, x, n):\n"
+              "    r = f.registers\n    s = f.stack\n    k = f.code.constants\n    ops = f.code.operators\n"
+              f"    {body}\n")
+    namespace: dict[str, Any] = {"pop_n": pop_n}
+    exec(compile(source, f"<block {start}-{end}>", "exec"), namespace)  # noqa: S102  (integers only, see above)
+    handler: Callable[..., None] = namespace[f"block_{start}_{end}"]
+    return handler

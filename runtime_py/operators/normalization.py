@@ -1,0 +1,159 @@
+"""Normalization layers: batch, instance, layer and group norm.
+
+float32 inference batch norm and layer norm run the demo backend's kernels (channel_affine,
+layer_norm; see site_kernels); the code here covers other dtypes and batch statistics."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from runtime_py.backends.demo.normalization import channel_affine, make_layer_norm
+from runtime_py.errors import ExecutionError
+from runtime_py.format.program import LayerNormAttrs
+from runtime_py.operators.registry import op, register_schema
+from runtime_py.operators.site_kernels import SiteKernels, all_float32
+
+
+def _channel(v: np.ndarray, ndim: int) -> np.ndarray:
+    return v.reshape((1, -1) + (1,) * (ndim - 2)) if ndim >= 2 else v
+
+
+def _folded_norm(weight: np.ndarray | None, bias: np.ndarray | None, mean: np.ndarray, var: np.ndarray,
+                 eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """Inference batch norm as x * scale + shift (as ATen's CPU kernel computes it), in float64
+    and then rounded once to float32."""
+    scale = 1.0 / np.sqrt(var.astype(np.float64) + eps)
+    if weight is not None:
+        scale = scale * weight
+    shift = -mean * scale
+    if bias is not None:
+        shift = shift + bias
+    return scale.astype(np.float32), shift.astype(np.float32)
+
+
+def _batch_norm_site() -> Any:
+    """batch_norm at one call site: float32 inference runs the demo backend's channel_affine, its
+    scale and shift folded once per set of (read-only) parameters; the rest ``batch_norm``."""
+    # id(running_mean) -> (weight, bias, mean, var, eps, scale, shift); per set of parameters, as a
+    # method's call site serves every instance of its class (see _conv_site)
+    folded: dict[int, tuple[Any, ...]] = {}
+
+    def batch_norm_site(x: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None,
+                        mean: np.ndarray | None, var: np.ndarray | None, training: bool, momentum: float,
+                        eps: float, cudnn: bool) -> np.ndarray:
+        if (training or mean is None or var is None or x.ndim < 2 or not all_float32(x, weight, bias, mean, var)
+                or any(p is not None and p.shape != (x.shape[1],) for p in (weight, bias, mean, var))):
+            return batch_norm(x, weight, bias, mean, var, training, momentum, eps, cudnn)
+        params = (weight, bias, mean, var, eps)
+        hit = folded.get(id(mean))
+        if hit is not None and all(a is b for a, b in zip(hit, params, strict=False)):
+            return channel_affine(x, hit[5], hit[6])
+        scale, shift = _folded_norm(weight, bias, mean, var, eps)
+        if all(p is None or not p.flags.writeable for p in (weight, bias, mean, var)):  # else they may change
+            if len(folded) >= 256:
+                folded.clear()
+            folded[id(mean)] = (*params, scale, shift)
+        return channel_affine(x, scale, shift)
+
+    return batch_norm_site
+
+
+register_schema("aten::batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
+                "Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor",
+                _batch_norm_site, per_site=True)
+
+
+def batch_norm(x: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None, mean: np.ndarray | None,
+               var: np.ndarray | None, training: bool, momentum: float, eps: float, cudnn: bool) -> np.ndarray:
+    x64 = x.astype(np.float64)
+    if training or mean is None or var is None:  # batch statistics (running stats are not updated)
+        axes = (0,) + tuple(range(2, x.ndim))
+        m, v = np.mean(x64, axis=axes), np.var(x64, axis=axes)
+    else:
+        m, v = mean.astype(np.float64), var.astype(np.float64)
+    y = (x64 - _channel(m, x.ndim)) / np.sqrt(_channel(v, x.ndim) + eps)
+    if weight is not None:
+        y = y * _channel(weight, x.ndim)
+    if bias is not None:
+        y = y + _channel(bias, x.ndim)
+    return y.astype(x.dtype)
+
+
+@op("aten::instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
+    "bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor")
+def instance_norm(x: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None, mean: np.ndarray | None,
+                  var: np.ndarray | None, use_input_stats: bool, momentum: float, eps: float,
+                  cudnn: bool) -> np.ndarray:
+    if not use_input_stats and mean is not None and var is not None:
+        return batch_norm(x, weight, bias, mean, var, False, momentum, eps, cudnn)
+    x64 = x.astype(np.float64)
+    axes = tuple(range(2, x.ndim))
+    y = (x64 - x64.mean(axis=axes, keepdims=True)) / np.sqrt(x64.var(axis=axes, keepdims=True) + eps)
+    if weight is not None:
+        y = y * _channel(weight, x.ndim)
+    if bias is not None:
+        y = y + _channel(bias, x.ndim)
+    return y.astype(x.dtype)
+
+
+def _layer_norm_site() -> Any:
+    """layer_norm at one call site: float32 runs the demo kernel (see _conv_site)."""
+    kernels = SiteKernels()
+
+    def layer_norm_site(x: np.ndarray, shape: list[int], weight: np.ndarray | None, bias: np.ndarray | None,
+                        eps: float, cudnn: bool = True) -> np.ndarray:
+        _check_normalized_shape(x, shape)
+        if shape and all_float32(x, weight, bias):
+            try:
+                key = (len(shape), eps)
+                return kernels.get(key, lambda: make_layer_norm(LayerNormAttrs(*key), 3))(x, weight, bias)
+            except ValueError:
+                pass
+        return layer_norm(x, shape, weight, bias, eps, cudnn)
+
+    return layer_norm_site
+
+
+register_schema("aten::layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
+                "float eps=1.0000000000000001e-05, bool cudnn_enable=True) -> Tensor", _layer_norm_site,
+                per_site=True)
+
+
+def _check_normalized_shape(x: np.ndarray, shape: list[int]) -> None:
+    n = len(shape)
+    if list(x.shape[x.ndim - n:]) != list(shape):
+        raise ExecutionError(f"given normalized_shape={list(shape)}, expected input with shape [*, "
+                             f"{', '.join(map(str, shape))}], but got input of size {list(x.shape)}")
+
+
+def layer_norm(x: np.ndarray, shape: list[int], weight: np.ndarray | None, bias: np.ndarray | None, eps: float,
+               cudnn: bool = True) -> np.ndarray:
+    _check_normalized_shape(x, shape)
+    n = len(shape)
+    axes = tuple(range(x.ndim - n, x.ndim))
+    x64 = x.astype(np.float64)
+    y = (x64 - x64.mean(axis=axes, keepdims=True)) / np.sqrt(x64.var(axis=axes, keepdims=True) + eps)
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
+    return y.astype(x.dtype)
+
+
+@op("aten::group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, "
+    "float eps=1.0000000000000001e-05, bool cudnn_enabled=True) -> Tensor")
+def group_norm(x: np.ndarray, groups: int, weight: np.ndarray | None, bias: np.ndarray | None, eps: float,
+               cudnn: bool) -> np.ndarray:
+    n, c = x.shape[:2]
+    if c % groups:
+        raise ExecutionError(f"expected number of channels in input to be divisible by num_groups, but got input "
+                             f"of shape {list(x.shape)} and num_groups={groups}")
+    g = x.astype(np.float64).reshape(n, groups, -1)
+    y = ((g - g.mean(axis=2, keepdims=True)) / np.sqrt(g.var(axis=2, keepdims=True) + eps)).reshape(x.shape)
+    if weight is not None:
+        y = y * _channel(weight, x.ndim)
+    if bias is not None:
+        y = y + _channel(bias, x.ndim)
+    return y.astype(x.dtype)

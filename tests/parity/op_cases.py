@@ -1,0 +1,71 @@
+"""One-instruction cases for the opcodes added for real models (activations, reductions,
+slicing), shared by every executor's parity tests: runtime_py's kernels are checked against
+torch eager with ``reference``, the torch extension and the Android core against runtime_py.
+
+name -> (op, input shapes, weights (constants read after the inputs), attributes, torch reference)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from runtime_py.format.program import (
+    SLICE_END,
+    Attributes,
+    ClampAttrs,
+    OpCode,
+    ReduceAttrs,
+    ShapeAttrs,
+    SliceAttrs,
+)
+
+X = (2, 4, 7, 6)  # NCHW
+_rng = np.random.default_rng(11)
+
+
+def _w(*shape: int) -> np.ndarray:
+    return (_rng.standard_normal(shape) * 0.5).astype(np.float32)
+
+
+def _torch() -> Any:
+    import torch  # the cases are data; only the references need torch
+
+    return torch
+
+
+def _f() -> Any:
+    return _torch().nn.functional
+
+
+OpCase = tuple[OpCode, list[tuple[int, ...]], list[np.ndarray], Attributes, Callable[..., Any]]
+
+OP_CASES: dict[str, OpCase] = {
+    "clamp_both": (OpCode.CLAMP, [X], [], ClampAttrs(-0.5, 0.75), lambda x: x.clamp(-0.5, 0.75)),
+    "clamp_relu6": (OpCode.CLAMP, [X], [], ClampAttrs(0.0, 6.0), lambda x: _f().relu6(x)),
+    "clamp_min_only": (OpCode.CLAMP, [X], [], ClampAttrs(min=0.25, max=None), lambda x: x.clamp(min=0.25)),
+    "clamp_max_only": (OpCode.CLAMP, [(5,)], [], ClampAttrs(min=None, max=-0.1), lambda x: x.clamp(max=-0.1)),
+    "clamp_min_above_max": (OpCode.CLAMP, [(3, 4)], [], ClampAttrs(1.0, -1.0), lambda x: x.clamp(1.0, -1.0)),
+    "hardsigmoid": (OpCode.HARDSIGMOID, [X], [], None, lambda x: _f().hardsigmoid(x)),
+    "hardswish": (OpCode.HARDSWISH, [X], [], None, lambda x: _f().hardswish(x)),
+    "silu": (OpCode.SILU, [X], [], None, lambda x: _f().silu(x)),
+    "mean_spatial_keepdim": (OpCode.MEAN, [X], [], ReduceAttrs((2, 3), True), lambda x: x.mean((2, 3), True)),
+    "mean_negative_axis": (OpCode.MEAN, [X], [], ReduceAttrs((-1,)), lambda x: x.mean(-1)),
+    "mean_all": (OpCode.MEAN, [X], [], ReduceAttrs(()), lambda x: x.mean()),
+    "mean_weight": (OpCode.MEAN, [], [_w(3, 5)], ReduceAttrs((0,), True), lambda w: w.mean(0, True)),
+    "sum_keepdim": (OpCode.SUM, [X], [], ReduceAttrs((1,), True), lambda x: x.sum(1, True)),
+    "sum_two_axes": (OpCode.SUM, [X], [], ReduceAttrs((0, -2)), lambda x: x.sum((0, -2))),
+    "sum_all": (OpCode.SUM, [(3, 5)], [], ReduceAttrs(()), lambda x: x.sum()),
+    "slice_channels": (OpCode.SLICE, [X], [], SliceAttrs(1, 1, 3), lambda x: x[:, 1:3]),
+    "slice_step": (OpCode.SLICE, [X], [], SliceAttrs(-1, 1, SLICE_END, 2), lambda x: x[..., 1::2]),
+    "slice_negative_bounds": (OpCode.SLICE, [X], [], SliceAttrs(2, -5, -1), lambda x: x[:, :, -5:-1]),
+    "slice_clamped": (OpCode.SLICE, [X], [], SliceAttrs(0, -100, 100), lambda x: x[-100:100]),
+    "slice_empty": (OpCode.SLICE, [X], [], SliceAttrs(3, 4, 2), lambda x: x[..., 4:2]),
+    "slice_weight": (OpCode.SLICE, [], [_w(6, 3)], SliceAttrs(0, 2, 4), lambda w: w[2:4]),
+    "expand_batch": (OpCode.EXPAND, [(1, 4, 1, 6)], [], ShapeAttrs((3, -1, 7, -1)),
+                     lambda x: x.expand(3, -1, 7, -1)),
+    "expand_new_dims": (OpCode.EXPAND, [(4, 1)], [], ShapeAttrs((2, 3, 4, 5)), lambda x: x.expand(2, 3, 4, 5)),
+    "expand_weight": (OpCode.EXPAND, [], [_w(1, 5)], ShapeAttrs((3, 5)), lambda w: w.expand(3, 5)),
+}

@@ -1,0 +1,33 @@
+"""The demo backend's structured errors (runtime_py/error_codes.py, schema/demo_errors.toml)."""
+
+from __future__ import annotations
+
+from string import Formatter
+
+import pytest
+
+from runtime_py.error_codes import execution_error, format_error, parse, render
+from runtime_py.format._generated.demo_errors import KINDS, TEMPLATES
+
+
+@pytest.mark.parametrize("code", sorted(TEMPLATES))
+def test_every_template_renders_and_parses_back(code: str) -> None:
+    names = [name for _, name, _, _ in Formatter().parse(TEMPLATES[code]) if name]
+    fields = {name: f"<field {i}>" for i, name in enumerate(names)}
+    text = render(code, fields)
+    assert all(value in text for value in fields.values())
+    assert parse(code, text) == fields
+
+
+def test_errors_carry_code_fields_and_the_rendered_text() -> None:
+    error = format_error("ARITY", where="demo program of method 'f'", expected="1 input", got=2)
+    assert (error.code, dict(error.fields)) == ("ARITY", {"expected": "1 input", "got": "2"})
+    assert str(error) == "takes 1 input, got 2 (at demo program of method 'f')"
+    error = execution_error("INPUT_COUNT", method="forward", expected=2, got=1)
+    assert str(error) == "method 'forward' expected 2 inputs, got 1"
+    assert error.debug_handle == -1 and KINDS["INPUT_COUNT"] == "execution"
+
+
+def test_text_of_another_template_does_not_parse() -> None:
+    assert parse("ARITY", "reads slot 4 before anything writes it") is None
+    assert parse("NO_SUCH_CODE", "anything") is None

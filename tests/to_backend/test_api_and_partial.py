@@ -1,0 +1,178 @@
+"""liteexport.lower / liteexport.export, partial lowering (--lower), and lowered modules saved by
+torch (torch.jit.save / _save_for_lite_interpreter) in torch, runtime_py and the CLI; every output
+is compared with torch's on the same inputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from torch.jit.mobile import _load_for_lite_interpreter
+
+import liteexport
+import runtime_py
+from liteexport.test_vectors import TEST_VECTORS_EXTRA_FILE, decode_test_vectors
+from runtime_py.errors import ModelError
+from runtime_py.format.debug_table import DEBUG_TABLE_EXTRA_FILE
+from tests.cli.conftest import invoke
+from tests.to_backend import mixed_models
+
+pytestmark = [pytest.mark.torch_oracle, pytest.mark.usefixtures("backend")]
+
+ATOL, RTOL = 1e-5, 1e-4
+MODELS = Path(mixed_models.__file__)
+
+
+def _close(ours: Any, theirs: torch.Tensor) -> None:
+    np.testing.assert_allclose(np.asarray(ours), theirs.detach().numpy(), atol=ATOL, rtol=RTOL)
+
+
+def _close_all(ours: Any, theirs: Any) -> None:
+    for mine, torchs in zip(ours, theirs, strict=True):
+        _close(mine, torchs)
+
+
+def _mixed_inputs() -> tuple[Any, ...]:
+    return torch.randn(2, 4), 3, 0.5, True, [1, 2]
+
+
+@pytest.fixture(scope="module")
+def mixed() -> torch.nn.Module:
+    torch.manual_seed(0)
+    return mixed_models.Mixed().eval()
+
+
+def test_lower_runs_in_torchscript_saves_and_loads_everywhere(tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    model = mixed_models.Pair().eval()
+    lowered = liteexport.lower(model)
+    x, h = torch.randn(2, 4), torch.randn(2, 4)
+    expected = model(x, h)
+    _close_all(lowered(x, h), expected)
+    # torch.jit.save / torch.jit.load of what _jit_to_backend produced
+    archive = tmp_path / "lowered.pt"
+    torch.jit.save(lowered, str(archive))
+    _close_all(torch.jit.load(str(archive))(x, h), expected)
+    # _save_for_lite_interpreter, both formats: torch's lite interpreter and runtime_py
+    for flatbuffer in (False, True):
+        path = tmp_path / f"lowered_{flatbuffer}.ptl"
+        path.write_bytes(lowered._c._save_to_buffer_for_mobile({}, False, flatbuffer))
+        _close_all(_load_for_lite_interpreter(str(path))(x, h), expected)
+        _close_all(runtime_py.load(path).forward(x.numpy(), h.numpy()), expected)
+
+
+def test_lower_with_input_shapes_checks_them() -> None:
+    model = mixed_models.Encoder().eval()
+    lowered = liteexport.lower(model, input_shapes={"forward": [[2, 4]]})
+    x = torch.randn(2, 4)
+    _close(lowered(x), model(x))
+    with pytest.raises(RuntimeError, match=r"\(3, 4\)"):
+        lowered(torch.randn(3, 4))
+
+
+def test_lower_reports_torch_wording() -> None:
+    with pytest.raises(RuntimeError) as info:
+        liteexport.lower(mixed_models.Sorter())
+    assert str(info.value).startswith("The node of aten::sort is not supported in this compiler. Source code:   File ")
+    assert "Module hierarchy: top(Sorter)" in str(info.value)
+
+
+def test_export_whole_module_with_test_vectors(tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    model = mixed_models.Pair().eval()
+    x, h = torch.randn(2, 4), torch.randn(2, 4)
+    path = tmp_path / "pair.ptl"
+    size = liteexport.export(model, path, example_inputs=[(x, h)])
+    assert size == path.stat().st_size
+    bundle = runtime_py.load(path)
+    _close_all(bundle.forward(x.numpy(), h.numpy()), model(x, h))
+    vectors = decode_test_vectors(bundle.ptmf.extra_file(TEST_VECTORS_EXTRA_FILE))
+    assert len(vectors["forward"]) == 1
+
+
+@pytest.mark.parametrize("lower", [["enc", "head"], "auto"])
+def test_partial_export_runs_in_runtime_py_and_torch_lite(tmp_path: Path, mixed: torch.nn.Module,
+                                                         lower: Any) -> None:
+    path = tmp_path / "mixed.ptl"
+    liteexport.export(mixed, path, lower=lower)
+    inputs = _mixed_inputs()
+    expected = mixed(*inputs)
+    bundle = runtime_py.load(path)
+    _close(bundle.forward(inputs[0].numpy(), *inputs[1:]), expected)
+    _close(_load_for_lite_interpreter(str(path))(*inputs), expected)
+    # the lowered parts' debug table, in the handles the compiled programs carry
+    assert bundle.debug_table is not None
+    assert {e.module_hierarchy for e in bundle.debug_table.entries} == {"top(Encoder).l(Linear)",
+                                                                         "top(Sequential).0(Linear)"}
+    assert bundle.ptmf.extra_file(DEBUG_TABLE_EXTRA_FILE) is not None
+
+
+def test_partial_lowering_maps_a_failure_in_a_lowered_part(tmp_path: Path, mixed: torch.nn.Module) -> None:
+    path = tmp_path / "mixed.ptl"
+    liteexport.export(mixed, path, lower=["enc"])
+    with pytest.raises(runtime_py.errors.ExecutionError) as info:
+        runtime_py.load(path).forward(np.ones((2, 5), np.float32), 3, 0.5, True, [1])
+    assert "aten::linear" in str(info.value)
+    assert "return torch.relu(self.l(x))" in str(info.value)
+
+
+def test_auto_lists_what_stayed_torchscript(mixed: torch.nn.Module, tmp_path: Path) -> None:
+    from liteexport.partial import export_partial
+
+    result = export_partial(torch.jit.script(mixed), tmp_path / "auto.ptl", ["auto"])
+    assert result.lowered == ("enc", "head")
+    assert result.unlowered == (("sorter", "unsupported: aten::sort (1 site)"),)
+    assert "sorter: unsupported: aten::sort (1 site)" in result.summary(tmp_path / "auto.ptl")
+
+
+def test_partial_refuses_bad_names_and_shared_types(tmp_path: Path, mixed: torch.nn.Module) -> None:
+    with pytest.raises(ModelError, match="no submodule 'nope'"):
+        liteexport.export(mixed, tmp_path / "x.ptl", lower=["nope"])
+    with pytest.raises(ModelError, match="same TorchScript type"):
+        liteexport.export(mixed_models.Twins(), tmp_path / "x.ptl", lower=["a"])
+    assert not (tmp_path / "x.ptl").exists()
+    # both instances of the type: fine
+    twins = mixed_models.Twins().eval()
+    liteexport.export(twins, tmp_path / "twins.ptl", lower=["a", "b"])
+    x = torch.randn(2, 4)
+    _close(runtime_py.load(tmp_path / "twins.ptl").forward(x.numpy()), twins(x))
+
+
+def test_cli_lower_auto_and_lowered_archive(tmp_path: Path, mixed: torch.nn.Module) -> None:
+    out = tmp_path / "auto.ptl"
+    result = invoke(["export", f"{MODELS}:Mixed", "-o", str(out), "--lower", "auto"])
+    assert result.exit_code == 0, result.stderr
+    assert "lowered: enc, head" in result.stdout
+    assert "sorter: unsupported: aten::sort (1 site)" in result.stdout
+    # a torch.jit.save'd module lowered by _jit_to_backend exports as it is (.pt export)
+    torch.manual_seed(0)
+    model = mixed_models.Pair().eval()
+    archive = tmp_path / "lowered.pt"
+    torch.jit.save(liteexport.lower(model), str(archive))
+    bundle = tmp_path / "from_pt.ptl"
+    result = invoke(["export", str(archive), "-o", str(bundle)])
+    assert result.exit_code == 0, result.stderr
+    x, h = torch.randn(2, 4), torch.randn(2, 4)
+    _close_all(runtime_py.load(bundle).forward(x.numpy(), h.numpy()), model(x, h))
+    _close_all(_load_for_lite_interpreter(str(bundle))(x, h), model(x, h))
+
+
+def test_cli_lower_refuses_whole_module_options(tmp_path: Path) -> None:
+    result = invoke(["export", f"{MODELS}:Mixed", "-o", str(tmp_path / "x.ptl"), "--lower", "enc",
+                     "--method", "forward"])
+    assert result.exit_code == 6
+    assert "apply to whole-module lowering" in result.stderr
+
+
+def test_torch_saved_zip_with_debug_info_runs_in_runtime_py(tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    model = mixed_models.Pair().eval()
+    lowered = liteexport.lower(model)
+    path = tmp_path / "dbg.ptl"
+    path.write_bytes(lowered._c._save_to_buffer_for_mobile({}, True, False))
+    x, h = torch.randn(2, 4), torch.randn(2, 4)
+    _close_all(runtime_py.load(path).forward(x.numpy(), h.numpy()), model(x, h))
+

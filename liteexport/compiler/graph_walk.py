@@ -26,13 +26,13 @@ from typing import Any
 
 import torch
 
-from liteexport.compiler.blocked import meta_results
 from liteexport.compiler.effects import CONTAINER_WRITES, IGNORED, mutates, returns_view, writes_first_argument
 from liteexport.compiler.environment import ENVIRONMENT, answers
 from liteexport.compiler.ops import INPLACE, LOWERINGS, SHAPES_HINT, Emitter
 from liteexport.compiler.reports import ReportLog
 from liteexport.compiler.scalars import SCALAR_FOLDS
 from liteexport.compiler.source import parse_torch_range
+from liteexport.compiler.torch_eval import constant_results, meta_results
 from liteexport.compiler.trace_forms import normalize
 from liteexport.compiler.values import (
     ModuleRef,
@@ -126,6 +126,8 @@ class MethodWalk:
         self._functions = [torch.jit._state._python_cu, *functions]  # free functions, by qualname
         self._progress = progress
         self._maybe = 0  # > 0 inside the branches of an If whose condition is unknown
+        self._state: set[int] = set()  # storages of module attributes (parameters, buffers)
+        self._read_by_program: set[int] = set()  # storages of constants compiled instructions read
 
     # --- entry ---------------------------------------------------------------------------------
 
@@ -339,6 +341,9 @@ class MethodWalk:
         if kind in _TENSOR_READS and _has_tensor(args):
             raise Unsupported(DATA_DEPENDENT)
         if _has_tensor(args):
+            folded = self._on_constants(node, self.current(args))
+            if folded is not None:
+                return folded[0] if len(folded) == 1 else folded
             return self._lower(kind, node, self.current(args), self._site(node, ctx))
         fold = SCALAR_FOLDS.get(kind)
         if fold is None:
@@ -355,7 +360,10 @@ class MethodWalk:
             raise Unsupported()
         target = args[0]
         emitter = Emitter(self.nodes, site, lambda reason: self.log.poison(site, reason))
+        first_new = len(self.nodes)
         result = lowering(emitter, args)
+        for op in self.nodes[first_new:]:
+            self._read_by_program.update(_storage(v.tensor) for v in op.inputs if isinstance(v, TensorConst))
         if base != kind and result is not target:
             self._check_inplace_target(target)  # it changes the value (eval dropout_ does not)
         blocked = find_blocked(args)
@@ -382,14 +390,31 @@ class MethodWalk:
             raise Unsupported("in-place update of a tensor that shares memory with another (a view) "
                               "is not compiled")
 
-    @staticmethod
-    def _get_attr(owner: Any, name: str) -> Any:
+    def _on_constants(self, node: torch._C.Node, args: list[Any]) -> list[Any] | None:
+        """A view or in-place update of compile-time tensors, run by torch on the tensors
+        themselves (so views alias as in torch); None for other nodes, which fold through
+        their lowering."""
+        if any(isinstance(v, Sym) for v in _flat(args)):
+            return None
+        if writes_first_argument(node):
+            target = args[0]
+            if not isinstance(target, TensorConst) or target.state or target in self._views:
+                return None  # reported by _lower, as module state or a folded copy of a view
+            if _storage(target.tensor) in self._read_by_program:
+                raise Unsupported("in-place update of a constant that compiled instructions already read "
+                                  "is not compiled")
+        elif not returns_view(node) or node.isNondeterministic():
+            return None
+        return constant_results(node, args, lambda t: _storage(t) in self._state)
+
+    def _get_attr(self, owner: Any, name: str) -> Any:
         if not isinstance(owner, ModuleRef):
             raise Unsupported("attributes of non-module objects are not compiled")
         value = owner.module.getattr(name)
         if isinstance(value, torch._C.ScriptModule):
             return ModuleRef(value, (*owner.path, (name, module_type_name(value))))
         if isinstance(value, torch.Tensor):
+            self._state.add(_storage(value))
             return TensorConst(value.detach(), state=True)
         return value
 
@@ -422,6 +447,16 @@ def _has_tensor(value: Any) -> bool:
     if isinstance(value, (list, tuple)):
         return any(_has_tensor(item) for item in value)
     return False
+
+
+def _storage(tensor: torch.Tensor) -> int:
+    return int(tensor.untyped_storage().data_ptr())
+
+
+def _flat(value: Any) -> list[Any]:
+    if isinstance(value, (list, tuple)):
+        return [item for v in value for item in _flat(v)]
+    return [value]
 
 
 def _new_tensors(result: Any, source: Any) -> list[Sym | TensorConst]:

@@ -49,6 +49,10 @@ def test_in_place_update_of_a_constant_computed_at_compile_time() -> None:
     compiled_matches_eager(effects.InPlaceOnComputedConstant(), (2, 3))
 
 
+def test_constant_built_by_slice_assignment_compiles_with_torch_aliasing() -> None:
+    compiled_matches_eager(effects.MaskBuiltInPlace(), (2, 4, 4))
+
+
 def test_in_place_update_seen_through_a_list() -> None:
     compiled_matches_eager(effects.InPlaceInList(), (2, 3))
 

@@ -113,3 +113,16 @@ class InPlaceOnComputedConstant(nn.Module):
         bias = self.table * 2.0 - 0.5
         bias.relu_()
         return x + bias
+
+
+class MaskBuiltInPlace(nn.Module):
+    """swin's attention mask: a constant built by slice assignment (in-place writes through views)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        mask = x.new_zeros((4, 4))
+        count = 0
+        for h in ((0, 2), (2, 4)):
+            for w in ((0, 1), (1, 4)):
+                mask[h[0]:h[1], w[0]:w[1]] = count
+                count += 1
+        return x + mask

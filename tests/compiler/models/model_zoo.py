@@ -120,9 +120,10 @@ def _randomize(model: nn.Module, shapes: tuple[tuple[int, ...], ...], seed: int)
     torch.manual_seed(seed)
     norms = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
     if norms:
+        model.eval()  # only the norms learn: eval-time control flow (no auxiliary heads)
         for norm in norms:
             norm.momentum = None  # a cumulative average: after one pass, that batch's statistics
-        model.train()
+            norm.train()
         with torch.no_grad():
             model(*[torch.randn((4, *s[1:])) for s in shapes])
             for norm in norms:

@@ -205,17 +205,23 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="smaller scaling sweep")
     parser.add_argument("--plain-only", action="store_true", help="only the plain-bytecode rows")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
+    parser.add_argument("--case", action="append", choices=[c.name for c in CASES],
+                        help="measure only this case (repeatable); prints its rows, no scaling sweep, writes nothing")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        plain = [measure_plain(case, Path(tmp)) for case in PLAIN_CASES]
-        print(plain_table(plain), flush=True)
-        if args.plain_only:
-            (args.out / "bench_plain.json").write_text(json.dumps({"plain": plain}, indent=2))
-            print(f"\nwrote {args.out / 'bench_plain.json'}")
-            return
-        rows = [measure_case(case, Path(tmp), inference=True) for case in CASES]
+        if not args.case:
+            plain = [measure_plain(case, Path(tmp)) for case in PLAIN_CASES]
+            print(plain_table(plain), flush=True)
+            if args.plain_only:
+                (args.out / "bench_plain.json").write_text(json.dumps({"plain": plain}, indent=2))
+                print(f"\nwrote {args.out / 'bench_plain.json'}")
+                return
+        chosen = [case for case in CASES if not args.case or case.name in args.case]
+        rows = [measure_case(case, Path(tmp), inference=True) for case in chosen]
         print(table(rows), flush=True)
+        if args.case:
+            return
         widths = QUICK_WIDTHS if args.quick else SCALING_WIDTHS
         scaling = []
         for width in widths:

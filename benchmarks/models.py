@@ -107,6 +107,8 @@ CASES = (
     Case("mlp_1024", WideMLP, (8, 1024), True),
     Case("cnn_224", SmallCNN, (1, 3, 224, 224), True),
     Case("encoder", EncoderLayer, (1, 64, 256), True),
+    Case("resnet18", _torchvision("resnet18"), (1, 3, 224, 224), True),
+    Case("mobilenet_v2", _torchvision("mobilenet_v2"), (1, 3, 224, 224), True),
 )
 
 

@@ -194,6 +194,9 @@ def export(model: str, output: str, methods: tuple[str, ...],
 
     compiled = compile_module(scripted, methods=list(methods) or None, input_shapes=shapes or None,
                               progress=progress, functions=functions)
+    for note in compiled.notes:
+        if not quiet:
+            click.echo(f"Note: {note}", err=True)
     extra_files = {}
     vectors: dict[str, list[TestVector]] = {}
     if example_inputs:

@@ -22,3 +22,4 @@ class CompiledModule:
     programs: tuple[Program, ...]  # one per method, same order
     weights: tuple[np.ndarray, ...]  # float32, C-contiguous; Constant.weight indexes this
     debug_table: DebugTable
+    notes: tuple[str, ...] = ()  # what the compiler chose not to do, for the user (skipped methods)

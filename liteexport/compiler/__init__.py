@@ -20,7 +20,16 @@ from liteexport.compiler.emit import ModuleEmitter
 from liteexport.compiler.graph_walk import MethodWalk, module_type_name, node_frame
 from liteexport.compiler.passes import optimize
 from liteexport.compiler.reports import ReportLog, unsupported_error
-from liteexport.compiler.values import ModuleRef, NodeSite, Poison, Sym, TensorConst, TensorValue, find_poison
+from liteexport.compiler.values import (
+    ModuleRef,
+    NodeSite,
+    Poison,
+    Sym,
+    TensorConst,
+    TensorValue,
+    find_blocked,
+    find_poison,
+)
 from liteexport.lowered import CompiledModule, MethodSignature
 from runtime_py.errors import ModelError
 from runtime_py.format.program import Program, ValueInfo
@@ -44,6 +53,16 @@ def compile_module(scripted: torch.jit.ScriptModule, methods: Sequence[str] | No
     if not isinstance(scripted, torch.jit.ScriptModule):
         raise ModelError(f"expected a scripted module (torch.jit.script), got {type(scripted).__name__}")
     names = _select_methods(scripted, methods)
+    notes: list[str] = []
+    if methods is None:
+        # Chosen by default, not by the user: a helper with non-Tensor arguments (timm's
+        # forward_head(x, pre_logits: bool)) is skipped with a note, not an error.
+        for name in [n for n in names if n != "forward"]:
+            problem = _non_tensor_argument(scripted, name)
+            if problem:
+                names.remove(name)
+                notes.append(f"method {name!r} not compiled: {problem} (only Tensor arguments are compiled; "
+                             f"name it with --method to see the error)")
     for name in input_shapes or {}:
         if name not in names:
             raise ModelError(f"input_shapes names {name!r}, which is not a compiled method "
@@ -70,7 +89,16 @@ def compile_module(scripted: torch.jit.ScriptModule, methods: Sequence[str] | No
         programs=tuple(programs),
         weights=tuple(emitter.weights),
         debug_table=emitter.debug_table(),
+        notes=tuple(notes),
     )
+
+
+def _non_tensor_argument(scripted: torch.jit.ScriptModule, name: str) -> str:
+    """What keeps method ``name`` from being compiled for its arguments, or ""."""
+    for arg in list(scripted._c._get_method(name).schema.arguments)[1:]:
+        if arg.type.kind() != "TensorType":
+            return f"argument {arg.name!r} is {arg.type.annotation_str}"
+    return ""
 
 
 def _select_methods(scripted: torch.jit.ScriptModule, methods: Sequence[str] | None) -> list[str]:
@@ -113,17 +141,17 @@ def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str
                     ) -> tuple[MethodSignature, Program, frozenset[int]]:
     method = scripted._c._get_method(name)
     arguments = list(method.schema.arguments)[1:]  # drop self
-    for arg in arguments:
-        if arg.type.kind() != "TensorType":
-            raise ModelError(f"method {name!r}: argument {arg.name!r} is {arg.type.annotation_str}, "
-                             "but every input of a compiled method must be a Tensor (compile it for one "
-                             f"value with --specialize {name}:{arg.name}=VALUE, or lower submodules only "
-                             "with --lower)")
+    problem = _non_tensor_argument(scripted, name)
+    if problem:
+        raise ModelError(f"method {name!r}: {problem}, but every input of a compiled method must be a Tensor "
+                         f"(compile it for one value with --specialize {name}:ARG=VALUE, or lower submodules "
+                         "only with --lower)")
     if shapes is not None and len(shapes) != len(arguments):
         raise ModelError(f"method {name!r} takes {len(arguments)} inputs but input_shapes gives "
                          f"{len(shapes)} shapes")
     inputs = [Sym(None if shapes is None else tuple(int(d) for d in shapes[i]), input_index=i)
               for i in range(len(arguments))]
+
     def walked(count: int) -> None:
         if progress is not None:
             progress(f"compiling {name}: {count} nodes walked")
@@ -133,14 +161,21 @@ def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str
     walked(walk.visited)
     returns_tuple = isinstance(result, tuple)
     values = list(result) if returns_tuple else [result]
-    poisoned = find_poison(values)
+    poisoned = find_poison(values) | find_blocked(values)
     outputs: list[TensorValue] = []
-    for value in values:
+    problems = []
+    for index, value in enumerate(values):
         if isinstance(value, (Sym, TensorConst)) and _float32(value):
             outputs.append(value)
         elif not isinstance(value, Poison):
-            poisoned |= _bad_output(log, name, method.graph, root)
+            what = "None" if value is None else (
+                f"a {value.tensor.dtype} tensor" if isinstance(value, TensorConst) else f"a {type(value).__name__}")
+            problems.append(f"{f'output {index}' if returns_tuple else 'the result'} is {what}")
+    if problems:
+        poisoned |= _bad_output(log, name, method.graph, root, ", ".join(problems))
     nodes = optimize(walk.nodes, outputs) if not poisoned else []
+    for node in nodes:  # blocked values propagate to what reads them; this is the safety net
+        poisoned |= find_blocked(node.inputs)
     signature = MethodSignature(name, tuple(a.name for a in arguments), returns_tuple, len(values))
     if poisoned:
         return signature, _empty_program(name, inputs), poisoned
@@ -151,13 +186,14 @@ def _float32(value: Sym | TensorConst) -> bool:
     return isinstance(value, Sym) or value.tensor.dtype == torch.float32
 
 
-def _bad_output(log: ReportLog, method: str, graph: Any, root: ModuleRef) -> frozenset[int]:
+def _bad_output(log: ReportLog, method: str, graph: Any, root: ModuleRef, problem: str) -> frozenset[int]:
     """Report a method whose result is not a Tensor or a flat tuple of float32 Tensors, at
     the node producing the returned value."""
     producer = next(iter(graph.outputs())).node()
     frame = node_frame(producer, method)
     site = NodeSite(method, producer.kind(), root.hierarchy, () if frame is None else (frame,))
-    reason = "a method must return a float32 Tensor or a flat tuple of them"
+    reason = (f"{problem}: a method must return a float32 Tensor or a flat tuple (or NamedTuple) of them; "
+              "return only the tensors, e.g. from a wrapper module")
     return frozenset({log.add(site, reason)})
 
 

@@ -55,6 +55,13 @@ def mutates(node: torch._C.Node) -> bool:
     return False
 
 
+def writes_first_argument(node: torch._C.Node) -> bool:
+    """Whether the node updates its first argument in place (``relu_``, ``add_``...)."""
+    arguments = _schema(node).split("(", 1)[-1]
+    first = arguments.split(",", 1)[0]
+    return bool(_WRITES.search(first))
+
+
 def returns_view(node: torch._C.Node) -> bool:
     """Whether the node's tensor result may share memory with its input (``view``,
     ``transpose``, ``select``, ``chunk``...)."""

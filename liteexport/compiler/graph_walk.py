@@ -26,11 +26,13 @@ from typing import Any
 
 import torch
 
-from liteexport.compiler.effects import CONTAINER_WRITES, IGNORED, mutates, returns_view
+from liteexport.compiler.effects import CONTAINER_WRITES, IGNORED, mutates, returns_view, writes_first_argument
+from liteexport.compiler.environment import ENVIRONMENT, answers
 from liteexport.compiler.ops import INPLACE, LOWERINGS, SHAPES_HINT, Emitter
 from liteexport.compiler.reports import ReportLog
 from liteexport.compiler.scalars import SCALAR_FOLDS
 from liteexport.compiler.source import parse_torch_range
+from liteexport.compiler.torch_eval import constant_results, meta_results
 from liteexport.compiler.trace_forms import normalize
 from liteexport.compiler.values import (
     ModuleRef,
@@ -40,6 +42,7 @@ from liteexport.compiler.values import (
     Sym,
     TensorConst,
     Unsupported,
+    find_blocked,
     find_poison,
 )
 from runtime_py.format.debug_table import SourceFrame
@@ -63,12 +66,16 @@ _TENSOR_READS = {"aten::Bool", "aten::Int", "aten::Float", "aten::item", "aten::
                  "aten::is_nonzero"}
 DATA_DEPENDENT = ("it reads a tensor's values at compile time (data-dependent control flow or sizes); "
                   "compute the decision outside the model, or use torch.where")
+# In-place dropout: in eval mode the identity, so it writes nothing (Dropout(inplace=True)).
+_INPLACE_DROPOUT = {f"aten::{name}_": f"aten::{name}"
+                    for name in ("dropout", "feature_dropout", "alpha_dropout", "feature_alpha_dropout")}
 _MAX_UNROLL = 4096  # loop iterations the walk unrolls, per loop
 
 
 def is_known_kind(kind: str) -> bool:
     """Whether some input values could make a node of this kind compile."""
-    return kind in _WALKED or kind in LOWERINGS or kind in INPLACE or kind in SCALAR_FOLDS
+    return (kind in _WALKED or kind in LOWERINGS or kind in INPLACE or kind in _INPLACE_DROPOUT
+            or kind in SCALAR_FOLDS or kind in ENVIRONMENT)
 
 
 @dataclass(frozen=True)
@@ -112,10 +119,15 @@ class MethodWalk:
         self.log = log
         self.nodes: list[OpNode] = []
         self.visited = 0  # TorchScript nodes evaluated (callees included, untaken branches not)
-        self._replaced: dict[Sym, Sym] = {}  # in-place ops: the old value now reads as the new
-        self._views: set[Sym] = set()  # values sharing memory with another (a view, or viewed)
+        # in-place ops: the old value now reads as the new (tensors computed at run time, and
+        # constants computed at compile time)
+        self._replaced: dict[Sym | TensorConst, Sym | TensorConst] = {}
+        self._views: set[Sym | TensorConst] = set()  # values sharing memory with another (a view, or viewed)
         self._functions = [torch.jit._state._python_cu, *functions]  # free functions, by qualname
         self._progress = progress
+        self._maybe = 0  # > 0 inside the branches of an If whose condition is unknown
+        self._state: set[int] = set()  # storages of module attributes (parameters, buffers)
+        self._read_by_program: set[int] = set()  # storages of constants compiled instructions read
 
     # --- entry ---------------------------------------------------------------------------------
 
@@ -141,7 +153,7 @@ class MethodWalk:
 
     def _read(self, env: dict[int, Any], value: torch._C.Value) -> Any:
         result = env[value.unique()]
-        while isinstance(result, Sym) and result in self._replaced:
+        while isinstance(result, (Sym, TensorConst)) and result in self._replaced:
             result = self._replaced[result]
         return result
 
@@ -149,11 +161,11 @@ class MethodWalk:
         """``value`` with every tensor inside it (lists, tuples) as last updated in place."""
         if not self._replaced:
             return value
-        if isinstance(value, Sym):
+        if isinstance(value, (Sym, TensorConst)):
             while value in self._replaced:
                 value = self._replaced[value]
             return value
-        if isinstance(value, (list, tuple)) and any(isinstance(v, (Sym, list, tuple)) for v in value):
+        if isinstance(value, (list, tuple)) and any(isinstance(v, (Sym, TensorConst, list, tuple)) for v in value):
             return type(value)(self.current(v) for v in value)
         return value
 
@@ -190,6 +202,17 @@ class MethodWalk:
         if kind == "prim::If" and isinstance(args[0], Poison):
             poisoned = args[0].reports
         if poisoned:
+            if kind == "prim::If" and not mutates(node):
+                # Either branch may run: walk both, so that what they cannot compile is
+                # reported too (with the condition's cause, when the result is used).
+                self._maybe += 1
+                try:
+                    for block in node.blocks():
+                        self._walk(_nodes(block.returnNode()), env, ctx)
+                        poisoned |= find_poison([self._read(env, v) for v in _inputs(block.returnNode())])
+                finally:
+                    self._maybe -= 1
+                return [Poison(poisoned)] * n_out
             if mutates(node):
                 # Its effect is lost: what made it uncompilable is reported whatever happens next.
                 self.log.force(poisoned)
@@ -215,13 +238,18 @@ class MethodWalk:
             if kind == "prim::CallFunction":
                 return self._call_function(node, args, ctx)
             if kind == "prim::RaiseException":
-                # Reached unconditionally: the method would always raise.
-                self.log.add(self._site(node, ctx), "the method always raises here", forced=True)
+                if not self._maybe:  # reached unconditionally: the method would always raise
+                    self.log.add(self._site(node, ctx), "the method always raises here", forced=True)
                 return []
             result = self._evaluate(kind, node, args, ctx)
         except Unsupported as exc:
-            site = self._site(node, ctx)
-            return [Poison(frozenset({self.log.add(site, exc.reason, forced=mutates(node))}))] * n_out
+            report = frozenset({self.log.add(self._site(node, ctx), exc.reason, forced=mutates(node))})
+            shaped = meta_results(node, args, report | find_blocked(args)) if _has_tensor(args) else None
+            if shaped is None:
+                return [Poison(report)] * n_out
+            if isinstance(args[0], Sym) and shaped and isinstance(shaped[0], Sym) and writes_first_argument(node):
+                self._replaced[args[0]] = shaped[0]  # an in-place op: later reads see the blocked value
+            return shaped
         if n_out == 1:
             return [result]
         return list(result) if n_out else []
@@ -308,9 +336,14 @@ class MethodWalk:
             return args[0]
         if kind == "prim::Uninitialized":
             return None
+        if answers(kind, args):
+            return ENVIRONMENT[kind](*args)
         if kind in _TENSOR_READS and _has_tensor(args):
             raise Unsupported(DATA_DEPENDENT)
         if _has_tensor(args):
+            folded = self._on_constants(node, self.current(args))
+            if folded is not None:
+                return folded[0] if len(folded) == 1 else folded
             return self._lower(kind, node, self.current(args), self._site(node, ctx))
         fold = SCALAR_FOLDS.get(kind)
         if fold is None:
@@ -321,44 +354,68 @@ class MethodWalk:
             raise Unsupported(f"cannot evaluate it at compile time: {exc}") from exc
 
     def _lower(self, kind: str, node: torch._C.Node, args: list[Any], site: NodeSite) -> Any:
-        base = INPLACE.get(kind, kind)
+        base = INPLACE.get(kind) or _INPLACE_DROPOUT.get(kind, kind)
         lowering = LOWERINGS.get(base)
         if lowering is None:
             raise Unsupported()
         target = args[0]
-        if base != kind:
-            self._check_inplace_target(target)
         emitter = Emitter(self.nodes, site, lambda reason: self.log.poison(site, reason))
+        first_new = len(self.nodes)
         result = lowering(emitter, args)
-        if base != kind and isinstance(result, Sym) and result is not target:
+        for op in self.nodes[first_new:]:
+            self._read_by_program.update(_storage(v.tensor) for v in op.inputs if isinstance(v, TensorConst))
+        if base != kind and result is not target:
+            self._check_inplace_target(target)  # it changes the value (eval dropout_ does not)
+        blocked = find_blocked(args)
+        if blocked:
+            for value in _new_tensors(result, target):
+                if isinstance(value, Sym):
+                    value.blocked |= blocked
+        if base != kind and isinstance(result, (Sym, TensorConst)) and result is not target:
             self._replaced[target] = result
-        elif isinstance(target, Sym) and _new_syms(result, target) and returns_view(node):
+        elif isinstance(target, (Sym, TensorConst)) and _new_tensors(result, target) and returns_view(node):
             # Writing through either one later would have to change the other: see _check_inplace_target.
             self._views.add(target)
-            self._views.update(_new_syms(result, target))
+            self._views.update(_new_tensors(result, target))
         return result
 
     def _check_inplace_target(self, target: Any) -> None:
         """An in-place op is compiled as its out-of-place op plus "the old value now reads as
         the new one"; that is only right when no other value shares the target's memory."""
-        if not isinstance(target, Sym):
-            raise Unsupported("in-place update of a module attribute or constant (module state) "
-                              "is not compiled")
-        if target.producer is None:
+        if not isinstance(target, (Sym, TensorConst)) or (isinstance(target, TensorConst) and target.state):
+            raise Unsupported("in-place update of a module attribute (module state) is not compiled")
+        if isinstance(target, Sym) and target.input_index >= 0:
             raise Unsupported("in-place update of a method input (the caller's tensor) is not compiled")
         if target in self._views:
             raise Unsupported("in-place update of a tensor that shares memory with another (a view) "
                               "is not compiled")
 
-    @staticmethod
-    def _get_attr(owner: Any, name: str) -> Any:
+    def _on_constants(self, node: torch._C.Node, args: list[Any]) -> list[Any] | None:
+        """A view or in-place update of compile-time tensors, run by torch on the tensors
+        themselves (so views alias as in torch); None for other nodes, which fold through
+        their lowering."""
+        if any(isinstance(v, Sym) for v in _flat(args)):
+            return None
+        if writes_first_argument(node):
+            target = args[0]
+            if not isinstance(target, TensorConst) or target.state or target in self._views:
+                return None  # reported by _lower, as module state or a folded copy of a view
+            if _storage(target.tensor) in self._read_by_program:
+                raise Unsupported("in-place update of a constant that compiled instructions already read "
+                                  "is not compiled")
+        elif not returns_view(node) or node.isNondeterministic():
+            return None
+        return constant_results(node, args, lambda t: _storage(t) in self._state)
+
+    def _get_attr(self, owner: Any, name: str) -> Any:
         if not isinstance(owner, ModuleRef):
             raise Unsupported("attributes of non-module objects are not compiled")
         value = owner.module.getattr(name)
         if isinstance(value, torch._C.ScriptModule):
             return ModuleRef(value, (*owner.path, (name, module_type_name(value))))
         if isinstance(value, torch.Tensor):
-            return TensorConst(value.detach())
+            self._state.add(_storage(value))
+            return TensorConst(value.detach(), state=True)
         return value
 
 
@@ -392,9 +449,19 @@ def _has_tensor(value: Any) -> bool:
     return False
 
 
-def _new_syms(result: Any, source: Sym) -> list[Sym]:
+def _storage(tensor: torch.Tensor) -> int:
+    return int(tensor.untyped_storage().data_ptr())
+
+
+def _flat(value: Any) -> list[Any]:
+    if isinstance(value, (list, tuple)):
+        return [item for v in value for item in _flat(v)]
+    return [value]
+
+
+def _new_tensors(result: Any, source: Any) -> list[Sym | TensorConst]:
     items = result if isinstance(result, (list, tuple)) else [result]
-    return [v for v in items if isinstance(v, Sym) and v is not source]
+    return [v for v in items if isinstance(v, (Sym, TensorConst)) and v is not source]
 
 
 def _length(value: Any) -> int:

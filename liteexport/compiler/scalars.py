@@ -47,6 +47,11 @@ SCALAR_FOLDS: dict[str, ScalarFold] = {
     "aten::__is__": operator.is_,
     "aten::__isnot__": operator.is_not,
     "aten::__contains__": lambda seq, item: item in seq,
+    "aten::any": any,  # over a list of bools
+    "aten::all": all,
+    # `for i in range(start, stop, step)`: the trip count, and the i-th value
+    "aten::__range_length": lambda lo, hi, step: len(range(lo, hi, step)),
+    "aten::__derive_index": lambda index, start, step: start + index * step,
     "aten::Int": int,
     "aten::Float": float,
     "aten::Bool": bool,

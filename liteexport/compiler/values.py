@@ -35,8 +35,12 @@ class Sym:
     when even the rank is unknown."""
 
     shape: tuple[int, ...] | None
-    producer: OpNode | None = None  # None: a method input
+    producer: OpNode | None = None  # None: a method input (or a blocked value)
     input_index: int = -1
+    # Reports of the uncompilable nodes this value comes from. Such a value still has its
+    # shape (from torch's meta kernels), so the walk goes on and reports what comes after it
+    # too; it is never compiled: a method output holding it raises its reports.
+    blocked: frozenset[int] = frozenset()
 
 
 @dataclass(eq=False)
@@ -44,6 +48,7 @@ class TensorConst:
     """A tensor known at compile time (a parameter, a buffer or a folded result)."""
 
     tensor: torch.Tensor
+    state: bool = False  # a module attribute (parameter, buffer): never updated in place
 
 
 @dataclass(frozen=True)
@@ -86,6 +91,18 @@ class Unsupported(Exception):
     def __init__(self, reason: str = "") -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+def find_blocked(value: object) -> frozenset[int]:
+    """Report indexes of every blocked Sym inside ``value`` (looking into lists and tuples)."""
+    if isinstance(value, Sym):
+        return value.blocked
+    if isinstance(value, (list, tuple)):
+        found: frozenset[int] = frozenset()
+        for item in value:
+            found |= find_blocked(item)
+        return found
+    return frozenset()
 
 
 def find_poison(value: object) -> frozenset[int]:

@@ -45,6 +45,14 @@ def test_list_and_dict_writes_loops_and_len() -> None:
     compiled_matches_eager(effects.ListEdits(), (2, 3))
 
 
+def test_in_place_update_of_a_constant_computed_at_compile_time() -> None:
+    compiled_matches_eager(effects.InPlaceOnComputedConstant(), (2, 3))
+
+
+def test_constant_built_by_slice_assignment_compiles_with_torch_aliasing() -> None:
+    compiled_matches_eager(effects.MaskBuiltInPlace(), (2, 4, 4))
+
+
 def test_in_place_update_seen_through_a_list() -> None:
     compiled_matches_eager(effects.InPlaceInList(), (2, 3))
 
@@ -53,7 +61,7 @@ def test_in_place_update_seen_through_a_list() -> None:
     (effects.AttributeWrite, "prim::SetAttr", "writes to module attributes"),
     (effects.InPlaceOnView, "aten::relu_", "shares memory with another (a view)"),
     (effects.InPlaceOnInput, "aten::mul_", "in-place update of a method input"),
-    (effects.InPlaceOnBuffer, "aten::add_", "module attribute or constant (module state)"),
+    (effects.InPlaceOnBuffer, "aten::add_", "module attribute (module state)"),
 ])
 def test_uncompilable_side_effects_are_reported_even_when_their_result_is_unused(
         model: type[torch.nn.Module], kind: str, reason: str) -> None:

@@ -85,3 +85,55 @@ def test_loop_over_a_dynamic_size_says_what_to_do() -> None:
     (report,) = info.value.reports
     assert report.startswith("The node of aten::size is not supported")
     assert "--input-shape" in report
+
+
+def test_none_in_a_returned_named_tuple_names_the_output() -> None:
+    from typing import NamedTuple, Optional
+
+    class Outputs(NamedTuple):
+        logits: torch.Tensor
+        aux: Optional[torch.Tensor]  # noqa: UP045 (TorchScript reads the annotation)
+
+    class Net(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> Outputs:
+            return Outputs(x * 2.0, None)
+
+    globals()["Outputs"] = Outputs  # TorchScript resolves the annotation by name
+    with pytest.raises(UnsupportedNodesError) as info:
+        compile_module(torch.jit.script(Net()))
+    (report,) = info.value.reports
+    assert report.startswith("The node of prim::TupleConstruct is not supported in this compiler (output 1 is None")
+
+
+def test_named_tuple_of_tensors_compiles_as_a_tuple() -> None:
+    from typing import NamedTuple
+
+    class Pair(NamedTuple):
+        a: torch.Tensor
+        b: torch.Tensor
+
+    class Net(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> Pair:
+            return Pair(x * 2.0, x + 1.0)
+
+    globals()["Pair"] = Pair
+    compiled = compile_module(torch.jit.script(Net()))
+    (method,) = compiled.methods
+    assert method.returns_tuple and method.num_outputs == 2
+
+
+def test_blockers_after_a_blocker_are_reported_with_shapes_known() -> None:
+    # exp cannot be compiled, but torch's meta kernels give its result's shape: the size()
+    # after it still folds, and the cos after that is reported too (35 hardtanh_ in
+    # mobilenet_v2 are 35 sites, not one).
+    class Chain(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            y = torch.exp(x)
+            z = y.view(y.size(0), -1)
+            if z.is_floating_point():
+                z = torch.cos(z)
+            return torch.exp(z)
+
+    with pytest.raises(UnsupportedNodesError) as info:
+        compile_module(torch.jit.script(Chain()), input_shapes={"forward": [[2, 3, 4]]})
+    assert info.value.counts == {"aten::exp": 2, "aten::cos": 1}

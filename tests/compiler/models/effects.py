@@ -100,3 +100,29 @@ class DataDependentIf(nn.Module):
         if bool(x * 2.0):
             return x * 2.0
         return x
+
+
+class InPlaceOnComputedConstant(nn.Module):
+    """swin_v2's pattern: an in-place ReLU on a tensor computed from weights alone."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.table = nn.Parameter(torch.randn(3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        bias = self.table * 2.0 - 0.5
+        bias.relu_()
+        return x + bias
+
+
+class MaskBuiltInPlace(nn.Module):
+    """swin's attention mask: a constant built by slice assignment (in-place writes through views)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        mask = x.new_zeros((4, 4))
+        count = 0
+        for h in ((0, 2), (2, 4)):
+            for w in ((0, 1), (1, 4)):
+                mask[h[0]:h[1], w[0]:w[1]] = count
+                count += 1
+        return x + mask

@@ -174,3 +174,21 @@ class DeadCode(nn.Module):
 class DynamicView(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x.view(x.size(0), -1)
+
+
+class WithHelpers(nn.Module):
+    """timm's shape: forward calls a helper taking a bool; an exported method takes a float."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.forward_head(self.fc(x))
+
+    def forward_head(self, x: torch.Tensor, pre_logits: bool = False) -> torch.Tensor:
+        return x if pre_logits else torch.relu(x)
+
+    @torch.jit.export
+    def scaled(self, x: torch.Tensor, scale: float) -> torch.Tensor:
+        return self.fc(x) * scale

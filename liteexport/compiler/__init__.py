@@ -141,11 +141,11 @@ def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str
                     ) -> tuple[MethodSignature, Program, frozenset[int]]:
     method = scripted._c._get_method(name)
     arguments = list(method.schema.arguments)[1:]  # drop self
-    problem = _non_tensor_argument(scripted, name)
-    if problem:
-        raise ModelError(f"method {name!r}: {problem}, but every input of a compiled method must be a Tensor "
-                         f"(compile it for one value with --specialize {name}:ARG=VALUE, or lower submodules "
-                         "only with --lower)")
+    for arg in arguments:
+        if arg.type.kind() != "TensorType":
+            raise ModelError(f"method {name!r}: argument {arg.name!r} is {arg.type.annotation_str}, but every "
+                             "input of a compiled method must be a Tensor (compile it for one value with "
+                             f"--specialize {name}:{arg.name}=VALUE, or lower submodules only with --lower)")
     if shapes is not None and len(shapes) != len(arguments):
         raise ModelError(f"method {name!r} takes {len(arguments)} inputs but input_shapes gives "
                          f"{len(shapes)} shapes")

@@ -83,6 +83,12 @@ def _examples(examples: Examples | None) -> dict[str, list[list[np.ndarray]]]:
     if examples is None:
         return {}
     by_method = examples if isinstance(examples, Mapping) else {"forward": examples}
+    for method, input_sets in by_method.items():
+        for inputs in input_sets:
+            for x in inputs:
+                if not (hasattr(x, "detach") or isinstance(x, np.ndarray)):
+                    raise InputError(f"example_inputs of {method}: a {type(x).__name__} input; test vectors "
+                                     "hold tensors (arrays) only")
     return {method: [[np.asarray(x.detach().numpy() if hasattr(x, "detach") else x) for x in inputs]
                      for inputs in input_sets]
             for method, input_sets in by_method.items()}
@@ -90,7 +96,8 @@ def _examples(examples: Examples | None) -> dict[str, list[list[np.ndarray]]]:
 
 def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
            input_shapes: Shapes | None = None, example_inputs: Examples | None = None,
-           lower: bool | str | Sequence[str] = True, check: bool = True) -> int:
+           lower: bool | str | Sequence[str] = True, check: bool = True,
+           specialize: Mapping[str, Mapping[str, Any]] | None = None) -> int:
     """Write ``module`` (an nn.Module or a ScriptModule) as a bundle at ``path``; returns its
     size in bytes. ``lower=True`` compiles every method (``methods``, default forward and every
     ``@torch.jit.export`` method) with the demo compiler, as ``liteexport export`` does;
@@ -98,7 +105,9 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
     bytecode, ``lower="auto"`` picks the largest submodules that compile (see
     ``liteexport.partial``). ``example_inputs`` (input tuples of forward, or a mapping method ->
     input tuples) are stored in the bundle as test vectors with torch's outputs; with them or
-    with ``input_shapes``, the compiled programs are checked against torch first (``check``)."""
+    with ``input_shapes``, the compiled programs are checked against torch first (``check``).
+    ``specialize={"forward": {"k": 3}}`` lowers methods with non-Tensor arguments for those
+    values (``liteexport.specialize``; a ScriptModule given gets the specialized method added)."""
     from liteexport.bundle import write_bundle
     from liteexport.compiler import compile_module
     from liteexport.self_check import check_vectors
@@ -106,6 +115,14 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
 
     scripted = scripted_module(module)
     examples = _examples(example_inputs)
+    if specialize:
+        from liteexport.partial import write_mixed
+        from liteexport.specialize import specialized
+
+        if lower is not True or methods or input_shapes:
+            raise InputError("specialize lowers the methods it names whole: give no lower, methods or input_shapes")
+        return write_mixed(specialized(scripted, specialize), path,
+                           record_test_vectors(scripted, examples) if examples else {})
     if lower is not True:
         if lower is False:
             raise InputError("lower=False: export needs something to lower (True, submodule names or 'auto')")

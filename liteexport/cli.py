@@ -19,6 +19,7 @@ import numpy as np
 
 from liteexport import __version__
 from liteexport.run_inputs import RandomSpec, parse_shape
+from liteexport.specialize import parse_specialization
 from runtime_py.errors import InputError, InternalError, LiteExportError, OutputError, VerificationError
 
 
@@ -129,10 +130,14 @@ def cli(debug: bool) -> None:
               help="Compile only this submodule (dotted name; repeat for several) and keep the rest as "
                    "TorchScript bytecode; 'auto' picks the largest submodules that compile and lists the rest "
                    "with why. Uses liteexport's torch backend (a C++ compiler on first use).")
+@click.option("--specialize", "specialize", multiple=True, metavar="[METHOD:]ARG=VALUE",
+              type=_ParsedType("[METHOD:]ARG=VALUE", parse_specialization),
+              help="Lower a method with non-Tensor arguments for this value (e.g. forward:k=3, scale=0.5, "
+                   "dims=[1,2]; repeat per argument); the bundle checks at run time that calls pass it.")
 def export(model: str, output: str, methods: tuple[str, ...],
            input_shapes: tuple[tuple[str, tuple[tuple[int, ...], ...]], ...],
            example_inputs: tuple[tuple[str, str], ...], no_check: bool, quiet: bool,
-           lower: tuple[str, ...]) -> None:
+           lower: tuple[str, ...], specialize: tuple[tuple[str, str, Any], ...]) -> None:
     """Script MODEL in eval mode, compile it with the demo backend and write a bundle.
 
     MODEL is a TorchScript archive written by torch.jit.save (model.pt; scripted or
@@ -167,11 +172,17 @@ def export(model: str, output: str, methods: tuple[str, ...],
     scripted, functions = load_model(model)
     from liteexport.partial import export_partial, has_lowered_parts, write_mixed
 
-    if lower or has_lowered_parts(scripted):  # mixed bundle: lowered parts and TorchScript bytecode
-        if methods or input_shapes or example_inputs:
+    if lower or specialize or has_lowered_parts(scripted):  # lowered parts and TorchScript bytecode
+        if methods or input_shapes or example_inputs or (lower and specialize):
             raise InputError("--method, --input-shape and --example-inputs apply to whole-module lowering, "
-                             "not to --lower or a module already lowered")
-        if lower:
+                             "not to --lower, --specialize (one or the other) or a module already lowered")
+        if specialize:
+            from liteexport.specialize import by_method, specialized
+
+            size = write_mixed(specialized(scripted, by_method(specialize)), output)
+            names = ", ".join(f"{method}:{arg}" for method, arg, _ in specialize)
+            click.echo(f"Wrote {output}: {size:,} bytes; specialized: {names}")
+        elif lower:
             click.echo(export_partial(scripted, output, list(lower)).summary(output))
         else:
             click.echo(f"Wrote {output}: {write_mixed(scripted, output):,} bytes (lowered by torch's to_backend)")

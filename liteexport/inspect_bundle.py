@@ -25,6 +25,7 @@ from runtime_py.format.program_codec import decode_program
 # torch names every backend class __torch__.torch.classes.__backends__.<name>
 BACKENDS_MARKER = "__backends__"
 LOWERED_ATTR = "__loweredModule__"  # the LoweredWrapper's slot holding the LoweredModule
+LOWERED_MODULE_PREFIX = "torch.jit.LoweredModule."  # the type torch's to_backend gives a lowered module
 PROGRAMS_KEY, WEIGHTS_KEY = "programs", "weights"  # keys of the processed module dict
 
 V = TypeVar("V")
@@ -272,6 +273,9 @@ def describe(path: str | Path) -> dict[str, Any]:
                       for f in _functions(module)],
         "operators": _describe_operators(module),
         "delegate": delegate,
+        # a partially lowered bundle (liteexport export --lower): lowered submodules, by type
+        "lowered_submodule_types": [] if lowered is not None else sorted(
+            {t.type_name for t in module.object_types if t.type_name.startswith(LOWERED_MODULE_PREFIX)}),
         "storage": {"count": len(module.storage_data), "total_bytes": storage_total},
         "extra_files": [{"name": e.name, "bytes": len(e.content)} for e in module.extra_files],
         "debug_table": None if debug_content is None else _describe_debug_table(debug_content),
@@ -335,7 +339,9 @@ def format_description(d: dict[str, Any]) -> str:
                            for w in weights["tensors"]], (True, False, False, True))
     else:
         storage = d["storage"]
-        out += ["", "Delegate: none (not a lowered module)",
+        parts = d["lowered_submodule_types"]
+        out += ["", f"Delegate: none at the root; {_plural(len(parts), 'lowered submodule type')} "
+                    f"(partially lowered): {', '.join(parts)}" if parts else "Delegate: none (not a lowered module)",
                 f"Storage: {_plural(storage['count'], 'tensor')}, {_fmt_count(storage['total_bytes'])} bytes"]
     table = d["debug_table"]
     if table is not None:

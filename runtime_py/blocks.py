@@ -19,6 +19,7 @@ from typing import Any
 
 from runtime_py.errors import ExecutionError
 from runtime_py.format.ptmf import OpCode
+from runtime_py.operators.registry import DIRECT, DirectCall
 
 # The instructions a block may hold: no control flow, no calls back into the runtime.
 BLOCK_OPS = frozenset({OpCode.LOAD, OpCode.MOVE, OpCode.LOADC, OpCode.STORE, OpCode.STOREN, OpCode.DROP,
@@ -63,31 +64,48 @@ def pop_n(stack: list[Any], n: int) -> list[Any]:
 
 class _Emitter:
     """Source of one block: pushed values are locals (``t0``, ``t1``...) until something needs
-    them on the real stack (``s``); ``r`` are the registers, ``k`` the constants."""
+    them on the real stack (``s``); ``r`` are the registers, ``k`` the constants. A local is
+    deleted right after the statement that consumes it, so a tensor lives no longer than it
+    would on the stack (a block may span a whole network's forward)."""
 
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.pending: list[str] = []  # locals pushed and not yet popped, bottom first
+        self.consumed: list[str] = []  # locals popped for the statement being built
         self.count = 0
+
+    def statement(self, line: str) -> None:
+        """Emit ``line``, then delete the locals it consumed."""
+        self.lines.append(line)
+        if self.consumed:
+            self.lines.append("del " + ", ".join(self.consumed))
+            self.consumed.clear()
 
     def push(self, expression: str) -> None:
         name = f"t{self.count}"
         self.count += 1
-        self.lines.append(f"{name} = {expression}")
+        self.statement(f"{name} = {expression}")
         self.pending.append(name)
 
     def pop(self, pc: int) -> str:
         if self.pending:
-            return self.pending.pop()
+            name = self.pending.pop()
+            self.consumed.append(name)
+            return name
         self.lines.append(f"f.pc = {pc}")  # an empty stack fails here, naming this instruction
         return "s.pop()"
+
+    def take(self, n: int) -> list[str]:
+        """The top ``n`` pending locals, bottom first (the caller checked there are ``n``)."""
+        names = self.pending[len(self.pending) - n:]
+        del self.pending[len(self.pending) - n:]
+        self.consumed.extend(names)
+        return names
 
     def pop_many(self, n: int, pc: int) -> str:
         """An expression of a list of the top ``n`` values, bottom first."""
         if len(self.pending) >= n and n <= _MAX_INLINE_POPS:
-            names = self.pending[len(self.pending) - n:]
-            del self.pending[len(self.pending) - n:]
-            return "[" + ", ".join(names) + "]"
+            return "[" + ", ".join(self.take(n)) + "]"
         self.flush()
         self.lines.append(f"f.pc = {pc}")
         return f"pop_n(s, {n})"
@@ -95,16 +113,18 @@ class _Emitter:
     def flush(self) -> None:
         """Put the pending locals on the real stack (an operator pops its inputs from there)."""
         if len(self.pending) == 1:
-            self.lines.append(f"s.append({self.pending[0]})")
+            self.statement(f"s.append({self.take(1)[0]})")
         elif self.pending:
-            self.lines.append("s.extend((" + ", ".join(self.pending) + ",))")
-        self.pending.clear()
+            self.statement("s.extend((" + ", ".join(self.take(len(self.pending))) + ",))")
 
 
-def compile_block(instructions: Sequence[tuple[int, int, int]], start: int, end: int) -> Callable[..., None]:
+def compile_block(instructions: Sequence[tuple[int, int, int]], start: int, end: int,
+                  operators: Sequence[Callable[[list[Any]], None]]) -> Callable[..., None]:
     """A handler ``(frame, x, n)`` running instructions[start:end] and leaving ``frame.pc`` on
-    the last of them (the interpreter's loop then steps past it)."""
+    the last of them (the interpreter's loop then steps past it). An operator whose kernel
+    offers a DirectCall and whose arguments are all locals is called with them directly."""
     e = _Emitter()
+    namespace: dict[str, Any] = {"pop_n": pop_n}
     for pc in range(start, end):
         op, x, n = instructions[pc]
         x, n = int(x), int(n)
@@ -117,11 +137,15 @@ def compile_block(instructions: Sequence[tuple[int, int, int]], start: int, end:
             e.push(f"k[{x}]")
         elif op == OpCode.STORE:
             value = e.pop(pc)
-            e.lines.append(f"r[{x}] = {value}")
+            e.statement(f"r[{x}] = {value}")
         elif op == OpCode.STOREN:
-            e.lines.append(f"r[{x}:{x + n}] = {e.pop_many(n, pc)}")
+            e.statement(f"r[{x}:{x + n}] = {e.pop_many(n, pc)}")
         elif op == OpCode.DROP:
-            e.lines.append(e.pop(pc))
+            value = e.pop(pc)
+            if value == "s.pop()":
+                e.lines.append(value)
+            else:
+                e.statement("pass")  # only the del of the dropped local
         elif op == OpCode.DROPR:
             e.lines.append(f"r[{x}] = None")
         elif op == OpCode.GET_ATTR:
@@ -129,9 +153,14 @@ def compile_block(instructions: Sequence[tuple[int, int, int]], start: int, end:
             e.lines.append(f"f.pc = {pc}")
             e.push(f"{obj}.get_slot({x})")
         elif op == OpCode.OP:
-            e.flush()
+            direct: DirectCall | None = getattr(operators[x], DIRECT, None) if 0 <= x < len(operators) else None
             e.lines.append(f"f.pc = {pc}")
-            e.lines.append(f"ops[{x}](s)")
+            if direct is not None and direct.arity <= len(e.pending):
+                namespace[f"op{x}"] = direct.call
+                e.push(f"op{x}({', '.join(e.take(direct.arity))})")
+            else:
+                e.flush()
+                e.lines.append(f"ops[{x}](s)")
         elif op in (OpCode.LIST_CONSTRUCT, OpCode.TUPLE_CONSTRUCT):
             count = n if op == OpCode.LIST_CONSTRUCT else x
             values = e.pop_many(count, pc) if count > 0 else "[]"  # pop_n(s, -1) is [] too
@@ -144,7 +173,6 @@ def compile_block(instructions: Sequence[tuple[int, int, int]], start: int, end:
     source = (f"def block_{start}_{end}(f, x, n):\n"
               "    r = f.registers\n    s = f.stack\n    k = f.code.constants\n    ops = f.code.operators\n"
               f"    {body}\n")
-    namespace: dict[str, Any] = {"pop_n": pop_n}
     exec(compile(source, f"<block {start}-{end}>", "exec"), namespace)  # noqa: S102  (integers only, see above)
     handler: Callable[..., None] = namespace[f"block_{start}_{end}"]
     return handler

@@ -69,7 +69,7 @@ class Code:
         run stay in place but are never reached: no jump lands inside a run."""
         steps = list(self.steps)
         for start, end in block_spans(self.instructions):
-            steps[start] = (compile_block(self.instructions, start, end), 0, 0)
+            steps[start] = (compile_block(self.instructions, start, end, self.operators), 0, 0)
         return tuple(steps)
 
     def debug_handle(self, pc: int) -> int:

@@ -36,6 +36,7 @@ def linear_relu_module() -> CompiledModule:
                           (weight, bias), table)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """C++ builds the selected tests need start now, in the background; those tests run last."""
-    reorder_and_start(items)
+    if not config.getoption("collectonly"):
+        reorder_and_start(items)

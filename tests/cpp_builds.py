@@ -30,7 +30,7 @@ BUILD_ROOT = Path(os.environ.get("BUILD_ROOT", ROOT / "android_sample" / "build"
 VECTORS = BUILD_ROOT / "vectors"
 
 # Test files that need a build (they run last, so the builds overlap the rest of the suite).
-LATE_TESTS = ("tests/android/", "tests/torch_backend/", "tests/liteexport/test_verify.py")
+LATE_TESTS = ("tests/android/", "tests/torch_backend/", "tests/to_backend/", "tests/liteexport/test_verify.py")
 
 
 @dataclass
@@ -111,7 +111,7 @@ def reorder_and_start(items: list[pytest.Item]) -> None:
     paths = {_relative(item) for item in late}
     if paths & {"tests/android/test_android_sample.py", "tests/android/test_arm_cross_builds.py"}:
         _start("native", NATIVE_LANE)
-    if any(p.startswith("tests/torch_backend/") or p.endswith("test_verify.py") for p in paths):
+    if any(p.startswith(("tests/torch_backend/", "tests/to_backend/")) or p.endswith("test_verify.py") for p in paths):
         _start("torch", TORCH_LANE)
 
 

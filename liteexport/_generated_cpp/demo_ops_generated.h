@@ -40,9 +40,14 @@ enum class Op : uint16_t {
   SUM = 28,  // sum over axes (all when none), keepdim
   SLICE = 29,  // start:end:step (step > 0) on one axis, bounds clamped as in Python
   EXPAND = 30,  // broadcast to a shape; -1 keeps a size, new leading dims allowed
+  LOG = 31,  // natural log(x)
+  SQRT = 32,  // sqrt(x)
+  RSQRT = 33,  // 1 / sqrt(x)
+  ABS = 34,  // |x|
+  POW = 35,  // a ** b; one input: x ** scalar, reverse: scalar ** x
 };
 
-constexpr size_t kNumOps = 31;
+constexpr size_t kNumOps = 36;
 constexpr size_t kNumAttributeTypes = 13;  // union tags 1..kNumAttributeTypes
 constexpr size_t kAnyNumber = SIZE_MAX;
 
@@ -88,6 +93,11 @@ constexpr OpInfo kOps[kNumOps] = {
     {"SUM", 1, 1, 12, false, false},
     {"SLICE", 1, 1, 13, false, true},
     {"EXPAND", 1, 1, 8, false, false},
+    {"LOG", 1, 1, 0, false, false},
+    {"SQRT", 1, 1, 0, false, false},
+    {"RSQRT", 1, 1, 0, false, false},
+    {"ABS", 1, 1, 0, false, false},
+    {"POW", 1, 2, 1, true, false},
 };
 
 // runtime_py's attribute class names, indexed by union tag ("none" for 0)

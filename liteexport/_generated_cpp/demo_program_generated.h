@@ -127,11 +127,16 @@ enum class OpCode : uint16_t {
   Sum = 28,
   Slice = 29,
   Expand = 30,
+  Log = 31,
+  Sqrt = 32,
+  Rsqrt = 33,
+  Abs = 34,
+  Pow = 35,
   MIN = Add,
-  MAX = Expand
+  MAX = Pow
 };
 
-inline const OpCode (&EnumValuesOpCode())[31] {
+inline const OpCode (&EnumValuesOpCode())[36] {
   static const OpCode values[] = {
     OpCode::Add,
     OpCode::Sub,
@@ -163,13 +168,18 @@ inline const OpCode (&EnumValuesOpCode())[31] {
     OpCode::Mean,
     OpCode::Sum,
     OpCode::Slice,
-    OpCode::Expand
+    OpCode::Expand,
+    OpCode::Log,
+    OpCode::Sqrt,
+    OpCode::Rsqrt,
+    OpCode::Abs,
+    OpCode::Pow
   };
   return values;
 }
 
 inline const char * const *EnumNamesOpCode() {
-  static const char * const names[32] = {
+  static const char * const names[37] = {
     "Add",
     "Sub",
     "Mul",
@@ -201,13 +211,18 @@ inline const char * const *EnumNamesOpCode() {
     "Sum",
     "Slice",
     "Expand",
+    "Log",
+    "Sqrt",
+    "Rsqrt",
+    "Abs",
+    "Pow",
     nullptr
   };
   return names;
 }
 
 inline const char *EnumNameOpCode(OpCode e) {
-  if (::flatbuffers::IsOutRange(e, OpCode::Add, OpCode::Expand)) return "";
+  if (::flatbuffers::IsOutRange(e, OpCode::Add, OpCode::Pow)) return "";
   const size_t index = static_cast<size_t>(e);
   return EnumNamesOpCode()[index];
 }

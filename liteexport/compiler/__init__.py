@@ -143,7 +143,9 @@ def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str
     arguments = list(method.schema.arguments)[1:]  # drop self
     problem = _non_tensor_argument(scripted, name)
     if problem:
-        raise ModelError(f"method {name!r}: {problem}, but every input of a compiled method must be a Tensor")
+        raise ModelError(f"method {name!r}: {problem}, but every input of a compiled method must be a Tensor "
+                         f"(compile it for one value with --specialize {name}:ARG=VALUE, or lower submodules "
+                         "only with --lower)")
     if shapes is not None and len(shapes) != len(arguments):
         raise ModelError(f"method {name!r} takes {len(arguments)} inputs but input_shapes gives "
                          f"{len(shapes)} shapes")

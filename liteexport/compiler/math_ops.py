@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from liteexport.compiler.ops import _FLOAT32_SCALAR_TYPE, Emitter, Lowering, is_number, shape_of, tensor
+from liteexport.compiler.ops import _FLOAT32_SCALAR_TYPE, Emitter, Lowering, _binary, is_number, shape_of, tensor
 from liteexport.compiler.values import Unsupported
 from runtime_py.format.program import BinaryAttrs, ClampAttrs, OpCode, ReduceAttrs
 
@@ -42,6 +42,17 @@ def _clamp_one_side(side: str) -> Lowering:
 def _hardtanh(b: Emitter, args: list[Any]) -> Any:
     low, high = _bound(args[1], "min_val"), _bound(args[2], "max_val")
     return b.emit(OpCode.CLAMP, [tensor(args[0])], ClampAttrs(min=low, max=high))
+
+
+def _leaky_relu(b: Emitter, args: list[Any]) -> Any:
+    """leaky_relu(x, s) = clamp(x, min=0) + s * clamp(x, max=0): exact (one side is always 0)."""
+    x, slope = tensor(args[0]), args[1] if len(args) > 1 else 0.01
+    if not is_number(slope):
+        raise Unsupported("negative_slope must be a number")
+    positive = b.emit(OpCode.CLAMP, [x], ClampAttrs(min=0.0, max=None))
+    negative = b.emit(OpCode.MUL, [b.emit(OpCode.CLAMP, [x], ClampAttrs(min=None, max=0.0))],
+                      BinaryAttrs(scalar=float(slope)))
+    return b.emit(OpCode.ADD, [positive, negative], BinaryAttrs())
 
 
 def _unary(op: OpCode) -> Lowering:
@@ -100,7 +111,42 @@ def _clone(b: Emitter, args: list[Any]) -> Any:
     return b.emit(OpCode.MUL, [tensor(args[0])], BinaryAttrs(scalar=1.0))
 
 
+def _square(b: Emitter, args: list[Any]) -> Any:
+    x = tensor(args[0])
+    return b.emit(OpCode.MUL, [x, x], BinaryAttrs())
+
+
+def _vector_norm(b: Emitter, x: Any, ord_: Any, dims: Any, keepdim: bool) -> Any:
+    """The 2-norm over dims as sqrt(sum(x * x)) (F.normalize's norm); other orders are not compiled."""
+    if ord_ not in (2, 2.0):
+        raise Unsupported(f"only the 2-norm is compiled, got ord={ord_}")
+    squares = _square(b, [x])
+    total = _reduction(OpCode.SUM)(b, [squares, dims, keepdim, None])
+    return b.emit(OpCode.SQRT, [total], None)
+
+
+def _linalg_vector_norm(b: Emitter, args: list[Any]) -> Any:
+    """aten::linalg_vector_norm(x, ord, dim, keepdim, dtype)."""
+    _check_dtype(args[4] if len(args) > 4 else None)
+    return _vector_norm(b, tensor(args[0]), args[1], args[2], bool(args[3]))
+
+
+def _norm(b: Emitter, args: list[Any]) -> Any:
+    """aten::norm(x, p, dim, keepdim[, dtype]) (Tensor.norm): the 2-norm."""
+    if len(args) < 4:
+        raise Unsupported("norm over all elements is not compiled; give dims")
+    return _vector_norm(b, tensor(args[0]), 2 if args[1] is None else args[1], args[2], bool(args[3]))
+
+
 LOWERINGS: dict[str, Lowering] = {
+    "aten::log": _unary(OpCode.LOG),
+    "aten::sqrt": _unary(OpCode.SQRT),
+    "aten::rsqrt": _unary(OpCode.RSQRT),
+    "aten::abs": _unary(OpCode.ABS),
+    "aten::pow": _binary(OpCode.POW),
+    "aten::square": _square,
+    "aten::linalg_vector_norm": _linalg_vector_norm,
+    "aten::norm": _norm,
     "aten::clone": _clone,
     "aten::bmm": _bmm,
     "aten::baddbmm": _baddbmm,
@@ -110,6 +156,7 @@ LOWERINGS: dict[str, Lowering] = {
     "aten::clamp_max": _clamp_one_side("max"),
     "aten::hardtanh": _hardtanh,
     "aten::relu6": _clamp_to(0.0, 6.0),
+    "aten::leaky_relu": _leaky_relu,
     "aten::hardsigmoid": _unary(OpCode.HARDSIGMOID),
     "aten::hardswish": _unary(OpCode.HARDSWISH),
     "aten::silu": _unary(OpCode.SILU),
@@ -119,5 +166,6 @@ LOWERINGS: dict[str, Lowering] = {
 
 INPLACE: dict[str, str] = {
     f"aten::{name}_": f"aten::{name}"
-    for name in ("clamp", "clip", "clamp_min", "clamp_max", "hardtanh", "relu6", "hardsigmoid", "hardswish", "silu")
+    for name in ("clamp", "clip", "clamp_min", "clamp_max", "hardtanh", "relu6", "leaky_relu", "hardsigmoid",
+                 "hardswish", "silu", "log", "sqrt", "rsqrt", "abs", "pow")
 }

@@ -158,6 +158,11 @@ SEMANTICS: dict[OpCode, Semantics] = {
     OpCode.SUM: _reduce(torch.sum),
     OpCode.SLICE: _attrs_of(SliceAttrs, _slice),
     OpCode.EXPAND: _attrs_of(ShapeAttrs, lambda x, a: x.expand(*a.dims)),
+    OpCode.LOG: _one(torch.log),
+    OpCode.SQRT: _one(torch.sqrt),
+    OpCode.RSQRT: _one(torch.rsqrt),
+    OpCode.ABS: _one(torch.abs),
+    OpCode.POW: _binary(lambda a, b, alpha: torch.pow(a, b)),
 }
 
 

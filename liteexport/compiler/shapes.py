@@ -318,4 +318,9 @@ _RULES: dict[OpCode, ShapeRule] = {
     OpCode.SUM: _reduce,
     OpCode.SLICE: _slice,
     OpCode.EXPAND: _expand,
+    OpCode.LOG: _first,
+    OpCode.SQRT: _first,
+    OpCode.RSQRT: _first,
+    OpCode.ABS: _first,
+    OpCode.POW: _binary,
 }

@@ -162,7 +162,7 @@ inline std::string pool_problem(const Pool2dAttrs& a, bool avg) {
 // Why `op` cannot run with these attributes and `n_inputs` operands ("" when it can).
 inline std::string attribute_problem(Op op, const Attrs& attrs, size_t n_inputs) {
   if (const auto* a = std::get_if<BinaryAttrs>(&attrs)) {
-    if ((op == Op::MUL || op == Op::DIV) && a->alpha != 1.0)
+    if ((op == Op::MUL || op == Op::DIV || op == Op::POW) && a->alpha != 1.0)
       return "alpha=" + float_text(a->alpha) + " is only allowed for ADD and SUB";
     if ((n_inputs == 1) != a->scalar.has_value()) return "a scalar operand is needed with exactly one input, and only then";
   } else if (const auto* a = std::get_if<Conv2dAttrs>(&attrs)) {

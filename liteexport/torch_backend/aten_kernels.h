@@ -29,6 +29,7 @@ at::Tensor binary(const Step& s, const Tensors& x) {
         case Op::ADD: return at::add(scalar, scaled);
         case Op::SUB: return at::sub(scalar, scaled);
         case Op::MUL: return at::mul(scalar, scaled);
+        case Op::POW: return at::pow(at::Scalar(*a.scalar), t);
         default: return at::div(scalar, scaled);
       }
     }
@@ -38,6 +39,7 @@ at::Tensor binary(const Step& s, const Tensors& x) {
       case Op::ADD: return at::add(t, operand);
       case Op::SUB: return at::sub(t, operand);
       case Op::MUL: return at::mul(t, operand);
+      case Op::POW: return at::pow(t, at::Scalar(static_cast<double>(static_cast<float>(*a.scalar))));
       default: return at::div(t, operand);
     }
   }
@@ -47,6 +49,7 @@ at::Tensor binary(const Step& s, const Tensors& x) {
     case Op::ADD: return at::add(p, q, alpha);
     case Op::SUB: return at::sub(p, q, alpha);
     case Op::MUL: return at::mul(p, q);
+    case Op::POW: return at::pow(p, q);
     default: return at::div(p, q);
   }
 }
@@ -260,7 +263,8 @@ at::Tensor run_step(const Step& s, const Tensors& x) {
     case Op::ADD:
     case Op::SUB:
     case Op::MUL:
-    case Op::DIV: return binary(s, x);
+    case Op::DIV:
+    case Op::POW: return binary(s, x);
     case Op::NEG: return at::neg(x[0]);
     case Op::RELU: return at::relu(x[0]);
     case Op::SIGMOID: return at::sigmoid(x[0]);
@@ -288,6 +292,10 @@ at::Tensor run_step(const Step& s, const Tensors& x) {
     case Op::SUM: return at::sum(x[0], reduced_axes(s, x[0]), attrs_of<dp::ReduceAttrs>(s).keepdim);
     case Op::SLICE: return slice(s, x[0]);
     case Op::EXPAND: return expand(s, x[0]);
+    case Op::LOG: return at::log(x[0]);
+    case Op::SQRT: return at::sqrt(x[0]);
+    case Op::RSQRT: return at::rsqrt(x[0]);
+    case Op::ABS: return at::abs(x[0]);
   }
   TORCH_INTERNAL_ASSERT(false, "unreachable opcode");
 }

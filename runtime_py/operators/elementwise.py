@@ -243,6 +243,8 @@ def round_decimals(x: np.ndarray, decimals: int) -> np.ndarray:
 # ---- activations -----------------------------------------------------------------------------
 
 def relu(x: np.ndarray) -> np.ndarray:
+    if is_floating(x.dtype):  # a clip: vectorized, unlike np.maximum (see the demo backend's relu)
+        return np.clip(x, x.dtype.type(0), x.dtype.type(np.inf))
     return np.maximum(x, np.zeros((), x.dtype))
 
 
@@ -253,14 +255,13 @@ def relu_(x: np.ndarray) -> np.ndarray:
 
 
 def hardtanh(x: np.ndarray, min_val: Any = -1, max_val: Any = 1) -> np.ndarray:
-    y = np.maximum(x, as_dtype(min_val, x.dtype))
-    return np.minimum(y, as_dtype(max_val, x.dtype), out=y if x.ndim else None)
+    # np.clip is min(max(x, lo), hi) as torch computes it (NaN stays NaN), in one vectorized pass
+    return np.clip(x, as_dtype(min_val, x.dtype)[()], as_dtype(max_val, x.dtype)[()])
 
 
 def hardtanh_(x: np.ndarray, min_val: Any = -1, max_val: Any = 1) -> np.ndarray:
     if x.ndim and is_floating(x.dtype) and x.flags.writeable:  # MobileNetV2's ReLU6(inplace=True)
-        np.maximum(x, as_dtype(min_val, x.dtype), out=x)
-        return np.minimum(x, as_dtype(max_val, x.dtype), out=x)
+        return np.clip(x, as_dtype(min_val, x.dtype)[()], as_dtype(max_val, x.dtype)[()], out=x)
     return write(x, hardtanh(x, min_val, max_val))
 
 
@@ -295,13 +296,18 @@ def silu(x: np.ndarray) -> np.ndarray:
     return y
 
 
+def silu_(x: np.ndarray) -> np.ndarray:
+    if x.ndim and is_floating(x.dtype) and x.flags.writeable:  # no copy back (SiLU(inplace=True))
+        return np.multiply(x, sigmoid(x), out=x)
+    return write(x, silu(x))
+
+
 def hardsigmoid(x: np.ndarray) -> np.ndarray:
     """min(max(x + 3, 0), 6) / 6, in one temporary for floating x."""
     if not (x.ndim and is_floating(x.dtype)):
         return (np.clip(x + 3, 0, 6) / 6).astype(x.dtype)
     y = np.add(x, x.dtype.type(3))
-    np.maximum(y, x.dtype.type(0), out=y)
-    np.minimum(y, x.dtype.type(6), out=y)
+    np.clip(y, x.dtype.type(0), x.dtype.type(6), out=y)
     y /= x.dtype.type(6)
     return y
 
@@ -311,8 +317,7 @@ def hardswish(x: np.ndarray) -> np.ndarray:
     if not (x.ndim and is_floating(x.dtype)):
         return (x * np.clip(x + 3, 0, 6) / 6).astype(x.dtype)
     y = np.add(x, x.dtype.type(3))
-    np.maximum(y, x.dtype.type(0), out=y)
-    np.minimum(y, x.dtype.type(6), out=y)
+    np.clip(y, x.dtype.type(0), x.dtype.type(6), out=y)
     y *= x
     y /= x.dtype.type(6)
     return y
@@ -330,7 +335,7 @@ register_pair("aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) 
 register_pair("aten::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor", leaky_relu)
 register_pair("aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor", elu)
 register_pair('aten::gelu(Tensor self, *, str approximate="none") -> Tensor', gelu)
-register_pair("aten::silu(Tensor self) -> Tensor", silu)
+register_pair("aten::silu(Tensor self) -> Tensor", silu, silu_)
 register_pair("aten::hardswish(Tensor self) -> Tensor", hardswish)
 register_pair("aten::hardsigmoid(Tensor self) -> Tensor", hardsigmoid)
 register_schema("aten::softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor", softplus)

@@ -140,4 +140,26 @@ def bind(definition: OperatorDef, num_args: int) -> Kernel:
             raise _fail(name, exc) from exc
         push(stack, result)
 
+    if schema.returns == ("Tensor",) and not schema.varret and not mutable:
+        def direct(*args: Any) -> Any:
+            try:
+                result = impl(*args, *defaults)
+            except _FAILURES as exc:
+                raise _fail(name, exc) from exc
+            return result if type(result) is np.ndarray else np.asarray(result)
+
+        kernel.__dict__[DIRECT] = DirectCall(direct, given)
     return kernel
+
+
+DIRECT = "direct_call"  # the kernel attribute holding its DirectCall, when it has one
+
+
+@dataclass(frozen=True)
+class DirectCall:
+    """A kernel that returns one tensor, callable with its ``arity`` arguments directly (what
+    compiled blocks do when the arguments are already at hand): the same defaults, errors and
+    result as the kernel, without the trip through the stack."""
+
+    call: Callable[..., Any]
+    arity: int

@@ -2,8 +2,8 @@
 
 runtime_py has one set of numpy kernels: the demo backend's (runtime_py/backends/demo). The
 operator table serves float32 calls of the ops those kernels cover (2-D conv and pooling,
-linear, norms, GELU, softmax) with them, and keeps its own code only for what they do not
-cover (other dtypes, 1-D/3-D windows, training-mode statistics). A demo kernel is bound to
+linear, norms, GELU, softmax, sigmoid, ReLU) with them, and keeps its own code only for what
+they do not cover (other dtypes, 1-D/3-D windows, training-mode statistics). A demo kernel is bound to
 its attributes (stride, eps, axis...), which at an operator call site are arguments; they are
 nearly always constants, so each call site keeps the kernels of the few argument sets it saw.
 """

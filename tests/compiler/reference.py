@@ -97,6 +97,15 @@ def _step_added(op: OpCode, at: object, xs: list[torch.Tensor]) -> torch.Tensor:
         return x[tuple(index)]
     if op == OpCode.EXPAND:
         return x.expand(*at.dims)  # type: ignore[attr-defined]
+    math = {OpCode.LOG: torch.log, OpCode.SQRT: torch.sqrt, OpCode.RSQRT: torch.rsqrt, OpCode.ABS: torch.abs}
+    if op in math:
+        return math[op](x)
+    if op == OpCode.POW:
+        a: object = x
+        b: object = at.scalar if at.scalar is not None else xs[1]  # type: ignore[attr-defined]
+        if at.reverse:  # type: ignore[attr-defined]
+            a, b = b, a
+        return torch.pow(a, b)  # type: ignore[call-overload,no-any-return]
     raise NotImplementedError(op)
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from runtime_py.format.program import (
     SLICE_END,
     Attributes,
+    BinaryAttrs,
     ClampAttrs,
     OpCode,
     ReduceAttrs,
@@ -28,6 +29,10 @@ _rng = np.random.default_rng(11)
 
 def _w(*shape: int) -> np.ndarray:
     return (_rng.standard_normal(shape) * 0.5).astype(np.float32)
+
+
+def _positive(*shape: int) -> np.ndarray:
+    return _rng.uniform(0.05, 4.0, shape).astype(np.float32)
 
 
 def _torch() -> Any:
@@ -68,4 +73,13 @@ OP_CASES: dict[str, OpCase] = {
                      lambda x: x.expand(3, -1, 7, -1)),
     "expand_new_dims": (OpCode.EXPAND, [(4, 1)], [], ShapeAttrs((2, 3, 4, 5)), lambda x: x.expand(2, 3, 4, 5)),
     "expand_weight": (OpCode.EXPAND, [], [_w(1, 5)], ShapeAttrs((3, 5)), lambda w: w.expand(3, 5)),
+    # log, sqrt and rsqrt of positive constants (random inputs would be negative too)
+    "log": (OpCode.LOG, [], [_positive(3, 7)], None, lambda w: w.log()),
+    "sqrt": (OpCode.SQRT, [], [_positive(3, 7)], None, lambda w: w.sqrt()),
+    "rsqrt": (OpCode.RSQRT, [], [_positive(3, 7)], None, lambda w: w.rsqrt()),
+    "abs": (OpCode.ABS, [X], [], None, lambda x: x.abs()),
+    "pow_square": (OpCode.POW, [X], [], BinaryAttrs(scalar=2.0), lambda x: x.pow(2.0)),
+    "pow_cube": (OpCode.POW, [(4, 5)], [], BinaryAttrs(scalar=3.0), lambda x: x ** 3),
+    "pow_scalar_base": (OpCode.POW, [(4, 5)], [], BinaryAttrs(scalar=1.5, reverse=True), lambda x: 1.5 ** x),
+    "pow_tensors": (OpCode.POW, [(2, 5)], [_positive(5)], BinaryAttrs(reverse=True), lambda x, w: w ** x),
 }

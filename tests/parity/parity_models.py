@@ -205,6 +205,23 @@ class RecurrentAttention(nn.Module):
         return torch.einsum("btd,bsd->bts", att, z), h
 
 
+class HandwrittenNorms(nn.Module):
+    """Normalizations written with elementwise math: an RMS/layer norm from pow, mean, sqrt
+    and rsqrt; F.normalize (a 2-norm); abs, log and powers."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(12))
+        _seeded(self, 11)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        centered = x - x.mean(-1, keepdim=True)
+        layer = centered / torch.sqrt(centered.pow(2).mean(-1, keepdim=True) + 1e-5) * self.scale
+        rms = x * torch.rsqrt(torch.mean(x * x, dim=-1, keepdim=True) + 1e-6)
+        unit = F.normalize(x, dim=-1)
+        return layer + rms + unit, torch.log(torch.abs(x) + 1.0) + 2.0 ** x.clamp(max=3.0) + x ** 3
+
+
 # model class, method -> input shapes
 CASES: dict[str, tuple[Callable[[], torch.nn.Module], dict[str, list[tuple[int, ...]]]]] = {
     "mlp": (MLP, {"forward": [(4, 20)]}),
@@ -217,8 +234,9 @@ CASES: dict[str, tuple[Callable[[], torch.nn.Module], dict[str, list[tuple[int, 
     "linear_algebra": (LinearAlgebra, {"forward": [(4, 3, 4)]}),
     "mobile_blocks": (MobileBlocks, {"forward": [(2, 4, 6, 6)]}),
     "recurrent_attention": (RecurrentAttention, {"forward": [(2, 5, 6)]}),
+    "handwritten_norms": (HandwrittenNorms, {"forward": [(3, 4, 12)]}),
 }
 
 # Models whose code needs ranks or sizes only static input shapes give (t() of an input-derived
 # value, x.size(0) used as a view dim): without shapes the export fails, and says so.
-NEEDS_STATIC_SHAPES = {"attention", "tuple_outputs", "mobile_blocks", "recurrent_attention"}
+NEEDS_STATIC_SHAPES = {"attention", "tuple_outputs", "mobile_blocks", "recurrent_attention", "handwritten_norms"}

@@ -81,3 +81,34 @@ class Calls(torch.nn.Module):
 
     def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         return self.enc(x, y) * 2
+
+
+class Scalars(torch.nn.Module):
+    """A method whose non-Tensor arguments change what it computes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.l = torch.nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor, k: int, scale: float, flag: bool, dims: list[int]) -> torch.Tensor:
+        y = self.l(x) * k * scale
+        if flag:
+            y = torch.relu(y)
+        return y + dims[0] + len(dims)
+
+
+class MulA(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x * y
+
+
+class TwoMuls(torch.nn.Module):
+    """test_lite_script_module.py's module-hierarchy model: A0 and A1, one class."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.A0 = MulA()
+        self.A1 = MulA()
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+        return self.A0(x, y) + self.A1(y, z)

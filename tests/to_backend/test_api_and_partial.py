@@ -15,7 +15,7 @@ from torch.jit.mobile import _load_for_lite_interpreter
 import liteexport
 import runtime_py
 from liteexport.test_vectors import TEST_VECTORS_EXTRA_FILE, decode_test_vectors
-from runtime_py.errors import ModelError
+from runtime_py.errors import ExecutionError, ModelError
 from runtime_py.format.debug_table import DEBUG_TABLE_EXTRA_FILE
 from tests.cli.conftest import invoke
 from tests.to_backend import mixed_models
@@ -113,7 +113,7 @@ def test_partial_export_runs_in_runtime_py_and_torch_lite(tmp_path: Path, mixed:
 def test_partial_lowering_maps_a_failure_in_a_lowered_part(tmp_path: Path, mixed: torch.nn.Module) -> None:
     path = tmp_path / "mixed.ptl"
     liteexport.export(mixed, path, lower=["enc"])
-    with pytest.raises(runtime_py.errors.ExecutionError) as info:
+    with pytest.raises(ExecutionError) as info:
         runtime_py.load(path).forward(np.ones((2, 5), np.float32), 3, 0.5, True, [1])
     assert "aten::linear" in str(info.value)
     assert "return torch.relu(self.l(x))" in str(info.value)
@@ -147,6 +147,9 @@ def test_cli_lower_auto_and_lowered_archive(tmp_path: Path, mixed: torch.nn.Modu
     assert result.exit_code == 0, result.stderr
     assert "lowered: enc, head" in result.stdout
     assert "sorter: unsupported: aten::sort (1 site)" in result.stdout
+    described = invoke(["inspect", str(out)])
+    assert described.exit_code == 0, described.stderr
+    assert "Delegate: none at the root; 2 lowered submodule types (partially lowered)" in described.stdout
     # a torch.jit.save'd module lowered by _jit_to_backend exports as it is (.pt export)
     torch.manual_seed(0)
     model = mixed_models.Pair().eval()
@@ -176,3 +179,41 @@ def test_torch_saved_zip_with_debug_info_runs_in_runtime_py(tmp_path: Path) -> N
     x, h = torch.randn(2, 4), torch.randn(2, 4)
     _close_all(runtime_py.load(path).forward(x.numpy(), h.numpy()), model(x, h))
 
+
+
+def test_specialized_non_tensor_arguments_lower(tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    model = mixed_models.Scalars().eval()
+    path = tmp_path / "spec.ptl"
+    liteexport.export(model, path, specialize={"forward": {"k": 3, "scale": 0.5, "flag": True, "dims": [2, 5]}})
+    x = torch.randn(2, 4)
+    args = (3, 0.5, True, [2, 5])
+    expected = model(x, *args)
+    _close(runtime_py.load(path).forward(x.numpy(), *args), expected)
+    _close(_load_for_lite_interpreter(str(path))(x, *args), expected)
+    # the compiled program holds the folded values: another value is refused, naming it
+    with pytest.raises(ExecutionError, match="forward was compiled for flag = True"):
+        runtime_py.load(path).forward(x.numpy(), 3, 0.5, False, [2, 5])
+    with pytest.raises(ModelError, match="has no argument q"):
+        liteexport.export(model, tmp_path / "x.ptl", specialize={"forward": {"q": 1}})
+    with pytest.raises(ModelError, match="only int, float, bool and lists of them"):
+        liteexport.export(model, tmp_path / "x.ptl", specialize={"forward": {"k": "3"}})
+
+
+def test_cli_specialize(tmp_path: Path) -> None:
+    bundle = tmp_path / "spec.ptl"
+    result = invoke(["export", f"{MODELS}:Scalars", "-o", str(bundle), "--specialize", "forward:k=3",
+                     "--specialize", "scale=0.5", "--specialize", "flag=False", "--specialize", "dims=[4]"])
+    assert result.exit_code == 0, result.stderr
+    assert "specialized: forward:k, forward:scale, forward:flag, forward:dims" in result.stdout
+    torch.manual_seed(0)
+    x = torch.randn(2, 4)
+    # the same bundle (same weights) in torch's lite interpreter and in runtime_py
+    _close(runtime_py.load(bundle).forward(x.numpy(), 3, 0.5, False, [4]),
+           _load_for_lite_interpreter(str(bundle))(x, 3, 0.5, False, [4]))
+    refused = invoke(["export", f"{MODELS}:Scalars", "-o", str(tmp_path / "x.ptl")])
+    assert refused.exit_code == 3
+    assert "--specialize forward:k=VALUE" in refused.stderr
+    bad = invoke(["export", f"{MODELS}:Scalars", "-o", str(tmp_path / "x.ptl"), "--specialize", "k=abc"])
+    assert bad.exit_code == 2
+    assert "is not an int, float, bool or list of them" in bad.stderr

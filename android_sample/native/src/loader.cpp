@@ -1,5 +1,7 @@
 #include "loader.h"
 
+#include <algorithm>
+
 #include <cstring>
 
 #include "demo/backend.h"
@@ -53,7 +55,27 @@ LoadedBundle::LoadedBundle(std::shared_ptr<Bytes> bytes, const ser::Module* m)
       functions_[text(f->qn())] = codes_.at(index);
       method_functions_.push_back(f);
     }
+  refuse_missing_operators();
   root_ = value(m_->state_obj());
+}
+
+// The core runs the wrapper bytecode of lowered bundles, which calls no operator; a bundle whose
+// bytecode does (a partially lowered one, liteexport export --lower) is refused at load, naming
+// every operator it would need, rather than failing at the first one mid-call.
+void LoadedBundle::refuse_missing_operators() const {
+  std::vector<std::string> missing;
+  for (const auto& [qn, code] : functions_)
+    for (const auto& name : code->operators)
+      if (name != "prim::unchecked_cast" && std::find(missing.begin(), missing.end(), name) == missing.end())
+        missing.push_back(name);
+  if (missing.empty()) return;
+  std::sort(missing.begin(), missing.end());
+  std::string names;
+  for (const auto& name : missing) names += (names.empty() ? "" : ", ") + name;
+  throw_format("the bundle's TorchScript bytecode uses operators the native runtime does not implement: " +
+                   names + " (a partially lowered bundle, e.g. from liteexport export --lower: the native "
+                   "runtime runs bundles lowered whole; runtime_py and torch's lite interpreter run this one)",
+               "methods");
 }
 
 LoadedBundle::~LoadedBundle() {

@@ -34,6 +34,7 @@ class LoadedBundle : public Runtime {
   IValue build(uint32_t index);
   IValue build_tensor(const ser::TensorMetadata* t, const std::string& where);
   IValue build_object(const ser::Object* o, const std::string& where);
+  void refuse_missing_operators() const;  // a bundle whose bytecode calls operators: refused at load
 
   std::shared_ptr<Bytes> bytes_;
   const ser::Module* m_;

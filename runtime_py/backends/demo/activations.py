@@ -1,4 +1,5 @@
-"""Clamping activations and SiLU: clamp (hardtanh, relu6), hardsigmoid, hardswish, silu.
+"""Clamping activations, SiLU and elementwise math: clamp (hardtanh, relu6), hardsigmoid,
+hardswish, silu, log, sqrt, rsqrt, abs.
 
 Each follows torch's CPU formula in float32 (hardswish is ``x * clamp(x + 3, 0, 6) / 6``,
 multiplied before divided), so results match torch's to the last bit or two.
@@ -56,3 +57,25 @@ def silu(x: Array) -> Array:
     np.exp(y, out=y)
     np.add(y, ONE, out=y)
     return np.divide(x, y, out=y)
+
+
+def log(x: Array) -> Array:
+    """Natural log; -inf at 0 and NaN below, as torch (numpy's warnings silenced)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(x)
+
+
+def sqrt(x: Array) -> Array:
+    with np.errstate(invalid="ignore"):
+        return np.sqrt(x)
+
+
+def rsqrt(x: Array) -> Array:
+    """1 / sqrt(x); inf at 0, as torch."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        y = np.sqrt(x)
+        return np.divide(ONE, y, out=y) if y.ndim else np.asarray(ONE / y)
+
+
+def absolute(x: Array) -> Array:
+    return np.abs(x)

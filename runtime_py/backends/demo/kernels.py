@@ -102,6 +102,11 @@ _FACTORIES: dict[OpCode, tuple[KernelFactory, bool]] = {
     OpCode.SUM: (reductions.make_sum, False),
     OpCode.SLICE: (slicing.make_slice, False),
     OpCode.EXPAND: (slicing.make_expand, False),
+    OpCode.LOG: (_fixed(activations.log), False),
+    OpCode.SQRT: (_fixed(activations.sqrt), False),
+    OpCode.RSQRT: (_fixed(activations.rsqrt), False),
+    OpCode.ABS: (_fixed(activations.absolute), False),
+    OpCode.POW: (_binary(OpCode.POW), False),
 }
 
 

@@ -42,6 +42,11 @@ class OpCode(enum.IntEnum):
     SUM = 28  # sum over axes (all when none), keepdim
     SLICE = 29  # start:end:step (step > 0) on one axis, bounds clamped as in Python
     EXPAND = 30  # broadcast to a shape; -1 keeps a size, new leading dims allowed
+    LOG = 31  # natural log(x)
+    SQRT = 32  # sqrt(x)
+    RSQRT = 33  # 1 / sqrt(x)
+    ABS = 34  # |x|
+    POW = 35  # a ** b; one input: x ** scalar, reverse: scalar ** x
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,11 @@ OP_SPECS: dict[OpCode, OpSpec] = {
     OpCode.SUM: OpSpec(1, 1, 'Reduce', False, False),
     OpCode.SLICE: OpSpec(1, 1, 'Slice', False, True),
     OpCode.EXPAND: OpSpec(1, 1, 'Shape', False, False),
+    OpCode.LOG: OpSpec(1, 1, None, False, False),
+    OpCode.SQRT: OpSpec(1, 1, None, False, False),
+    OpCode.RSQRT: OpSpec(1, 1, None, False, False),
+    OpCode.ABS: OpSpec(1, 1, None, False, False),
+    OpCode.POW: OpSpec(1, 2, 'Binary', True, False),
 }
 
 # Attributes union member -> its tag

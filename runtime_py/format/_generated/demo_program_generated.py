@@ -45,6 +45,11 @@ class OpCode(object):
     Sum = 28
     Slice = 29
     Expand = 30
+    Log = 31
+    Sqrt = 32
+    Rsqrt = 33
+    Abs = 34
+    Pow = 35
 
 
 class Activation(object):

@@ -11,7 +11,7 @@ from torch.nn import functional as F
 class Activations(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = F.relu6(x * 4.0) + F.hardtanh(x, -0.25, 0.5) + x.clamp(min=-0.1) + torch.clamp(x, max=0.2)
-        y = y + F.hardswish(x * 5.0) + F.hardsigmoid(x * 5.0) + F.silu(x)
+        y = y + F.hardswish(x * 5.0) + F.hardsigmoid(x * 5.0) + F.silu(x) + F.leaky_relu(x, 0.2)
         z = x.clone()
         z = F.relu6(z, inplace=True)  # in-place forms rebind the value
         return y + z + nn.functional.hardswish(x, inplace=False) + torch.clamp_min(x, 0.5) + x.clamp_max(0.5)

@@ -84,6 +84,11 @@ _ATTRS: dict[OpCode, Attributes] = {
     OpCode.SUM: ReduceAttrs(()),
     OpCode.SLICE: SliceAttrs(-2, -7, 2**62, 3),
     OpCode.EXPAND: ShapeAttrs((4, -1, 3)),
+    OpCode.LOG: None,
+    OpCode.SQRT: None,
+    OpCode.RSQRT: None,
+    OpCode.ABS: None,
+    OpCode.POW: BinaryAttrs(scalar=0.5, reverse=True),
 }
 
 

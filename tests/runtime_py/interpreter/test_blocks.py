@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 from runtime_py.blocks import block_spans
@@ -63,3 +64,24 @@ def test_a_short_stack_in_a_block_fails_as_the_step_does() -> None:
     for budget in (None, LoadBudget(100, 1 << 20)):
         with pytest.raises(ExecutionError, match="instruction needs 3 values but the stack holds 1"):
             run(code, [None, 1], _Runtime(), budget)
+
+
+def test_operators_with_a_direct_call_get_their_arguments_from_locals() -> None:
+    from runtime_py.format.ptmf import Operator
+    from runtime_py.operators import bind_operator
+    from runtime_py.operators.registry import DIRECT
+
+    # x + x * x through the operator table: aten::mul.Tensor and aten::add.Tensor (alpha defaulted)
+    ops = tuple(bind_operator(Operator("aten::" + name, "Tensor", 2), "f") for name in ("mul", "add"))
+    instructions = ((Op.STOREN, 1, 2), (Op.LOAD, 2, 0), (Op.LOAD, 2, 0), (Op.LOAD, 2, 0), (Op.OP, 0, 0),
+                    (Op.OP, 1, 0), (Op.RET, 0, 0))
+    code = Code("__torch__.T.forward", tuple((int(op), x, n) for op, x, n in instructions), (), ops, (), 4, None,
+                ("aten::mul.Tensor", "aten::add.Tensor"))
+    assert all(getattr(kernel, DIRECT, None) is not None for kernel in ops)
+    x = np.array([1.0, 2.0, -3.0], dtype=np.float32)
+    ours, stepped = _both(code, [None, x])
+    np.testing.assert_array_equal(ours, x + x * x)
+    np.testing.assert_array_equal(stepped, ours)
+    with pytest.raises(ExecutionError, match="aten::mul.Tensor: expected a tensor or a number, got str") as failure:
+        run(code, [None, "x"], _Runtime())
+    assert failure.value.debug_handle == -1  # the function has no debug handles; the kernel's own error

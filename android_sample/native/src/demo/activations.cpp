@@ -1,8 +1,10 @@
-// Clamping activations and SiLU: clamp (hardtanh, relu6), hardsigmoid, hardswish, silu.
+// Clamping activations, SiLU and elementwise math: clamp (hardtanh, relu6), hardsigmoid,
+// hardswish, silu, log, sqrt, rsqrt, abs.
 // Each follows torch's CPU formula in float32, like runtime_py's activations.py.
 #include <cmath>
 
 #include "../errors.h"
+#include "float_math.h"
 #include "kernels.h"
 
 namespace liteexport::demo_backend {
@@ -51,7 +53,16 @@ Kernel make_hardswish() {
 
 Kernel make_silu() {
   // x / (1 + exp(-x)); exp overflowing to inf gives -0 or 0
-  return elementwise([](float v) { return v / (1.0f + std::exp(-v)); });
+  return elementwise([](float v) { return v / (1.0f + exp_float(-v)); });  // float_math.h: same bits on every ABI
+}
+
+Kernel make_math(Op op) {
+  switch (op) {
+    case Op::LOG: return elementwise([](float v) { return std::log(v); });
+    case Op::SQRT: return elementwise([](float v) { return std::sqrt(v); });
+    case Op::RSQRT: return elementwise([](float v) { return 1.0f / std::sqrt(v); });
+    default: return elementwise([](float v) { return std::fabs(v); });  // ABS
+  }
 }
 
 }  // namespace liteexport::demo_backend

@@ -116,6 +116,7 @@ Kernel make_binary(Op op, const BinaryAttrs& a, size_t n_inputs) {
     case Op::ADD: return bind_binary([](float p, float q) { return p + q; }, a, n_inputs);
     case Op::SUB: return bind_binary([](float p, float q) { return p - q; }, a, n_inputs);
     case Op::MUL: return bind_binary([](float p, float q) { return p * q; }, a, n_inputs);
+    case Op::POW: return bind_binary([](float p, float q) { return std::pow(p, q); }, a, n_inputs);
     default: return bind_binary([](float p, float q) { return p / q; }, a, n_inputs);
   }
 }
@@ -199,13 +200,13 @@ Kernel make_softmax(const AxisAttrs& a, bool log) {
         if (nan) max = std::numeric_limits<float>::quiet_NaN();  // numpy's max propagates NaN
         // exp in float by the core (float_math.h: the same bits on every ABI), summed in double;
         // log(sum) is libm's, once per row
+        // the exps first (a loop that vectorizes), then their sum in order
+        for (int64_t k = 0; k < len; ++k) dst[k * inner] = exp_float(row[k * inner] - max);
         double sum = 0;
-        for (int64_t k = 0; k < len; ++k) sum += exp_float(row[k * inner] - max);
-        for (int64_t k = 0; k < len; ++k) {
-          float shifted = row[k * inner] - max;
-          dst[k * inner] = log ? static_cast<float>(shifted - std::log(sum))
-                               : static_cast<float>(exp_float(shifted) / sum);
-        }
+        for (int64_t k = 0; k < len; ++k) sum += dst[k * inner];
+        for (int64_t k = 0; k < len; ++k)
+          dst[k * inner] = log ? static_cast<float>((row[k * inner] - max) - std::log(sum))
+                               : static_cast<float>(dst[k * inner] / sum);
       }
     return out;
   };

@@ -32,18 +32,22 @@ inline float exp_reduced(float r) {
 }
 
 // e^x = 2^n e^r with n = round(x / ln 2) and r = x - n ln 2 (ln 2 in two parts, Cody and Waite:
-// n * kLn2Hi is exact, so r carries no error from the reduction).
+// n * kLn2Hi is exact, so r carries no error from the reduction). No branches (selects only), so
+// loops over it vectorize: 2^n is applied as 2^(n/2) * 2^(n - n/2), both normal and both exact
+// scalings, so a subnormal result is rounded once, as ldexp would.
 inline float exp_float(float x) {
-  if (x != x) return x;
-  if (x > 88.72283935546875f) return std::numeric_limits<float>::infinity();
-  if (x < -103.97208404541015625f) return 0.0f;
+  constexpr float kHi = 88.72283935546875f, kLo = -103.97208404541015625f;
   constexpr float kLn2Hi = 0.693145751953125f, kLn2Lo = 1.428606765330187045e-06f;
-  const float n = static_cast<float>(static_cast<int>(x * 1.44269504088896341f + (x < 0 ? -0.5f : 0.5f)));
-  const float p = exp_reduced((x - n * kLn2Hi) - n * kLn2Lo);
-  int e = static_cast<int>(n);
-  if (e > 127) return p * pow2i(127) * pow2i(e - 127);   // e^x just below float's max
-  if (e < -126) return p * pow2i(e + 126) * pow2i(-126);  // subnormal results
-  return p * pow2i(e);
+  float xc = x < kHi ? x : kHi;
+  xc = xc > kLo ? xc : kLo;  // a NaN x becomes kLo here; the last select restores it
+  const int n = static_cast<int>(xc * 1.44269504088896341f + (xc < 0 ? -0.5f : 0.5f));
+  const float nf = static_cast<float>(n);
+  const float p = exp_reduced((xc - nf * kLn2Hi) - nf * kLn2Lo);
+  const int half = n / 2;
+  float e = p * pow2i(half) * pow2i(n - half);
+  e = x > kHi ? std::numeric_limits<float>::infinity() : e;
+  e = x < kLo ? 0.0f : e;
+  return x != x ? x : e;
 }
 
 // e^x - 1 without the cancellation of exp_float(x) - 1 near 0: Taylor below |x| = 0.5.

@@ -22,7 +22,8 @@ Kernel bind_kernel(Op op, const Attrs& a, size_t n_inputs) {
     case Op::ADD:
     case Op::SUB:
     case Op::MUL:
-    case Op::DIV: return make_binary(op, as<BinaryAttrs>(a), n_inputs);
+    case Op::DIV:
+    case Op::POW: return make_binary(op, as<BinaryAttrs>(a), n_inputs);
     case Op::NEG:
     case Op::RELU:
     case Op::SIGMOID:
@@ -50,6 +51,10 @@ Kernel bind_kernel(Op op, const Attrs& a, size_t n_inputs) {
     case Op::SUM: return make_sum(as<ReduceAttrs>(a));
     case Op::SLICE: return make_slice(as<SliceAttrs>(a));
     case Op::EXPAND: return make_expand(as<ShapeAttrs>(a));
+    case Op::LOG:
+    case Op::SQRT:
+    case Op::RSQRT:
+    case Op::ABS: return make_math(op);
   }
   throw KernelError("opcode " + std::to_string(static_cast<int>(op)) + " has no kernel");  // unreachable
 }

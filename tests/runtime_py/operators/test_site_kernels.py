@@ -1,0 +1,60 @@
+"""Operator call sites served by the demo backend's kernels (site_kernels): a site that sees
+several weights or parameter sets, or parameters that change between calls, computes what the
+operator table's own float64 code computes, every time. Runs without torch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from runtime_py.format import ptmf
+from runtime_py.operators import bind_operator
+from runtime_py.operators.nn import convolution
+from runtime_py.operators.normalization import batch_norm
+
+
+def _site(name: str, num_args: int) -> Any:
+    kernel = bind_operator(ptmf.Operator(name, "", num_args), "f")
+
+    def call(*args: Any) -> Any:
+        stack = list(args)
+        kernel(stack)
+        (result,) = stack
+        return result
+
+    return call
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False  # as the bundle's constants are: the sites cache what they derive
+    return a
+
+
+def test_one_conv_site_serving_several_weights() -> None:
+    rng = np.random.default_rng(0)
+    conv = _site("aten::conv2d", 7)
+    x = rng.standard_normal((1, 4, 9, 9)).astype(np.float32)
+    weights = [_read_only(rng.standard_normal((4, c, 3, 3)).astype(np.float32)) for c in (4, 4, 1)]
+    for _ in range(2):  # a second round hits every cached kernel
+        for w in weights:
+            groups = 4 // w.shape[1]
+            ours = conv(x, w, None, [1, 1], [1, 1], [1, 1], groups)
+            expected = convolution(x.astype(np.float64), w.astype(np.float64), None, [1, 1], [1, 1], [1, 1], groups)
+            np.testing.assert_allclose(ours, expected, rtol=1e-5, atol=1e-5)
+            assert ours.dtype == np.float32
+
+
+def test_batch_norm_site_follows_changing_parameters() -> None:
+    rng = np.random.default_rng(1)
+    norm = _site("aten::batch_norm", 9)
+    x = rng.standard_normal((2, 3, 4, 4)).astype(np.float32)
+    constant = [_read_only(rng.standard_normal(3).astype(np.float32)) for _ in range(3)]
+    constant.append(_read_only(rng.uniform(0.5, 2.0, 3).astype(np.float32)))
+    writable = [rng.standard_normal(3).astype(np.float32) for _ in range(3)] + [np.ones(3, np.float32)]
+    for params in (constant, writable, constant):
+        for _ in range(2):
+            ours = norm(x, *params, False, 0.1, 1e-5, False)
+            expected = batch_norm(x.astype(np.float64), *params, False, 0.1, 1e-5, False)
+            np.testing.assert_allclose(ours, expected, rtol=1e-5, atol=1e-5)
+            writable[2] += 1.0  # a running mean updated in place between calls: no stale fold

@@ -158,7 +158,8 @@ def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str
 
     walk = MethodWalk(name, log, functions, walked)
     (result,) = walk.run(root, inputs)
-    walked(walk.visited)
+    if progress is not None:  # a stage of its own: the last count of the walk may have been rate-limited
+        progress(f"walked {name}: {walk.visited} nodes, {len(walk.nodes)} instructions before optimization")
     returns_tuple = isinstance(result, tuple)
     values = list(result) if returns_tuple else [result]
     poisoned = find_poison(values) | find_blocked(values)

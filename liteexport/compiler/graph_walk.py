@@ -191,7 +191,11 @@ class MethodWalk:
             if out.type().kind() == "FunctionType":
                 return [None]
             value = out.toIValue()
-            return [TensorConst(value.detach()) if isinstance(value, torch.Tensor) else value]
+            # a tensor constant of the graph is shared by every call: state, never updated in place
+            if isinstance(value, torch.Tensor):
+                self._state.add(_storage(value))
+                return [TensorConst(value.detach(), state=True)]
+            return [value]
         args = [self._read(env, v) for v in _inputs(node)]
         if kind in IGNORED:
             return []
@@ -394,8 +398,8 @@ class MethodWalk:
         """A view or in-place update of compile-time tensors, run by torch on the tensors
         themselves (so views alias as in torch); None for other nodes, which fold through
         their lowering."""
-        if any(isinstance(v, Sym) for v in _flat(args)):
-            return None
+        if any(isinstance(v, Sym) for v in _flat(args)) or node.isNondeterministic():
+            return None  # random ops (uniform_, dropout in training...) never fold
         if writes_first_argument(node):
             target = args[0]
             if not isinstance(target, TensorConst) or target.state or target in self._views:
@@ -403,7 +407,7 @@ class MethodWalk:
             if _storage(target.tensor) in self._read_by_program:
                 raise Unsupported("in-place update of a constant that compiled instructions already read "
                                   "is not compiled")
-        elif not returns_view(node) or node.isNondeterministic():
+        elif not returns_view(node):
             return None
         return constant_results(node, args, lambda t: _storage(t) in self._state)
 

@@ -101,7 +101,7 @@ def test_default_methods_are_forward_and_exported() -> None:
     assert [p.method for p in compiled.programs] == ["forward", "embed"]
     assert compiled.methods[1].arg_names == ("x", "y")
     assert compiled.qualname.endswith("TwoMethods")
-    assert len(progress) == 2 and progress[0].startswith("compiling forward: ")
+    assert len(progress) == 2 and progress[0].startswith("walked forward: ")
 
 
 def test_unknown_method_names_the_available_ones() -> None:

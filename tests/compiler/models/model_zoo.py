@@ -118,6 +118,11 @@ def _randomize(model: nn.Module, shapes: tuple[tuple[int, ...], ...], seed: int)
     changes numbers, yet matched to the activations, so a deep network's outputs keep a
     sane magnitude (with made-up statistics resnet152's logits reach 1e7)."""
     torch.manual_seed(seed)
+    with torch.no_grad():
+        for parameter in model.parameters():
+            if not parameter.any():
+                # zero-initialized (ViT's head, biases): an all-zero output would match anything
+                parameter.normal_(0.0, 0.02)
     norms = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
     if norms:
         model.eval()  # only the norms learn: eval-time control flow (no auxiliary heads)

@@ -64,23 +64,4 @@ const DebugEntry* DebugTable::lookup(int64_t handle) const {
   return it != entries_.end() && it->handle == handle ? &*it : nullptr;
 }
 
-namespace {
-// runtime_py's format_frame: ", in <function>" appended to the snippet's "File ..., line N" header.
-std::string format_frame(const std::string& function, const std::string& snippet) {
-  size_t nl = snippet.find('\n');
-  if (nl == std::string::npos) return snippet + ", in " + function;
-  return snippet.substr(0, nl) + ", in " + function + snippet.substr(nl);
-}
-}  // namespace
-
-std::string source_mapped_message(const std::string& message, int64_t handle, const DebugTable* table,
-                                  const std::string& method) {
-  const DebugEntry* entry = table != nullptr && handle >= 0 ? table->lookup(handle) : nullptr;
-  if (entry == nullptr) return method + ": " + message;
-  std::string out = message + "\nModule hierarchy:" + entry->module_hierarchy + "::" + entry->method + "." +
-                    entry->node_kind + "\nTraceback of TorchScript (most recent call last):";
-  for (const SourceFrame& frame : entry->frames) out += "\n" + format_frame(frame.function, frame.snippet);
-  return out;
-}
-
 }  // namespace liteexport

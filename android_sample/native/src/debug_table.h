@@ -1,6 +1,5 @@
-// The bundle's debug-handle -> source table (extra file "liteexport/debug_table") and the one
-// place an execution error is mapped to its module hierarchy and TorchScript-style traceback,
-// exactly like runtime_py's module.source_mapped_message.
+// The bundle's debug-handle -> source table (extra file "liteexport/debug_table"); errors are
+// mapped through it in delegate_trace.h.
 #pragma once
 
 #include <cstdint>
@@ -33,10 +32,5 @@ class DebugTable {
  private:
   std::vector<DebugEntry> entries_;  // sorted by handle, unique
 };
-
-// `message` followed by the module hierarchy and traceback of `handle`'s entry; without an
-// entry (or table) "<method>: <message>".
-std::string source_mapped_message(const std::string& message, int64_t handle, const DebugTable* table,
-                                  const std::string& method);
 
 }  // namespace liteexport

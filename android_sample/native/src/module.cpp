@@ -5,6 +5,7 @@
 
 #include "bundle_verify.h"
 #include "debug_table.h"
+#include "delegate_trace.h"
 #include "errors.h"
 #include "liteexport/runtime.h"
 #include "loader.h"
@@ -16,6 +17,18 @@ namespace {
 
 // Functions of the root type that are plumbing, not methods a user calls.
 bool hidden(const std::string& name) { return name == "__setstate__" || name == "__getstate__"; }
+
+// How many Tensors a method returning a tuple returns (-1: one, not a tuple), counted in its
+// return type's text as runtime_py's Module._wrapper_signature does.
+int tuple_outputs(const ser::Schema* schema) {
+  const auto* returns = schema->returns();
+  const ser::Arg* first = returns != nullptr && returns->size() > 0 ? returns->Get(0) : nullptr;
+  const std::string type = first == nullptr ? "Tensor" : first->type() ? first->type()->str() : "";
+  if (type.rfind("Tuple[", 0) != 0) return -1;
+  int count = 0;
+  for (size_t at = type.find("Tensor"); at != std::string::npos; at = type.find("Tensor", at + 6)) ++count;
+  return count;
+}
 
 class LoadedModule final : public Module {
  public:
@@ -38,16 +51,22 @@ class LoadedModule final : public Module {
       std::string method = qn.substr(prefix.size());
       if (hidden(method)) continue;
       std::optional<std::vector<Param>> args;
+      std::optional<WrapperSignature> wrapper;
       if (f->schema() != nullptr) {
         args.emplace();
+        wrapper.emplace(WrapperSignature{method, {}, -1});
         const auto* arguments = f->schema()->arguments();
         for (size_t i = 1; arguments != nullptr && i < arguments->size(); ++i) {
           const ser::Arg* a = arguments->Get(i);
-          bool has_default = a->default_value() != 0 || (a->type() && a->type()->str().rfind("Optional[", 0) == 0);
+          std::string type = a->type() ? a->type()->str() : "";
+          bool has_default = a->default_value() != 0 || type.rfind("Optional[", 0) == 0;
           args->push_back({a->name() ? a->name()->str() : "", has_default});
+          wrapper->arguments.emplace_back(args->back().name, type);
         }
+        wrapper->tuple_outputs = tuple_outputs(f->schema());
       }
-      methods_.push_back({method, args});
+      if ((*root)->type_name.rfind(kWrapperRootPrefix, 0) != 0) wrapper.reset();
+      methods_.push_back({method, args, wrapper});
     }
   }
 
@@ -96,7 +115,8 @@ class LoadedModule final : public Module {
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::Execution || e.debug_handle() < 0) throw;
       throw Error(ErrorKind::Execution,
-                  source_mapped_message(e.what(), e.debug_handle(), table_ ? &*table_ : nullptr, name),
+                  source_mapped_message(e.what(), e.debug_handle(), table_ ? &*table_ : nullptr, name,
+                                        info->wrapper ? &*info->wrapper : nullptr),
                   e.debug_handle(), e.code(), e.fields());
     }
     std::vector<Tensor> out;
@@ -121,6 +141,7 @@ class LoadedModule final : public Module {
   struct MethodInfo {
     std::string name;
     std::optional<std::vector<Param>> args;  // argument names after self; none without a schema
+    std::optional<WrapperSignature> wrapper;  // when the root is torch's LoweredWrapper
   };
   std::string name_;
   std::optional<DebugTable> table_;

@@ -45,9 +45,10 @@ enum class Op : uint16_t {
   RSQRT = 33,  // 1 / sqrt(x)
   ABS = 34,  // |x|
   POW = 35,  // a ** b; one input: x ** scalar, reverse: scalar ** x
+  EXP = 36,  // e ** x
 };
 
-constexpr size_t kNumOps = 36;
+constexpr size_t kNumOps = 37;
 constexpr size_t kNumAttributeTypes = 13;  // union tags 1..kNumAttributeTypes
 constexpr size_t kAnyNumber = SIZE_MAX;
 
@@ -98,6 +99,7 @@ constexpr OpInfo kOps[kNumOps] = {
     {"RSQRT", 1, 1, 0, false, false},
     {"ABS", 1, 1, 0, false, false},
     {"POW", 1, 2, 1, true, false},
+    {"EXP", 1, 1, 0, false, false},
 };
 
 // runtime_py's attribute class names, indexed by union tag ("none" for 0)

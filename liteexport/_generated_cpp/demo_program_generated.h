@@ -132,11 +132,12 @@ enum class OpCode : uint16_t {
   Rsqrt = 33,
   Abs = 34,
   Pow = 35,
+  Exp = 36,
   MIN = Add,
-  MAX = Pow
+  MAX = Exp
 };
 
-inline const OpCode (&EnumValuesOpCode())[36] {
+inline const OpCode (&EnumValuesOpCode())[37] {
   static const OpCode values[] = {
     OpCode::Add,
     OpCode::Sub,
@@ -173,13 +174,14 @@ inline const OpCode (&EnumValuesOpCode())[36] {
     OpCode::Sqrt,
     OpCode::Rsqrt,
     OpCode::Abs,
-    OpCode::Pow
+    OpCode::Pow,
+    OpCode::Exp
   };
   return values;
 }
 
 inline const char * const *EnumNamesOpCode() {
-  static const char * const names[37] = {
+  static const char * const names[38] = {
     "Add",
     "Sub",
     "Mul",
@@ -216,13 +218,14 @@ inline const char * const *EnumNamesOpCode() {
     "Rsqrt",
     "Abs",
     "Pow",
+    "Exp",
     nullptr
   };
   return names;
 }
 
 inline const char *EnumNameOpCode(OpCode e) {
-  if (::flatbuffers::IsOutRange(e, OpCode::Add, OpCode::Pow)) return "";
+  if (::flatbuffers::IsOutRange(e, OpCode::Add, OpCode::Exp)) return "";
   const size_t index = static_cast<size_t>(e);
   return EnumNamesOpCode()[index];
 }

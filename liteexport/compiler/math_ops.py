@@ -143,6 +143,7 @@ LOWERINGS: dict[str, Lowering] = {
     "aten::sqrt": _unary(OpCode.SQRT),
     "aten::rsqrt": _unary(OpCode.RSQRT),
     "aten::abs": _unary(OpCode.ABS),
+    "aten::exp": _unary(OpCode.EXP),
     "aten::pow": _binary(OpCode.POW),
     "aten::square": _square,
     "aten::linalg_vector_norm": _linalg_vector_norm,
@@ -167,5 +168,5 @@ LOWERINGS: dict[str, Lowering] = {
 INPLACE: dict[str, str] = {
     f"aten::{name}_": f"aten::{name}"
     for name in ("clamp", "clip", "clamp_min", "clamp_max", "hardtanh", "relu6", "leaky_relu", "hardsigmoid",
-                 "hardswish", "silu", "log", "sqrt", "rsqrt", "abs", "pow")
+                 "hardswish", "silu", "log", "sqrt", "rsqrt", "abs", "pow", "exp")
 }

@@ -162,6 +162,7 @@ SEMANTICS: dict[OpCode, Semantics] = {
     OpCode.SQRT: _one(torch.sqrt),
     OpCode.RSQRT: _one(torch.rsqrt),
     OpCode.ABS: _one(torch.abs),
+    OpCode.EXP: _one(torch.exp),
     OpCode.POW: _binary(lambda a, b, alpha: torch.pow(a, b)),
 }
 

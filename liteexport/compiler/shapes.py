@@ -322,5 +322,6 @@ _RULES: dict[OpCode, ShapeRule] = {
     OpCode.SQRT: _first,
     OpCode.RSQRT: _first,
     OpCode.ABS: _first,
+    OpCode.EXP: _first,
     OpCode.POW: _binary,
 }

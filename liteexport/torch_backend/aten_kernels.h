@@ -296,6 +296,7 @@ at::Tensor run_step(const Step& s, const Tensors& x) {
     case Op::SQRT: return at::sqrt(x[0]);
     case Op::RSQRT: return at::rsqrt(x[0]);
     case Op::ABS: return at::abs(x[0]);
+    case Op::EXP: return at::exp(x[0]);
   }
   TORCH_INTERNAL_ASSERT(false, "unreachable opcode");
 }

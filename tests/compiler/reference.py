@@ -97,7 +97,8 @@ def _step_added(op: OpCode, at: object, xs: list[torch.Tensor]) -> torch.Tensor:
         return x[tuple(index)]
     if op == OpCode.EXPAND:
         return x.expand(*at.dims)  # type: ignore[attr-defined]
-    math = {OpCode.LOG: torch.log, OpCode.SQRT: torch.sqrt, OpCode.RSQRT: torch.rsqrt, OpCode.ABS: torch.abs}
+    math = {OpCode.LOG: torch.log, OpCode.SQRT: torch.sqrt, OpCode.RSQRT: torch.rsqrt, OpCode.ABS: torch.abs,
+            OpCode.EXP: torch.exp}
     if op in math:
         return math[op](x)
     if op == OpCode.POW:

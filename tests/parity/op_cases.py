@@ -78,6 +78,7 @@ OP_CASES: dict[str, OpCase] = {
     "sqrt": (OpCode.SQRT, [], [_positive(3, 7)], None, lambda w: w.sqrt()),
     "rsqrt": (OpCode.RSQRT, [], [_positive(3, 7)], None, lambda w: w.rsqrt()),
     "abs": (OpCode.ABS, [X], [], None, lambda x: x.abs()),
+    "exp": (OpCode.EXP, [X], [], None, lambda x: x.exp()),
     "pow_square": (OpCode.POW, [X], [], BinaryAttrs(scalar=2.0), lambda x: x.pow(2.0)),
     "pow_cube": (OpCode.POW, [(4, 5)], [], BinaryAttrs(scalar=3.0), lambda x: x ** 3),
     "pow_scalar_base": (OpCode.POW, [(4, 5)], [], BinaryAttrs(scalar=1.5, reverse=True), lambda x: 1.5 ** x),

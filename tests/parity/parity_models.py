@@ -207,7 +207,7 @@ class RecurrentAttention(nn.Module):
 
 class HandwrittenNorms(nn.Module):
     """Normalizations written with elementwise math: an RMS/layer norm from pow, mean, sqrt
-    and rsqrt; F.normalize (a 2-norm); abs, log and powers."""
+    and rsqrt; F.normalize (a 2-norm); abs, log and powers; a softmax from exp and sum."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -219,7 +219,8 @@ class HandwrittenNorms(nn.Module):
         layer = centered / torch.sqrt(centered.pow(2).mean(-1, keepdim=True) + 1e-5) * self.scale
         rms = x * torch.rsqrt(torch.mean(x * x, dim=-1, keepdim=True) + 1e-6)
         unit = F.normalize(x, dim=-1)
-        return layer + rms + unit, torch.log(torch.abs(x) + 1.0) + 2.0 ** x.clamp(max=3.0) + x ** 3
+        softmax = torch.exp(x) / torch.exp(x).sum(-1, keepdim=True)
+        return layer + rms + unit, torch.log(torch.abs(x) + 1.0) + 2.0 ** x.clamp(max=3.0) + x ** 3 + softmax
 
 
 # model class, method -> input shapes

@@ -1,5 +1,5 @@
 """Clamping activations, SiLU and elementwise math: clamp (hardtanh, relu6), hardsigmoid,
-hardswish, silu, log, sqrt, rsqrt, abs.
+hardswish, silu, log, sqrt, rsqrt, abs, exp.
 
 Each follows torch's CPU formula in float32 (hardswish is ``x * clamp(x + 3, 0, 6) / 6``,
 multiplied before divided), so results match torch's to the last bit or two.
@@ -79,3 +79,9 @@ def rsqrt(x: Array) -> Array:
 
 def absolute(x: Array) -> Array:
     return np.abs(x)
+
+
+def exp(x: Array) -> Array:
+    """e ** x; inf past float32's range, as torch."""
+    with np.errstate(over="ignore"):
+        return np.exp(x)

@@ -106,6 +106,7 @@ _FACTORIES: dict[OpCode, tuple[KernelFactory, bool]] = {
     OpCode.SQRT: (_fixed(activations.sqrt), False),
     OpCode.RSQRT: (_fixed(activations.rsqrt), False),
     OpCode.ABS: (_fixed(activations.absolute), False),
+    OpCode.EXP: (_fixed(activations.exp), False),
     OpCode.POW: (_binary(OpCode.POW), False),
 }
 

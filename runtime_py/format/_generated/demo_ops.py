@@ -47,6 +47,7 @@ class OpCode(enum.IntEnum):
     RSQRT = 33  # 1 / sqrt(x)
     ABS = 34  # |x|
     POW = 35  # a ** b; one input: x ** scalar, reverse: scalar ** x
+    EXP = 36  # e ** x
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,7 @@ OP_SPECS: dict[OpCode, OpSpec] = {
     OpCode.RSQRT: OpSpec(1, 1, None, False, False),
     OpCode.ABS: OpSpec(1, 1, None, False, False),
     OpCode.POW: OpSpec(1, 2, 'Binary', True, False),
+    OpCode.EXP: OpSpec(1, 1, None, False, False),
 }
 
 # Attributes union member -> its tag

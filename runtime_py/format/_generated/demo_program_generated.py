@@ -50,6 +50,7 @@ class OpCode(object):
     Rsqrt = 33
     Abs = 34
     Pow = 35
+    Exp = 36
 
 
 class Activation(object):

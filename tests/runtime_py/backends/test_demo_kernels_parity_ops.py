@@ -36,7 +36,8 @@ EXTREMES = np.array([-1e30, -100.0, -3.0, -2.9999, -1e-30, -0.0, 0.0, 1e-30, 2.9
 
 
 @pytest.mark.parametrize(("op", "reference"), [
-    (OpCode.HARDSIGMOID, F.hardsigmoid), (OpCode.HARDSWISH, F.hardswish), (OpCode.SILU, F.silu)])
+    (OpCode.HARDSIGMOID, F.hardsigmoid), (OpCode.HARDSWISH, F.hardswish), (OpCode.SILU, F.silu),
+    (OpCode.EXP, torch.exp)])
 def test_activation_extremes(op: OpCode, reference: object) -> None:
     assert_matches(run_op(op, None, [EXTREMES]), reference(torch.from_numpy(EXTREMES.copy())))  # type: ignore[operator]
 

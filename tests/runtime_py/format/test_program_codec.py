@@ -88,6 +88,7 @@ _ATTRS: dict[OpCode, Attributes] = {
     OpCode.SQRT: None,
     OpCode.RSQRT: None,
     OpCode.ABS: None,
+    OpCode.EXP: None,
     OpCode.POW: BinaryAttrs(scalar=0.5, reverse=True),
 }
 

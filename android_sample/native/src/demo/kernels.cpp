@@ -54,7 +54,8 @@ Kernel bind_kernel(Op op, const Attrs& a, size_t n_inputs) {
     case Op::LOG:
     case Op::SQRT:
     case Op::RSQRT:
-    case Op::ABS: return make_math(op);
+    case Op::ABS:
+    case Op::EXP: return make_math(op);
   }
   throw KernelError("opcode " + std::to_string(static_cast<int>(op)) + " has no kernel");  // unreachable
 }

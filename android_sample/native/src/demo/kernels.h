@@ -50,7 +50,7 @@ Kernel make_clamp(const ClampAttrs& a);                                 // activ
 Kernel make_hardsigmoid();                                              // activations.cpp
 Kernel make_hardswish();                                                // activations.cpp
 Kernel make_silu();                                                     // activations.cpp
-Kernel make_math(Op op);  // LOG, SQRT, RSQRT, ABS                       // activations.cpp
+Kernel make_math(Op op);  // LOG, SQRT, RSQRT, ABS, EXP                  // activations.cpp
 Kernel make_mean(const ReduceAttrs& a);                                 // reductions.cpp
 Kernel make_sum(const ReduceAttrs& a);                                  // reductions.cpp
 Kernel make_slice(const SliceAttrs& a);                                 // slicing.cpp

@@ -39,7 +39,6 @@ EXPECTED_BLOCKERS: dict[str, set[str]] = {
     "inception_v3": _TUPLE_WITH_NONE,
     "regnet_y_128gf": {PACK_LIMIT},  # 644M parameters: 2.6 GB of float32 weights
     "vit_h_14": {PACK_LIMIT},  # 632M parameters
-    **{f"swin_v2_{s}": {"aten::exp"} for s in "tsb"},
 }
 
 

@@ -84,14 +84,14 @@ class DeadAppend(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         unused = [x]
-        unused.append(torch.exp(x))
+        unused.append(torch.erfinv(x))
         return x * 2.0
 
 
 class UnsupportedAppended(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         parts = [x]
-        parts.append(torch.exp(x))
+        parts.append(torch.erfinv(x))
         return torch.cat(parts, 1)
 
 

@@ -9,7 +9,7 @@ from torch import nn
 class Unsupported(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         dead = torch.cos(x)  # noqa: F841 (dead code: not reported)
-        return torch.exp(x) + 1
+        return torch.erfinv(x) + 1
 
     @torch.jit.export
     def other(self, x: torch.Tensor) -> torch.Tensor:

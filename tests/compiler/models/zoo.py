@@ -166,7 +166,7 @@ class DeadCode(nn.Module):
         self.unused = nn.Linear(4, 4)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        wasted = self.unused(x).exp()  # dead: neither compiled nor reported
+        wasted = self.unused(x).erfinv()  # dead: neither compiled nor reported
         _ = torch.sigmoid(wasted)
         return self.fc(x)
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Regenerate the code made from schema/: flatc's output for schema/*.fbs and the demo op
-tables of schema/demo_ops.toml (scripts/demo_ops_codegen.py) - Python in
-runtime_py/format/_generated/, C++ headers in liteexport/_generated_cpp/ (used by the torch
-backend and the Android sample's native core).
+"""Regenerate the code made from schema/: the OpCode enum of schema/demo_program.fbs and
+the demo op tables from schema/demo_ops.toml (scripts/demo_ops_codegen.py), then flatc's
+output for schema/*.fbs - Python in runtime_py/format/_generated/, C++ headers in
+liteexport/_generated_cpp/ (used by the torch backend and the Android sample's native core).
 
     python scripts/generate_schema_code.py           # rewrite the generated modules
     python scripts/generate_schema_code.py --check   # exit 1 when they are stale
@@ -59,12 +59,21 @@ def find_flatc() -> str:
     return flatc
 
 
+def schema_text(name: str) -> str:
+    """schema/{name}.fbs as it must be: demo_program's OpCode enum comes from the op spec."""
+    text = (SCHEMA_DIR / f"{name}.fbs").read_text()
+    return demo_ops_codegen.fbs_with_opcodes(text, _op_spec()) if name == "demo_program" else text
+
+
 def generate_cpp(out_dir: Path) -> None:
     """C++ accepts structs in unions: the schemas are used as they are."""
     flatc = find_flatc()
     with tempfile.TemporaryDirectory() as tmp:
         for name in SCHEMAS:
-            subprocess.run([flatc, "--cpp", "--scoped-enums", "-o", tmp, str(SCHEMA_DIR / f"{name}.fbs")], check=True)
+            src = Path(tmp) / "schema" / f"{name}.fbs"
+            src.parent.mkdir(exist_ok=True)
+            src.write_text(schema_text(name))
+            subprocess.run([flatc, "--cpp", "--scoped-enums", "-o", tmp, str(src)], check=True)
             code = (Path(tmp) / f"{name}_generated.h").read_text()
             (out_dir / f"{name}_generated.h").write_text(CPP_HEADER.format(name=name) + code)
     (out_dir / "demo_ops_generated.h").write_text(demo_ops_codegen.cpp_header(_op_spec()))
@@ -90,7 +99,7 @@ def generate(out_dir: Path) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for name in SCHEMAS:
             src = Path(tmp) / f"{name}.fbs"
-            src.write_text(python_compatible((SCHEMA_DIR / f"{name}.fbs").read_text()))
+            src.write_text(python_compatible(schema_text(name)))
             subprocess.run([flatc, "--python", "--gen-onefile", "-o", tmp, str(src)], check=True)
             code = (Path(tmp) / f"{name}_generated.py").read_text()
             (out_dir / f"{name}_generated.py").write_text(HEADER.format(name=name) + code)
@@ -100,8 +109,12 @@ def generate(out_dir: Path) -> None:
         HEADER.format(name="*") + '"""flatc output, used only through the codec modules; demo_ops: the op set."""\n')
 
 
+def generate_schemas(out_dir: Path) -> None:
+    (out_dir / "demo_program.fbs").write_text(schema_text("demo_program"))
+
+
 def main() -> int:
-    targets = ((OUT_DIR, generate), (CPP_OUT_DIR, generate_cpp))
+    targets = ((SCHEMA_DIR, generate_schemas), (OUT_DIR, generate), (CPP_OUT_DIR, generate_cpp))
     if "--check" not in sys.argv[1:]:
         for out_dir, make in targets:
             out_dir.mkdir(parents=True, exist_ok=True)

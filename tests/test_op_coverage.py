@@ -78,24 +78,36 @@ def test_the_compiler_emits_every_opcode() -> None:
     assert _missing(emitted) == []
 
 
-def test_the_generator_refuses_a_spec_that_disagrees_with_the_fbs(tmp_path: Path) -> None:
-    """The fbs stays the byte format's source of truth: renumbering or dropping an opcode in
-    either file stops the generator."""
+def test_the_fbs_opcode_enum_is_rendered_from_the_spec(tmp_path: Path) -> None:
+    """Adding an op is one spec line: the fbs's OpCode enum is generated, with explicit
+    numbers (the wire format), and the generator refuses a spec out of order or whose
+    [attributes] disagree with the fbs's hand-written Attributes union."""
     sys.path.insert(0, str(ROOT / "scripts"))
     try:
         import demo_ops_codegen as codegen
     finally:
         sys.path.pop(0)
     spec_path, fbs_path = ROOT / "schema" / "demo_ops.toml", ROOT / "schema" / "demo_program.fbs"
-    assert len(codegen.load(spec_path, fbs_path).ops) == len(OpCode)
-    renumbered = tmp_path / "renumbered.fbs"
-    renumbered.write_text(fbs_path.read_text().replace("Add = 0,", "Add = 1,"))
-    with pytest.raises(codegen.SpecError, match="disagree on the opcodes"):
-        codegen.load(spec_path, renumbered)
-    extra = tmp_path / "extra.toml"
-    extra.write_text(spec_path.read_text() + 'EXTRA = { code = 99, fbs = "Extra", inputs = [1, 1], doc = "" }\n')
+    spec = codegen.load(spec_path, fbs_path)
+    assert len(spec.ops) == len(OpCode)
+    fbs = fbs_path.read_text()
+    assert codegen.fbs_with_opcodes(fbs, spec) == fbs
+    for op in OpCode:
+        assert f"  {spec.ops[op].fbs} = {int(op)}," in fbs
+    added = tmp_path / "added.toml"
+    added.write_text(spec_path.read_text()
+                     + f'NEW_OP = {{ code = {len(OpCode)}, fbs = "NewOp", inputs = [1, 1], doc = "new" }}\n')
+    rendered = codegen.fbs_with_opcodes(fbs, codegen.load(added, fbs_path))
+    assert f"  NewOp = {len(OpCode)}," in rendered
+    assert [line for line in rendered.splitlines() if "NewOp" not in line] == fbs.splitlines()
+    gap = tmp_path / "gap.toml"
+    gap.write_text(spec_path.read_text() + 'EXTRA = { code = 99, fbs = "Extra", inputs = [1, 1], doc = "" }\n')
     with pytest.raises(codegen.SpecError, match="opcode order"):
-        codegen.load(extra, fbs_path)
+        codegen.load(gap, fbs_path)
+    no_slice = tmp_path / "no_slice.fbs"
+    no_slice.write_text(fbs.replace("  Slice,\n}", "}"))
+    with pytest.raises(codegen.SpecError, match="Attributes union disagree"):
+        codegen.load(spec_path, no_slice)
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ to compile the native core's kernel table")

@@ -6,7 +6,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from liteexport.compiler.ops import _FLOAT32_SCALAR_TYPE, Emitter, Lowering, _binary, is_number, shape_of, tensor
+from liteexport.compiler.ops import (
+    _FLOAT32_SCALAR_TYPE,
+    Emitter,
+    Lowering,
+    _binary,
+    _unary,
+    is_number,
+    shape_of,
+    tensor,
+)
 from liteexport.compiler.values import Unsupported
 from runtime_py.format.program import BinaryAttrs, ClampAttrs, OpCode, ReduceAttrs
 
@@ -53,10 +62,6 @@ def _leaky_relu(b: Emitter, args: list[Any]) -> Any:
     negative = b.emit(OpCode.MUL, [b.emit(OpCode.CLAMP, [x], ClampAttrs(min=None, max=0.0))],
                       BinaryAttrs(scalar=float(slope)))
     return b.emit(OpCode.ADD, [positive, negative], BinaryAttrs())
-
-
-def _unary(op: OpCode) -> Lowering:
-    return lambda b, args: b.emit(op, [tensor(args[0])], None)
 
 
 def _check_dtype(dtype: Any) -> None:

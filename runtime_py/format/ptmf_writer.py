@@ -273,7 +273,9 @@ def encode_module_chunks(module: ptmf.Module) -> list[memoryview]:
     fb.ModuleAddMobileIvalueSize(builder, module.mobile_ivalue_size)
     builder.Finish(fb.ModuleEnd(builder), file_identifier=ptmf.PTMF_FILE_IDENTIFIER)
     metadata = memoryview(builder.Bytes)[builder.Head():]
+    # torch's own writer goes past 2 GiB (a 2.5 GB nn.Linear saves), but its loader's flatbuffer
+    # verifier then refuses the file ("Malformed Flatbuffer module"): refuse before writing.
     if len(metadata) + tail_size >= 1 << 31:
-        raise ModelError(f"the bundle would be {len(metadata) + tail_size} bytes, "
-                         "but a PTMF bundle (a flatbuffer) holds at most 2 GiB")
+        raise ModelError(f"the bundle would be {len(metadata) + tail_size} bytes, but a PTMF bundle "
+                         "(a flatbuffer) holds at most 2 GiB: torch's lite interpreter refuses larger files")
     return [metadata, *tail]

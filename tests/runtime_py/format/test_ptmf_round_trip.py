@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
+import pytest
 
 from liteexport.bundle import pack
 from liteexport.lowered import CompiledModule
+from runtime_py.errors import ModelError
 from runtime_py.format import ptmf
 from runtime_py.format.bundle_file import read_bundle_bytes
-from runtime_py.format.ptmf_writer import encode_module
+from runtime_py.format.ptmf_writer import encode_module, encode_module_chunks
 
 
 def test_round_trip_is_lossless(linear_relu_module: CompiledModule) -> None:
@@ -34,3 +38,11 @@ def test_storage_is_16_byte_aligned_and_read_in_place(linear_relu_module: Compil
         offset = storage.ctypes.data - base
         assert 0 <= offset < len(data)  # a view into the buffer, not a copy
         assert offset % ptmf.STORAGE_ALIGNMENT == 0
+
+
+def test_a_bundle_over_2_gib_is_refused_before_anything_is_written(linear_relu_module: CompiledModule) -> None:
+    """torch's loader refuses PTMF files over 2 GiB, so the writer does; np.zeros maps untouched
+    pages, so the 2 GiB storage costs no memory."""
+    huge = dataclasses.replace(pack(linear_relu_module), storage_data=(np.zeros(1 << 31, np.uint8),))
+    with pytest.raises(ModelError, match=r"would be 2147\d{6} bytes, .* at most 2 GiB"):
+        encode_module_chunks(huge)

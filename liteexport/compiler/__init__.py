@@ -32,6 +32,7 @@ from liteexport.compiler.values import (
 )
 from liteexport.lowered import CompiledModule, MethodSignature
 from runtime_py.errors import ModelError
+from runtime_py.format import ptmf
 from runtime_py.format.program import Program, ValueInfo
 
 __all__ = ["compile_module"]
@@ -164,23 +165,39 @@ def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str
     values = list(result) if returns_tuple else [result]
     poisoned = find_poison(values) | find_blocked(values)
     outputs: list[TensorValue] = []
+    constants: list[tuple[int, ptmf.IValue]] = []  # rebuilt by the wrapper, not returned by the program
     problems = []
     for index, value in enumerate(values):
         if isinstance(value, (Sym, TensorConst)) and _float32(value):
             outputs.append(value)
+        elif returns_tuple and (constant := _constant_output(value)) is not None:
+            constants.append((index, constant))
         elif not isinstance(value, Poison):
             what = "None" if value is None else (
                 f"a {value.tensor.dtype} tensor" if isinstance(value, TensorConst) else f"a {type(value).__name__}")
             problems.append(f"{f'output {index}' if returns_tuple else 'the result'} is {what}")
+    if not outputs and not poisoned:
+        problems.append("no output is a Tensor")
     if problems:
         poisoned |= _bad_output(log, name, method.graph, root, ", ".join(problems))
     nodes = optimize(walk.nodes, outputs) if not poisoned else []
     for node in nodes:  # blocked values propagate to what reads them; this is the safety net
         poisoned |= find_blocked(node.inputs)
-    signature = MethodSignature(name, tuple(a.name for a in arguments), returns_tuple, len(values))
+    signature = MethodSignature(name, tuple(a.name for a in arguments), returns_tuple, len(outputs), tuple(constants))
     if poisoned:
         return signature, _empty_program(name, inputs), poisoned
     return signature, emitter.program(name, inputs, nodes, outputs), frozenset()
+
+
+# Tuple elements known at compile time that the wrapper loads as constants (the None auxiliary
+# outputs of googlenet and inception_v3 in eval mode), by exact type: a bool is an int too.
+_CONSTANT_OUTPUTS: dict[type, Callable[[Any], ptmf.IValue]] = {
+    type(None): lambda _: ptmf.NoneValue(), bool: ptmf.BoolValue, int: ptmf.IntValue, float: ptmf.DoubleValue}
+
+
+def _constant_output(value: Any) -> ptmf.IValue | None:
+    make = _CONSTANT_OUTPUTS.get(type(value))
+    return make(value) if make is not None else None
 
 
 def _float32(value: Sym | TensorConst) -> bool:
@@ -193,8 +210,8 @@ def _bad_output(log: ReportLog, method: str, graph: Any, root: ModuleRef, proble
     producer = next(iter(graph.outputs())).node()
     frame = node_frame(producer, method)
     site = NodeSite(method, producer.kind(), root.hierarchy, () if frame is None else (frame,))
-    reason = (f"{problem}: a method must return a float32 Tensor or a flat tuple (or NamedTuple) of them; "
-              "return only the tensors, e.g. from a wrapper module")
+    reason = (f"{problem}: a method must return a float32 Tensor or a flat tuple (or NamedTuple) of them "
+              "and of constants (None, bool, int, float); return only the tensors, e.g. from a wrapper module")
     return frozenset({log.add(site, reason)})
 
 

@@ -284,6 +284,7 @@ def run(bundle: str, method: str, input_files: tuple[str, ...], randoms: tuple[R
     """
     import runtime_py
     from liteexport.inspect_bundle import format_signature
+    from liteexport.parity import as_outputs
     from liteexport.run_inputs import collect_inputs, format_outputs, save_outputs
 
     if output is not None:
@@ -296,12 +297,13 @@ def run(bundle: str, method: str, input_files: tuple[str, ...], randoms: tuple[R
         raise InputError(f"{format_signature(method, schema)} needs {len(arg_names)} input(s): "
                          "give them with --input FILE or --random SHAPE")
     result = module.run_method(method, *inputs)
-    outputs = [np.asarray(o) for o in (result if isinstance(result, tuple) else (result,))]
+    outputs = as_outputs(result)
     if output is None:
         click.echo(format_outputs(outputs))
         return
-    save_outputs(outputs, output)
-    click.echo(f"Wrote {output}: {len(outputs)} output(s)")
+    constants = save_outputs(outputs, output)
+    left_out = f" ({', '.join(constants)}: constants, not saved)" if constants else ""
+    click.echo(f"Wrote {output}: {len(outputs) - len(constants)} output(s){left_out}")
 
 
 @cli.command(short_help="Check a bundle's stored test vectors on runtime_py and/or torch.")

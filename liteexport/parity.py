@@ -10,10 +10,54 @@ command line.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
 ATOL = 1e-5
 RTOL = 1e-4
+
+
+def is_constant(value: Any) -> bool:
+    """Whether an output is a constant (None, bool, int, float: googlenet's eval-mode auxiliary
+    outputs are None), compared exactly, rather than a tensor, compared within the tolerance."""
+    return value is None or type(value) in (bool, int, float)
+
+
+def as_outputs(result: Any) -> tuple[Any, ...]:
+    """A method's result (one value, or a tuple of them) as its outputs: tensors (torch's or
+    numpy's) as numpy arrays, constants as they are."""
+    values = result if isinstance(result, (tuple, list)) else (result,)
+    return tuple(v if is_constant(v) else np.asarray(v.detach().numpy() if hasattr(v, "detach") else v)
+                 for v in values)
+
+
+def describe(value: Any) -> str:
+    return f"a {value.dtype}{list(value.shape)} tensor" if isinstance(value, np.ndarray) else repr(value)
+
+
+def constant_problem(got: Any, expected: Any) -> str:
+    """"" when neither is a constant, or both are the same constant (type included, NaN equal
+    to NaN); else what differs."""
+    if not (is_constant(got) or is_constant(expected)):
+        return ""
+    same = type(got) is type(expected) and (
+        got == expected or (isinstance(got, float) and math.isnan(got) and math.isnan(expected)))
+    return "" if same else f"got {describe(got)}, expected {describe(expected)}"
+
+
+def structure_problem(got: Sequence[Any], expected: Sequence[Any]) -> str:
+    """"" when ``got`` has ``expected``'s structure: as many outputs, the same constants in the
+    same places, tensors elsewhere; else the first difference."""
+    if len(got) != len(expected):
+        return f"{len(got)} outputs, expected {len(expected)}"
+    for i, (g, e) in enumerate(zip(got, expected, strict=True)):
+        problem = constant_problem(g, e)
+        if problem:
+            return f"output {i}: {problem}"
+    return ""
 
 
 def max_errors(got: np.ndarray, expected: np.ndarray) -> tuple[float, float]:

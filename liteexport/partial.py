@@ -61,7 +61,7 @@ def _why_not(module: Any) -> str | None:
     if "forward" not in module._c._method_names():
         return "no forward method"
     try:
-        compile_module(module, ["forward"])
+        compile_module(module, ["forward"], constant_outputs=False)  # as the to_backend preprocess does
     except UnsupportedNodesError as exc:
         return "unsupported: " + ", ".join(f"{kind} ({n} site{'s' * (n != 1)})" for kind, n in exc.counts.items())
     except ModelError as exc:

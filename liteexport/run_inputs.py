@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from liteexport.atomic_write import write_atomic
+from liteexport.parity import is_constant
 from runtime_py.errors import InputError
 
 DEFAULT_RANDOM_DTYPE = "float32"
@@ -144,19 +145,26 @@ def output_names(count: int) -> list[str]:
     return [f"output_{i}" for i in range(count)]
 
 
-def save_outputs(outputs: Sequence[np.ndarray], path: str | Path) -> None:
-    """Save ``output_0, output_1, ...`` to an ``.npz`` atomically (nothing left on failure)."""
+def save_outputs(outputs: Sequence[Any], path: str | Path) -> list[str]:
+    """Save the tensor outputs as ``output_0, output_1, ...`` to an ``.npz`` atomically (nothing
+    left on failure); returns the names of the constants (the None of googlenet's (logits, None,
+    None)), which an npz cannot hold without pickle and are left out."""
     buffer = io.BytesIO()
-    arrays = dict(zip(output_names(len(outputs)), outputs, strict=True))
-    np.savez(buffer, **arrays)  # type: ignore[arg-type]  # numpy's stub mistypes **kwds
+    named = dict(zip(output_names(len(outputs)), outputs, strict=True))
+    arrays = {name: o for name, o in named.items() if not is_constant(o)}
+    np.savez(buffer, **arrays)
     write_atomic(path, buffer.getvalue())
+    return [name for name in named if name not in arrays]
 
 
-def format_outputs(outputs: Sequence[np.ndarray]) -> str:
-    """Each output's name, shape, dtype and values; large arrays are summarized."""
+def format_outputs(outputs: Sequence[Any]) -> str:
+    """Each output's name, shape, dtype and values (large arrays are summarized); a constant's value."""
     blocks = []
     with np.printoptions(threshold=100, edgeitems=3, linewidth=100):
         for name, array in zip(output_names(len(outputs)), outputs, strict=True):
+            if is_constant(array):
+                blocks.append(f"{name}: {array!r}")
+                continue
             header = f"{name}: shape {tuple(array.shape)}, dtype {array.dtype}"
             blocks.append(f"{header}\n{np.array2string(array)}")
     return "\n".join(blocks)

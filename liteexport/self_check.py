@@ -18,7 +18,17 @@ from typing import Any
 import numpy as np
 
 from liteexport.lowered import CompiledModule
-from liteexport.parity import ATOL, RTOL, explained_by_float32, max_errors, scaled_atol, within_tolerance
+from liteexport.parity import (
+    ATOL,
+    RTOL,
+    as_outputs,
+    explained_by_float32,
+    is_constant,
+    max_errors,
+    scaled_atol,
+    structure_problem,
+    within_tolerance,
+)
 from liteexport.test_vectors import TestVector, record_test_vectors
 from liteexport.verify import Divergence, describe_divergence, divergence_at, localize
 from runtime_py.backends.demo import executor
@@ -65,20 +75,28 @@ def exact_outputs(scripted: Any, method: str, inputs: Sequence[np.ndarray]) -> l
     double = copy.deepcopy(scripted).double()
     with torch.no_grad():
         result = getattr(double, method)(*[torch.from_numpy(np.asarray(x, np.float64)) for x in inputs])
-    return [r.detach().numpy() for r in (result if isinstance(result, tuple) else (result,))]
+    return list(as_outputs(result))
 
 
 def _check(scripted: Any, compiled: CompiledModule, index: int, n: int, vector: TestVector) -> None:
     program = compiled.programs[index]
     method = program.method
+    signature = compiled.methods[index]
     try:
-        got = [np.asarray(o) for o in executor.run(build_plan(program, compiled.weights), list(vector.inputs))]
+        tensors = [np.asarray(o) for o in executor.run(build_plan(program, compiled.weights), list(vector.inputs))]
     except LiteExportError as exc:
         raise VerificationError(f"self-check failed: {method} does not run in runtime_py on the check inputs: "
                                 f"{exc}") from exc
-    exact: list[np.ndarray] | None = None
-    for i, (g, e) in enumerate(zip(got, vector.expected, strict=True)):
-        e = np.asarray(e)
+    # the method's result as the bundle returns it: the wrapper adds the tuple's constants
+    got = signature.elements(tensors) if signature.returns_tuple else tuple(tensors)
+    problem = structure_problem(got, vector.expected)
+    if problem:
+        raise VerificationError(f"self-check failed: {method} returns another structure than torch's ({problem}). "
+                                "Nothing was written; --no-check skips this check")
+    exact: list[Any] | None = None
+    tensor_positions = [i for i, e in enumerate(vector.expected) if not is_constant(e)]
+    for output, (i, g) in enumerate(zip(tensor_positions, tensors, strict=True)):
+        e = np.asarray(vector.expected[i])
         if within_tolerance(g, e):
             continue
         if exact is None:
@@ -90,11 +108,12 @@ def _check(scripted: Any, compiled: CompiledModule, index: int, n: int, vector: 
         inputs = ", ".join("x".join(map(str, x.shape)) for x in vector.inputs)
         raise VerificationError(
             f"self-check failed: {method} output {i} differs from torch's on inputs {inputs} ({what}); "
-            f"{_where(compiled, index, n, vector, i)}. Nothing was written; --no-check skips this check")
+            f"{_where(compiled, index, n, vector, output)}. Nothing was written; --no-check skips this check")
 
 
 def _where(compiled: CompiledModule, index: int, n: int, vector: TestVector, output: int) -> str:
-    """The first instruction where runtime_py and ATen disagree; when they agree on every
+    """The first instruction where runtime_py and ATen disagree (``output``: the index among
+    the program's outputs, which leave out the tuple's constants); when they agree on every
     one, the program itself is wrong (a compiler bug) and the instruction producing the
     output is the nearest place to point at."""
     program = compiled.programs[index]

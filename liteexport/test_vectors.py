@@ -3,12 +3,15 @@
 They travel in the bundle's extra file ``liteexport/test_vectors.npz`` (numpy's own
 self-describing archive, read with ``allow_pickle=False``), keyed
 ``<method>/<vector>/input_<i>`` and ``<method>/<vector>/output_<j>``, so that
-``liteexport verify`` can check any engine against them later, anywhere.
+``liteexport verify`` can check any engine against them later, anywhere. An output that is a
+constant (None, bool, int, float: googlenet's eval-mode auxiliary outputs are None) is kept as
+``<method>/<vector>/constant_<j>``, its JSON text in a 0-d string array (no pickle needed).
 """
 
 from __future__ import annotations
 
 import io
+import json
 import re
 import zipfile
 from collections.abc import Mapping, Sequence
@@ -17,17 +20,18 @@ from typing import Any
 
 import numpy as np
 
+from liteexport.parity import as_outputs, is_constant
 from runtime_py.errors import FormatError, ModelError
 
 TEST_VECTORS_EXTRA_FILE = "liteexport/test_vectors.npz"
-_KEY = re.compile(r"^(?P<method>[A-Za-z_]\w*)/(?P<vector>\d+)/(?P<kind>input|output)_(?P<index>\d+)$")
+_KEY = re.compile(r"^(?P<method>[A-Za-z_]\w*)/(?P<vector>\d+)/(?P<kind>input|output|constant)_(?P<index>\d+)$")
 
 
 @dataclass(frozen=True)
 class TestVector:
     __test__ = False  # a data class, not a pytest test class
     inputs: tuple[np.ndarray, ...]
-    expected: tuple[np.ndarray, ...]
+    expected: tuple[Any, ...]  # numpy arrays, and constants (see liteexport.parity.is_constant)
 
 
 TestVectors = Mapping[str, Sequence[TestVector]]  # method -> vectors
@@ -40,7 +44,10 @@ def encode_test_vectors(vectors: TestVectors) -> bytes:
         for n, vector in enumerate(items):
             for kind, values in (("input", vector.inputs), ("output", vector.expected)):
                 for i, value in enumerate(values):
-                    arrays[f"{method}/{n}/{kind}_{i}"] = np.ascontiguousarray(value)
+                    if kind == "output" and is_constant(value):
+                        arrays[f"{method}/{n}/constant_{i}"] = np.array(json.dumps(value))
+                    else:
+                        arrays[f"{method}/{n}/{kind}_{i}"] = np.ascontiguousarray(value)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
         for key in sorted(arrays):
@@ -64,13 +71,29 @@ def decode_test_vectors(content: bytes) -> dict[str, list[TestVector]]:
         if match is None:
             raise FormatError(f"unexpected array {key!r} in test vectors", where=TEST_VECTORS_EXTRA_FILE)
         slot = grouped.setdefault(match["method"], {}).setdefault(int(match["vector"]), {})
-        slot.setdefault(match["kind"], {})[int(match["index"])] = value
+        kind, index = match["kind"], int(match["index"])
+        values = slot.setdefault("input" if kind == "input" else "output", {})
+        if index in values:  # output_<j> and constant_<j>
+            raise FormatError(f"{key}: that output is stored twice", where=TEST_VECTORS_EXTRA_FILE)
+        values[index] = _constant(key, value) if kind == "constant" else value
     return {method: [TestVector(_ordered(parts.get("input", {})), _ordered(parts.get("output", {})))
                      for _, parts in sorted(by_vector.items())]
             for method, by_vector in grouped.items()}
 
 
-def _ordered(values: dict[int, np.ndarray]) -> tuple[np.ndarray, ...]:
+def _constant(key: str, value: np.ndarray) -> Any:
+    """The constant a ``constant_<j>`` array holds; FormatError for anything else."""
+    try:
+        constant = json.loads(str(value)) if value.dtype.kind == "U" and value.ndim == 0 else ...
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
+        constant = ...
+    if not is_constant(constant):
+        raise FormatError(f"{key} is not a constant (None, bool, int or float as JSON text)",
+                          where=TEST_VECTORS_EXTRA_FILE)
+    return constant
+
+
+def _ordered(values: dict[int, Any]) -> tuple[Any, ...]:
     if sorted(values) != list(range(len(values))):
         raise FormatError("test vector arrays are not numbered 0..n-1", where=TEST_VECTORS_EXTRA_FILE)
     return tuple(values[i] for i in range(len(values)))
@@ -95,7 +118,6 @@ def record_test_vectors(scripted: Any, examples: Mapping[str, Sequence[Sequence[
             except Exception as exc:  # the model's own code failed on the user's inputs
                 summary = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
                 raise ModelError(f"{method} fails on the example inputs: {summary}") from exc
-            outputs = result if isinstance(result, tuple) else (result,)
-            vectors.setdefault(method, []).append(
-                TestVector(tuple(np.array(x) for x in inputs), tuple(o.detach().numpy().copy() for o in outputs)))
+            outputs = tuple(o.copy() if isinstance(o, np.ndarray) else o for o in as_outputs(result))
+            vectors.setdefault(method, []).append(TestVector(tuple(np.array(x) for x in inputs), outputs))
     return vectors

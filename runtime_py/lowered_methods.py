@@ -26,6 +26,7 @@ from runtime_py.errors import ExecutionError, FormatError
 from runtime_py.format import ptmf
 from runtime_py.format.lowered_bytecode import (
     BACKEND_CLASS,
+    CONSTANT_TYPES,
     DEBUG_INFO_CLASS,
     NO_BACKEND_MESSAGE,
     SLOT_BACKEND,
@@ -73,14 +74,15 @@ class LoweredCall:
             raise ExecutionError(f"Expected {self.signature.num_outputs} elements in a list but found {len(outputs)}")
         if not all(isinstance(o, np.ndarray) for o in outputs):  # ISINSTANCE Tensor, else raise
             raise ScriptError("AssertionError: ")
-        return tuple(outputs) if self.signature.returns_tuple else outputs[0]
+        return self.signature.elements(outputs) if self.signature.returns_tuple else outputs[0]
 
 
 EXECUTE_ARGS = 3  # execute(self, handle, inputs): the wrapper's only 3-input INTERFACE_CALL
 
 
-def _signature(fn: ptmf.Function) -> MethodSignature | None:
-    """The signature a wrapper method of ``fn``'s schema would have, if it has that shape."""
+def _signature(fn: ptmf.Function, module: ptmf.Module) -> MethodSignature | None:
+    """The signature a wrapper method of ``fn``'s schema would have, if it has that shape. Its
+    constant elements other than None are the function's constants after the template's six."""
     if fn.schema is None or len(fn.schema.returns) != 1 or not fn.schema.arguments:
         return None
     args = fn.schema.arguments[1:]
@@ -88,15 +90,29 @@ def _signature(fn: ptmf.Function) -> MethodSignature | None:
         return None
     returns = fn.schema.returns[0].type
     if returns == "Tensor":
-        outputs, is_tuple = 1, False
-    elif returns.startswith("Tuple[") and returns.endswith("]"):
-        items = [t.strip() for t in returns[len("Tuple["):-1].split(",")]
-        if any(t != "Tensor" for t in items):
-            return None
-        outputs, is_tuple = len(items), True
-    else:
+        return MethodSignature(fn.qn.rpartition(".")[2], tuple(a.name for a in args), False, 1)
+    if not (returns.startswith("Tuple[") and returns.endswith("]")):
         return None
-    return MethodSignature(fn.qn.rpartition(".")[2], tuple(a.name for a in args), is_tuple, outputs)
+    items = [t.strip() for t in returns[len("Tuple["):-1].split(",")]
+    extra = iter(fn.constants[len(_FIXED_CONSTANTS):])
+    constants: list[tuple[int, ptmf.IValue]] = []
+    for position, item in enumerate(items):
+        if item == "NoneType":
+            constants.append((position, ptmf.NoneValue()))
+        elif item in _CONSTANT_ANNOTATIONS:
+            index = next(extra, None)
+            value = module.ivalues[index] if index is not None and 0 <= index < len(module.ivalues) else None
+            if value is None or type(value) is not _CONSTANT_ANNOTATIONS[item]:
+                return None  # not the template: the template comparison would fail too
+            constants.append((position, value))
+        elif item != "Tensor":
+            return None
+    return MethodSignature(fn.qn.rpartition(".")[2], tuple(a.name for a in args), True,
+                           len(items) - len(constants), tuple(constants))
+
+
+_FIXED_CONSTANTS = method_function("", MethodSignature("", (), False, 1), 0).constants
+_CONSTANT_ANNOTATIONS = {name: kind for kind, name in CONSTANT_TYPES.items() if kind is not ptmf.NoneValue}
 
 
 @dataclass(frozen=True)
@@ -133,7 +149,7 @@ def _is_template(fn: ptmf.Function, template: _Template, module: ptmf.Module) ->
 
 def recognize(fn: ptmf.Function, module: ptmf.Module) -> LoweredCall | None:
     """A LoweredCall for ``fn`` when it is exactly a lowered wrapper method, else None."""
-    sig = _signature(fn)
+    sig = _signature(fn, module)
     if sig is None or not _is_template(fn, template := _method_template(sig), module):
         return None
     execute = next(pc for pc, ins in enumerate(template.code.instructions)

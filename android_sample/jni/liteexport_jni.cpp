@@ -16,6 +16,7 @@
 #include <limits>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -358,16 +359,17 @@ jobjectArray native_run_method(JNIEnv* env, jclass, jlong handle, jstring jname,
       if (!ok) return nullptr;
     }
 
-    const std::vector<liteexport::Tensor> outputs = module->run_method(name, inputs);
+    const std::vector<std::optional<liteexport::Tensor>> outputs = module->run_method(name, inputs);
     inputs.clear();  // the copies are not needed any more: free them before allocating outputs
     inputs.shrink_to_fit();
 
     jobjectArray result = env->NewObjectArray(static_cast<jsize>(outputs.size()), g_refs.tensor, nullptr);
     if (result == nullptr) return nullptr;
     for (size_t i = 0; i < outputs.size(); ++i) {
+      if (!outputs[i]) continue;  // None in a returned tuple: the array's element stays null
       // Each output makes three local refs; the frame frees them whatever path is taken.
       if (env->PushLocalFrame(4) != 0) return nullptr;
-      jobject tensor = new_tensor(env, outputs[i]);
+      jobject tensor = new_tensor(env, *outputs[i]);
       if (tensor != nullptr) env->SetObjectArrayElement(result, static_cast<jsize>(i), tensor);
       env->PopLocalFrame(nullptr);
       if (tensor == nullptr || env->ExceptionCheck()) return nullptr;

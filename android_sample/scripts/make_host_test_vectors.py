@@ -11,7 +11,8 @@ Bundles: every model of the parity suite (tests/parity), with and without static
 as that suite exports them, examples/tiny_cnn.py:TinyCNN, and the app's shipped asset. Extra
 bundles exported elsewhere (held-out models) can be added with --bundle PATH:METHOD:SHAPE[,SHAPE].
 
-manifest.tsv, one record per line, tab-separated (tensors: "[d0,d1,...]:file", space-separated):
+manifest.tsv, one record per line, tab-separated (tensors: "[d0,d1,...]:file", space-separated;
+"none" for a None element of a returned tuple):
     bundle       ID  FILE  METHODS(comma-separated)
     run          ID  METHOD  INPUT_TENSORS  EXPECTED_OUTPUT_TENSORS
     exec_error   ID  METHOD  INPUT_TENSORS  DEBUG_HANDLE  MODULE_HIERARCHY_LINE  MESSAGE_FILE(UTF-8)  CODE  FIELDS
@@ -43,9 +44,12 @@ class Writer:
         self.lines: list[str] = []
         self.count = 0
 
-    def tensors(self, arrays: Sequence[np.ndarray]) -> str:
+    def tensors(self, arrays: Sequence[np.ndarray | None]) -> str:
         fields = []
         for array in arrays:
+            if array is None:  # a None element of a returned tuple
+                fields.append("none")
+                continue
             self.count += 1
             name = f"t{self.count:05d}.f32"
             np.ascontiguousarray(array, dtype="<f4").tofile(self.out / name)
@@ -57,9 +61,11 @@ class Writer:
         self.lines.append("\t".join(fields))
 
 
-def as_tuple(value: object) -> tuple[np.ndarray, ...]:
-    """A method's result as a tuple of arrays (a tuple-returning method gives several)."""
-    return tuple(np.asarray(v) for v in value) if isinstance(value, tuple) else (np.asarray(value),)
+def as_tuple(value: object) -> tuple[np.ndarray | None, ...]:
+    """A method's result as a tuple of arrays (a tuple-returning method gives several; None
+    stays None)."""
+    return tuple(None if v is None else np.asarray(v) for v in value) if isinstance(value, tuple) \
+        else (np.asarray(value),)
 
 
 def random_inputs(shapes: Sequence[Shape], seed: int) -> list[np.ndarray]:

@@ -32,6 +32,7 @@ from liteexport.compiler.values import (
 )
 from liteexport.lowered import CompiledModule, MethodSignature
 from runtime_py.errors import ModelError
+from runtime_py.format import ptmf
 from runtime_py.format.program import Program, ValueInfo
 
 __all__ = ["compile_module"]
@@ -40,13 +41,17 @@ __all__ = ["compile_module"]
 def compile_module(scripted: torch.jit.ScriptModule, methods: Sequence[str] | None = None,
                    input_shapes: Mapping[str, Sequence[Sequence[int]]] | None = None,
                    progress: Callable[[str], None] | None = None,
-                   functions: Any = None) -> CompiledModule:
+                   functions: Any = None, constant_outputs: bool = True) -> CompiledModule:
     """Compile ``methods`` of ``scripted`` (default: ``forward`` and every
     ``@torch.jit.export`` method).
 
     ``input_shapes[method]`` gives each input's static shape (-1: dynamic dim); without it
     input shapes are unknown. ``functions`` is the compilation unit of a module loaded with
-    ``torch.jit.load`` (its free functions live there, not in this process's). Raises
+    ``torch.jit.load`` (its free functions live there, not in this process's).
+    ``constant_outputs``: whether a returned tuple may hold constants (googlenet's (logits, None,
+    None)); the wrapper liteexport's packer writes loads them itself, but the one torch's
+    to_backend writes expects every element from the backend, so lowering through it passes False.
+    Raises
     ModelError for a bad method name or a non-Tensor argument, UnsupportedNodesError listing
     every node that cannot be compiled.
     """
@@ -76,7 +81,7 @@ def compile_module(scripted: torch.jit.ScriptModule, methods: Sequence[str] | No
     for name in names:
         shapes = (input_shapes or {}).get(name)
         signature, program, poisoned = _compile_method(scripted, root, name, shapes, log, emitter, progress,
-                                                       () if functions is None else (functions,))
+                                                       () if functions is None else (functions,), constant_outputs)
         used_reports |= poisoned
         signatures.append(signature)
         programs.append(program)
@@ -137,7 +142,7 @@ def _exported(scripted: torch.jit.ScriptModule, available: list[str]) -> list[st
 
 def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str,
                     shapes: Sequence[Sequence[int]] | None, log: ReportLog, emitter: ModuleEmitter,
-                    progress: Callable[[str], None] | None, functions: Sequence[Any]
+                    progress: Callable[[str], None] | None, functions: Sequence[Any], constant_outputs: bool
                     ) -> tuple[MethodSignature, Program, frozenset[int]]:
     method = scripted._c._get_method(name)
     arguments = list(method.schema.arguments)[1:]  # drop self
@@ -164,37 +169,57 @@ def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str
     values = list(result) if returns_tuple else [result]
     poisoned = find_poison(values) | find_blocked(values)
     outputs: list[TensorValue] = []
+    constants: list[tuple[int, ptmf.IValue]] = []  # rebuilt by the wrapper, not returned by the program
     problems = []
     for index, value in enumerate(values):
         if isinstance(value, (Sym, TensorConst)) and _float32(value):
             outputs.append(value)
+        elif returns_tuple and constant_outputs and (constant := _constant_output(value)) is not None:
+            constants.append((index, constant))
         elif not isinstance(value, Poison):
             what = "None" if value is None else (
                 f"a {value.tensor.dtype} tensor" if isinstance(value, TensorConst) else f"a {type(value).__name__}")
             problems.append(f"{f'output {index}' if returns_tuple else 'the result'} is {what}")
+    if not outputs and not poisoned:
+        problems.append("no output is a Tensor")
     if problems:
-        poisoned |= _bad_output(log, name, method.graph, root, ", ".join(problems))
+        poisoned |= _bad_output(log, name, method.graph, root, ", ".join(problems), constant_outputs)
     nodes = optimize(walk.nodes, outputs) if not poisoned else []
     for node in nodes:  # blocked values propagate to what reads them; this is the safety net
         poisoned |= find_blocked(node.inputs)
-    signature = MethodSignature(name, tuple(a.name for a in arguments), returns_tuple, len(values))
+    signature = MethodSignature(name, tuple(a.name for a in arguments), returns_tuple, len(outputs), tuple(constants))
     if poisoned:
         return signature, _empty_program(name, inputs), poisoned
     return signature, emitter.program(name, inputs, nodes, outputs), frozenset()
+
+
+# Tuple elements known at compile time that the wrapper loads as constants (the None auxiliary
+# outputs of googlenet and inception_v3 in eval mode), by exact type: a bool is an int too.
+_CONSTANT_OUTPUTS: dict[type, Callable[[Any], ptmf.IValue]] = {
+    type(None): lambda _: ptmf.NoneValue(), bool: ptmf.BoolValue, int: ptmf.IntValue, float: ptmf.DoubleValue}
+
+
+def _constant_output(value: Any) -> ptmf.IValue | None:
+    make = _CONSTANT_OUTPUTS.get(type(value))
+    return make(value) if make is not None else None
 
 
 def _float32(value: Sym | TensorConst) -> bool:
     return isinstance(value, Sym) or value.tensor.dtype == torch.float32
 
 
-def _bad_output(log: ReportLog, method: str, graph: Any, root: ModuleRef, problem: str) -> frozenset[int]:
+def _bad_output(log: ReportLog, method: str, graph: Any, root: ModuleRef, problem: str,
+                constant_outputs: bool) -> frozenset[int]:
     """Report a method whose result is not a Tensor or a flat tuple of float32 Tensors, at
     the node producing the returned value."""
     producer = next(iter(graph.outputs())).node()
     frame = node_frame(producer, method)
     site = NodeSite(method, producer.kind(), root.hierarchy, () if frame is None else (frame,))
-    reason = (f"{problem}: a method must return a float32 Tensor or a flat tuple (or NamedTuple) of them; "
-              "return only the tensors, e.g. from a wrapper module")
+    allowed = ("and of constants (None, bool, int, float)" if constant_outputs else
+               "(constants such as None only in bundles `liteexport export` writes: torch's to_backend "
+               "wrapper expects every element from the backend)")
+    reason = (f"{problem}: a method must return a float32 Tensor or a flat tuple (or NamedTuple) of them "
+              f"{allowed}; return only the tensors, e.g. from a wrapper module")
     return frozenset({log.add(site, reason)})
 
 

@@ -51,7 +51,8 @@ def preprocess(module: torch._C.ScriptModule, method_compile_spec: Mapping[str, 
               for name, spec in method_compile_spec.items()
               if isinstance(spec, Mapping) and isinstance(spec.get(INPUT_SHAPES_KEY), (list, tuple))}
     try:
-        compiled = compile_module(scripted, list(method_compile_spec), input_shapes=shapes or None)
+        compiled = compile_module(scripted, list(method_compile_spec), input_shapes=shapes or None,
+                                  constant_outputs=False)  # torch's wrapper wants them from execute
     except UnsupportedNodesError as exc:
         raise RuntimeError(torch_wording(exc)) from None
     except ModelError as exc:

@@ -7,7 +7,11 @@ recognizes them at load to run lowered methods without interpreting the wrapper.
 Three kinds of functions, instruction for instruction what torch 2.13 emits:
 - ``LoweredWrapper.<method>``: packs the inputs into a ``List[Any]``, asks the backend
   ``is_available()``, calls ``execute(self.__handles["<method>"], inputs)``, unpacks the
-  returned list and checks every output is a Tensor;
+  returned list and checks every output is a Tensor; a returned tuple's elements that are
+  compile-time constants (the None auxiliary outputs of googlenet in eval mode) are loaded
+  with LOADC where the tuple is built, as torch builds its tuple with ``LOADC None``. (Torch
+  would also pass a None through ``execute`` and check ``isinstance(_i, NoneType)``; compiled
+  programs return tensors only, so the constant never crosses the backend.)
 - ``LoweredModule.__setstate__``: restores spec and processed module, creates the
   backend and ``BackendDebugInfo`` objects, ``__handles = backend.compile(...)``;
 - ``LoweredModule.__getstate__``: returns ``(spec, processed, True)``.
@@ -17,7 +21,9 @@ Constants are given as IValues; the packer turns them into ivalue indexes.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from runtime_py.format import ptmf
 from runtime_py.format.ptmf import OpCode as Op
@@ -39,14 +45,41 @@ class MethodSignature:
 
     name: str
     arg_names: tuple[str, ...]  # every argument is a Tensor
-    returns_tuple: bool  # True: Tuple[Tensor, ...] of num_outputs; False: one Tensor
-    num_outputs: int
+    returns_tuple: bool  # True: a Tuple of num_outputs Tensors and the constants; False: one Tensor
+    num_outputs: int  # Tensors the program returns (execute's list)
+    # (position in the returned tuple, value) of its constant elements, by position
+    constants: tuple[tuple[int, ptmf.IValue], ...] = ()
+
+    @property
+    def items(self) -> tuple[ptmf.IValue | None, ...]:
+        """The returned tuple's elements in order: None for a Tensor, else the constant."""
+        fixed = dict(self.constants)
+        return tuple(fixed.get(i) for i in range(self.num_outputs + len(fixed)))
 
     @property
     def return_type(self) -> str:
         if not self.returns_tuple:
             return "Tensor"
-        return "Tuple[" + ", ".join(["Tensor"] * self.num_outputs) + "]"
+        return "Tuple[" + ", ".join("Tensor" if c is None else CONSTANT_TYPES[type(c)] for c in self.items) + "]"
+
+
+    def elements(self, tensors: Sequence[Any]) -> tuple[Any, ...]:
+        """The returned tuple's elements: ``tensors`` (the program's outputs, in order) with the
+        constants' run-time values (None, bool, int, float) in place."""
+        rest = iter(tensors)
+        return tuple(next(rest) if c is None else constant_value(c) for c in self.items)
+
+
+def constant_value(value: ptmf.IValue) -> Any:
+    """The run-time value of a returned tuple's constant, as LOADC gives it."""
+    if isinstance(value, (ptmf.BoolValue, ptmf.IntValue, ptmf.DoubleValue)):
+        return value.value
+    return None
+
+
+# The constants a returned tuple may hold, and their TorchScript annotation.
+CONSTANT_TYPES: dict[type, str] = {
+    ptmf.NoneValue: "NoneType", ptmf.BoolValue: "bool", ptmf.IntValue: "int", ptmf.DoubleValue: "float"}
 
 
 def wrapper_type(qualname: str) -> str:
@@ -85,7 +118,8 @@ def method_function(qualname: str, sig: MethodSignature, class_type: int) -> Fun
     n, k = len(sig.arg_names), sig.num_outputs
     lowered, unset_result, unset_tensor, inputs = n + 2, n + 3, n + 4, n + 5
     outputs, checked, result = n + 6, n + 6 + k, n + 6 + 2 * k
-    # constants: 0 method name, 1 assertion message, 2 None, 3 no-backend message, 4/5 method names
+    # constants: 0 method name, 1 assertion message, 2 None, 3 no-backend message, 4/5 method names,
+    # then the tuple's other constants
     code = [_ins(Op.STOREN, 1, n + 1), _ins(Op.MOVE, 1), _ins(Op.GET_ATTR, 0), _ins(Op.STORE, lowered),
             _ins(Op.UN_INITIALIZED), _ins(Op.STORE, unset_result),
             _ins(Op.UN_INITIALIZED), _ins(Op.STORE, unset_tensor)]
@@ -103,9 +137,18 @@ def method_function(qualname: str, sig: MethodSignature, class_type: int) -> Fun
         code += [_ins(Op.LOAD, outputs + j), _ins(Op.ISINSTANCE, 1 + j, 1), _ins(Op.JF, 4),
                  _ins(Op.LOAD, outputs + j), _ins(Op.OP, 0), _ins(Op.JMP, 5), *_raise(1),
                  _ins(Op.LOAD, unset_tensor), _ins(Op.STORE, checked + j), _ins(Op.DROPR, outputs + j)]
-    code += [_ins(Op.MOVE, checked + j) for j in range(k)]
+    extra: list[ptmf.IValue] = []  # constants 6...: one per element (NaN is not equal to itself)
+    tensors = iter(range(k))
+    for item in sig.items:
+        if item is None:
+            code.append(_ins(Op.MOVE, checked + next(tensors)))
+        elif isinstance(item, ptmf.NoneValue):
+            code.append(_ins(Op.LOADC, 2))  # as torch's own tuples load None
+        else:
+            extra.append(item)
+            code.append(_ins(Op.LOADC, 5 + len(extra)))
     if sig.returns_tuple:
-        code.append(_ins(Op.TUPLE_CONSTRUCT, k))
+        code.append(_ins(Op.TUPLE_CONSTRUCT, len(sig.items)))
     code.append(_ins(Op.JMP, 5))
     code[available] = _ins(Op.JF, len(code) - available)
     code += [*_raise(3), _ins(Op.LOAD, unset_result), _ins(Op.STORE, result),
@@ -113,7 +156,8 @@ def method_function(qualname: str, sig: MethodSignature, class_type: int) -> Fun
              _ins(Op.DROPR, unset_result), _ins(Op.MOVE, result), _ins(Op.RET)]
     constants: tuple[ptmf.IValue, ...] = (
         ptmf.StringValue(sig.name), ptmf.StringValue("AssertionError: "), ptmf.NoneValue(),
-        ptmf.StringValue(NO_BACKEND_MESSAGE), ptmf.StringValue("is_available"), ptmf.StringValue("execute"))
+        ptmf.StringValue(NO_BACKEND_MESSAGE), ptmf.StringValue("is_available"), ptmf.StringValue("execute"),
+        *extra)
     args = (ptmf.Arg("self", wrapper_type(qualname)),) + tuple(ptmf.Arg(a, "Tensor") for a in sig.arg_names)
     return FunctionCode(
         qn=f"{wrapper_type(qualname)}.{sig.name}", instructions=tuple(code),

@@ -72,6 +72,23 @@ def test_self_check_uses_example_inputs(tmp_path: Path, monkeypatch: pytest.Monk
     assert "on inputs 2x3x32x32" in result.stderr
 
 
+def test_self_check_compares_constant_outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """googlenet-like (logits, None, None): a planted bug returning 0 for None fails the check."""
+    import liteexport
+    from liteexport import compiler
+    from runtime_py.errors import VerificationError
+    from runtime_py.format import ptmf
+    from tests.parity.parity_models import AuxiliaryHeads
+
+    shapes = {"forward": [[2, 8]], "pair": [[2, 8]]}
+    liteexport.export(AuxiliaryHeads(), tmp_path / "good.ptl", input_shapes=shapes)  # checked, passes
+    monkeypatch.setitem(compiler._CONSTANT_OUTPUTS, type(None), lambda _: ptmf.IntValue(0))
+    with pytest.raises(VerificationError, match=r"forward returns another structure than torch's "
+                                                r"\(output 1: got 0, expected None\)"):
+        liteexport.export(AuxiliaryHeads(), tmp_path / "bad.ptl", input_shapes=shapes)
+    assert not (tmp_path / "bad.ptl").exists()
+
+
 def test_progress_waits_a_second_then_shows_each_stage() -> None:
     shown: list[str] = []
     quick = Progress(enabled=True, echo=shown.append)

@@ -97,3 +97,28 @@ def test_run_random_is_seeded(hand_bundle: Path, linear_relu_module: CompiledMod
     assert not np.array_equal(outs[0], outs[2])
     expected = np.random.default_rng(3).standard_normal((5, 4)).astype(np.float32)
     np.testing.assert_array_equal(outs[0], expected)
+
+
+def test_run_shows_none_outputs_and_saves_the_tensors(linear_relu_module: CompiledModule, tmp_path: Path) -> None:
+    """googlenet-like (y, None, x): the None is printed as such, and left out of the npz, saying so."""
+    import dataclasses
+
+    from liteexport.bundle import write_bundle
+    from runtime_py.format import ptmf
+
+    (sig,) = linear_relu_module.methods
+    with_none = dataclasses.replace(sig, constants=((1, ptmf.NoneValue()),))
+    bundle = tmp_path / "none.ptl"
+    write_bundle(dataclasses.replace(linear_relu_module, methods=(with_none,)), bundle)
+    x = np.ones((1, 4), np.float32)
+    np.save(tmp_path / "x.npy", x)
+    shown = invoke(["run", str(bundle), "--input", str(tmp_path / "x.npy")])
+    assert shown.exit_code == 0, shown.output
+    assert [line for line in shown.stdout.splitlines() if line.startswith("output_")] == [
+        "output_0: shape (1, 3), dtype float32", "output_1: None", "output_2: shape (1, 4), dtype float32"]
+    out = tmp_path / "out.npz"
+    saved = invoke(["run", str(bundle), "--input", str(tmp_path / "x.npy"), "--output", str(out)])
+    assert saved.stdout == f"Wrote {out}: 2 output(s) (output_1: constants, not saved)\n"
+    with np.load(out, allow_pickle=False) as arrays:
+        assert arrays.files == ["output_0", "output_2"]
+        np.testing.assert_array_equal(arrays["output_2"], x)

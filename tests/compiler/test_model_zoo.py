@@ -31,12 +31,8 @@ DEFAULT = {
     "swin_t", "swin_v2_t", "vgg11", "vgg11_bn", "vit_b_32", "wide_resnet50_2",
 }
 
-_TUPLE_WITH_NONE = {"prim::TupleConstruct"}  # eval outputs NamedTuple(logits, None, None)
-
 # Model -> the node kinds (or packing limit) keeping it from lowering today.
 EXPECTED_BLOCKERS: dict[str, set[str]] = {
-    "googlenet": _TUPLE_WITH_NONE,
-    "inception_v3": _TUPLE_WITH_NONE,
     "regnet_y_128gf": {PACK_LIMIT},  # 644M parameters: 2.6 GB of float32 weights
     "vit_h_14": {PACK_LIMIT},  # 632M parameters
 }

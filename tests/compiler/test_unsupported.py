@@ -10,6 +10,7 @@ import torch
 from liteexport.compiler import compile_module
 from liteexport.compiler.source import display_path
 from runtime_py.errors import UnsupportedNodesError
+from runtime_py.format import ptmf
 
 from .models import unsupported, zoo
 
@@ -87,22 +88,40 @@ def test_loop_over_a_dynamic_size_says_what_to_do() -> None:
     assert "--input-shape" in report
 
 
-def test_none_in_a_returned_named_tuple_names_the_output() -> None:
+def test_none_in_a_returned_named_tuple_is_a_constant_of_the_signature() -> None:
     from typing import NamedTuple, Optional
 
     class Outputs(NamedTuple):
         logits: torch.Tensor
         aux: Optional[torch.Tensor]  # noqa: UP045 (TorchScript reads the annotation)
+        steps: int
 
     class Net(torch.nn.Module):
         def forward(self, x: torch.Tensor) -> Outputs:
-            return Outputs(x * 2.0, None)
+            return Outputs(x * 2.0, None, 3)
 
     globals()["Outputs"] = Outputs  # TorchScript resolves the annotation by name
+    (method,) = compile_module(torch.jit.script(Net())).methods
+    assert (method.num_outputs, method.constants) == (1, ((1, ptmf.NoneValue()), (2, ptmf.IntValue(3))))
+    assert method.return_type == "Tuple[Tensor, NoneType, int]"
+
+
+class _Labelled(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, str]:
+        return x * 2.0, "label"
+
+
+class _NoTensor(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[None, int]:
+        return None, 3
+
+
+@pytest.mark.parametrize("model, problem", [(_Labelled, "output 1 is a str"), (_NoTensor, "no output is a Tensor")])
+def test_outputs_that_are_neither_tensors_nor_constants_name_the_output(model: type, problem: str) -> None:
     with pytest.raises(UnsupportedNodesError) as info:
-        compile_module(torch.jit.script(Net()))
+        compile_module(torch.jit.script(model()))
     (report,) = info.value.reports
-    assert report.startswith("The node of prim::TupleConstruct is not supported in this compiler (output 1 is None")
+    assert report.startswith("The node of prim::") and f"not supported in this compiler ({problem}:" in report
 
 
 def test_named_tuple_of_tensors_compiles_as_a_tuple() -> None:

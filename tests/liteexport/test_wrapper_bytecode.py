@@ -66,3 +66,28 @@ def test_object_layout_matches_torch(reference: str) -> None:
         assert module.ivalues[state.items[2]] == ptmf.BoolValue(True)
         setstate = module.ivalues[lowered.setstate_func]
         assert isinstance(setstate, ptmf.Function) and setstate.qn.endswith(".__setstate__")
+
+
+def test_tuple_with_none_is_built_as_torch_builds_it() -> None:
+    """``(x + 1.0, None)``: torch's execute returns the None too (LIST_UNPACK 2) and the wrapper
+    checks ``isinstance(_1, NoneType)``; ours gets the tensor only (the compiled program returns
+    no None) and skips that check. Everything else is torch's: the schema, the type check of the
+    tensor and the tuple built with ``LOADC None``."""
+    torch_module = read_bundle_file(REFERENCE / "tensor_and_none.ptl")
+    sig = MethodSignature("forward", ("x",), True, 1, ((1, ptmf.NoneValue()),))
+    ours = pack(_compiled("__torch__._model.M", sig))
+    theirs_fn, ours_fn = (next(f for i in m.methods if isinstance(f := m.ivalues[i], ptmf.Function)
+                               and f.qn.endswith(".forward")) for m in (torch_module, ours))
+    assert ours_fn.schema == theirs_fn.schema and sig.return_type == "Tuple[Tensor, NoneType]"
+    ops = {name: [(ptmf.OpCode(i.op).name, i.x, i.n) for i in f.instructions]
+           for name, f in (("torch", theirs_fn), ("ours", ours_fn))}
+    unpack = {name: next(ins for ins in code if ins[0] == "LIST_UNPACK") for name, code in ops.items()}
+    assert unpack == {"torch": ("LIST_UNPACK", 2, 0), "ours": ("LIST_UNPACK", 1, 0)}
+    none_check = [("ISINSTANCE", 2, 1), ("JF", 2, 0), ("JMP", 4, 0)]  # isinstance(_1, NoneType) else raise
+    assert any(ops["torch"][i:i + 3] == none_check for i in range(len(ops["torch"])))
+    assert not any(ins[0] == "ISINSTANCE" and ins[1] == 2 for ins in ops["ours"])
+    build = {name: code[code.index(("TUPLE_CONSTRUCT", 2, 0)) - 2:][:3] for name, code in ops.items()}
+    assert build["ours"][1:] == build["torch"][1:] == [("LOADC", 2, 0), ("TUPLE_CONSTRUCT", 2, 0)]
+    assert [ours.ivalues[ours_fn.constants[2]], torch_module.ivalues[theirs_fn.constants[2]]] == [ptmf.NoneValue()] * 2
+    others = {qn: text for qn, text in _functions(ours).items() if not qn.endswith(".forward")}
+    assert others == {qn: text for qn, text in _functions(torch_module).items() if not qn.endswith(".forward")}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple, Optional
 
 import torch
 from torch import nn
@@ -223,6 +224,33 @@ class HandwrittenNorms(nn.Module):
         return layer + rms + unit, torch.log(torch.abs(x) + 1.0) + 2.0 ** x.clamp(max=3.0) + x ** 3 + softmax
 
 
+class AuxOutputs(NamedTuple):
+    logits: torch.Tensor
+    aux1: Optional[torch.Tensor]  # noqa: UP045 (TorchScript reads the annotation)
+    aux2: Optional[torch.Tensor]  # noqa: UP045
+
+
+class AuxiliaryHeads(nn.Module):
+    """googlenet's outputs: auxiliary heads only in training, so in eval mode the scripted
+    forward returns (logits, None, None); and a plain tuple with None beside a tensor."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = nn.Linear(8, 6)
+        self.head = nn.Linear(6, 3)
+        self.aux = nn.Linear(6, 3)
+        _seeded(self, 12)
+
+    def forward(self, x: torch.Tensor) -> AuxOutputs:
+        h = torch.relu(self.body(x))
+        aux: Optional[torch.Tensor] = self.aux(h) if self.training else None  # noqa: UP045
+        return AuxOutputs(self.head(h), aux, None)
+
+    @torch.jit.export
+    def pair(self, x: torch.Tensor) -> tuple[torch.Tensor, None]:
+        return self.body(x) * 2.0, None
+
+
 # model class, method -> input shapes
 CASES: dict[str, tuple[Callable[[], torch.nn.Module], dict[str, list[tuple[int, ...]]]]] = {
     "mlp": (MLP, {"forward": [(4, 20)]}),
@@ -236,6 +264,7 @@ CASES: dict[str, tuple[Callable[[], torch.nn.Module], dict[str, list[tuple[int, 
     "mobile_blocks": (MobileBlocks, {"forward": [(2, 4, 6, 6)]}),
     "recurrent_attention": (RecurrentAttention, {"forward": [(2, 5, 6)]}),
     "handwritten_norms": (HandwrittenNorms, {"forward": [(3, 4, 12)]}),
+    "auxiliary_heads": (AuxiliaryHeads, {"forward": [(2, 8)], "pair": [(2, 8)]}),
 }
 
 # Models whose code needs ranks or sizes only static input shapes give (t() of an input-derived

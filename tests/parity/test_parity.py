@@ -12,6 +12,7 @@ import runtime_py
 from liteexport.bundle import write_bundle
 from liteexport.compiler import compile_module
 from runtime_py.errors import UnsupportedNodesError
+from tests.parity.outputs import assert_same_outputs
 from tests.parity.parity_models import CASES, NEEDS_STATIC_SHAPES
 
 pytestmark = pytest.mark.torch_oracle
@@ -23,12 +24,6 @@ def _export(name: str, tmp_path: Path, static: bool) -> tuple[torch.nn.Module, r
     path = tmp_path / f"{name}.ptl"
     write_bundle(compiled, path)
     return eager, runtime_py.load(path)
-
-
-def _as_tuple(value: object) -> tuple[np.ndarray, ...]:
-    if isinstance(value, tuple):
-        return tuple(np.asarray(v) for v in value)
-    return (np.asarray(value),)
 
 
 def _variants() -> list[tuple[str, bool]]:
@@ -46,12 +41,8 @@ def test_runtime_matches_eager(name: str, static: bool, tmp_path: Path) -> None:
             gen = torch.Generator().manual_seed(seed)
             inputs = [torch.randn(s, generator=gen) * (1 + seed) for s in input_shapes]
             with torch.no_grad():
-                expected = _as_tuple(tuple(t.numpy() for t in _as_tensors(getattr(eager, method)(*inputs))))
-            got = _as_tuple(bundle.run_method(method, *[t.numpy() for t in inputs]))
-            assert len(got) == len(expected)
-            for g, e in zip(got, expected, strict=True):
-                assert g.dtype == np.float32 and g.shape == e.shape
-                np.testing.assert_allclose(g, e, atol=1e-5, rtol=1e-4)
+                expected = getattr(eager, method)(*inputs)
+            assert_same_outputs(bundle.run_method(method, *[t.numpy() for t in inputs]), expected)
 
 
 @pytest.mark.parametrize("name", sorted(NEEDS_STATIC_SHAPES))
@@ -59,10 +50,6 @@ def test_without_shapes_the_export_asks_for_them(name: str, tmp_path: Path) -> N
     with pytest.raises(UnsupportedNodesError, match="input shapes"):
         _export(name, tmp_path, static=False)
     assert not (tmp_path / f"{name}.ptl").exists()
-
-
-def _as_tensors(value: object) -> tuple[torch.Tensor, ...]:
-    return tuple(value) if isinstance(value, tuple) else (value,)  # type: ignore[arg-type]
 
 
 def test_dynamic_batch_runs_other_batch_sizes(tmp_path: Path) -> None:

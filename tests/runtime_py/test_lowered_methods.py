@@ -63,3 +63,22 @@ def test_a_changed_wrapper_is_interpreted(linear_relu_module: CompiledModule) ->
     assert loaded._loaded.lowered_calls == {}
     y, x = loaded.forward(np.ones((2, 4), np.float32))  # still runs, through the interpreter
     assert y.shape == (2, 3) and x.shape == (2, 4)
+
+
+def test_constant_outputs_match_the_interpreter(linear_relu_module: CompiledModule) -> None:
+    """A tuple with constants (googlenet's (logits, None, None), and ints, bools, floats): the
+    recognized call puts them where the wrapper's LOADCs do."""
+    (sig,) = linear_relu_module.methods
+    constants = ((1, ptmf.NoneValue()), (3, ptmf.IntValue(7)), (4, ptmf.BoolValue(False)), (5, ptmf.DoubleValue(0.5)))
+    compiled = dataclasses.replace(linear_relu_module, methods=(dataclasses.replace(sig, constants=constants),))
+    data = encode_module(pack(compiled))
+    fast, slow = Module(read_bundle_bytes(data)), _interpreted(Module(read_bundle_bytes(data)))
+    assert len(fast._loaded.lowered_calls) == 1
+    assert fast.method_schema("forward").returns[0].type == "Tuple[Tensor, NoneType, Tensor, int, bool, float]"
+    x = np.array([[1, -2, 3, 0.5]], dtype=np.float32)
+    results = [module.forward(x) for module in (fast, slow)]
+    for result in results:
+        assert [type(v) for v in result] == [np.ndarray, type(None), np.ndarray, int, bool, float]
+        assert result[1:2] + result[3:] == (None, 7, False, 0.5)
+    for i in (0, 2):
+        np.testing.assert_array_equal(results[0][i], results[1][i])

@@ -119,6 +119,34 @@ def test_partial_lowering_maps_a_failure_in_a_lowered_part(tmp_path: Path, mixed
     assert "return torch.relu(self.l(x))" in str(info.value)
 
 
+class _AuxOuter(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        from tests.parity.parity_models import AuxiliaryHeads
+
+        self.net = AuxiliaryHeads()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x).logits
+
+
+def test_lower_refuses_constant_outputs_torchs_wrapper_cannot_take(tmp_path: Path) -> None:
+    """googlenet-like (logits, None, None): torch's to_backend wrapper unpacks every element from
+    execute, which runs a program of tensors only, so lowering through it refuses the method (and
+    --lower auto does not choose it), while the bundle liteexport writes returns the None."""
+    from liteexport.partial import choose_auto
+    from tests.parity.parity_models import AuxiliaryHeads
+
+    with pytest.raises(RuntimeError, match=r"output 1 is None, output 2 is None: .*torch's to_backend wrapper"):
+        liteexport.lower(AuxiliaryHeads())
+    chosen, unlowered = choose_auto(torch.jit.script(_AuxOuter().eval()))
+    assert chosen == ["net.body", "net.head", "net.aux"]
+    assert unlowered == [("net", "unsupported: prim::TupleConstruct (1 site)")]
+    x = np.ones((2, 8), np.float32)
+    liteexport.export(AuxiliaryHeads(), tmp_path / "aux.ptl")
+    assert runtime_py.load(tmp_path / "aux.ptl").forward(x)[1:] == (None, None)
+
+
 def test_auto_lists_what_stayed_torchscript(mixed: torch.nn.Module, tmp_path: Path) -> None:
     from liteexport.partial import export_partial
 

@@ -45,6 +45,7 @@ from runtime_py.format.program import (  # noqa: E402
 )
 from runtime_py.format.program_codec import encode_program  # noqa: E402
 from tests.parity.op_cases import OP_CASES as NEW_OP_CASES  # noqa: E402
+from tests.parity.outputs import assert_same_outputs  # noqa: E402
 from tests.parity.parity_models import CASES, NEEDS_STATIC_SHAPES  # noqa: E402
 
 pytestmark = [
@@ -63,21 +64,6 @@ ATOL, RTOL = 1e-5, 1e-4
 @pytest.fixture(scope="module", autouse=True)
 def backend() -> None:
     tb.load_torch_backend()
-
-
-def _as_tuple(value: object) -> tuple[torch.Tensor, ...]:
-    return tuple(value) if isinstance(value, tuple) else (value,)  # type: ignore[arg-type]
-
-
-def _numpy_tuple(value: object) -> tuple[np.ndarray, ...]:
-    return tuple(np.asarray(v) for v in value) if isinstance(value, tuple) else (np.asarray(value),)
-
-
-def _close(got: Sequence[np.ndarray], expected: Sequence[np.ndarray]) -> None:
-    assert len(got) == len(expected)
-    for g, e in zip(got, expected, strict=True):
-        assert g.dtype == np.float32 and g.shape == e.shape
-        np.testing.assert_allclose(g, e, atol=ATOL, rtol=RTOL)
 
 
 # --- real models: the parity suite's models, exported and run by torch ---
@@ -111,12 +97,12 @@ def test_lite_interpreter_matches_eager_and_runtime_py(name: str, static: bool, 
             gen = torch.Generator().manual_seed(seed)
             inputs = [torch.randn(s, generator=gen) * (1 + seed) for s in input_shapes]
             with torch.no_grad():
-                expected = tuple(t.numpy() for t in _as_tuple(getattr(eager, method)(*inputs)))
-            got = tuple(t.numpy() for t in _as_tuple(lite.run_method(method, *inputs)))
-            _close(got, expected)
-            _close(got, _numpy_tuple(reference.run_method(method, *[t.numpy() for t in inputs])))
+                expected = getattr(eager, method)(*inputs)
+            got = lite.run_method(method, *inputs)
+            assert_same_outputs(got, expected, ATOL, RTOL)
+            assert_same_outputs(got, reference.run_method(method, *[t.numpy() for t in inputs]), ATOL, RTOL)
             if method == "forward":
-                _close(tuple(t.numpy() for t in _as_tuple(lite(*inputs))), expected)
+                assert_same_outputs(lite(*inputs), expected, ATOL, RTOL)
 
 
 def test_dynamic_batch_runs_other_batch_sizes(tmp_path: Path) -> None:
@@ -273,7 +259,7 @@ def test_opcode_matches_runtime_py(case: str, tmp_path: Path) -> None:
     inputs = [torch.randn(s, generator=gen) + 0.1 for s in shapes]
     got = lite(*inputs)
     (expected,) = _reference(program, weights, [t.numpy() for t in inputs])
-    _close((got.numpy(),), (np.asarray(expected),))
+    assert_same_outputs(got, np.asarray(expected), ATOL, RTOL)
 
 
 def test_outputs_never_alias_weights(tmp_path: Path) -> None:

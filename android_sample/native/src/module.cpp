@@ -76,7 +76,7 @@ class LoadedModule final : public Module {
     return names;
   }
 
-  std::vector<Tensor> run_method(const std::string& name, const std::vector<Tensor>& inputs) override {
+  std::vector<std::optional<Tensor>> run_method(const std::string& name, const std::vector<Tensor>& inputs) override {
     const MethodInfo* info = nullptr;
     for (const auto& m : methods_)
       if (m.name == name) info = &m;
@@ -119,13 +119,21 @@ class LoadedModule final : public Module {
                                         info->wrapper ? &*info->wrapper : nullptr),
                   e.debug_handle(), e.code(), e.fields());
     }
-    std::vector<Tensor> out;
+    std::vector<std::optional<Tensor>> out;
+    const auto tuple = result.get_if<std::shared_ptr<Tuple>>();
     auto add = [&](const IValue& v) {
       const Array* a = v.get_if<Array>();
-      if (a == nullptr) throw_execution(name + " returned a " + v.kind() + ", not a Tensor");
-      out.push_back({a->shape, std::vector<float>(a->ptr(), a->ptr() + a->size())});
+      if (a != nullptr) {
+        out.emplace_back(Tensor{a->shape, std::vector<float>(a->ptr(), a->ptr() + a->size())});
+      } else if (v.is_none() && tuple != nullptr) {  // the wrapper's LOADC None: (logits, None, None)
+        out.emplace_back(std::nullopt);
+      } else {
+        throw_execution(tuple ? name + " output " + std::to_string(out.size()) + " is of type " + v.kind() +
+                                    ": the native runtime returns only Tensors, and None in a tuple"
+                              : name + " returned a " + v.kind() + ", not a Tensor");
+      }
     };
-    if (auto tuple = result.get_if<std::shared_ptr<Tuple>>()) {
+    if (tuple != nullptr) {
       for (const IValue& v : **tuple) add(v);
     } else {
       add(result);

@@ -3,7 +3,7 @@ computes or raises for them (outputs, error kinds, debug handles, messages), plu
 
 Usage: python android_sample/native/tests/make_vectors.py OUT_DIR   (run from the repository root;
 needs torch). Writes OUT_DIR/cases.txt, one case per line, paths relative to OUT_DIR:
-  run <bundle> <method> <n_in> <in...> <n_out> <out...>
+  run <bundle> <method> <n_in> <in...> <n_out> <out...>   (an output "none": a None element of the tuple)
   error <bundle> <method> <kind> <handle> <message-file> <n_in> <in...>   (+ <stem>.code: code and fields)
   malformed <bundle> <strict>   (strict 1: runtime_py raises FormatError, the core must too;
                                  0: a random bit flip, the core must not crash)
@@ -48,15 +48,19 @@ class Writer:
         self.out = out
         self.lines: list[str] = []
 
-    def tensors(self, stem: str, arrays: list[np.ndarray]) -> list[str]:
+    def tensors(self, stem: str, arrays: list[np.ndarray | None]) -> list[str]:
         names = []
         for i, a in enumerate(arrays):
             names.append(f"{stem}{i}.bin")
-            write_tensor(self.out / names[-1], a)
+            if a is not None:
+                write_tensor(self.out / names[-1], a)
         return names
 
-    def run(self, bundle: str, method: str, inputs: list[np.ndarray], outputs: list[np.ndarray], stem: str) -> None:
-        ins, outs = self.tensors(f"{stem}.in", inputs), self.tensors(f"{stem}.out", outputs)
+    def run(self, bundle: str, method: str, inputs: list[np.ndarray], outputs: list[np.ndarray | None],
+            stem: str) -> None:
+        ins = self.tensors(f"{stem}.in", inputs)
+        outs = [name if o is not None else "none"  # a None element of a returned tuple
+                for name, o in zip(self.tensors(f"{stem}.out", outputs), outputs, strict=True)]
         self.lines.append(f"run {bundle} {method} {len(ins)} {' '.join(ins)} {len(outs)} {' '.join(outs)}")
 
     def error(self, bundle: str, method: str, inputs: list[np.ndarray], stem: str) -> None:
@@ -91,8 +95,8 @@ class Writer:
         self.lines.append(f"malformed {name} {int(strict and raised)}")
 
 
-def as_list(value: object) -> list[np.ndarray]:
-    return [np.asarray(v) for v in value] if isinstance(value, tuple) else [np.asarray(value)]
+def as_list(value: object) -> list[np.ndarray | None]:
+    return [None if v is None else np.asarray(v) for v in value] if isinstance(value, tuple) else [np.asarray(value)]
 
 
 def export_models(w: Writer) -> dict[str, object]:
@@ -218,6 +222,22 @@ def malformed_bundles(w: Writer, compiled: object) -> None:
         w.malformed(f"flip_{k}.ptl", bytes(flipped), False)
 
 
+def constant_outputs(w: Writer, compiled: CompiledModule) -> None:
+    """A tuple with an int constant besides its tensors: runtime_py returns the int, the core
+    (Tensors and None only) raises an Execution error naming the output."""
+    (signature,) = compiled.methods
+    with_int = dataclasses.replace(signature, constants=((signature.num_outputs, ptmf.IntValue(7)),))
+    bundle = "int_output.ptl"
+    write_bundle(dataclasses.replace(compiled, methods=(with_int,)), w.out / bundle)
+    inputs = [np.ones(s, np.float32) for s in CASES["tuple_outputs"][1]["forward"]]
+    assert runtime_py.load(w.out / bundle).forward(*inputs)[-1] == 7
+    (w.out / "int_output.msg").write_text(f"forward output {signature.num_outputs} is of type int: the native "
+                                          "runtime returns only Tensors, and None in a tuple")
+    (w.out / "int_output.code").write_text("\n")
+    ins = w.tensors("int_output.in", inputs)
+    w.lines.append(f"error {bundle} forward Execution -1 int_output.msg {len(ins)} {' '.join(ins)}")
+
+
 def main() -> None:
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
@@ -225,6 +245,7 @@ def main() -> None:
     compiled = export_models(w)
     one_op_bundles(w)
     malformed_bundles(w, compiled["mlp_static"])
+    constant_outputs(w, compiled["tuple_outputs_static"])
     (out / "cases.txt").write_text("\n".join(w.lines) + "\n")
     print(f"wrote {len(w.lines)} cases to {out}")
 

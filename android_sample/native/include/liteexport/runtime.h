@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -65,9 +66,12 @@ class Module {
 
   // User-callable methods (forward, @torch.jit.export methods), without __setstate__/__getstate__.
   virtual std::vector<std::string> method_names() const = 0;
-  // Runs a method; a Tensor-returning method gives one output, a tuple-returning one several.
-  virtual std::vector<Tensor> run_method(const std::string& name, const std::vector<Tensor>& inputs) = 0;
-  std::vector<Tensor> forward(const std::vector<Tensor>& inputs) { return run_method("forward", inputs); }
+  // Runs a method; a Tensor-returning method gives one output, a tuple-returning one one per
+  // element. An element that is None (googlenet's auxiliary outputs in eval mode: it returns
+  // (logits, None, None)) is std::nullopt; an element of another kind (an int, bool or float
+  // constant) is an Execution error: the core returns Tensors only.
+  virtual std::vector<std::optional<Tensor>> run_method(const std::string& name, const std::vector<Tensor>& inputs) = 0;
+  std::vector<std::optional<Tensor>> forward(const std::vector<Tensor>& inputs) { return run_method("forward", inputs); }
 };
 
 }  // namespace liteexport

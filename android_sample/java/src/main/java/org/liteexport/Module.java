@@ -12,8 +12,12 @@ package org.liteexport;
  * }</pre>
  *
  * <p>Methods return {@code Tensor[]}: one tensor for a method that returns a Tensor, one per
- * element for a method that returns a tuple. (PyTorch Android returns an IValue instead; this
- * runtime's methods only ever return tensors, so an array is all that is needed.)
+ * element for a method that returns a tuple. An element that is None is {@code null}: googlenet
+ * and inception_v3 return {@code (logits, None, None)} in eval mode, so {@code outputs[1]} and
+ * {@code outputs[2]} are null (where PyTorch Android would give {@code IValue.optionalNull()}).
+ * (PyTorch Android returns an IValue instead; this runtime's methods return only tensors and
+ * None, so an array is all that is needed. A tuple holding another constant, an int, bool or
+ * float, is an {@link ExecutionException} naming the output.)
  *
  * <p>Calls on one Module are serialized (its methods are synchronized); {@link #close()} frees the
  * native memory at once, and any later use throws {@link IllegalStateException}. Use separate
@@ -53,7 +57,8 @@ public final class Module implements AutoCloseable {
   /**
    * Runs method {@code name} ({@code forward} or an {@code @torch.jit.export} method).
    *
-   * @return the method's outputs: one tensor, or one per element of a returned tuple
+   * @return the method's outputs: one tensor, or one per element of a returned tuple ({@code
+   *     null} for an element that is None)
    * @throws InputException for an unknown method or the wrong number of inputs
    * @throws ExecutionException if the method fails, e.g. on an input of the wrong shape
    * @throws IllegalStateException if the module is closed

@@ -75,6 +75,7 @@ public final class HostTests {
     runner.add("closed module", this::closedModule);
     runner.add("tensor validation", HostTests::tensorValidation);
     runner.add("tensors are copies", this::tensorsAreCopies);
+    runner.add("None outputs are null", this::noneOutputsAreNull);
     runner.add("null inputs", this::nullInputs);
     runner.add("load/run/close many times", this::manyModules);
     runner.add("threads share a module", this::threads);
@@ -130,6 +131,11 @@ public final class HostTests {
   }
 
   private static void assertClose(Tensor got, Tensor expected, String what) {
+    if (got == null || expected == null) {  // None in a returned tuple
+      check(got == expected, what + ": " + (got == null ? "null" : got) + ", runtime_py: "
+          + (expected == null ? "None" : expected));
+      return;
+    }
     check(Arrays.equals(got.shape(), expected.shape()), what + ": shape " + Arrays.toString(got.shape())
         + ", runtime_py: " + Arrays.toString(expected.shape()));
     float[] g = got.getDataAsFloatArray();
@@ -247,6 +253,26 @@ public final class HostTests {
         () -> Tensor.fromBlob(new float[0], new long[] {Long.MAX_VALUE, Long.MAX_VALUE, 0}));
     expectThrows(NullPointerException.class, () -> Tensor.fromBlob(null, new long[] {1}));
     expectThrows(NullPointerException.class, () -> Tensor.fromBlob(new float[1], null));
+  }
+
+  /** googlenet-like (logits, None, None) and (x, None): the None elements are null. */
+  private void noneOutputsAreNull() throws Exception {
+    int seen = 0;
+    for (Vectors.Record r : vectors.ofKind("run")) {
+      if (!r.field(0).startsWith("auxiliary_heads")) {
+        continue;
+      }
+      Tensor[] got;
+      try (Module module = load(r.field(0))) {
+        got = module.runMethod(r.field(1), vectors.tensors(r.field(2)));
+      }
+      boolean forward = r.field(1).equals("forward");
+      check(got.length == (forward ? 3 : 2), r.field(1) + ": " + got.length + " outputs");
+      check(got[0] != null && got[1] == null && (!forward || got[2] == null),
+          r.field(1) + ": outputs " + Arrays.toString(got));
+      seen++;
+    }
+    check(seen > 0, "no auxiliary_heads runs in the manifest");
   }
 
   private void tensorsAreCopies() throws Exception {

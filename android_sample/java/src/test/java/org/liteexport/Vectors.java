@@ -63,7 +63,10 @@ final class Vectors {
     return new String(Files.readAllBytes(path(name)), StandardCharsets.UTF_8);
   }
 
-  /** Tensors of a field like "[2,3]:t00001.f32 [4]:t00002.f32" (empty: no tensors). */
+  /**
+   * Tensors of a field like "[2,3]:t00001.f32 [4]:t00002.f32" (empty: no tensors); "none" is a
+   * None element of a returned tuple, read as null.
+   */
   Tensor[] tensors(String field) throws IOException {
     if (field.isEmpty()) {
       return new Tensor[0];
@@ -71,6 +74,9 @@ final class Vectors {
     String[] items = field.split(" ");
     Tensor[] result = new Tensor[items.length];
     for (int i = 0; i < items.length; i++) {
+      if (items[i].equals("none")) {
+        continue;
+      }
       int colon = items[i].indexOf("]:");
       String dims = items[i].substring(1, colon);
       String[] parts = dims.isEmpty() ? new String[0] : dims.split(",");

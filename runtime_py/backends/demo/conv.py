@@ -1,8 +1,8 @@
 """2-D convolution: im2col through strided windows and one batched matmul over groups.
 
-Depthwise convolutions (one input channel per group) take a different route: a loop over
-the kernel taps, each a vectorized multiply-add, because a matmul per channel with an inner
-dimension of kh*kw is dominated by per-matrix overhead.
+Depthwise convolutions (one input channel per group) take a different route (``_Depthwise``):
+their im2col matrix is taps times the input, so it is built a few channels at a time, from
+runs the input's layout makes contiguous.
 """
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ def make_conv2d(attrs: Conv2dAttrs, n_inputs: int, reuse_output: bool = False) -
             if len(workspaces) >= 4:
                 workspaces.clear()
             workspaces[key] = ws
-        if ws.depthwise:
-            y = _depthwise(x4, weight, groups, stride, padding, dilation, ws.out_hw)
+        if ws.depthwise is not None:
+            y = ws.depthwise(x4, weight)
             if bias is not None:
                 y += bias.reshape(-1, 1, 1)
         else:
@@ -84,7 +84,7 @@ class _Workspace:
 
     __slots__ = ("depthwise", "out_hw", "im2col", "padded", "cols_shape", "out", "out_shape", "result_shape")
 
-    depthwise: bool  # one input channel per group: the tap loop, no buffers
+    depthwise: _Depthwise | None  # one input channel per group: its own im2col and buffers
     out_hw: tuple[int, int]
     # (cols, cols_view): the im2col matrix and the part of it the windows are copied into;
     # None for a 1x1 convolution (and a depthwise one), which needs no im2col copy
@@ -118,7 +118,7 @@ def _workspace(x: Array, x4: Array, weight: Array, bias: Array | None, groups: i
     )
     check_output_size("conv2d", (h, w), out_hw)
     ws = _Workspace()
-    ws.depthwise = group_c == 1 and groups > 1
+    ws.depthwise = None
     ws.out_hw = out_hw
     ws.im2col = ws.padded = ws.out = None
     length = out_hw[0] * out_hw[1]
@@ -126,7 +126,8 @@ def _workspace(x: Array, x4: Array, weight: Array, bias: Array | None, groups: i
     ws.result_shape = (n, out_c, out_hw[0], out_hw[1])
     ws.out_shape = (n, groups, out_c // groups, length)
     ws.cols_shape = (n, groups, group_c, length)
-    if ws.depthwise:
+    if group_c == 1 and groups > 1:
+        ws.depthwise = _Depthwise(x4, weight, groups, stride, padding, dilation, out_hw)
         return ws
     if not (pointwise and kh == kw == 1):
         # (N, G, Cg*kh*kw [+1 row of ones for the bias], OH*OW)
@@ -183,66 +184,115 @@ def _matrix(cache: dict[tuple[int, int], tuple[Array, Array | None, Array]], wei
 
 
 
-def _depthwise(
-    x: Array,
-    weight: Array,
-    groups: int,
-    stride: tuple[int, int],
-    padding: tuple[int, int],
-    dilation: tuple[int, int],
-    out_hw: tuple[int, int],
-) -> Array:
-    """One vectorized multiply-add per kernel tap, over long contiguous runs.
+class _Depthwise:
+    """A depthwise convolution (one input channel per group) for one input shape: im2col and a
+    batched (multiplier x taps) @ (taps x L) matmul per channel, a few channels at a time.
 
-    The padded input is split into stride x stride phases (``phase[a][b] = x[a::sh, b::sw]``),
-    so every tap reads one phase at a fixed offset with stride 1. A phase is flattened with a
-    row pitch of ``pitch`` columns: the tap's input for all outputs is then one contiguous
-    slice of length ``OH * pitch``; the extra columns per row are computed and cut off at the
-    end (cheaper than short rows: numpy's per-row overhead dominated 14x14 planes)."""
-    n, c, h, w = x.shape
-    out_c, _, kh, kw = weight.shape
-    multiplier = out_c // groups
-    (sh, sw), (ph, pw), (dh, dw), (oh, ow) = stride, padding, dilation, out_hw
-    rows = -(-(h + 2 * ph) // sh) + 1  # per phase, plus a row the last tap's slice may run into
-    pitch = -(-(w + 2 * pw) // sw)
-    padded = np.zeros((n, c, rows * sh, pitch * sw), dtype=x.dtype)
-    padded[:, :, ph : ph + h, pw : pw + w] = x
-    if sh == sw == 1:
-        phases = padded.reshape(1, 1, n, c, rows * pitch)
-    else:  # (sh, sw, N, C, rows, pitch), one copy
-        phases = np.ascontiguousarray(
-            padded.reshape(n, c, rows, sh, pitch, sw).transpose(3, 5, 0, 1, 2, 4)
-        ).reshape(sh, sw, n, c, rows * pitch)
-    length = oh * pitch
-    sources = [  # per tap: its input for every output, (N, G, L)
-        phases[r % sh, q % sw, :, :, (r // sh) * pitch + q // sw :][..., :length]
-        for r in range(0, kh * dh, dh) for q in range(0, kw * dw, dw)
-    ]
-    if length <= _DEPTHWISE_MATMUL_MAX_LENGTH:
-        # small planes: per-channel loops are short, so one im2col copy and a batched
-        # (1 x taps) @ (taps x L) matmul per channel beat a multiply-add per tap
-        cols = np.stack(sources, axis=2)  # (N, G, taps, L)
-        y: Array = np.matmul(weight.reshape(groups, multiplier, kh * kw), cols)
-    else:
-        # a few channels at a time, so the running sum and the product stay in cache across the taps;
-        # (G, M, L) blocks, every output channel of a group seeing the same input channel (with one
-        # output channel per group, the common case, the multiplier axis is left out: numpy loops
-        # faster over fewer broadcast axes)
-        taps = weight.reshape(groups, multiplier, kh * kw)
-        y = np.zeros((n, groups, multiplier, length), dtype=x.dtype)
-        if multiplier == 1:
-            taps, y = taps[:, 0], y[:, :, 0]
-        else:
-            sources = [source[:, :, np.newaxis] for source in sources]
-        chunk = max(1, _DEPTHWISE_CHUNK_BYTES // (n * multiplier * length * x.itemsize))
-        for g in range(0, groups, chunk):
-            y_part = y[:, g : g + chunk]
-            product = np.empty_like(y_part)
-            for t, source in enumerate(sources):
-                np.multiply(source[:, g : g + chunk], taps[g : g + chunk, ..., t, np.newaxis], out=product)
-                y_part += product
-    return np.ascontiguousarray(y.reshape(n, out_c, oh, pitch)[..., :ow])
+    The zero-padded input is split into stride x stride phases (``phase[a][b] = x[a::sh, b::sw]``)
+    and each phase flattened with a row pitch of ``pitch`` columns: a tap's input for every output
+    is then one contiguous run of ``OH * pitch`` values (the extra columns per row are computed and
+    cut off at the end), and the taps of one phase form a regular grid of such runs, a strided view
+    copied into the im2col matrix in one call. Channels go in chunks whose im2col matrix stays in
+    cache (one matrix for all channels is taps times the input: tens of MB for a MobileNet's first
+    layers), and every buffer but the result is kept between calls."""
+
+    def __init__(self, x: Array, weight: Array, groups: int, stride: tuple[int, int], padding: tuple[int, int],
+                 dilation: tuple[int, int], out_hw: tuple[int, int]) -> None:
+        n, c, h, w = x.shape
+        out_c, _, kh, kw = weight.shape
+        (sh, sw), (ph, pw), (oh, ow) = stride, padding, out_hw
+        rows = -(-(h + 2 * ph) // sh) + 1  # per phase, plus a row the last tap's run may reach into
+        pitch = -(-(w + 2 * pw) // sw)
+        length = oh * pitch
+        self.shape = (n, groups, out_c // groups, length)
+        self.result_shape = (n, out_c, oh, pitch)
+        self.ow = ow
+        # (sh, sw, N, C, rows * pitch); borders stay zero, each call copies the input into the
+        # interiors: per phase, the input's rows and columns that fall into it
+        phases = np.zeros((sh, sw, n, c, rows * pitch), dtype=np.float32)
+        grid = phases.reshape(sh, sw, n, c, rows, pitch)
+        self.fills: list[tuple[Array, tuple[slice, slice]]] = []
+        for a in range(sh):
+            first_r, x_rows = _phase_span(a, sh, ph, h)
+            for b in range(sw):
+                first_q, x_cols = _phase_span(b, sw, pw, w)
+                if x_rows.stop > x_rows.start and x_cols.stop > x_cols.start:
+                    count_r = len(range(x_rows.start, x_rows.stop, sh))
+                    count_q = len(range(x_cols.start, x_cols.stop, sw))
+                    into = grid[a, b, :, :, first_r : first_r + count_r, first_q : first_q + count_q]
+                    self.fills.append((into, (x_rows, x_cols)))
+        taps = kh * kw
+        self.chunk = max(1, _DEPTHWISE_CHUNK_BYTES // (taps * length * 4))
+        cols = np.empty((self.chunk, taps, length), dtype=np.float32)
+        self.cols = cols
+        # per grid of taps (one phase's): (im2col rows to fill, the taps' runs for every channel)
+        self.grids: list[tuple[Array, Array]] = []
+        order: list[int] = []  # the tap (r * kw + q) of each im2col row
+        row = 0
+        for a, tap_rows in _phase_taps(kh, dilation[0], sh):
+            for b, tap_cols in _phase_taps(kw, dilation[1], sw):
+                source = phases[a, b]
+                base = tap_rows[0][1] * pitch + tap_cols[0][1]
+                step_r = (tap_rows[1][1] - tap_rows[0][1]) * pitch if len(tap_rows) > 1 else 0
+                step_q = tap_cols[1][1] - tap_cols[0][1] if len(tap_cols) > 1 else 0
+                last = base + (len(tap_rows) - 1) * step_r + (len(tap_cols) - 1) * step_q + length
+                if last > source.shape[-1]:  # pragma: no cover  (rows has room for every tap's run)
+                    raise AssertionError("depthwise tap runs past the padded input")
+                sn, sc, item = source.strides
+                runs = as_strided(source[..., base:], shape=(n, c, len(tap_rows), len(tap_cols), length),
+                                  strides=(sn, sc, step_r * item, step_q * item, item), writeable=False)
+                count = len(tap_rows) * len(tap_cols)
+                into = cols[:, row : row + count].reshape(self.chunk, len(tap_rows), len(tap_cols), length)
+                self.grids.append((into, runs))
+                order += [r * kw + q for r, _ in tap_rows for q, _ in tap_cols]
+                row += count
+        self.order = None if order == sorted(order) else np.array(order)
+        self.taps: tuple[Array, Array] | None = None  # (weight, its taps in im2col row order)
+
+    def __call__(self, x: Array, weight: Array) -> Array:
+        n, groups, multiplier, length = self.shape
+        taps = self._taps(weight, groups, multiplier)
+        for into, (x_rows, x_cols) in self.fills:
+            np.copyto(into, x[:, :, x_rows, x_cols])
+        y = np.empty(self.shape, dtype=np.float32)
+        cols, chunk = self.cols, self.chunk
+        for i in range(n):
+            for g in range(0, groups, chunk):
+                m = min(chunk, groups - g)
+                for into, runs in self.grids:
+                    np.copyto(into[:m], runs[i, g : g + m])
+                np.matmul(taps[g : g + m], cols[:m], out=y[i, g : g + m])
+        return np.ascontiguousarray(y.reshape(self.result_shape)[..., : self.ow])
+
+    def _taps(self, weight: Array, groups: int, multiplier: int) -> Array:
+        """The weight as (G, M, taps), taps in im2col row order; kept for a read-only weight."""
+        kept = self.taps
+        if kept is not None and kept[0] is weight:
+            return kept[1]
+        taps = weight.reshape(groups, multiplier, -1)
+        if self.order is not None:
+            taps = taps[..., self.order]
+        if not weight.flags.writeable:
+            self.taps = (weight, taps)
+        return taps
 
 
-_DEPTHWISE_MATMUL_MAX_LENGTH = 1024  # output plane size (with the pitch's extra columns), measured
-_DEPTHWISE_CHUNK_BYTES = 512 * 1024  # running sum per channel chunk: about half of a core's L2
+def _phase_span(phase: int, stride: int, pad: int, size: int) -> tuple[int, slice]:
+    """Along one axis, where the input lands in a phase of its zero-padded copy: the phase's first
+    index holding input, and the input's indexes there (a slice with step ``stride``)."""
+    first = max(0, -(-(pad - phase) // stride))  # padded index phase + stride * first >= pad
+    start = phase + stride * first - pad
+    return first, slice(start, size, stride)
+
+
+def _phase_taps(k: int, dilation: int, stride: int) -> list[tuple[int, list[tuple[int, int]]]]:
+    """The taps of one axis grouped by phase: [(phase, [(tap, row offset within the phase)...])].
+    Within a phase the offsets step evenly (by dilation / gcd(dilation, stride))."""
+    phases: dict[int, list[tuple[int, int]]] = {}
+    for t in range(k):
+        phase, offset = divmod(t * dilation, stride)[::-1]
+        phases.setdefault(phase, []).append((t, offset))
+    return sorted(phases.items())
+
+
+_DEPTHWISE_CHUNK_BYTES = 512 * 1024  # im2col matrix per channel chunk: about half of a core's L2, measured

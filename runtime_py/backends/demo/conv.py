@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from runtime_py.backends.demo.arrays import Array, Kernel
+from runtime_py.backends.demo.arrays import Array, Kernel, empty
 from runtime_py.backends.demo.elementwise import relu_inplace
 from runtime_py.backends.demo.windows import (
     as_batched,
@@ -67,7 +67,7 @@ def make_conv2d(attrs: Conv2dAttrs, n_inputs: int, reuse_output: bool = False) -
                 else:
                     windows = _windows(x4, weight.shape, stride, dilation, ws.out_hw)
                     np.copyto(cols_view, windows.reshape(cols_view.shape))
-            y3 = ws.out if ws.out is not None else np.empty(ws.out_shape, dtype=np.float32)
+            y3 = ws.out if ws.out is not None else empty(ws.out_shape)
             np.matmul(matrix, cols, out=y3)
             if bias is not None and ws.im2col is None:
                 y3 += bias.reshape(groups, -1, 1)
@@ -205,8 +205,9 @@ class _Depthwise:
         pitch = -(-(w + 2 * pw) // sw)
         length = oh * pitch
         self.shape = (n, groups, out_c // groups, length)
-        self.result_shape = (n, out_c, oh, pitch)
-        self.ow = ow
+        self.y = np.empty(self.shape, dtype=np.float32)  # with the pitch's extra columns
+        self.pitched = self.y.reshape(n, out_c, oh, pitch)[..., :ow]
+        self.result_shape = (n, out_c, oh, ow)
         # (sh, sw, N, C, rows * pitch); borders stay zero, each call copies the input into the
         # interiors: per phase, the input's rows and columns that fall into it
         phases = np.zeros((sh, sw, n, c, rows * pitch), dtype=np.float32)
@@ -254,15 +255,16 @@ class _Depthwise:
         taps = self._taps(weight, groups, multiplier)
         for into, (x_rows, x_cols) in self.fills:
             np.copyto(into, x[:, :, x_rows, x_cols])
-        y = np.empty(self.shape, dtype=np.float32)
-        cols, chunk = self.cols, self.chunk
+        y, cols, chunk = self.y, self.cols, self.chunk
         for i in range(n):
             for g in range(0, groups, chunk):
                 m = min(chunk, groups - g)
                 for into, runs in self.grids:
                     np.copyto(into[:m], runs[i, g : g + m])
                 np.matmul(taps[g : g + m], cols[:m], out=y[i, g : g + m])
-        return np.ascontiguousarray(y.reshape(self.result_shape)[..., : self.ow])
+        result = empty(self.result_shape)
+        np.copyto(result, self.pitched)
+        return result
 
     def _taps(self, weight: Array, groups: int, multiplier: int) -> Array:
         """The weight as (G, M, taps), taps in im2col row order; kept for a read-only weight."""

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from runtime_py.backends.demo.arrays import Array, Kernel
+from runtime_py.backends.demo.arrays import Array, Kernel, empty
 from runtime_py.format.program import LayerNormAttrs
 
 
@@ -18,7 +18,7 @@ def channel_affine(x: Array, scale: Array, shift: Array) -> Array:
             f" got {scale.shape} and {shift.shape}"
         )
     per_channel = (-1,) + (1,) * (x.ndim - 2)
-    y = x * scale.reshape(per_channel)
+    y = np.multiply(x, scale.reshape(per_channel), out=empty(x.shape, np.result_type(x, scale)))
     y += shift.reshape(per_channel)
     return y
 

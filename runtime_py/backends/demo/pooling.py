@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime_py.backends.demo.arrays import Array, Kernel
+from runtime_py.backends.demo.arrays import Array, Kernel, empty
 from runtime_py.backends.demo.windows import (
     as_batched,
     check_output_size,
@@ -50,8 +50,7 @@ def make_max_pool2d(attrs: Pool2dAttrs, n_inputs: int, reuse_output: bool = Fals
             kh, kw = kernel
             pair = buffers.get(x4.shape) if reuse_output else None
             if pair is None:
-                pair = (np.empty((*x4.shape[:2], oh, w), dtype=x4.dtype),
-                        np.empty((*x4.shape[:2], oh, ow), dtype=x4.dtype))
+                pair = (empty((*x4.shape[:2], oh, w), x4.dtype), empty((*x4.shape[:2], oh, ow), x4.dtype))
                 if reuse_output:
                     if len(buffers) >= 4:
                         buffers.clear()
@@ -68,7 +67,8 @@ def make_max_pool2d(attrs: Pool2dAttrs, n_inputs: int, reuse_output: bool = Fals
             return y[0] if unbatched else y
         windows = padded_windows(x4, kernel, stride, padding, dilation, out_hw, -np.inf)
         # one vectorized maximum per kernel tap beats a reduction over two tiny strided axes
-        y = windows[:, :, :, :, 0, 0].copy()
+        y = empty(windows.shape[:4], x4.dtype)
+        np.copyto(y, windows[:, :, :, :, 0, 0])
         for i in range(kernel[0]):
             for j in range(kernel[1]):
                 if i or j:

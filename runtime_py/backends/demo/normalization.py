@@ -51,10 +51,14 @@ def make_layer_norm(attrs: LayerNormAttrs, n_inputs: int) -> Kernel:
         if averaging is None:
             averaging = averagings[(size, x.dtype)] = np.full((size, 1), 1 / max(size, 1), dtype=x.dtype)
         y: Array = rows - rows @ averaging
-        variance = np.square(y) @ averaging
-        variance += eps
-        np.sqrt(variance, out=variance)
-        y /= variance
+        if rows.shape[0] == 1 and size:  # one row (a token at a time): statistics as Python floats
+            row = y[0]
+            y *= np.float32(1 / math.sqrt(float(np.dot(row, row)) / size + eps))
+        else:
+            variance = np.square(y) @ averaging
+            variance += eps
+            np.sqrt(variance, out=variance)
+            y /= variance
         y = y.reshape(x.shape)
         if weight is not None:
             y *= weight

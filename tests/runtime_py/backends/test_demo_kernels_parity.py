@@ -305,7 +305,7 @@ def test_channel_affine_is_inference_batch_norm(rng: np.random.Generator, shape:
 
 
 @pytest.mark.parametrize(
-    ("shape", "normalized_ndim"), [((2, 5, 6), 1), ((2, 5, 6), 2), ((7,), 1), ((3, 2, 4), 3)]
+    ("shape", "normalized_ndim"), [((2, 5, 6), 1), ((2, 5, 6), 2), ((7,), 1), ((3, 2, 4), 3), ((1, 64), 1)]
 )
 @pytest.mark.parametrize("params", ["none", "weight", "weight+bias"])
 @pytest.mark.parametrize("eps", [1e-5, 1e-2])

@@ -208,8 +208,7 @@ class _Depthwise:
         pitch = -(-(w + 2 * pw) // sw)
         length = oh * pitch
         self.shape = (n, groups, out_c // groups, length)
-        self.y = np.empty(self.shape, dtype=np.float32)  # with the pitch's extra columns
-        self.pitched = self.y.reshape(n, out_c, oh, pitch)[..., :ow]
+        self.pitched_shape = (n, out_c, oh, pitch)
         self.result_shape = (n, out_c, oh, ow)
         # (sh, sw, N, C, rows * pitch); borders stay zero, each call copies the input into the
         # interiors: per phase, the input's rows and columns that fall into it
@@ -227,10 +226,9 @@ class _Depthwise:
                     self.fills.append((into, (x_rows, x_cols)))
         taps = kh * kw
         self.chunk = max(1, _DEPTHWISE_CHUNK_BYTES // (taps * length * 4))
-        cols = np.empty((self.chunk, taps, length), dtype=np.float32)
-        self.cols = cols
-        # per grid of taps (one phase's): (im2col rows to fill, the taps' runs for every channel)
-        self.grids: list[tuple[Array, Array]] = []
+        self.cols_shape = (self.chunk, taps, length)
+        # per grid of taps (one phase's): (its first im2col row, its shape, the taps' runs for every channel)
+        self.grids: list[tuple[int, tuple[int, ...], Array]] = []
         order: list[int] = []  # the tap (r * kw + q) of each im2col row
         row = 0
         for a, tap_rows in _phase_taps(kh, dilation[0], sh):
@@ -245,11 +243,9 @@ class _Depthwise:
                 sn, sc, item = source.strides
                 runs = as_strided(source[..., base:], shape=(n, c, len(tap_rows), len(tap_cols), length),
                                   strides=(sn, sc, step_r * item, step_q * item, item), writeable=False)
-                count = len(tap_rows) * len(tap_cols)
-                into = cols[:, row : row + count].reshape(self.chunk, len(tap_rows), len(tap_cols), length)
-                self.grids.append((into, runs))
+                self.grids.append((row, (self.chunk, len(tap_rows), len(tap_cols), length), runs))
                 order += [r * kw + q for r, _ in tap_rows for q, _ in tap_cols]
-                row += count
+                row += len(tap_rows) * len(tap_cols)
         self.order = None if order == sorted(order) else np.array(order)
         self.taps: tuple[Array, Array] | None = None  # (weight, its taps in im2col row order)
 
@@ -258,15 +254,20 @@ class _Depthwise:
         taps = self._taps(weight, groups, multiplier)
         for into, (x_rows, x_cols) in self.fills:
             np.copyto(into, x[:, :, x_rows, x_cols])
-        y, cols, chunk = self.y, self.cols, self.chunk
+        # scratch from the pool: one im2col buffer serves every depthwise layer, so it stays in cache
+        chunk, count, length = self.cols_shape
+        cols = empty((max(chunk * count * length, _DEPTHWISE_CHUNK_BYTES // 4),))[: chunk * count * length]
+        cols = cols.reshape(self.cols_shape)
+        grids = [(cols[:, row : row + shape[1] * shape[2]].reshape(shape), runs) for row, shape, runs in self.grids]
+        y = empty(self.shape)  # with the pitch's extra columns
         for i in range(n):
             for g in range(0, groups, chunk):
                 m = min(chunk, groups - g)
-                for into, runs in self.grids:
+                for into, runs in grids:
                     np.copyto(into[:m], runs[i, g : g + m])
                 np.matmul(taps[g : g + m], cols[:m], out=y[i, g : g + m])
         result = empty(self.result_shape)
-        np.copyto(result, self.pitched)
+        np.copyto(result, y.reshape(self.pitched_shape)[..., : self.result_shape[3]])
         return result
 
     def _taps(self, weight: Array, groups: int, multiplier: int) -> Array:

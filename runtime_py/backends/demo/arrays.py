@@ -36,7 +36,6 @@ class _BufferPool:
     MIN_BYTES = 256 * 1024
     MAX_BYTES = 256 * 1024 * 1024
     PER_SHAPE = 4
-    _FREE = 3  # references to a free array while it is checked: its pool list, the loop, getrefcount's argument
 
     def __init__(self) -> None:
         self._arrays: dict[tuple[tuple[int, ...], np.dtype[Any]], list[Array]] = {}
@@ -53,7 +52,7 @@ class _BufferPool:
         with self._lock:
             arrays = self._arrays.setdefault(key, [])
             for array in arrays:
-                if sys.getrefcount(array) == self._FREE:
+                if sys.getrefcount(array) == _FREE:
                     return array
             array = np.empty(shape, dtype)
             if len(arrays) < self.PER_SHAPE and self._bytes + size <= self.MAX_BYTES:
@@ -62,4 +61,13 @@ class _BufferPool:
             return array
 
 
+def _free_references() -> int:
+    """What ``sys.getrefcount`` says of an array held by a pool list alone, checked as ``empty``
+    checks it (the list, the loop variable, the call's argument: 3 on CPython 3.10-3.13)."""
+    for array in [np.empty(0)]:
+        return sys.getrefcount(array)
+    raise AssertionError("unreachable")
+
+
+_FREE = _free_references()
 empty = _BufferPool().empty

@@ -13,7 +13,7 @@ from runtime_py.backends.demo.normalization import channel_affine, make_layer_no
 from runtime_py.errors import ExecutionError
 from runtime_py.format.program import LayerNormAttrs
 from runtime_py.operators.registry import op, register_schema
-from runtime_py.operators.site_kernels import SiteKernels, all_float32
+from runtime_py.operators.site_kernels import F32, SiteKernels, all_float32
 
 
 def _channel(v: np.ndarray, ndim: int) -> np.ndarray:
@@ -43,13 +43,15 @@ def _batch_norm_site() -> Any:
     def batch_norm_site(x: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None,
                         mean: np.ndarray | None, var: np.ndarray | None, training: bool, momentum: float,
                         eps: float, cudnn: bool) -> np.ndarray:
+        hit = folded.get(id(mean))
+        if (hit is not None and hit[0] is weight and hit[1] is bias and hit[2] is mean and hit[3] is var
+                and hit[4] == eps and not training and type(x) is np.ndarray and x.dtype == F32 and x.ndim >= 2
+                and x.shape[1] == hit[5].shape[0]):
+            return channel_affine(x, hit[5], hit[6])  # the usual call: folded parameters, checked in fewer steps
         if (training or mean is None or var is None or x.ndim < 2 or not all_float32(x, weight, bias, mean, var)
                 or any(p is not None and p.shape != (x.shape[1],) for p in (weight, bias, mean, var))):
             return batch_norm(x, weight, bias, mean, var, training, momentum, eps, cudnn)
         params = (weight, bias, mean, var, eps)
-        hit = folded.get(id(mean))
-        if hit is not None and all(a is b for a, b in zip(hit, params, strict=False)):
-            return channel_affine(x, hit[5], hit[6])
         scale, shift = _folded_norm(weight, bias, mean, var, eps)
         if all(p is None or not p.flags.writeable for p in (weight, bias, mean, var)):  # else they may change
             if len(folded) >= 256:

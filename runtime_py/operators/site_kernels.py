@@ -50,11 +50,12 @@ class SiteKernels:
 
 def pair(values: Any) -> tuple[int, int] | None:
     """A 2-D window attribute (an int or a list of one or two ints) as a pair; None otherwise."""
+    if type(values) is list:  # no generator: this runs three times on every call of a conv
+        if len(values) == 2 and type(values[0]) is int and type(values[1]) is int:
+            return (values[0], values[1])
+        if len(values) == 1 and type(values[0]) is int:
+            return (values[0], values[0])
+        return None
     if isinstance(values, int):
         return (values, values)
-    if isinstance(values, list) and all(type(v) is int for v in values):
-        if len(values) == 1:
-            return (values[0], values[0])
-        if len(values) == 2:
-            return (values[0], values[1])
     return None

@@ -1,8 +1,8 @@
 """2-D convolution: im2col through strided windows and one batched matmul over groups.
 
-Depthwise convolutions (one input channel per group) take a different route: a loop over
-the kernel taps, each a vectorized multiply-add, because a matmul per channel with an inner
-dimension of kh*kw is dominated by per-matrix overhead.
+Depthwise convolutions (one input channel per group) take a different route (``_Depthwise``):
+their im2col matrix is taps times the input, so it is built a few channels at a time, from
+runs the input's layout makes contiguous.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from runtime_py.backends.demo.arrays import Array, Kernel
+from runtime_py.backends.demo.arrays import Array, Kernel, empty
 from runtime_py.backends.demo.elementwise import relu_inplace
 from runtime_py.backends.demo.windows import (
     as_batched,
@@ -48,8 +48,8 @@ def make_conv2d(attrs: Conv2dAttrs, n_inputs: int, reuse_output: bool = False) -
             if len(workspaces) >= 4:
                 workspaces.clear()
             workspaces[key] = ws
-        if ws.depthwise:
-            y = _depthwise(x4, weight, groups, stride, padding, dilation, ws.out_hw)
+        if ws.own is not None:
+            y = ws.own(x4, weight)
             if bias is not None:
                 y += bias.reshape(-1, 1, 1)
         else:
@@ -67,7 +67,7 @@ def make_conv2d(attrs: Conv2dAttrs, n_inputs: int, reuse_output: bool = False) -
                 else:
                     windows = _windows(x4, weight.shape, stride, dilation, ws.out_hw)
                     np.copyto(cols_view, windows.reshape(cols_view.shape))
-            y3 = ws.out if ws.out is not None else np.empty(ws.out_shape, dtype=np.float32)
+            y3 = ws.out if ws.out is not None else empty(ws.out_shape)
             np.matmul(matrix, cols, out=y3)
             if bias is not None and ws.im2col is None:
                 y3 += bias.reshape(groups, -1, 1)
@@ -82,9 +82,9 @@ def make_conv2d(attrs: Conv2dAttrs, n_inputs: int, reuse_output: bool = False) -
 class _Workspace:
     """Shapes and buffers of one conv2d for one input shape."""
 
-    __slots__ = ("depthwise", "out_hw", "im2col", "padded", "cols_shape", "out", "out_shape", "result_shape")
+    __slots__ = ("own", "out_hw", "im2col", "padded", "cols_shape", "out", "out_shape", "result_shape")
 
-    depthwise: bool  # one input channel per group: the tap loop, no buffers
+    own: _Depthwise | _Winograd | None  # a depthwise or 3x3 convolution: a kernel of its own
     out_hw: tuple[int, int]
     # (cols, cols_view): the im2col matrix and the part of it the windows are copied into;
     # None for a 1x1 convolution (and a depthwise one), which needs no im2col copy
@@ -118,7 +118,7 @@ def _workspace(x: Array, x4: Array, weight: Array, bias: Array | None, groups: i
     )
     check_output_size("conv2d", (h, w), out_hw)
     ws = _Workspace()
-    ws.depthwise = group_c == 1 and groups > 1
+    ws.own = None
     ws.out_hw = out_hw
     ws.im2col = ws.padded = ws.out = None
     length = out_hw[0] * out_hw[1]
@@ -126,7 +126,11 @@ def _workspace(x: Array, x4: Array, weight: Array, bias: Array | None, groups: i
     ws.result_shape = (n, out_c, out_hw[0], out_hw[1])
     ws.out_shape = (n, groups, out_c // groups, length)
     ws.cols_shape = (n, groups, group_c, length)
-    if ws.depthwise:
+    if group_c == 1 and groups > 1:
+        ws.own = _Depthwise(x4, weight, groups, stride, padding, dilation, out_hw)
+        return ws
+    if (kh, kw, stride, dilation, groups) == (3, 3, (1, 1), (1, 1), 1) and c * out_c >= _WINOGRAD_MIN_CHANNELS:
+        ws.own = _Winograd(x4, out_c, padding, out_hw)
         return ws
     if not (pointwise and kh == kw == 1):
         # (N, G, Cg*kh*kw [+1 row of ones for the bias], OH*OW)
@@ -183,66 +187,198 @@ def _matrix(cache: dict[tuple[int, int], tuple[Array, Array | None, Array]], wei
 
 
 
-def _depthwise(
-    x: Array,
-    weight: Array,
-    groups: int,
-    stride: tuple[int, int],
-    padding: tuple[int, int],
-    dilation: tuple[int, int],
-    out_hw: tuple[int, int],
-) -> Array:
-    """One vectorized multiply-add per kernel tap, over long contiguous runs.
+class _Depthwise:
+    """A depthwise convolution (one input channel per group) for one input shape: im2col and a
+    batched (multiplier x taps) @ (taps x L) matmul per channel, a few channels at a time.
 
-    The padded input is split into stride x stride phases (``phase[a][b] = x[a::sh, b::sw]``),
-    so every tap reads one phase at a fixed offset with stride 1. A phase is flattened with a
-    row pitch of ``pitch`` columns: the tap's input for all outputs is then one contiguous
-    slice of length ``OH * pitch``; the extra columns per row are computed and cut off at the
-    end (cheaper than short rows: numpy's per-row overhead dominated 14x14 planes)."""
-    n, c, h, w = x.shape
-    out_c, _, kh, kw = weight.shape
-    multiplier = out_c // groups
-    (sh, sw), (ph, pw), (dh, dw), (oh, ow) = stride, padding, dilation, out_hw
-    rows = -(-(h + 2 * ph) // sh) + 1  # per phase, plus a row the last tap's slice may run into
-    pitch = -(-(w + 2 * pw) // sw)
-    padded = np.zeros((n, c, rows * sh, pitch * sw), dtype=x.dtype)
-    padded[:, :, ph : ph + h, pw : pw + w] = x
-    if sh == sw == 1:
-        phases = padded.reshape(1, 1, n, c, rows * pitch)
-    else:  # (sh, sw, N, C, rows, pitch), one copy
-        phases = np.ascontiguousarray(
-            padded.reshape(n, c, rows, sh, pitch, sw).transpose(3, 5, 0, 1, 2, 4)
-        ).reshape(sh, sw, n, c, rows * pitch)
-    length = oh * pitch
-    sources = [  # per tap: its input for every output, (N, G, L)
-        phases[r % sh, q % sw, :, :, (r // sh) * pitch + q // sw :][..., :length]
-        for r in range(0, kh * dh, dh) for q in range(0, kw * dw, dw)
-    ]
-    if length <= _DEPTHWISE_MATMUL_MAX_LENGTH:
-        # small planes: per-channel loops are short, so one im2col copy and a batched
-        # (1 x taps) @ (taps x L) matmul per channel beat a multiply-add per tap
-        cols = np.stack(sources, axis=2)  # (N, G, taps, L)
-        y: Array = np.matmul(weight.reshape(groups, multiplier, kh * kw), cols)
-    else:
-        # a few channels at a time, so the running sum and the product stay in cache across the taps;
-        # (G, M, L) blocks, every output channel of a group seeing the same input channel (with one
-        # output channel per group, the common case, the multiplier axis is left out: numpy loops
-        # faster over fewer broadcast axes)
-        taps = weight.reshape(groups, multiplier, kh * kw)
-        y = np.zeros((n, groups, multiplier, length), dtype=x.dtype)
-        if multiplier == 1:
-            taps, y = taps[:, 0], y[:, :, 0]
-        else:
-            sources = [source[:, :, np.newaxis] for source in sources]
-        chunk = max(1, _DEPTHWISE_CHUNK_BYTES // (n * multiplier * length * x.itemsize))
-        for g in range(0, groups, chunk):
-            y_part = y[:, g : g + chunk]
-            product = np.empty_like(y_part)
-            for t, source in enumerate(sources):
-                np.multiply(source[:, g : g + chunk], taps[g : g + chunk, ..., t, np.newaxis], out=product)
-                y_part += product
-    return np.ascontiguousarray(y.reshape(n, out_c, oh, pitch)[..., :ow])
+    The zero-padded input is split into stride x stride phases (``phase[a][b] = x[a::sh, b::sw]``)
+    and each phase flattened with a row pitch of ``pitch`` columns: a tap's input for every output
+    is then one contiguous run of ``OH * pitch`` values (the extra columns per row are computed and
+    cut off at the end), and the taps of one phase form a regular grid of such runs, a strided view
+    copied into the im2col matrix in one call. Channels go in chunks whose im2col matrix stays in
+    cache (one matrix for all channels is taps times the input: tens of MB for a MobileNet's first
+    layers), and every buffer but the result is kept between calls."""
+
+    def __init__(self, x: Array, weight: Array, groups: int, stride: tuple[int, int], padding: tuple[int, int],
+                 dilation: tuple[int, int], out_hw: tuple[int, int]) -> None:
+        n, c, h, w = x.shape
+        out_c, _, kh, kw = weight.shape
+        (sh, sw), (ph, pw), (oh, ow) = stride, padding, out_hw
+        rows = -(-(h + 2 * ph) // sh) + 1  # per phase, plus a row the last tap's run may reach into
+        pitch = -(-(w + 2 * pw) // sw)
+        length = oh * pitch
+        self.shape = (n, groups, out_c // groups, length)
+        self.pitched_shape = (n, out_c, oh, pitch)
+        self.result_shape = (n, out_c, oh, ow)
+        # (sh, sw, N, C, rows * pitch); borders stay zero, each call copies the input into the
+        # interiors: per phase, the input's rows and columns that fall into it
+        phases = np.zeros((sh, sw, n, c, rows * pitch), dtype=np.float32)
+        grid = phases.reshape(sh, sw, n, c, rows, pitch)
+        self.fills: list[tuple[Array, tuple[slice, slice]]] = []
+        for a in range(sh):
+            first_r, x_rows = _phase_span(a, sh, ph, h)
+            for b in range(sw):
+                first_q, x_cols = _phase_span(b, sw, pw, w)
+                if x_rows.stop > x_rows.start and x_cols.stop > x_cols.start:
+                    count_r = len(range(x_rows.start, x_rows.stop, sh))
+                    count_q = len(range(x_cols.start, x_cols.stop, sw))
+                    into = grid[a, b, :, :, first_r : first_r + count_r, first_q : first_q + count_q]
+                    self.fills.append((into, (x_rows, x_cols)))
+        taps = kh * kw
+        self.chunk = max(1, _DEPTHWISE_CHUNK_BYTES // (taps * length * 4))
+        self.cols_shape = (self.chunk, taps, length)
+        # per grid of taps (one phase's): (its first im2col row, its shape, the taps' runs for every channel)
+        self.grids: list[tuple[int, tuple[int, ...], Array]] = []
+        order: list[int] = []  # the tap (r * kw + q) of each im2col row
+        row = 0
+        for a, tap_rows in _phase_taps(kh, dilation[0], sh):
+            for b, tap_cols in _phase_taps(kw, dilation[1], sw):
+                source = phases[a, b]
+                base = tap_rows[0][1] * pitch + tap_cols[0][1]
+                step_r = (tap_rows[1][1] - tap_rows[0][1]) * pitch if len(tap_rows) > 1 else 0
+                step_q = tap_cols[1][1] - tap_cols[0][1] if len(tap_cols) > 1 else 0
+                last = base + (len(tap_rows) - 1) * step_r + (len(tap_cols) - 1) * step_q + length
+                if last > source.shape[-1]:  # pragma: no cover  (rows has room for every tap's run)
+                    raise AssertionError("depthwise tap runs past the padded input")
+                sn, sc, item = source.strides
+                runs = as_strided(source[..., base:], shape=(n, c, len(tap_rows), len(tap_cols), length),
+                                  strides=(sn, sc, step_r * item, step_q * item, item), writeable=False)
+                self.grids.append((row, (self.chunk, len(tap_rows), len(tap_cols), length), runs))
+                order += [r * kw + q for r, _ in tap_rows for q, _ in tap_cols]
+                row += len(tap_rows) * len(tap_cols)
+        self.order = None if order == sorted(order) else np.array(order)
+        self.taps: tuple[Array, Array] | None = None  # (weight, its taps in im2col row order)
+
+    def __call__(self, x: Array, weight: Array) -> Array:
+        n, groups, multiplier, length = self.shape
+        taps = self._taps(weight, groups, multiplier)
+        for into, (x_rows, x_cols) in self.fills:
+            np.copyto(into, x[:, :, x_rows, x_cols])
+        # scratch from the pool: one im2col buffer serves every depthwise layer, so it stays in cache
+        chunk, count, length = self.cols_shape
+        cols = empty((max(chunk * count * length, _DEPTHWISE_CHUNK_BYTES // 4),))[: chunk * count * length]
+        cols = cols.reshape(self.cols_shape)
+        grids = [(cols[:, row : row + shape[1] * shape[2]].reshape(shape), runs) for row, shape, runs in self.grids]
+        y = empty(self.shape)  # with the pitch's extra columns
+        for i in range(n):
+            for g in range(0, groups, chunk):
+                m = min(chunk, groups - g)
+                for into, runs in grids:
+                    np.copyto(into[:m], runs[i, g : g + m])
+                np.matmul(taps[g : g + m], cols[:m], out=y[i, g : g + m])
+        result = empty(self.result_shape)
+        np.copyto(result, y.reshape(self.pitched_shape)[..., : self.result_shape[3]])
+        return result
+
+    def _taps(self, weight: Array, groups: int, multiplier: int) -> Array:
+        """The weight as (G, M, taps), taps in im2col row order; kept for a read-only weight."""
+        kept = self.taps
+        if kept is not None and kept[0] is weight:
+            return kept[1]
+        taps = weight.reshape(groups, multiplier, -1)
+        if self.order is not None:
+            taps = taps[..., self.order]
+        if not weight.flags.writeable:
+            self.taps = (weight, taps)
+        return taps
 
 
-_DEPTHWISE_MATMUL_MAX_LENGTH = 1024  # output plane size (with the pitch's extra columns), measured
-_DEPTHWISE_CHUNK_BYTES = 512 * 1024  # running sum per channel chunk: about half of a core's L2
+def _phase_span(phase: int, stride: int, pad: int, size: int) -> tuple[int, slice]:
+    """Along one axis, where the input lands in a phase of its zero-padded copy: the phase's first
+    index holding input, and the input's indexes there (a slice with step ``stride``)."""
+    first = max(0, -(-(pad - phase) // stride))  # padded index phase + stride * first >= pad
+    start = phase + stride * first - pad
+    return first, slice(start, size, stride)
+
+
+def _phase_taps(k: int, dilation: int, stride: int) -> list[tuple[int, list[tuple[int, int]]]]:
+    """The taps of one axis grouped by phase: [(phase, [(tap, row offset within the phase)...])].
+    Within a phase the offsets step evenly (by dilation / gcd(dilation, stride))."""
+    phases: dict[int, list[tuple[int, int]]] = {}
+    for t in range(k):
+        phase, offset = divmod(t * dilation, stride)[::-1]
+        phases.setdefault(phase, []).append((t, offset))
+    return sorted(phases.items())
+
+
+_DEPTHWISE_CHUNK_BYTES = 512 * 1024  # im2col matrix per channel chunk: about half of a core's L2, measured
+
+
+class _Winograd:
+    """A 3x3 stride-1 convolution for one input shape, as Winograd's F(2x2, 3x3) (Lavin & Gray,
+    "Fast Algorithms for Convolutional Neural Networks", 2015): each 2x2 block of outputs from a
+    4x4 tile of input, with 16 products per (output, input) channel pair where im2col has 36.
+
+    In matrices: the tiles of every channel are gathered (one strided copy) and transformed,
+    ``V = (B^T (x) B^T) tiles``; then one (O x C) @ (C x tiles) matmul per each of the 16 tile
+    positions with the transformed weight ``U = (G (x) G) w`` (made once per weight, in float64),
+    and the products are transformed back, ``(A^T (x) A^T) M``, and scattered into the output.
+    The matmuls do 2.25x fewer multiply-adds than im2col's, with no 9x copy of the input; the
+    transforms' entries are 0, +-1 and +-1/2, so results stay within a few ulp of im2col's."""
+
+    def __init__(self, x: Array, out_c: int, padding: tuple[int, int], out_hw: tuple[int, int]) -> None:
+        n, c, h, w = x.shape
+        (ph, pw), (oh, ow) = padding, out_hw
+        th, tw = -(-oh // 2), -(-ow // 2)  # tiles; the last ones reach into zeros when oh or ow is odd
+        padded = np.zeros((n, c, 2 * th + 2, 2 * tw + 2), dtype=np.float32)
+        self.interior = padded[:, :, ph : ph + h, pw : pw + w]  # the padded input's zeros stay
+        sn, sc, sr, item = padded.strides
+        # (4, 4, C, N, TH, TW): tile element (k, l) of every tile, channel-major as the matmuls want them
+        self.tiles = as_strided(padded, shape=(4, 4, c, n, th, tw),
+                                strides=(sr, item, sc, sn, 2 * sr, 2 * item), writeable=False)
+        self.sizes = (c, out_c, n * th * tw)
+        self.full_shape = (n, out_c, 2 * th, 2 * tw)
+        self.blocks = (2, 2, out_c, n, th, tw)
+        self.out_hw = out_hw
+        self.weight: tuple[Array, Array] | None = None  # (weight, U) of the last read-only weight
+
+    def __call__(self, x: Array, weight: Array) -> Array:
+        c, out_c, count = self.sizes
+        u = self._transformed(weight)
+        self.interior[...] = x
+        tiles = empty((16 * c * count,))
+        np.copyto(tiles.reshape(self.tiles.shape), self.tiles)
+        v = empty((16 * c * count,))
+        np.matmul(_WINOGRAD_B, tiles.reshape(16, -1), out=v.reshape(16, -1))
+        del tiles
+        m = empty((16 * out_c * count,))
+        np.matmul(u, v.reshape(16, c, count), out=m.reshape(16, out_c, count))
+        del v
+        blocks = empty((4 * out_c * count,))
+        np.matmul(_WINOGRAD_A, m.reshape(16, -1), out=blocks.reshape(4, -1))
+        del m
+        full = empty(self.full_shape)
+        n, _, h2, w2 = self.full_shape
+        # output (i, j) of tile (ti, tj) is full[2 ti + i, 2 tj + j]
+        np.copyto(full.reshape(n, out_c, h2 // 2, 2, w2 // 2, 2).transpose(3, 5, 1, 0, 2, 4),
+                  blocks.reshape(self.blocks))
+        oh, ow = self.out_hw
+        if (oh, ow) == (h2, w2):
+            return full
+        result = empty((n, out_c, oh, ow))
+        np.copyto(result, full[:, :, :oh, :ow])
+        return result
+
+    def _transformed(self, weight: Array) -> Array:
+        """U = (G (x) G) w as (16, O, C), kept for a read-only (constant) weight."""
+        kept = self.weight
+        if kept is not None and kept[0] is weight:
+            return kept[1]
+        out_c, c = weight.shape[:2]
+        u = (_WINOGRAD_G @ weight.reshape(out_c * c, 9).T.astype(np.float64)).astype(np.float32)
+        u = u.reshape(16, out_c, c)
+        if not weight.flags.writeable:
+            self.weight = (weight, u)
+        return u
+
+
+def _kron_square(m: list[list[float]]) -> Array:
+    """M (x) M: the transform M X M^T of a square tile X, as a matrix acting on X row-major."""
+    a = np.array(m, dtype=np.float64)
+    return np.kron(a, a)
+
+
+_WINOGRAD_B = _kron_square([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]]).astype(np.float32)
+_WINOGRAD_G = _kron_square([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]])
+_WINOGRAD_A = _kron_square([[1, 1, 1, 0], [0, 1, -1, -1]]).astype(np.float32)
+_WINOGRAD_MIN_CHANNELS = 32 * 32  # input x output channels: below, im2col's one matmul costs less than 4 steps

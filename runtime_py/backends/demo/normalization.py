@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from runtime_py.backends.demo.arrays import Array, Kernel
+from runtime_py.backends.demo.arrays import Array, Kernel, empty
 from runtime_py.format.program import LayerNormAttrs
 
 
@@ -18,7 +18,7 @@ def channel_affine(x: Array, scale: Array, shift: Array) -> Array:
             f" got {scale.shape} and {shift.shape}"
         )
     per_channel = (-1,) + (1,) * (x.ndim - 2)
-    y = x * scale.reshape(per_channel)
+    y = np.multiply(x, scale.reshape(per_channel), out=empty(x.shape, np.result_type(x, scale)))
     y += shift.reshape(per_channel)
     return y
 
@@ -51,10 +51,14 @@ def make_layer_norm(attrs: LayerNormAttrs, n_inputs: int) -> Kernel:
         if averaging is None:
             averaging = averagings[(size, x.dtype)] = np.full((size, 1), 1 / max(size, 1), dtype=x.dtype)
         y: Array = rows - rows @ averaging
-        variance = np.square(y) @ averaging
-        variance += eps
-        np.sqrt(variance, out=variance)
-        y /= variance
+        if rows.shape[0] == 1 and size:  # one row (a token at a time): statistics as Python floats
+            row = y[0]
+            y *= np.float32(1 / math.sqrt(float(np.dot(row, row)) / size + eps))
+        else:
+            variance = np.square(y) @ averaging
+            variance += eps
+            np.sqrt(variance, out=variance)
+            y /= variance
         y = y.reshape(x.shape)
         if weight is not None:
             y *= weight

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
-from runtime_py.backends.demo.arrays import Array, Kernel
+from runtime_py.backends.demo.arrays import Array, Kernel, empty
 from runtime_py.backends.demo.windows import (
     as_batched,
     check_output_size,
@@ -50,8 +52,7 @@ def make_max_pool2d(attrs: Pool2dAttrs, n_inputs: int, reuse_output: bool = Fals
             kh, kw = kernel
             pair = buffers.get(x4.shape) if reuse_output else None
             if pair is None:
-                pair = (np.empty((*x4.shape[:2], oh, w), dtype=x4.dtype),
-                        np.empty((*x4.shape[:2], oh, ow), dtype=x4.dtype))
+                pair = (empty((*x4.shape[:2], oh, w), x4.dtype), empty((*x4.shape[:2], oh, ow), x4.dtype))
                 if reuse_output:
                     if len(buffers) >= 4:
                         buffers.clear()
@@ -68,7 +69,8 @@ def make_max_pool2d(attrs: Pool2dAttrs, n_inputs: int, reuse_output: bool = Fals
             return y[0] if unbatched else y
         windows = padded_windows(x4, kernel, stride, padding, dilation, out_hw, -np.inf)
         # one vectorized maximum per kernel tap beats a reduction over two tiny strided axes
-        y = windows[:, :, :, :, 0, 0].copy()
+        y = empty(windows.shape[:4], x4.dtype)
+        np.copyto(y, windows[:, :, :, :, 0, 0])
         for i in range(kernel[0]):
             for j in range(kernel[1]):
                 if i or j:
@@ -144,14 +146,26 @@ def make_adaptive_avg_pool2d(attrs: ShapeAttrs, n_inputs: int) -> Kernel:
         n, c, h, w = x4.shape
         oh = h if dims[0] == -1 else dims[0]
         ow = w if dims[1] == -1 else dims[1]
-        if h % oh == 0 and w % ow == 0:
-            # equal bins: a reshape and one mean (global pooling is the common case)
-            y: Array = x4.reshape(n, c, oh, h // oh, ow, w // ow).mean(axis=(3, 5))
+        if oh == ow == 1 and h * w:
+            # global pooling, the common case: the sums as one matrix-vector product, then a
+            # division; np.mean's wrapper and a reduction over short rows (7x7) cost several times more
+            y: Array = (x4.reshape(n * c, h * w) @ _ones_column(h * w)).reshape(n, c, 1, 1)
+            y /= np.float32(h * w)
+        elif h % oh == 0 and w % ow == 0:
+            # equal bins: a reshape and one mean
+            y = x4.reshape(n, c, oh, h // oh, ow, w // ow).mean(axis=(3, 5))
         else:
             y = _adaptive_bins_mean(x4, oh, ow)
         return y[0] if unbatched else y
 
     return adaptive_avg_pool2d
+
+
+@functools.lru_cache(maxsize=16)
+def _ones_column(size: int) -> Array:
+    ones = np.ones((size, 1), dtype=np.float32)
+    ones.flags.writeable = False
+    return ones
 
 
 def _adaptive_bins_mean(x: Array, oh: int, ow: int) -> Array:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from runtime_py.backends.demo.arrays import Array
+from runtime_py.backends.demo.arrays import Array, empty
 
 Pair = tuple[int, int]
 
@@ -67,7 +67,8 @@ def padded_windows(
     bottom = max(needed_h - h - padding[0], 0)
     right = max(needed_w - w - padding[1], 0)
     if padding[0] or padding[1] or bottom or right:
-        padded = np.full((n, c, padding[0] + h + bottom, padding[1] + w + right), fill, dtype=x.dtype)
+        padded = empty((n, c, padding[0] + h + bottom, padding[1] + w + right), x.dtype)
+        padded.fill(fill)
         padded[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w] = x
         x = padded
     sn, sc, sh, sw = x.strides

@@ -247,8 +247,8 @@ CONV_CASES: list[tuple[str, Shape, Shape, tuple[int, int], tuple[int, int], tupl
     ("depthwise", (1, 4, 8, 8), (4, 1, 3, 3), (1, 1), (1, 1), (1, 1), 4),
     ("depthwise-multiplier", (2, 3, 7, 7), (6, 1, 3, 3), (2, 2), (1, 1), (1, 1), 3),
     ("depthwise-dilated", (1, 5, 9, 9), (5, 1, 3, 3), (2, 1), (2, 2), (2, 2), 5),
-    # planes above the im2col threshold take the per-tap multiply-add
-    ("depthwise-large", (1, 3, 40, 40), (3, 1, 3, 3), (1, 1), (1, 1), (1, 1), 3),
+    # im2col in several channel chunks
+    ("depthwise-large", (1, 40, 40, 40), (40, 1, 3, 3), (1, 1), (1, 1), (1, 1), 40),
     ("depthwise-large-strided", (2, 2, 101, 90), (4, 1, 5, 5), (2, 3), (2, 1), (1, 2), 2),
     ("pointwise", (2, 8, 5, 5), (16, 8, 1, 1), (1, 1), (0, 0), (1, 1), 1),
     ("pointwise-groups", (2, 8, 5, 5), (16, 4, 1, 1), (1, 1), (0, 0), (1, 1), 2),
@@ -284,6 +284,31 @@ def test_conv2d(
     assert_matches(run_op(OpCode.CONV2D, attrs, [x], [w, b] if bias else [w]), expected)
 
 
+@pytest.mark.parametrize(
+    ("x_shape", "w_shape", "padding"),
+    [((1, 32, 10, 10), (32, 32, 3, 3), (1, 1)), ((2, 40, 9, 8), (36, 40, 3, 3), (0, 1)),
+     ((1, 33, 5, 12), (40, 33, 3, 3), (2, 0))],
+    ids=["even", "odd", "asymmetric-padding"],
+)
+@pytest.mark.parametrize(("bias", "activation"), [(True, Activation.NONE), (False, Activation.RELU)])
+def test_conv2d_winograd(
+    rng: np.random.Generator, x_shape: Shape, w_shape: Shape, padding: tuple[int, int], bias: bool,
+    activation: Activation,
+) -> None:
+    """3x3 stride-1 convolutions with 32x32 channels or more run as Winograd's F(2x2, 3x3). Its
+    rounding error is a few ulp of the terms' magnitude, as im2col's; the weights are scaled as
+    torch initializes them (1 / sqrt(fan_in)), so outputs are O(1) as in a network and the
+    absolute tolerance means what it does for the other cases (with unit weights the outputs
+    are ~20, where 1e-5 is 2 ulp)."""
+    x, b = randn(rng, x_shape), randn(rng, (w_shape[0],))
+    w = randn(rng, w_shape, 1 / float(np.sqrt(w_shape[1] * 9)))
+    attrs = Conv2dAttrs((1, 1), padding, (1, 1), 1, activation)
+    expected = F.conv2d(t(x), t(w), t(b) if bias else None, 1, padding)
+    if activation == Activation.RELU:
+        expected = F.relu(expected)
+    assert_matches(run_op(OpCode.CONV2D, attrs, [x], [w, b] if bias else [w]), expected)
+
+
 def test_conv2d_non_contiguous_input(rng: np.random.Generator) -> None:
     x = randn(rng, (1, 8, 8, 3)).transpose(0, 3, 1, 2)
     w = randn(rng, (4, 3, 3, 3))
@@ -305,7 +330,7 @@ def test_channel_affine_is_inference_batch_norm(rng: np.random.Generator, shape:
 
 
 @pytest.mark.parametrize(
-    ("shape", "normalized_ndim"), [((2, 5, 6), 1), ((2, 5, 6), 2), ((7,), 1), ((3, 2, 4), 3)]
+    ("shape", "normalized_ndim"), [((2, 5, 6), 1), ((2, 5, 6), 2), ((7,), 1), ((3, 2, 4), 3), ((1, 64), 1)]
 )
 @pytest.mark.parametrize("params", ["none", "weight", "weight+bias"])
 @pytest.mark.parametrize("eps", [1e-5, 1e-2])

@@ -215,7 +215,8 @@ def export(model: str, output: str, methods: tuple[str, ...],
 
         progress("self-check: runtime_py against torch")
         for note in check_vectors(scripted, compiled, shapes, vectors):
-            progress(note)
+            if not quiet:
+                click.echo(f"Note: {note}", err=True)
     progress(f"packing {output}")
     size = write_bundle(compiled, output, extra_files)
     instructions = sum(len(p.instructions) for p in compiled.programs)

@@ -4,6 +4,7 @@ and progress."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -70,6 +71,17 @@ def test_self_check_uses_example_inputs(tmp_path: Path, monkeypatch: pytest.Monk
                      "--example-inputs", str(tmp_path / "x.npy"), "-q"])
     assert result.exit_code == 9
     assert "on inputs 2x3x32x32" in result.stderr
+
+
+def test_a_passing_self_check_says_what_it_compared(tmp_path: Path) -> None:
+    np.save(tmp_path / "x.npy", np.ones((2, 3, 32, 32), np.float32))
+    result = invoke(["export", f"{TINY_CNN}:TinyCNN", "-o", str(tmp_path / "b.ptl"),
+                     "--example-inputs", str(tmp_path / "x.npy"), "--example-inputs", str(tmp_path / "x.npy")])
+    assert result.exit_code == 0, result.output
+    match = re.search(r"self-check passed for forward: max abs error (\S+) against torch on 2 input sets",
+                      result.stderr)
+    assert match is not None, result.stderr
+    assert 0 <= float(match.group(1)) < 1e-5
 
 
 def test_self_check_compares_constant_outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -32,8 +32,11 @@ def test_export_reports_progress_and_summary(tmp_path: Path) -> None:
     out = tmp_path / "tiny.ptl"
     result = invoke(["export", f"{TINY_CNN}:TinyCNN", "-o", str(out), "--input-shape", "forward:1x3x32x32"])
     assert result.exit_code == 0, result.output
-    # progress only once an export takes a second: stage lines with the time spent, if any
-    assert all(re.match(r"\[ *\d+\.\ds\] ", line) for line in result.stderr.splitlines()), result.stderr
+    # progress only once an export takes a second: stage lines with the time spent, if any;
+    # always the self-check's result
+    lines = result.stderr.splitlines()
+    assert [line for line in lines if line.startswith("Note: self-check passed for forward: ")], result.stderr
+    assert all(re.match(r"\[ *\d+\.\ds\] |Note: ", line) for line in lines), result.stderr
     size = out.stat().st_size
     assert result.stdout.startswith(f"Wrote {out}: {size:,} bytes; methods: forward; ")
     assert result.stdout.count("\n") == 1

@@ -17,9 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from runtime_py.errors import ExecutionError
 from runtime_py.format.ptmf import OpCode
-from runtime_py.operators.registry import DIRECT, DirectCall
+from runtime_py.operators.registry import DIRECT, FAILURES, DirectCall, fail
 
 # The instructions a block may hold: no control flow, no calls back into the runtime.
 BLOCK_OPS = frozenset({OpCode.LOAD, OpCode.MOVE, OpCode.LOADC, OpCode.STORE, OpCode.STOREN, OpCode.DROP,
@@ -110,6 +112,22 @@ class _Emitter:
         self.lines.append(f"f.pc = {pc}")
         return f"pop_n(s, {n})"
 
+    def call_direct(self, x: int, direct: DirectCall, namespace: dict[str, Any]) -> None:
+        """Push ``direct.impl(arguments..., defaults...)`` for operator ``x``, with the steps of the
+        kernel it stands for inline (registry.DirectCall): no wrapper call nor argument tuple. The
+        try costs nothing unless an exception is raised (Python >= 3.11)."""
+        namespace[f"op{x}"] = direct.impl
+        namespace[f"name{x}"] = direct.name
+        defaults = [f"op{x}_d{i}" for i in range(len(direct.defaults))]
+        namespace.update(zip(defaults, direct.defaults, strict=True))
+        name = f"t{self.count}"
+        self.count += 1
+        arguments = ", ".join(self.take(direct.arity) + defaults)
+        self.statement(f"try:\n        {name} = op{x}({arguments})\n    except FAILURES as exc:\n"
+                       f"        raise fail(name{x}, exc) from exc\n"
+                       f"    if type({name}) is not ndarray:\n        {name} = asarray({name})")
+        self.pending.append(name)
+
     def flush(self) -> None:
         """Put the pending locals on the real stack (an operator pops its inputs from there)."""
         if len(self.pending) == 1:
@@ -124,7 +142,8 @@ def compile_block(instructions: Sequence[tuple[int, int, int]], start: int, end:
     the last of them (the interpreter's loop then steps past it). An operator whose kernel
     offers a DirectCall and whose arguments are all locals is called with them directly."""
     e = _Emitter()
-    namespace: dict[str, Any] = {"pop_n": pop_n}
+    namespace: dict[str, Any] = {"pop_n": pop_n, "FAILURES": FAILURES, "fail": fail, "ndarray": np.ndarray,
+                                 "asarray": np.asarray}
     for pc in range(start, end):
         op, x, n = instructions[pc]
         x, n = int(x), int(n)
@@ -156,8 +175,7 @@ def compile_block(instructions: Sequence[tuple[int, int, int]], start: int, end:
             direct: DirectCall | None = getattr(operators[x], DIRECT, None) if 0 <= x < len(operators) else None
             e.lines.append(f"f.pc = {pc}")
             if direct is not None and direct.arity <= len(e.pending):
-                namespace[f"op{x}"] = direct.call
-                e.push(f"op{x}({', '.join(e.take(direct.arity))})")
+                e.call_direct(x, direct, namespace)
             else:
                 e.flush()
                 e.lines.append(f"ops[{x}](s)")

@@ -112,19 +112,19 @@ class _Emitter:
         self.lines.append(f"f.pc = {pc}")
         return f"pop_n(s, {n})"
 
-    def call_direct(self, x: int, direct: DirectCall, namespace: dict[str, Any]) -> None:
-        """Push ``direct.impl(arguments..., defaults...)`` for operator ``x``, with the steps of the
-        kernel it stands for inline (registry.DirectCall): no wrapper call nor argument tuple. The
-        try costs nothing unless an exception is raised (Python >= 3.11)."""
-        namespace[f"op{x}"] = direct.impl
-        namespace[f"name{x}"] = direct.name
-        defaults = [f"op{x}_d{i}" for i in range(len(direct.defaults))]
+    def call_direct(self, pc: int, direct: DirectCall, namespace: dict[str, Any]) -> None:
+        """Push ``impl(arguments..., defaults...)`` for the operator call at ``pc``, with the steps
+        of the kernel it stands for inline (registry.DirectCall): no wrapper call nor argument
+        tuple. The try costs nothing unless an exception is raised (Python >= 3.11)."""
+        namespace[f"op{pc}"] = direct.site() if direct.site is not None else direct.impl
+        namespace[f"name{pc}"] = direct.name
+        defaults = [f"op{pc}_d{i}" for i in range(len(direct.defaults))]
         namespace.update(zip(defaults, direct.defaults, strict=True))
         name = f"t{self.count}"
         self.count += 1
         arguments = ", ".join(self.take(direct.arity) + defaults)
-        self.statement(f"try:\n        {name} = op{x}({arguments})\n    except FAILURES as exc:\n"
-                       f"        raise fail(name{x}, exc) from exc\n"
+        self.statement(f"try:\n        {name} = op{pc}({arguments})\n    except FAILURES as exc:\n"
+                       f"        raise fail(name{pc}, exc) from exc\n"
                        f"    if type({name}) is not ndarray:\n        {name} = asarray({name})")
         self.pending.append(name)
 
@@ -175,7 +175,7 @@ def compile_block(instructions: Sequence[tuple[int, int, int]], start: int, end:
             direct: DirectCall | None = getattr(operators[x], DIRECT, None) if 0 <= x < len(operators) else None
             e.lines.append(f"f.pc = {pc}")
             if direct is not None and direct.arity <= len(e.pending):
-                e.call_direct(x, direct, namespace)
+                e.call_direct(pc, direct, namespace)
             else:
                 e.flush()
                 e.lines.append(f"ops[{x}](s)")

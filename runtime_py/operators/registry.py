@@ -142,7 +142,8 @@ def bind(definition: OperatorDef, num_args: int) -> Kernel:
         push(stack, result)
 
     if schema.returns == ("Tensor",) and not schema.varret and not mutable:
-        kernel.__dict__[DIRECT] = DirectCall(impl, given, defaults, name)
+        kernel.__dict__[DIRECT] = DirectCall(impl, given, defaults, name,
+                                             definition.impl if definition.per_site else None)
     return kernel
 
 
@@ -160,4 +161,8 @@ class DirectCall:
     arity: int
     defaults: tuple[Any, ...]  # immutable (no list): shared by every call
     name: str
+    # for an implementation that keeps state per call site (OperatorDef.per_site), its factory: a
+    # block gives each of its instructions an implementation of its own, where the kernel serves
+    # every instruction calling this operator (a function's linear layers share one operator entry)
+    site: Callable[[], Callable[..., Any]] | None = None
 

@@ -83,10 +83,18 @@ class _Emitter:
             self.lines.append("del " + ", ".join(self.consumed))
             self.consumed.clear()
 
-    def push(self, expression: str) -> None:
-        name = f"t{self.count}"
+    def local(self) -> str:
+        """A fresh local's name."""
         self.count += 1
-        self.statement(f"{name} = {expression}")
+        return f"t{self.count - 1}"
+
+    def push(self, expression: str) -> None:
+        name = self.local()
+        self.push_set(name, f"{name} = {expression}")
+
+    def push_set(self, name: str, statement: str) -> None:
+        """Push local ``name``, set by ``statement`` (maybe a compound one)."""
+        self.statement(statement)
         self.pending.append(name)
 
     def pop(self, pc: int) -> str:
@@ -120,13 +128,11 @@ class _Emitter:
         namespace[f"name{pc}"] = direct.name
         defaults = [f"op{pc}_d{i}" for i in range(len(direct.defaults))]
         namespace.update(zip(defaults, direct.defaults, strict=True))
-        name = f"t{self.count}"
-        self.count += 1
         arguments = ", ".join(self.take(direct.arity) + defaults)
-        self.statement(f"try:\n        {name} = op{pc}({arguments})\n    except FAILURES as exc:\n"
-                       f"        raise fail(name{pc}, exc) from exc\n"
-                       f"    if type({name}) is not ndarray:\n        {name} = asarray({name})")
-        self.pending.append(name)
+        t = self.local()
+        self.push_set(t, f"try:\n        {t} = op{pc}({arguments})\n    except FAILURES as exc:\n"
+                           f"        raise fail(name{pc}, exc) from exc\n"
+                           f"    if type({t}) is not ndarray:\n        {t} = asarray({t})")
 
     def flush(self) -> None:
         """Put the pending locals on the real stack (an operator pops its inputs from there)."""
@@ -170,7 +176,14 @@ def compile_block(instructions: Sequence[tuple[int, int, int]], start: int, end:
         elif op == OpCode.GET_ATTR:
             obj = e.pop(pc)
             e.lines.append(f"f.pc = {pc}")
-            e.push(f"{obj}.get_slot({x})")
+            # a script object's slot read directly (a method call costs more than the read); anything
+            # else, or a slot it lacks, fails in get_slot as the step does
+            if obj == "s.pop()":  # evaluated once
+                e.push(obj)
+                obj = e.pop(pc)
+            t = e.local()
+            e.push_set(t, f"try:\n        {t} = {obj}.slots[{x}]\n    except (AttributeError, IndexError):\n"
+                            f"        {t} = {obj}.get_slot({x})")
         elif op == OpCode.OP:
             direct: DirectCall | None = getattr(operators[x], DIRECT, None) if 0 <= x < len(operators) else None
             e.lines.append(f"f.pc = {pc}")

@@ -146,7 +146,8 @@ def compile_block(instructions: Sequence[tuple[int, int, int]], start: int, end:
                   operators: Sequence[Callable[[list[Any]], None]]) -> Callable[..., None]:
     """A handler ``(frame, x, n)`` running instructions[start:end] and leaving ``frame.pc`` on
     the last of them (the interpreter's loop then steps past it). An operator whose kernel
-    offers a DirectCall and whose arguments are all locals is called with them directly."""
+    offers a DirectCall and whose arguments are all locals is called with them directly, through
+    an implementation of its own when the operator keeps state per call site."""
     e = _Emitter()
     namespace: dict[str, Any] = {"pop_n": pop_n, "FAILURES": FAILURES, "fail": fail, "ndarray": np.ndarray,
                                  "asarray": np.asarray}

@@ -17,9 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from runtime_py.errors import ExecutionError
 from runtime_py.format.ptmf import OpCode
-from runtime_py.operators.registry import DIRECT, DirectCall
+from runtime_py.operators.registry import DIRECT, FAILURES, DirectCall, fail
 
 # The instructions a block may hold: no control flow, no calls back into the runtime.
 BLOCK_OPS = frozenset({OpCode.LOAD, OpCode.MOVE, OpCode.LOADC, OpCode.STORE, OpCode.STOREN, OpCode.DROP,
@@ -81,10 +83,18 @@ class _Emitter:
             self.lines.append("del " + ", ".join(self.consumed))
             self.consumed.clear()
 
-    def push(self, expression: str) -> None:
-        name = f"t{self.count}"
+    def local(self) -> str:
+        """A fresh local's name."""
         self.count += 1
-        self.statement(f"{name} = {expression}")
+        return f"t{self.count - 1}"
+
+    def push(self, expression: str) -> None:
+        name = self.local()
+        self.push_set(name, f"{name} = {expression}")
+
+    def push_set(self, name: str, statement: str) -> None:
+        """Push local ``name``, set by ``statement`` (maybe a compound one)."""
+        self.statement(statement)
         self.pending.append(name)
 
     def pop(self, pc: int) -> str:
@@ -110,6 +120,20 @@ class _Emitter:
         self.lines.append(f"f.pc = {pc}")
         return f"pop_n(s, {n})"
 
+    def call_direct(self, pc: int, direct: DirectCall, namespace: dict[str, Any]) -> None:
+        """Push ``impl(arguments..., defaults...)`` for the operator call at ``pc``, with the steps
+        of the kernel it stands for inline (registry.DirectCall): no wrapper call nor argument
+        tuple. The try costs nothing unless an exception is raised (Python >= 3.11)."""
+        namespace[f"op{pc}"] = direct.site() if direct.site is not None else direct.impl
+        namespace[f"name{pc}"] = direct.name
+        defaults = [f"op{pc}_d{i}" for i in range(len(direct.defaults))]
+        namespace.update(zip(defaults, direct.defaults, strict=True))
+        arguments = ", ".join(self.take(direct.arity) + defaults)
+        t = self.local()
+        self.push_set(t, f"try:\n        {t} = op{pc}({arguments})\n    except FAILURES as exc:\n"
+                           f"        raise fail(name{pc}, exc) from exc\n"
+                           f"    if type({t}) is not ndarray:\n        {t} = asarray({t})")
+
     def flush(self) -> None:
         """Put the pending locals on the real stack (an operator pops its inputs from there)."""
         if len(self.pending) == 1:
@@ -122,9 +146,11 @@ def compile_block(instructions: Sequence[tuple[int, int, int]], start: int, end:
                   operators: Sequence[Callable[[list[Any]], None]]) -> Callable[..., None]:
     """A handler ``(frame, x, n)`` running instructions[start:end] and leaving ``frame.pc`` on
     the last of them (the interpreter's loop then steps past it). An operator whose kernel
-    offers a DirectCall and whose arguments are all locals is called with them directly."""
+    offers a DirectCall and whose arguments are all locals is called with them directly, through
+    an implementation of its own when the operator keeps state per call site."""
     e = _Emitter()
-    namespace: dict[str, Any] = {"pop_n": pop_n}
+    namespace: dict[str, Any] = {"pop_n": pop_n, "FAILURES": FAILURES, "fail": fail, "ndarray": np.ndarray,
+                                 "asarray": np.asarray}
     for pc in range(start, end):
         op, x, n = instructions[pc]
         x, n = int(x), int(n)
@@ -151,13 +177,19 @@ def compile_block(instructions: Sequence[tuple[int, int, int]], start: int, end:
         elif op == OpCode.GET_ATTR:
             obj = e.pop(pc)
             e.lines.append(f"f.pc = {pc}")
-            e.push(f"{obj}.get_slot({x})")
+            # a script object's slot read directly (a method call costs more than the read); anything
+            # else, or a slot it lacks, fails in get_slot as the step does
+            if obj == "s.pop()":  # evaluated once
+                e.push(obj)
+                obj = e.pop(pc)
+            t = e.local()
+            e.push_set(t, f"try:\n        {t} = {obj}.slots[{x}]\n    except (AttributeError, IndexError):\n"
+                            f"        {t} = {obj}.get_slot({x})")
         elif op == OpCode.OP:
             direct: DirectCall | None = getattr(operators[x], DIRECT, None) if 0 <= x < len(operators) else None
             e.lines.append(f"f.pc = {pc}")
             if direct is not None and direct.arity <= len(e.pending):
-                namespace[f"op{x}"] = direct.call
-                e.push(f"op{x}({', '.join(e.take(direct.arity))})")
+                e.call_direct(pc, direct, namespace)
             else:
                 e.flush()
                 e.lines.append(f"ops[{x}](s)")

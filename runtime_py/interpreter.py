@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from runtime_py.backends.demo.arrays import ignore_fp_errors, restore_fp_errors
 from runtime_py.blocks import block_spans, compile_block, pop_n
 from runtime_py.errors import ExecutionError, FormatError, LiteExportError
 from runtime_py.format.ptmf import NUMPY_DTYPES, OpCode
@@ -219,8 +220,9 @@ def tuple_tree_size(value: tuple[Any, ...], stop: int) -> int:
     return sizes[id(value)]
 
 
-class _Return(Exception):
-    """Internal: RET reached (raised once per call; cheaper than a check per instruction)."""
+# RET sets the frame's pc here: the loop (``while pc < len(steps)``, then pc += 1) ends, and no
+# check per instruction nor exception is needed to tell a return from running off the end
+_RETURNED = sys.maxsize - 1
 
 
 # --- value helpers -----------------------------------------------------------------------------
@@ -327,8 +329,10 @@ def _loop(f: Frame, x: int, n: int) -> None:
         f.pc += x - 1
 
 
-def _ret(f: Frame, x: int, n: int) -> None:  # return the top of the stack
-    raise _Return
+def _ret(f: Frame, x: int, n: int) -> None:  # return the top of the stack (left there for run)
+    if not f.stack:
+        raise ExecutionError(f"RET with an empty stack at pc {f.pc} of function {f.code.qn}")
+    f.pc = _RETURNED
 
 
 def _call(f: Frame, x: int, n: int) -> None:  # call function X of the code (torch: upgraders only)
@@ -599,20 +603,17 @@ def run(code: Code, args: list[Any], runtime: Runtime, budget: LoadBudget | None
     steps = code.steps if budget is not None else code.plan
     f = Frame(code, list(args), runtime)
     end = len(steps)
+    fp_errors = ignore_fp_errors()  # inf/nan follow IEEE as in torch, without numpy's warnings
     try:
-        with np.errstate(all="ignore"):  # inf/nan follow IEEE as in torch, without numpy's warnings
-            if budget is not None:
-                _run_budgeted(f, budget)
-            else:
-                while f.pc < end:
-                    handler, x, n = steps[f.pc]
-                    handler(f, x, n)
-                    f.pc += 1
-    except _Return:
-        if not f.stack:
-            raise ExecutionError(f"RET with an empty stack at pc {f.pc} of function {code.qn}",
-                                 debug_handle=code.debug_handle(f.pc)) from None
-        return f.stack.pop()
+        if budget is not None:
+            _run_budgeted(f, budget)
+        else:
+            while f.pc < end:
+                handler, x, n = steps[f.pc]
+                handler(f, x, n)
+                f.pc += 1
+        if f.pc > _RETURNED:
+            return f.stack.pop()
     except _UnsupportedInstruction as exc:
         raise FormatError(f"unsupported instruction {exc} at pc {f.pc} of function {code.qn}",
                           where=f"{code.qn}.instructions[{f.pc}]") from None
@@ -635,5 +636,7 @@ def run(code: Code, args: list[Any], runtime: Runtime, budget: LoadBudget | None
     except Exception as exc:  # a kernel's or a handler's own failure: say where it happened
         raise ExecutionError(f"{code.describe(f.pc)} failed at pc {f.pc} of function {code.qn}: "
                              f"{type(exc).__name__}: {exc}", debug_handle=code.debug_handle(f.pc)) from exc
+    finally:
+        restore_fp_errors(fp_errors)
     raise FormatError(f"function {code.qn} ran past its last instruction without RET",
                       where=f"{code.qn}.instructions[{end - 1}]")

@@ -52,29 +52,30 @@ def register_pair(schema: str, fn: Fn, fn_: Fn | None = None) -> None:
 
 # ---- arithmetic -----------------------------------------------------------------------------
 
-def _same_float_tensors(a: Any, b: Any) -> bool:
-    """Two tensors of one floating dtype: their result type is that dtype, no promotion to work out."""
-    return type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == b.dtype and a.dtype.kind == "f"
-
-
 def _binary(fn: Fn, floating: bool = False) -> Fn:
     def impl(a: Any, b: Any) -> np.ndarray:
-        if _same_float_tensors(a, b):
-            return np.asarray(fn(a, b))
-        dtype = result_type(a, b)
-        if floating and not is_floating(dtype):
-            dtype = DEFAULT_FLOAT
-        return np.asarray(fn(as_dtype(a, dtype), as_dtype(b, dtype)))
+        # the usual call, two tensors of one floating dtype: no promotion to work out (inline, and
+        # dtype identity first: this runs on every add and mul)
+        if type(a) is np.ndarray and type(b) is np.ndarray and a.dtype is b.dtype and a.dtype.kind == "f":
+            y = fn(a, b)
+        else:
+            dtype = result_type(a, b)
+            if floating and not is_floating(dtype):
+                dtype = DEFAULT_FLOAT
+            y = fn(as_dtype(a, dtype), as_dtype(b, dtype))
+        return y if type(y) is np.ndarray else np.asarray(y)
 
     return impl
 
 
+_add = _binary(np.add)
+
+
 def add(a: Any, b: Any, alpha: Any = 1) -> np.ndarray:
-    if alpha == 1 and _same_float_tensors(a, b):
-        return np.asarray(np.add(a, b))
+    if alpha == 1:
+        return _add(a, b)
     dtype = result_type(a, b)
-    other = as_dtype(b, dtype) if alpha == 1 else as_dtype(alpha, dtype) * as_dtype(b, dtype)
-    return np.asarray(np.add(as_dtype(a, dtype), other))
+    return np.asarray(np.add(as_dtype(a, dtype), as_dtype(alpha, dtype) * as_dtype(b, dtype)))
 
 
 def sub(a: Any, b: Any, alpha: Any = 1) -> np.ndarray:
@@ -292,7 +293,7 @@ def gelu(x: np.ndarray, approximate: str = "none") -> np.ndarray:
 
 
 def silu(x: np.ndarray) -> np.ndarray:
-    if x.ndim and is_floating(x.dtype):
+    if x.ndim and x.dtype.kind == "f":  # is_floating, inline
         return demo_silu(x)  # x / (1 + exp(-x)): torch's formula, one numpy call fewer than x * sigmoid(x)
     y = sigmoid(x)
     y *= x

@@ -10,7 +10,7 @@ from runtime_py.backends.demo.linalg import make_linear
 from runtime_py.errors import ExecutionError
 from runtime_py.format.program import FusedAttrs
 from runtime_py.operators.registry import op, register_schema
-from runtime_py.operators.site_kernels import all_float32
+from runtime_py.operators.site_kernels import F32, all_float32
 from runtime_py.operators.tensors import as_dtype, result_type
 
 
@@ -64,9 +64,18 @@ def _linear_site() -> Any:
     """linear at one call site: float32 runs the demo kernel (which keeps the transposed weight);
     its ValueError falls through to ``linear``, which reports the problem in torch's words."""
     kernel = make_linear(FusedAttrs(), 3)
+    # (weight, bias) of the last call, once found float32 with a 2-D weight: the usual call (the
+    # same constants every time) then checks only x in fewer steps (dtypes and ndim never change)
+    checked: tuple[Any, Any] = (None, None)
 
     def linear_site(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
-        if weight.ndim == 2 and x.ndim and all_float32(x, weight, bias):
+        nonlocal checked
+        last = checked
+        if last[0] is not weight or last[1] is not bias:
+            if not (weight.ndim == 2 and all_float32(weight, bias)):
+                return linear(x, weight, bias)
+            checked = (weight, bias)
+        if type(x) is np.ndarray and (x.dtype is F32 or x.dtype == F32) and x.ndim:
             try:
                 return kernel(x, weight, bias)
             except ValueError:

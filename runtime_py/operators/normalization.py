@@ -103,16 +103,28 @@ def instance_norm(x: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | N
 def _layer_norm_site() -> Any:
     """layer_norm at one call site: float32 runs the demo kernel (see _conv_site)."""
     kernels = SiteKernels()
+    # (x's shape, normalized_shape, eps, weight, bias, kernel) of the last float32 call, its checks
+    # passed: the usual call (the same constants, the same shape) goes straight to the kernel
+    checked: tuple[Any, ...] = ((), None, None, None, None, None)
 
     def layer_norm_site(x: np.ndarray, shape: list[int], weight: np.ndarray | None, bias: np.ndarray | None,
                         eps: float, cudnn: bool = True) -> np.ndarray:
+        nonlocal checked
+        last = checked
+        if (type(x) is np.ndarray and last[0] == x.shape and last[1] == shape and last[2] == eps
+                and last[3] is weight and last[4] is bias and x.dtype is F32):
+            return last[5](x, weight, bias)
         _check_normalized_shape(x, shape)
         if shape and all_float32(x, weight, bias):
             try:
                 key = (len(shape), eps)
-                return kernels.get(key, lambda: make_layer_norm(LayerNormAttrs(*key), 3))(x, weight, bias)
+                kernel = kernels.get(key, lambda: make_layer_norm(LayerNormAttrs(*key), 3))
+                y = kernel(x, weight, bias)
             except ValueError:
                 pass
+            else:
+                checked = (x.shape, list(shape), eps, weight, bias, kernel)
+                return y
         return layer_norm(x, shape, weight, bias, eps, cudnn)
 
     return layer_norm_site

@@ -59,7 +59,8 @@ def _to_value(value: Any, type_str: str) -> Any:
     return value
 
 
-def _fail(name: str, exc: BaseException) -> ExecutionError:
+def fail(name: str, exc: BaseException) -> ExecutionError:
+    """An implementation's failure as operator ``name``'s ExecutionError (FAILURES: the kinds caught)."""
     message = str(exc)
     if isinstance(exc, ValueError) and "read-only" in message:
         message = ("cannot write into a tensor loaded from the bundle: the bundle's tensors are "
@@ -69,8 +70,8 @@ def _fail(name: str, exc: BaseException) -> ExecutionError:
     return ExecutionError(f"{name}: {message}")
 
 
-_FAILURES = (ExecutionError, ValueError, TypeError, IndexError, KeyError, ZeroDivisionError, OverflowError,
-             AttributeError, np.linalg.LinAlgError)
+FAILURES = (ExecutionError, ValueError, TypeError, IndexError, KeyError, ZeroDivisionError, OverflowError,
+            AttributeError, np.linalg.LinAlgError)
 
 
 def _pusher(schema: Schema) -> Callable[[list[Any], Any], None]:
@@ -110,8 +111,8 @@ def bind(definition: OperatorDef, num_args: int) -> Kernel:
             del stack[len(stack) - count:]
             try:
                 result = impl(*args)
-            except _FAILURES as exc:
-                raise _fail(name, exc) from exc
+            except FAILURES as exc:
+                raise fail(name, exc) from exc
             push(stack, result)
 
         return vararg_kernel
@@ -136,19 +137,13 @@ def bind(definition: OperatorDef, num_args: int) -> Kernel:
             args.extend(copy.deepcopy(defaults) if mutable else defaults)
         try:
             result = impl(*args)
-        except _FAILURES as exc:
-            raise _fail(name, exc) from exc
+        except FAILURES as exc:
+            raise fail(name, exc) from exc
         push(stack, result)
 
     if schema.returns == ("Tensor",) and not schema.varret and not mutable:
-        def direct(*args: Any) -> Any:
-            try:
-                result = impl(*args, *defaults)
-            except _FAILURES as exc:
-                raise _fail(name, exc) from exc
-            return result if type(result) is np.ndarray else np.asarray(result)
-
-        kernel.__dict__[DIRECT] = DirectCall(direct, given)
+        kernel.__dict__[DIRECT] = DirectCall(impl, given, defaults, name,
+                                             definition.impl if definition.per_site else None)
     return kernel
 
 
@@ -157,9 +152,17 @@ DIRECT = "direct_call"  # the kernel attribute holding its DirectCall, when it h
 
 @dataclass(frozen=True)
 class DirectCall:
-    """A kernel that returns one tensor, callable with its ``arity`` arguments directly (what
-    compiled blocks do when the arguments are already at hand): the same defaults, errors and
-    result as the kernel, without the trip through the stack."""
+    """A kernel that returns one tensor, as compiled blocks call it when its ``arity`` arguments
+    are at hand: ``impl(*arguments, *defaults)``, a failure in FAILURES becomes
+    ``fail(name, exc)`` and a result that is not an ndarray goes through np.asarray, as in the
+    kernel, without the trip through the stack (the block inlines these steps: no wrapper call)."""
 
-    call: Callable[..., Any]
+    impl: Callable[..., Any]
     arity: int
+    defaults: tuple[Any, ...]  # immutable (no list): shared by every call
+    name: str
+    # for an implementation that keeps state per call site (OperatorDef.per_site), its factory: a
+    # block gives each of its instructions an implementation of its own, where the kernel serves
+    # every instruction calling this operator (a function's linear layers share one operator entry)
+    site: Callable[[], Callable[..., Any]] | None = None
+

@@ -24,23 +24,22 @@ def matmul(a: Array, b: Array) -> Array:
 def make_linear(attrs: FusedAttrs, n_inputs: int) -> Kernel:
     """linear(x, weight[out, in][, bias]) = x @ weight.T + bias, with a fused ReLU."""
     fused_relu = attrs.activation == Activation.RELU
-    # (weight, weight.T) of the last call: the weight is a constant, so its transposed view is
-    # made once (~0.35 us a call, a fifth of a small layer's matmul); one tuple, so a concurrent
-    # call always sees a matching pair
-    transposed: tuple[Array, Array] | None = None
+    # (weight, weight.T, (in_features,)) of the last call: the weight is a constant, so its
+    # transposed view is made (~0.35 us a call, a fifth of a small layer's matmul) and its shape
+    # checked once; one tuple, so a concurrent call always sees a matching set
+    known: tuple[Array, Array, tuple[int, ...]] | None = None
 
     def linear(x: Array, weight: Array, bias: Array | None = None) -> Array:
-        nonlocal transposed
-        if x.ndim == 0 or weight.ndim != 2 or x.shape[-1] != weight.shape[1]:
-            raise ValueError(
-                f"input of shape {x.shape} and weight of shape {weight.shape} do not match "
-                "(expected weight [out_features, in_features] with in_features == input.shape[-1])"
-            )
-        pair = transposed
-        if pair is None or pair[0] is not weight:
-            pair = transposed = (weight, weight.T)
+        nonlocal known
+        last = known
+        if last is None or last[0] is not weight:
+            if weight.ndim != 2:
+                raise _mismatch(x, weight)
+            last = known = (weight, weight.T, weight.shape[1:])
+        if x.shape[-1:] != last[2]:  # also a 0-d x: () is not (in_features,)
+            raise _mismatch(x, weight)
         # BLAS reads the transposed view directly; no copy of the weight
-        y: Array = np.matmul(x, pair[1])
+        y: Array = np.matmul(x, last[1])
         if bias is not None:
             np.add(y, bias, out=y)
         if fused_relu:
@@ -48,3 +47,8 @@ def make_linear(attrs: FusedAttrs, n_inputs: int) -> Kernel:
         return y
 
     return linear
+
+
+def _mismatch(x: Array, weight: Array) -> ValueError:
+    return ValueError(f"input of shape {x.shape} and weight of shape {weight.shape} do not match "
+                      "(expected weight [out_features, in_features] with in_features == input.shape[-1])")

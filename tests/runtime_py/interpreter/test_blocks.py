@@ -85,3 +85,72 @@ def test_operators_with_a_direct_call_get_their_arguments_from_locals() -> None:
     with pytest.raises(ExecutionError, match="aten::mul.Tensor: expected a tensor or a number, got str") as failure:
         run(code, [None, "x"], _Runtime())
     assert failure.value.debug_handle == -1  # the function has no debug handles; the kernel's own error
+
+
+def test_get_attr_in_a_block_fails_as_the_step_does() -> None:
+    # self.slot 5 of an object with one slot, then of a value that is no object
+    code = _code([(Op.STOREN, 1, 2), (Op.LOAD, 1, 0), (Op.GET_ATTR, 5, 0), (Op.STORE, 3, 0), (Op.LOAD, 3, 0),
+                  (Op.RET, 0, 0)])
+    assert block_spans(code.instructions) == [(0, 5)]
+    for obj, error in ((ScriptObject("M", [1]), "IndexError: object of type M has no attribute slot 5"),
+                       (7, "AttributeError: 'int' object has no attribute 'get_slot'")):
+        messages = []
+        for budget in (None, LoadBudget(100, 1 << 20)):
+            with pytest.raises(ExecutionError, match="GET_ATTR failed at pc 2") as failure:
+                run(code, [obj, 1], _Runtime(), budget)
+            messages.append(str(failure.value))
+        assert messages[0] == messages[1] and messages[0].endswith(error)
+
+
+def _linear_code() -> Code:
+    """self.fc1(x) then self.fc2 (no bias) of that: two calls of one aten::linear operator entry."""
+    from runtime_py.format.ptmf import Operator
+    from runtime_py.operators import bind_operator
+
+    instructions = ((Op.STOREN, 1, 2), (Op.LOAD, 2, 0), (Op.LOAD, 1, 0), (Op.GET_ATTR, 0, 0), (Op.LOAD, 1, 0),
+                    (Op.GET_ATTR, 1, 0), (Op.OP, 0, 0), (Op.LOAD, 1, 0), (Op.GET_ATTR, 2, 0), (Op.LOADC, 0, 0),
+                    (Op.OP, 0, 0), (Op.RET, 0, 0))
+    return Code("__torch__.T.forward", tuple((int(op), x, n) for op, x, n in instructions), (None,),
+                (bind_operator(Operator("aten::linear", "", 3), "f"),), (), 4, None, ("aten::linear",))
+
+
+def test_each_call_of_a_shared_operator_keeps_its_own_constants() -> None:
+    # compiled blocks give each instruction a site of its own; the stepped run shares one: both
+    # must follow weights that change between calls (another instance, other shapes, other dtypes)
+    rng = np.random.default_rng(0)
+
+    def module(width: int, dtype: Any = np.float32) -> ScriptObject:
+        w1, b1, w2 = (rng.standard_normal(shape).astype(dtype) for shape in ((width, 8), (width,), (3, width)))
+        return ScriptObject("M", [w1, b1, w2])
+
+    code = _linear_code()
+    modules = [module(16), module(16), module(5), module(16, np.float64)]
+    for _ in range(2):
+        for m in modules + modules[::-1]:
+            for x in (rng.standard_normal((2, 8)).astype(np.float32), rng.standard_normal(8).astype(np.float32)):
+                w1, b1, w2 = (s.astype(np.float64) for s in m.slots)
+                expected = (x.astype(np.float64) @ w1.T + b1) @ w2.T
+                for result in _both(code, [m, x]):
+                    assert result.dtype == np.result_type(x, m.slots[0])
+                    np.testing.assert_allclose(result, expected, rtol=1e-5, atol=1e-5)
+    # a weight that no longer fits x fails in torch's words, after the site saw it fit
+    with pytest.raises(ExecutionError, match=r"aten::linear: mat1 and mat2 shapes cannot be multiplied \(1x7"):
+        run(code, [modules[0], np.ones(7, np.float32)], _Runtime())
+
+
+def test_numpy_floating_point_state_is_the_callers_after_a_run() -> None:
+    from runtime_py.format.ptmf import Operator
+    from runtime_py.operators import bind_operator
+
+    # x * x overflowing float32: inf, as in torch, even where numpy would raise; the caller's state stays
+    mul = bind_operator(Operator("aten::mul", "Tensor", 2), "f")
+    instructions = ((Op.STOREN, 1, 2), (Op.LOAD, 2, 0), (Op.LOAD, 2, 0), (Op.OP, 0, 0), (Op.RET, 0, 0))
+    code = Code("__torch__.T.forward", tuple((int(op), x, n) for op, x, n in instructions), (), (mul,), (), 4, None,
+                ("aten::mul.Tensor",))
+    big = np.full(3, 1e30, np.float32)
+    with np.errstate(all="raise"):
+        for result in _both(code, [None, big]):
+            assert np.isinf(result).all()
+        assert np.geterr()["over"] == "raise"
+        with pytest.raises(FloatingPointError):
+            big * big

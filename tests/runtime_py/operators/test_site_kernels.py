@@ -58,3 +58,29 @@ def test_batch_norm_site_follows_changing_parameters() -> None:
             expected = batch_norm(x.astype(np.float64), *params, False, 0.1, 1e-5, False)
             np.testing.assert_allclose(ours, expected, rtol=1e-5, atol=1e-5)
             writable[2] += 1.0  # a running mean updated in place between calls: no stale fold
+
+
+def test_layer_norm_site_follows_changing_shapes_and_parameters() -> None:
+    import pytest
+
+    from runtime_py.errors import ExecutionError
+    from runtime_py.operators.normalization import layer_norm
+
+    rng = np.random.default_rng(2)
+    norm = _site("aten::layer_norm", 6)
+    weight, bias = (_read_only(rng.standard_normal(8).astype(np.float32)) for _ in range(2))
+    writable = rng.standard_normal(8).astype(np.float32)
+    calls = [((1, 8), [8], weight, bias, 1e-5), ((1, 8), [8], weight, bias, 1e-5), ((3, 8), [8], weight, bias, 1e-5),
+             ((1, 8), [8], weight, bias, 0.5), ((1, 8), [8], bias, weight, 1e-5), ((1, 8), [8], None, None, 1e-5),
+             ((1, 8), [8], writable, None, 1e-5), ((2, 4, 8), [4, 8], None, None, 1e-5),
+             ((1, 8), [8], weight, bias, 1e-5)]
+    for _ in range(2):
+        for shape, normalized, w, b, eps in calls:
+            x = rng.standard_normal(shape).astype(np.float32)
+            ours = norm(x, normalized, w, b, eps, True)
+            expected = layer_norm(x.astype(np.float64), normalized, w, b, eps)
+            np.testing.assert_allclose(ours, expected, rtol=1e-5, atol=1e-5)
+            assert ours.dtype == np.float32
+            writable += 1.0  # a weight changed in place between calls: the next call uses its values
+    with pytest.raises(ExecutionError, match=r"given normalized_shape=\[8\], expected input with shape \[\*, 8\]"):
+        norm(np.ones((1, 7), np.float32), [8], weight, bias, 1e-5, True)

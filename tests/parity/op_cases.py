@@ -14,9 +14,11 @@ import numpy as np
 
 from runtime_py.format.program import (
     SLICE_END,
+    Activation,
     Attributes,
     BinaryAttrs,
     ClampAttrs,
+    Conv2dAttrs,
     OpCode,
     ReduceAttrs,
     ShapeAttrs,
@@ -83,4 +85,18 @@ OP_CASES: dict[str, OpCase] = {
     "pow_cube": (OpCode.POW, [(4, 5)], [], BinaryAttrs(scalar=3.0), lambda x: x ** 3),
     "pow_scalar_base": (OpCode.POW, [(4, 5)], [], BinaryAttrs(scalar=1.5, reverse=True), lambda x: 1.5 ** x),
     "pow_tensors": (OpCode.POW, [(2, 5)], [_positive(5)], BinaryAttrs(reverse=True), lambda x, w: w ** x),
+    # the Android core's conv2d fast paths: direct depthwise taps (contiguous stride 1 and 2, a
+    # run-time stride, a channel multiplier, taps in the padding) and 1x1 convolutions without im2col
+    "conv2d_depthwise_stride2_relu": (OpCode.CONV2D, [(2, 6, 9, 8)], [_w(6, 1, 3, 3), _w(6)],
+                                      Conv2dAttrs((2, 2), (1, 1), (1, 1), 6, Activation.RELU),
+                                      lambda x, w, b: _f().relu(_f().conv2d(x, w, b, 2, 1, 1, 6))),
+    "conv2d_depthwise_stride1": (OpCode.CONV2D, [X], [_w(4, 1, 3, 3)], Conv2dAttrs((1, 1), (1, 1), (1, 1), 4),
+                                 lambda x, w: _f().conv2d(x, w, None, 1, 1, 1, 4)),
+    "conv2d_depthwise_multiplier": (OpCode.CONV2D, [X], [_w(8, 1, 3, 2), _w(8)],
+                                    Conv2dAttrs((1, 3), (3, 2), (2, 1), 4),
+                                    lambda x, w, b: _f().conv2d(x, w, b, (1, 3), (3, 2), (2, 1), 4)),
+    "conv2d_pointwise": (OpCode.CONV2D, [X], [_w(5, 4, 1, 1), _w(5)], Conv2dAttrs(activation=Activation.RELU),
+                         lambda x, w, b: _f().relu(_f().conv2d(x, w, b))),
+    "conv2d_pointwise_grouped": (OpCode.CONV2D, [X], [_w(6, 2, 1, 1)], Conv2dAttrs(groups=2),
+                                 lambda x, w: _f().conv2d(x, w, None, groups=2)),
 }

@@ -81,6 +81,25 @@ int run_kernel_tests() {
     CHECK(values(ad) == (std::vector<float>{2, 3, 5, 6}), "adaptive avg pool overlapping bins");
     n += 5;
   }
+  {  // clamp: NaN passes through, a missing bound is open, min > max gives max (as torch)
+    const float inf = INFINITY;
+    Array x = Array::from_vector({6}, {NAN, -inf, -2.0f, 0.5f, 7.0f, inf});
+    ClampAttrs c;
+    c.min = 0.0;
+    c.max = 6.0;
+    std::vector<float> y = values(make_clamp(c)({&x}));
+    CHECK(std::isnan(y[0]) && (std::vector<float>(y.begin() + 1, y.end()) == std::vector<float>{0, 0, 0.5f, 6, 6}),
+          "relu6 bounds and NaN");
+    c.max.reset();
+    y = values(make_clamp(c)({&x}));
+    CHECK(std::isnan(y[0]) && y[4] == 7.0f && y[5] == inf && y[1] == 0.0f, "clamp without max");
+    c.min = 1.0;
+    c.max = -1.0;
+    y = values(make_clamp(c)({&x}));
+    CHECK(std::isnan(y[0]) && (std::vector<float>(y.begin() + 1, y.end()) == std::vector<float>(5, -1.0f)),
+          "clamp with min > max");
+    n += 3;
+  }
   {  // conv2d: groups and padding against a hand computation
     Array x = iota({1, 2, 2, 2});
     Array w = Array::from_vector({2, 1, 1, 1}, {1.0f, -1.0f});

@@ -1,7 +1,10 @@
 // 2-D convolution: im2col per (batch, group) and one GEMM, with stride, padding, dilation,
 // groups, bias and a fused ReLU; depthwise convolutions (one input channel per group) take direct
-// taps instead, and 1x1 stride-1 unpadded ones read the input as the GEMM's operand without a copy.
+// taps instead, 1x1 stride-1 unpadded ones read the input as the GEMM's operand without a copy, and
+// 3x3 stride-1 ones with enough channels run as Winograd's F(2x2, 3x3), as runtime_py's conv.py.
 #include <algorithm>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "../errors.h"
@@ -58,9 +61,118 @@ void depthwise_plane(const float* x, int64_t h, int64_t w, const float* wt, int6
   }
 }
 
+// Input x output channels from which a 3x3 stride-1 convolution runs as Winograd's F(2x2, 3x3):
+// runtime_py's _WINOGRAD_MIN_CHANNELS (below, im2col's one GEMM costs less than the transforms).
+constexpr int64_t kWinogradMinChannels = 32 * 32;
+
+// Winograd's F(2x2, 3x3) (Lavin & Gray, 2015), as runtime_py's _Winograd: each 2x2 block of outputs
+// from a 4x4 tile of the zero-padded input, V = B^T d B per tile and channel, then per tile position
+// p (16) one GEMM M[p] = U[p] (O x C) . V[p] (C x tiles) with the transformed weight U = G w G^T, and
+// the output block A^T M A. The GEMMs do 2.25x fewer multiply-adds than im2col's. The transforms'
+// entries are 0, +-1 and +-1/2 and every sum has a fixed order, so results are the same on every ABI
+// and within a few ulp of im2col's.
+//
+// U (16, O, C), made in double like runtime_py's (then rounded once) on first use and kept by the
+// kernel; it holds the weight's buffer, so the same pointer means the same (immutable) data.
+struct WinogradWeight {
+  std::mutex lock;
+  std::shared_ptr<const float> source;
+  std::vector<float> u;
+
+  const float* of(const Array& w) {
+    static constexpr double kG[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+    std::lock_guard<std::mutex> guard(lock);
+    if (source != w.data) {
+      const int64_t out_c = w.shape[0], c = w.shape[1];
+      u.assign(static_cast<size_t>(16 * out_c * c), 0.0f);
+      for (int64_t oc = 0; oc < out_c * c; ++oc) {
+        const float* k = w.ptr() + oc * 9;
+        for (int a = 0; a < 4; ++a)
+          for (int b = 0; b < 4; ++b) {
+            double sum = 0.0;  // (G (x) G) row (a, b) times the 9 taps, in tap order
+            for (int i = 0; i < 3; ++i)
+              for (int j = 0; j < 3; ++j) sum += kG[a][i] * kG[b][j] * static_cast<double>(k[i * 3 + j]);
+            u[static_cast<size_t>((a * 4 + b) * out_c * c + oc)] = static_cast<float>(sum);
+          }
+      }
+      source = w.data;
+    }
+    return u.data();
+  }
+};
+
+// y (zeros, N x O x oh x ow) = the 3x3 stride-1 convolution of x (N x C x h x w) with padding (ph, pw).
+void winograd_conv(const float* x, const Nchw& d, int64_t ph, int64_t pw, const float* u, int64_t out_c, float* y,
+                   int64_t oh, int64_t ow) {
+  const int64_t c = d.c, th = (oh + 1) / 2, tw = (ow + 1) / 2, count = th * tw;  // odd sizes: a partial last tile
+  const int64_t ph_rows = 2 * th + 2, pw_cols = 2 * tw + 2;  // the padded plane: >= h + 2 ph by w + 2 pw
+  if (16 * std::max(c, out_c) > kMaxElements / std::max<int64_t>(count, 1))
+    throw KernelError("conv2d Winograd buffer of 16x" + std::to_string(std::max(c, out_c)) + "x" +
+                      std::to_string(count) + " elements exceeds the limit of " + std::to_string(kMaxElements));
+  // kept by the thread between calls, like im2col's buffer: fresh ones would page-fault on every run
+  thread_local std::vector<float> padded, v, m;
+  padded.assign(static_cast<size_t>(ph_rows * pw_cols), 0.0f);
+  v.resize(static_cast<size_t>(16 * c * count));
+  m.resize(static_cast<size_t>(16 * out_c * count));
+  for (int64_t n = 0; n < d.n; ++n) {
+    // V[p, ch, t] = (B^T d B)[p] of tile t = (ty, tx) of channel ch
+    for (int64_t ch = 0; ch < c; ++ch) {
+      const float* plane = x + (n * c + ch) * d.h * d.w;
+      for (int64_t r = 0; r < d.h; ++r)  // the interior; the borders stay zero
+        std::copy(plane + r * d.w, plane + (r + 1) * d.w, padded.data() + (r + ph) * pw_cols + pw);
+      float* vc = v.data() + ch * count;
+      for (int64_t ty = 0; ty < th; ++ty)
+        for (int64_t tx = 0; tx < tw; ++tx) {
+          const float* t = padded.data() + 2 * ty * pw_cols + 2 * tx;
+          float e[4][4];  // B^T d: rows
+          for (int l = 0; l < 4; ++l) {
+            const float d0 = t[l], d1 = t[pw_cols + l], d2 = t[2 * pw_cols + l], d3 = t[3 * pw_cols + l];
+            e[0][l] = d0 - d2;
+            e[1][l] = d1 + d2;
+            e[2][l] = d2 - d1;
+            e[3][l] = d1 - d3;
+          }
+          float* dst = vc + ty * tw + tx;
+          const int64_t step = c * count;  // between tile positions
+          for (int k = 0; k < 4; ++k) {     // (B^T d) B: columns
+            dst[(k * 4 + 0) * step] = e[k][0] - e[k][2];
+            dst[(k * 4 + 1) * step] = e[k][1] + e[k][2];
+            dst[(k * 4 + 2) * step] = e[k][2] - e[k][1];
+            dst[(k * 4 + 3) * step] = e[k][1] - e[k][3];
+          }
+        }
+    }
+    std::fill(m.begin(), m.end(), 0.0f);
+    for (int64_t p = 0; p < 16; ++p)
+      gemm_acc(out_c, count, c, u + p * out_c * c, c, v.data() + p * c * count, count, m.data() + p * out_c * count,
+               count);
+    // the output block A^T M A of each tile, its rows and columns past (oh, ow) dropped
+    const int64_t step = out_c * count;
+    for (int64_t o = 0; o < out_c; ++o) {
+      float* plane = y + (n * out_c + o) * oh * ow;
+      for (int64_t t = 0; t < count; ++t) {
+        const float* s = m.data() + o * count + t;
+        float f[2][4];  // A^T M: rows
+        for (int l = 0; l < 4; ++l) {
+          const float m0 = s[l * step], m1 = s[(4 + l) * step], m2 = s[(8 + l) * step], m3 = s[(12 + l) * step];
+          f[0][l] = m0 + m1 + m2;
+          f[1][l] = m1 - m2 - m3;
+        }
+        const int64_t oy = 2 * (t / tw), ox = 2 * (t % tw);
+        for (int i = 0; i < 2 && oy + i < oh; ++i) {
+          float* row = plane + (oy + i) * ow + ox;
+          row[0] = f[i][0] + f[i][1] + f[i][2];
+          if (ox + 1 < ow) row[1] = f[i][1] - f[i][2] - f[i][3];
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 Kernel make_conv2d(const Conv2dAttrs& attrs) {
+  auto winograd = std::make_shared<WinogradWeight>();
   return [=](const Inputs& in) {
     const Array& x = *in[0];
     const Array& weight = *in[1];
@@ -93,6 +205,9 @@ Kernel make_conv2d(const Conv2dAttrs& attrs) {
         for (int64_t o = 0; o < out_c; ++o)
           depthwise_plane(px + (n * d.c + o / og) * d.h * d.w, d.h, d.w, weight.ptr() + o * kh * kw, kh, kw, attrs,
                           y + (n * out_c + o) * len, oh, ow);
+    } else if (kh == 3 && kw == 3 && sh == 1 && sw == 1 && dh == 1 && dw == 1 && groups == 1 &&
+               d.c * out_c >= kWinogradMinChannels) {
+      winograd_conv(px, d, ph, pw, winograd->of(weight), out_c, y, oh, ow);
     } else if (kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0) {
       // a 1x1 window on every input pixel: the im2col columns are the input planes themselves
       for (int64_t n = 0; n < d.n; ++n)

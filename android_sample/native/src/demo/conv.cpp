@@ -110,60 +110,75 @@ void winograd_conv(const float* x, const Nchw& d, int64_t ph, int64_t pw, const 
     throw KernelError("conv2d Winograd buffer of 16x" + std::to_string(std::max(c, out_c)) + "x" +
                       std::to_string(count) + " elements exceeds the limit of " + std::to_string(kMaxElements));
   // kept by the thread between calls, like im2col's buffer: fresh ones would page-fault on every run
-  thread_local std::vector<float> padded, v, m;
+  thread_local std::vector<float> padded, v, m, rows;
   padded.assign(static_cast<size_t>(ph_rows * pw_cols), 0.0f);
   v.resize(static_cast<size_t>(16 * c * count));
   m.resize(static_cast<size_t>(16 * out_c * count));
+  rows.resize(static_cast<size_t>(4 * pw_cols));  // 4 transformed input rows, or 2 output rows
   for (int64_t n = 0; n < d.n; ++n) {
     // V[p, ch, t] = (B^T d B)[p] of tile t = (ty, tx) of channel ch
     for (int64_t ch = 0; ch < c; ++ch) {
       const float* plane = x + (n * c + ch) * d.h * d.w;
       for (int64_t r = 0; r < d.h; ++r)  // the interior; the borders stay zero
         std::copy(plane + r * d.w, plane + (r + 1) * d.w, padded.data() + (r + ph) * pw_cols + pw);
-      float* vc = v.data() + ch * count;
-      for (int64_t ty = 0; ty < th; ++ty)
-        for (int64_t tx = 0; tx < tw; ++tx) {
-          const float* t = padded.data() + 2 * ty * pw_cols + 2 * tx;
-          float e[4][4];  // B^T d: rows
-          for (int l = 0; l < 4; ++l) {
-            const float d0 = t[l], d1 = t[pw_cols + l], d2 = t[2 * pw_cols + l], d3 = t[3 * pw_cols + l];
-            e[0][l] = d0 - d2;
-            e[1][l] = d1 + d2;
-            e[2][l] = d2 - d1;
-            e[3][l] = d1 - d3;
-          }
-          float* dst = vc + ty * tw + tx;
-          const int64_t step = c * count;  // between tile positions
-          for (int k = 0; k < 4; ++k) {     // (B^T d) B: columns
-            dst[(k * 4 + 0) * step] = e[k][0] - e[k][2];
-            dst[(k * 4 + 1) * step] = e[k][1] + e[k][2];
-            dst[(k * 4 + 2) * step] = e[k][2] - e[k][1];
-            dst[(k * 4 + 3) * step] = e[k][1] - e[k][3];
+      // a row of tiles at a time, each step a loop over the row's tiles (contiguous in V: it vectorizes)
+      for (int64_t ty = 0; ty < th; ++ty) {
+        const float* r0 = padded.data() + 2 * ty * pw_cols;
+        const float* r1 = r0 + pw_cols;
+        const float* r2 = r1 + pw_cols;
+        const float* r3 = r2 + pw_cols;
+        float* e[4] = {rows.data(), rows.data() + pw_cols, rows.data() + 2 * pw_cols, rows.data() + 3 * pw_cols};
+        for (int64_t q = 0; q < pw_cols; ++q) {  // B^T d: rows
+          e[0][q] = r0[q] - r2[q];
+          e[1][q] = r1[q] + r2[q];
+          e[2][q] = r2[q] - r1[q];
+          e[3][q] = r1[q] - r3[q];
+        }
+        for (int k = 0; k < 4; ++k) {  // (B^T d) B: columns
+          const float* t = e[k];
+          float* dst = v.data() + k * 4 * c * count + ch * count + ty * tw;
+          float* __restrict__ v0 = dst;
+          float* __restrict__ v1 = dst + c * count;
+          float* __restrict__ v2 = dst + 2 * c * count;
+          float* __restrict__ v3 = dst + 3 * c * count;
+          for (int64_t tx = 0; tx < tw; ++tx) {
+            const float* q = t + 2 * tx;
+            v0[tx] = q[0] - q[2];
+            v1[tx] = q[1] + q[2];
+            v2[tx] = q[2] - q[1];
+            v3[tx] = q[1] - q[3];
           }
         }
+      }
     }
     std::fill(m.begin(), m.end(), 0.0f);
     for (int64_t p = 0; p < 16; ++p)
       gemm_acc(out_c, count, c, u + p * out_c * c, c, v.data() + p * c * count, count, m.data() + p * out_c * count,
                count);
-    // the output block A^T M A of each tile, its rows and columns past (oh, ow) dropped
-    const int64_t step = out_c * count;
+    // the output blocks A^T M A, a row of tiles at a time (2 output rows, 2 tw columns: the last
+    // row and column are dropped when oh or ow is odd)
+    const int64_t step = out_c * count;  // between tile positions
     for (int64_t o = 0; o < out_c; ++o) {
       float* plane = y + (n * out_c + o) * oh * ow;
-      for (int64_t t = 0; t < count; ++t) {
-        const float* s = m.data() + o * count + t;
-        float f[2][4];  // A^T M: rows
-        for (int l = 0; l < 4; ++l) {
-          const float m0 = s[l * step], m1 = s[(4 + l) * step], m2 = s[(8 + l) * step], m3 = s[(12 + l) * step];
-          f[0][l] = m0 + m1 + m2;
-          f[1][l] = m1 - m2 - m3;
+      for (int64_t ty = 0; ty < th; ++ty) {
+        const float* s = m.data() + o * count + ty * tw;
+        float* __restrict__ out0 = rows.data();
+        float* __restrict__ out1 = rows.data() + 2 * tw;
+        for (int64_t tx = 0; tx < tw; ++tx) {
+          float f[2][4];  // A^T M: rows
+          for (int l = 0; l < 4; ++l) {
+            const float m0 = s[l * step + tx], m1 = s[(4 + l) * step + tx], m2 = s[(8 + l) * step + tx],
+                        m3 = s[(12 + l) * step + tx];
+            f[0][l] = m0 + m1 + m2;
+            f[1][l] = m1 - m2 - m3;
+          }
+          out0[2 * tx] = f[0][0] + f[0][1] + f[0][2];
+          out0[2 * tx + 1] = f[0][1] - f[0][2] - f[0][3];
+          out1[2 * tx] = f[1][0] + f[1][1] + f[1][2];
+          out1[2 * tx + 1] = f[1][1] - f[1][2] - f[1][3];
         }
-        const int64_t oy = 2 * (t / tw), ox = 2 * (t % tw);
-        for (int i = 0; i < 2 && oy + i < oh; ++i) {
-          float* row = plane + (oy + i) * ow + ox;
-          row[0] = f[i][0] + f[i][1] + f[i][2];
-          if (ox + 1 < ow) row[1] = f[i][1] - f[i][2] - f[i][3];
-        }
+        std::copy(out0, out0 + ow, plane + 2 * ty * ow);
+        if (2 * ty + 1 < oh) std::copy(out1, out1 + ow, plane + (2 * ty + 1) * ow);
       }
     }
   }

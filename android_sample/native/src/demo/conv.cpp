@@ -69,8 +69,8 @@ constexpr int64_t kWinogradMinChannels = 32 * 32;
 // from a 4x4 tile of the zero-padded input, V = B^T d B per tile and channel, then per tile position
 // p (16) one GEMM M[p] = U[p] (O x C) . V[p] (C x tiles) with the transformed weight U = G w G^T, and
 // the output block A^T M A. The GEMMs do 2.25x fewer multiply-adds than im2col's. The transforms'
-// entries are 0, +-1 and +-1/2 and every sum has a fixed order, so results are the same on every ABI
-// and within a few ulp of im2col's.
+// entries are 0, +-1 and +-1/2 and every sum has a fixed order, so results are the same on every ABI;
+// their rounding error is a few ulp of the partial sums (not of the output, when they cancel).
 //
 // U (16, O, C), made in double like runtime_py's (then rounded once) on first use and kept by the
 // kernel; it holds the weight's buffer, so the same pointer means the same (immutable) data.

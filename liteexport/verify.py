@@ -21,10 +21,10 @@ from liteexport.parity import as_outputs, constant_problem, is_constant, max_err
 from liteexport.test_vectors import TEST_VECTORS_EXTRA_FILE, TestVector, decode_test_vectors
 from runtime_py.backends.demo import executor
 from runtime_py.backends.demo.plan import build_plan, instruction_label
+from runtime_py.budgets import RunLimitExceeded
 from runtime_py.errors import LiteExportError, UserError
 from runtime_py.format.debug_table import DebugTable
 from runtime_py.format.program import Program
-from runtime_py.interpreter import RunLimitExceeded
 from runtime_py.module import Module, load
 
 ENGINES = ("runtime_py", "torch")

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime_py import interpreter
+from runtime_py import budgets, interpreter
 from runtime_py.backends import get_backend
 from runtime_py.errors import ExecutionError, FormatError, LiteExportError
 from runtime_py.format import ptmf
@@ -34,7 +34,7 @@ LOAD_VALUE_SLACK = 256 << 10
 
 
 # the limits of the method call in progress (LoadedModule.call_limited)
-_RUN_BUDGET: ContextVar[interpreter.RunBudget | None] = ContextVar("runtime_py_run_budget", default=None)
+_RUN_BUDGET: ContextVar[budgets.RunBudget | None] = ContextVar("runtime_py_run_budget", default=None)
 
 
 def _dependencies(v: ptmf.IValue, module: ptmf.Module) -> tuple[int, ...]:
@@ -81,7 +81,7 @@ class LoadedModule:
         items = len(module.ivalues) + sum(len(v.instructions) for v in module.ivalues if isinstance(v, ptmf.Function))
         storage = sum(int(s.nbytes) for s in module.storage_data)
         # set while loading: load-time code is hostile and bounded; None once loaded
-        self._budget: interpreter.LoadBudget | None = interpreter.LoadBudget(
+        self._budget: budgets.LoadBudget | None = budgets.LoadBudget(
             LOAD_INSTRUCTIONS_PER_ITEM * items + LOAD_INSTRUCTIONS_SLACK, 4 * storage + 32 * items + LOAD_VALUE_SLACK)
         self.lowered_calls: dict[str, LoweredCall] = {}  # qualified name -> wrapper run without bytecode
         for index in module.methods:
@@ -199,7 +199,7 @@ class LoadedModule:
             operator_names=tuple(f"{op.name}.{op.overload_name}" if op.overload_name else op.name
                                  for op in f.operators))
 
-    def call_limited(self, obj: Any, name: str, args: list[Any], budget: interpreter.RunBudget | None) -> Any:
+    def call_limited(self, obj: Any, name: str, args: list[Any], budget: budgets.RunBudget | None) -> Any:
         """``call_method`` with the bytecode it interprets (this method's and every method it calls)
         under ``budget``: the budget follows the call through the context, not through the
         interpreter's Runtime protocol (and concurrent calls each have their own)."""

@@ -15,8 +15,8 @@ import crafted  # noqa: E402
 import harness  # noqa: E402
 
 import runtime_py  # noqa: E402
+from runtime_py.budgets import RunBudget, RunLimitExceeded  # noqa: E402
 from runtime_py.errors import ExecutionError  # noqa: E402
-from runtime_py.interpreter import RunBudget, RunLimitExceeded  # noqa: E402
 
 X = np.arange(8, dtype=np.float32).reshape(2, 4)
 
@@ -57,7 +57,7 @@ def test_limits_leave_valid_models_alone(tmp_path: Path) -> None:
 
 
 def test_tuple_tree_size_counts_shared_tuples_each_time_at_the_cost_of_the_distinct_ones() -> None:
-    from runtime_py.interpreter import tuple_tree_size
+    from runtime_py.budgets import tuple_tree_size
 
     t: tuple[object, ...] = (1,)
     for _ in range(60):

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from runtime_py.blocks import block_spans
+from runtime_py.budgets import LoadBudget
 from runtime_py.errors import ExecutionError
 from runtime_py.format.ptmf import OpCode as Op
-from runtime_py.interpreter import Code, LoadBudget, run
+from runtime_py.interpreter import Code, run
 from runtime_py.values import ScriptObject
 from tests.runtime_py.interpreter.test_instructions import _add, _fail, _Runtime
 

@@ -183,8 +183,11 @@ def compile_block(instructions: Sequence[tuple[int, int, int]], start: int, end:
                 e.push(obj)
                 obj = e.pop(pc)
             t = e.local()
-            e.push_set(t, f"try:\n        {t} = {obj}.slots[{x}]\n    except (AttributeError, IndexError):\n"
-                            f"        {t} = {obj}.get_slot({x})")
+            if x < 0:  # no slot: get_slot says so
+                e.push_set(t, f"{t} = {obj}.get_slot({x})")
+            else:
+                e.push_set(t, f"try:\n        {t} = {obj}.slots[{x}]\n    except (AttributeError, IndexError):\n"
+                                f"        {t} = {obj}.get_slot({x})")
         elif op == OpCode.OP:
             direct: DirectCall | None = getattr(operators[x], DIRECT, None) if 0 <= x < len(operators) else None
             e.lines.append(f"f.pc = {pc}")

@@ -30,7 +30,7 @@ class ScriptObject:
     slots: list[Any] = field(default_factory=list)
 
     def get_slot(self, index: int) -> Any:
-        if index >= len(self.slots):
+        if not 0 <= index < len(self.slots):  # the index comes from the file: -1 is no slot either
             raise IndexError(f"object of type {self.type_name} has no attribute slot {index}")
         return self.slots[index]
 

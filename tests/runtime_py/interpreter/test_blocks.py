@@ -88,12 +88,13 @@ def test_operators_with_a_direct_call_get_their_arguments_from_locals() -> None:
     assert failure.value.debug_handle == -1  # the function has no debug handles; the kernel's own error
 
 
-def test_get_attr_in_a_block_fails_as_the_step_does() -> None:
-    # self.slot 5 of an object with one slot, then of a value that is no object
-    code = _code([(Op.STOREN, 1, 2), (Op.LOAD, 1, 0), (Op.GET_ATTR, 5, 0), (Op.STORE, 3, 0), (Op.LOAD, 3, 0),
+@pytest.mark.parametrize("slot", [5, -1])
+def test_get_attr_in_a_block_fails_as_the_step_does(slot: int) -> None:
+    # self.slot 5 (or -1) of an object with one slot, then of a value that is no object
+    code = _code([(Op.STOREN, 1, 2), (Op.LOAD, 1, 0), (Op.GET_ATTR, slot, 0), (Op.STORE, 3, 0), (Op.LOAD, 3, 0),
                   (Op.RET, 0, 0)])
     assert block_spans(code.instructions) == [(0, 5)]
-    for obj, error in ((ScriptObject("M", [1]), "IndexError: object of type M has no attribute slot 5"),
+    for obj, error in ((ScriptObject("M", [1]), f"IndexError: object of type M has no attribute slot {slot}"),
                        (7, "AttributeError: 'int' object has no attribute 'get_slot'")):
         messages = []
         for budget in (None, LoadBudget(100, 1 << 20)):

@@ -7,6 +7,8 @@ runs the input's layout makes contiguous.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
@@ -247,11 +249,11 @@ class _Depthwise:
                 order += [r * kw + q for r, _ in tap_rows for q, _ in tap_cols]
                 row += len(tap_rows) * len(tap_cols)
         self.order = None if order == sorted(order) else np.array(order)
-        self.taps: tuple[Array, Array] | None = None  # (weight, its taps in im2col row order)
+        self.taps = _PerWeight(self._taps)  # the weight's taps in im2col row order
 
     def __call__(self, x: Array, weight: Array) -> Array:
         n, groups, multiplier, length = self.shape
-        taps = self._taps(weight, groups, multiplier)
+        taps = self.taps(weight)
         for into, (x_rows, x_cols) in self.fills:
             np.copyto(into, x[:, :, x_rows, x_cols])
         # scratch from the pool: one im2col buffer serves every depthwise layer, so it stays in cache
@@ -270,17 +272,11 @@ class _Depthwise:
         np.copyto(result, y.reshape(self.pitched_shape)[..., : self.result_shape[3]])
         return result
 
-    def _taps(self, weight: Array, groups: int, multiplier: int) -> Array:
-        """The weight as (G, M, taps), taps in im2col row order; kept for a read-only weight."""
-        kept = self.taps
-        if kept is not None and kept[0] is weight:
-            return kept[1]
+    def _taps(self, weight: Array) -> Array:
+        """The weight as (G, M, taps), taps in im2col row order."""
+        _, groups, multiplier, _ = self.shape
         taps = weight.reshape(groups, multiplier, -1)
-        if self.order is not None:
-            taps = taps[..., self.order]
-        if not weight.flags.writeable:
-            self.taps = (weight, taps)
-        return taps
+        return taps if self.order is None else taps[..., self.order]
 
 
 def _phase_span(phase: int, stride: int, pad: int, size: int) -> tuple[int, slice]:
@@ -330,11 +326,11 @@ class _Winograd:
         self.full_shape = (n, out_c, 2 * th, 2 * tw)
         self.blocks = (2, 2, out_c, n, th, tw)
         self.out_hw = out_hw
-        self.weight: tuple[Array, Array] | None = None  # (weight, U) of the last read-only weight
+        self.transformed = _PerWeight(_winograd_weight)
 
     def __call__(self, x: Array, weight: Array) -> Array:
         c, out_c, count = self.sizes
-        u = self._transformed(weight)
+        u = self.transformed(weight)
         self.interior[...] = x
         tiles = empty((16 * c * count,))
         np.copyto(tiles.reshape(self.tiles.shape), self.tiles)
@@ -359,17 +355,32 @@ class _Winograd:
         np.copyto(result, full[:, :, :oh, :ow])
         return result
 
-    def _transformed(self, weight: Array) -> Array:
-        """U = (G (x) G) w as (16, O, C), kept for a read-only (constant) weight."""
-        kept = self.weight
+
+def _winograd_weight(weight: Array) -> Array:
+    """U = (G (x) G) w as (16, O, C), computed in float64 and rounded once."""
+    out_c, c = weight.shape[:2]
+    u = (_WINOGRAD_G @ weight.reshape(out_c * c, 9).T.astype(np.float64)).astype(np.float32)
+    return u.reshape(16, out_c, c)
+
+
+class _PerWeight:
+    """``derive(weight)``, kept while the same read-only weight comes back (a constant of the
+    program: the usual call); a writable weight may change in place, so it is derived anew."""
+
+    __slots__ = ("derive", "kept")
+
+    def __init__(self, derive: Callable[[Array], Array]) -> None:
+        self.derive = derive
+        self.kept: tuple[Array, Array] | None = None
+
+    def __call__(self, weight: Array) -> Array:
+        kept = self.kept
         if kept is not None and kept[0] is weight:
             return kept[1]
-        out_c, c = weight.shape[:2]
-        u = (_WINOGRAD_G @ weight.reshape(out_c * c, 9).T.astype(np.float64)).astype(np.float32)
-        u = u.reshape(16, out_c, c)
+        value = self.derive(weight)
         if not weight.flags.writeable:
-            self.weight = (weight, u)
-        return u
+            self.kept = (weight, value)
+        return value
 
 
 def _kron_square(m: list[list[float]]) -> Array:

@@ -4,10 +4,10 @@
 // 3x3 stride-1 ones with enough channels run as Winograd's F(2x2, 3x3), as runtime_py's conv.py.
 #include <algorithm>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "../errors.h"
+#include "derived_weight.h"
 #include "windows.h"
 
 namespace liteexport::demo_backend {
@@ -73,33 +73,22 @@ constexpr int64_t kWinogradMinChannels = 32 * 32;
 // their rounding error is a few ulp of the partial sums (not of the output, when they cancel).
 //
 // U (16, O, C), made in double like runtime_py's (then rounded once) on first use and kept by the
-// kernel; it holds the weight's buffer, so the same pointer means the same (immutable) data.
-struct WinogradWeight {
-  std::mutex lock;
-  std::shared_ptr<const float> source;
-  std::vector<float> u;
-
-  const float* of(const Array& w) {
-    static constexpr double kG[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
-    std::lock_guard<std::mutex> guard(lock);
-    if (source != w.data) {
-      const int64_t out_c = w.shape[0], c = w.shape[1];
-      u.assign(static_cast<size_t>(16 * out_c * c), 0.0f);
-      for (int64_t oc = 0; oc < out_c * c; ++oc) {
-        const float* k = w.ptr() + oc * 9;
-        for (int a = 0; a < 4; ++a)
-          for (int b = 0; b < 4; ++b) {
-            double sum = 0.0;  // (G (x) G) row (a, b) times the 9 taps, in tap order
-            for (int i = 0; i < 3; ++i)
-              for (int j = 0; j < 3; ++j) sum += kG[a][i] * kG[b][j] * static_cast<double>(k[i * 3 + j]);
-            u[static_cast<size_t>((a * 4 + b) * out_c * c + oc)] = static_cast<float>(sum);
-          }
+// kernel (DerivedWeight).
+void winograd_weight(const Array& w, std::vector<float>& u) {
+  static constexpr double kG[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  const int64_t out_c = w.shape[0], c = w.shape[1];
+  u.assign(static_cast<size_t>(16 * out_c * c), 0.0f);
+  for (int64_t oc = 0; oc < out_c * c; ++oc) {
+    const float* k = w.ptr() + oc * 9;
+    for (int a = 0; a < 4; ++a)
+      for (int b = 0; b < 4; ++b) {
+        double sum = 0.0;  // (G (x) G) row (a, b) times the 9 taps, in tap order
+        for (int i = 0; i < 3; ++i)
+          for (int j = 0; j < 3; ++j) sum += kG[a][i] * kG[b][j] * static_cast<double>(k[i * 3 + j]);
+        u[static_cast<size_t>((a * 4 + b) * out_c * c + oc)] = static_cast<float>(sum);
       }
-      source = w.data;
-    }
-    return u.data();
   }
-};
+}
 
 // y (zeros, N x O x oh x ow) = the 3x3 stride-1 convolution of x (N x C x h x w) with padding (ph, pw).
 void winograd_conv(const float* x, const Nchw& d, int64_t ph, int64_t pw, const float* u, int64_t out_c, float* y,
@@ -187,7 +176,7 @@ void winograd_conv(const float* x, const Nchw& d, int64_t ph, int64_t pw, const 
 }  // namespace
 
 Kernel make_conv2d(const Conv2dAttrs& attrs) {
-  auto winograd = std::make_shared<WinogradWeight>();
+  auto winograd = std::make_shared<DerivedWeight>();
   return [=](const Inputs& in) {
     const Array& x = *in[0];
     const Array& weight = *in[1];
@@ -222,7 +211,7 @@ Kernel make_conv2d(const Conv2dAttrs& attrs) {
                           y + (n * out_c + o) * len, oh, ow);
     } else if (kh == 3 && kw == 3 && sh == 1 && sw == 1 && dh == 1 && dw == 1 && groups == 1 &&
                d.c * out_c >= kWinogradMinChannels) {
-      winograd_conv(px, d, ph, pw, winograd->of(weight), out_c, y, oh, ow);
+      winograd_conv(px, d, ph, pw, winograd->of(weight, winograd_weight), out_c, y, oh, ow);
     } else if (kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0) {
       // a 1x1 window on every input pixel: the im2col columns are the input planes themselves
       for (int64_t n = 0; n < d.n; ++n)

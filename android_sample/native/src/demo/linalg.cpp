@@ -1,9 +1,9 @@
 // Matrix products: torch.matmul (1-D promotion, batch broadcasting) and the linear layer.
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "../errors.h"
+#include "derived_weight.h"
 #include "kernels.h"
 
 namespace liteexport::demo_backend {
@@ -60,33 +60,21 @@ namespace {
 // weight once, which gemm_bt does in place.
 constexpr int64_t kPackedRows = 16;
 
-// The transposed weight (in_f x out_f), made on first use and kept by the kernel. It holds the
-// weight's buffer, so the same pointer means the same (immutable) data: a stale copy is
-// impossible. Costs one more copy of each linear weight used with >= kPackedRows rows, as
-// prepacking runtimes (XNNPACK) do.
-struct TransposedWeight {
-  std::mutex lock;
-  std::shared_ptr<const float> source;
-  std::vector<float> wt;
-
-  const float* of(const Array& w) {
-    std::lock_guard<std::mutex> guard(lock);
-    if (source != w.data) {
-      const int64_t out_f = w.shape[0], in_f = w.shape[1];
-      wt.assign(static_cast<size_t>(out_f * in_f), 0.0f);
-      for (int64_t o = 0; o < out_f; ++o)
-        for (int64_t i = 0; i < in_f; ++i) wt[i * out_f + o] = w.ptr()[o * in_f + i];
-      source = w.data;
-    }
-    return wt.data();
-  }
-};
+// The transposed weight (in_f x out_f), made on first use and kept by the kernel (DerivedWeight).
+// Costs one more copy of each linear weight used with >= kPackedRows rows, as prepacking runtimes
+// (XNNPACK) do.
+void transposed_weight(const Array& w, std::vector<float>& wt) {
+  const int64_t out_f = w.shape[0], in_f = w.shape[1];
+  wt.assign(static_cast<size_t>(out_f * in_f), 0.0f);
+  for (int64_t o = 0; o < out_f; ++o)
+    for (int64_t i = 0; i < in_f; ++i) wt[i * out_f + o] = w.ptr()[o * in_f + i];
+}
 
 }  // namespace
 
 Kernel make_linear(const FusedAttrs& attrs) {
   const bool relu = attrs.relu;
-  auto transposed = std::make_shared<TransposedWeight>();
+  auto transposed = std::make_shared<DerivedWeight>();
   return [=](const Inputs& in) {
     const Array& x = *in[0];
     const Array& w = *in[1];
@@ -106,7 +94,7 @@ Kernel make_linear(const FusedAttrs& attrs) {
     const float* pb = bias ? bias->ptr() : nullptr;
     const int64_t bias_step = bias && bias->size() == out_f ? 1 : 0;
     if (rows >= kPackedRows)  // y starts at zero: gemm_acc's sums are the plain sequential ones
-      gemm_acc(rows, out_f, in_f, x.ptr(), in_f, transposed->of(w), out_f, y, out_f);
+      gemm_acc(rows, out_f, in_f, x.ptr(), in_f, transposed->of(w, transposed_weight), out_f, y, out_f);
     else
       gemm_bt(rows, out_f, in_f, x.ptr(), in_f, w.ptr(), in_f, y, out_f);
     if (pb != nullptr)

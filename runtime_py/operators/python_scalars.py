@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from runtime_py.errors import ExecutionError
-from runtime_py.operators.registry import op, register_schema
+from runtime_py.operators.registry import INT64_MIN, op, register_schema, wrap_int64
 from runtime_py.operators.tensors import scalar_value
 
 # overload -> (argument list, result type when the operator keeps the operands' type)
@@ -34,10 +34,18 @@ def _int_div(a: int, b: int) -> int:
     return a // b
 
 
+def _c_remainder(a: int, b: int) -> int:
+    """C's ``a % b`` (truncating: the sign of ``a``)."""
+    r = abs(a) % abs(b)
+    return -r if a < 0 else r
+
+
 def _int_mod(a: int, b: int) -> int:
+    """torch's int remainder, ``(a % b + b) % b`` in C, where the sum wraps around int64: not
+    Python's ``a % b`` when ``b`` is near the int64 limits (``1 % INT64_MAX`` is -1)."""
     if b == 0:
         raise ExecutionError("ZeroDivisionError: integer modulo by zero")
-    return a % b
+    return _c_remainder(wrap_int64(_c_remainder(a, b) + b), b)
 
 
 def _true_div(a: Any, b: Any) -> float:
@@ -59,10 +67,36 @@ def _mod(a: Any, b: Any) -> Any:
 
 
 def _pow(a: Any, b: Any) -> float:
-    try:
-        return float(a ** b)
-    except ZeroDivisionError as exc:
-        raise ExecutionError("ZeroDivisionError: 0.0 cannot be raised to a negative power") from exc
+    """torch computes number powers in doubles (C's pow), ints included: ``2 ** 64`` is 1.8e19 and
+    ``10 ** 2**40`` is inf, in O(1), where Python's exact int power would never end."""
+    if a == 0 and b < 0:
+        raise ExecutionError("ZeroDivisionError: 0.0 cannot be raised to a negative power")
+    if isinstance(a, int) and isinstance(b, int):
+        with np.errstate(over="ignore"):
+            return float(np.power(np.float64(a), np.float64(b)))
+    return float(a ** b)
+
+
+def _shift_count(b: int) -> int:
+    return b & 63  # what x86's shift instructions do with torch's (undefined) count outside 0..63
+
+
+def _float_to_int(value: float) -> int:
+    """``int(x)``: truncation; a value outside int64 (inf and nan included) gives INT64_MIN, as
+    torch's static_cast does on x86."""
+    if not math.isfinite(value) or not -9.223372036854775808e18 <= value < 9.223372036854775808e18:
+        return INT64_MIN
+    return int(value)
+
+
+def _rounded_to_int(fn: Callable[[float], int]) -> Callable[[float], int]:
+    """math.floor/ceil of a float, refusing what int64 cannot hold with torch's message."""
+    def impl(value: float) -> int:
+        if not math.isfinite(value) or not -9.223372036854775808e18 <= value < 9.223372036854775808e18:
+            raise ExecutionError(f"Cannot convert float {value:f} to integer")
+        return fn(value)
+
+    return impl
 
 
 # (name, function, overloads, fixed result type or None to keep the operands')
@@ -87,7 +121,7 @@ for _name, _fn, _overloads, _ret in _ARITHMETIC:
         register_schema(f"aten::{_key(_name, _ov)}({_args}) -> {_ret or _kept}", _fn)
 
 register_schema("aten::pow.Scalar_Scalar(Scalar a, Scalar b) -> float", _pow)
-register_schema("aten::pow.int_to_int(int a, int b) -> int", lambda a, b: a ** b)
+register_schema("aten::pow.int_to_int(int a, int b) -> int", _pow)  # torch pushes a double, despite "-> int"
 register_schema("aten::mathremainder.int(int a, int b) -> float", lambda a, b: math.remainder(a, b))
 register_schema("aten::mathremainder.float(float a, float b) -> float", math.remainder)
 register_schema("aten::divmod.int(int x, int y) -> (int, int)", lambda a, b: (_int_div(a, b), _int_mod(a, b)))
@@ -107,8 +141,8 @@ register_schema("aten::ne.device(Device a, Device b) -> bool", operator.ne)
 for _name, _fn in (("__and__", operator.and_), ("__or__", operator.or_), ("__xor__", operator.xor)):
     register_schema(f"aten::{_name}.int(int a, int b) -> int", _fn)
     register_schema(f"aten::{_name}.bool(bool a, bool b) -> bool", _fn)
-register_schema("aten::__lshift__.int(int a, int b) -> int", operator.lshift)
-register_schema("aten::__rshift__.int(int a, int b) -> int", operator.rshift)
+register_schema("aten::__lshift__.int(int a, int b) -> int", lambda a, b: a << _shift_count(b))
+register_schema("aten::__rshift__.int(int a, int b) -> int", lambda a, b: a >> _shift_count(b))
 register_schema("aten::__not__(bool self) -> bool", operator.not_)
 register_schema("aten::__is__(t1 self, t2 obj) -> bool", operator.is_)
 register_schema("aten::__isnot__(t1 self, t2 obj) -> bool", operator.is_not)
@@ -121,11 +155,13 @@ register_schema("prim::abs.int(int a) -> int", abs)
 register_schema("prim::abs.float(float a) -> float", abs)
 register_schema("prim::abs.Scalar(Scalar a) -> Scalar", abs)
 register_schema("aten::floor.int(int a) -> int", lambda a: a)
-register_schema("aten::floor.float(float a) -> int", math.floor)
-register_schema("aten::floor.Scalar(Scalar a) -> Scalar", lambda a: a if isinstance(a, int) else math.floor(a))
+register_schema("aten::floor.float(float a) -> int", _rounded_to_int(math.floor))
+register_schema("aten::floor.Scalar(Scalar a) -> Scalar",
+                lambda a: a if isinstance(a, int) else _rounded_to_int(math.floor)(a))
 register_schema("aten::ceil.int(int a) -> int", lambda a: a)
-register_schema("aten::ceil.float(float a) -> int", math.ceil)
-register_schema("aten::ceil.Scalar(Scalar a) -> Scalar", lambda a: a if isinstance(a, int) else math.ceil(a))
+register_schema("aten::ceil.float(float a) -> int", _rounded_to_int(math.ceil))
+register_schema("aten::ceil.Scalar(Scalar a) -> Scalar",
+                lambda a: a if isinstance(a, int) else _rounded_to_int(math.ceil)(a))
 register_schema("aten::round.int(int a) -> float", float)
 register_schema("aten::round.float(float a) -> float", lambda a: float(np.round(a)))  # half to even, like torch
 
@@ -163,22 +199,33 @@ for _name, _fn in (("min", min), ("max", max)):
 
 # ---- numbers <-> tensors -----------------------------------------------------------------------
 
-def _tensor_number(kind: type) -> Callable[[np.ndarray], Any]:
+def _tensor_number(kind: Callable[[Any], Any]) -> Callable[[np.ndarray], Any]:
     def impl(x: np.ndarray) -> Any:
         return kind(scalar_value(x))
 
     return impl
 
 
-register_schema("aten::Int.Tensor(Tensor a) -> int", _tensor_number(int))
+def _to_int(value: Any) -> int:
+    return _float_to_int(value) if isinstance(value, float) else int(value)
+
+
+def _scalar_to_int(value: Any) -> int:
+    """``int(Scalar)``: torch converts a float Scalar through a checked C int (32 bits)."""
+    if isinstance(value, float) and not -2147483648.0 <= value <= 2147483647.0:  # nan too
+        raise ExecutionError("value cannot be converted to type int without overflow")
+    return int(value)
+
+
+register_schema("aten::Int.Tensor(Tensor a) -> int", _tensor_number(_to_int))
 register_schema("aten::Float.Tensor(Tensor a) -> float", _tensor_number(float))
 register_schema("aten::Bool.Tensor(Tensor a) -> bool", _tensor_number(bool))
-register_schema("aten::IntImplicit(Tensor a) -> int", _tensor_number(int))
+register_schema("aten::IntImplicit(Tensor a) -> int", _tensor_number(_to_int))
 register_schema("aten::FloatImplicit(Tensor a) -> float", _tensor_number(float))
 register_schema("aten::ScalarImplicit(Tensor a) -> Scalar", scalar_value)
 register_schema("aten::item(Tensor self) -> Scalar", scalar_value)
-register_schema("aten::Int.float(float a) -> int", int)
-register_schema("aten::Int.Scalar(Scalar a) -> int", int)
+register_schema("aten::Int.float(float a) -> int", _float_to_int)
+register_schema("aten::Int.Scalar(Scalar a) -> int", _scalar_to_int)
 register_schema("aten::Int.bool(bool a) -> int", int)
 register_schema("aten::Float.Scalar(Scalar a) -> float", float)
 register_schema("aten::Float.int(int a) -> float", float)

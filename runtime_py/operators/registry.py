@@ -52,10 +52,23 @@ def register_schema(text: str, impl: Callable[..., Any], per_site: bool = False)
     OPERATORS[schema.key] = OperatorDef(schema, impl, per_site)
 
 
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def wrap_int64(value: int) -> int:
+    """``value`` as TorchScript's int64 holds it: two's complement wrap-around, as torch's C++
+    arithmetic gives. Every int an operator pushes is wrapped, so no int grows past 64 bits and each
+    operator costs O(1) (a bundle squaring a number 40 times would otherwise run for ever, in C)."""
+    return value if INT64_MIN <= value <= INT64_MAX else ((value + (1 << 63)) & ((1 << 64) - 1)) - (1 << 63)
+
+
 def _to_value(value: Any, type_str: str) -> Any:
-    """numpy scalars never leave a kernel: a 0-dim array for a Tensor, a Python number otherwise."""
+    """numpy scalars never leave a kernel: a 0-dim array for a Tensor, a Python number otherwise;
+    an int result is an int64."""
     if isinstance(value, np.generic):
         return np.asarray(value) if type_str.startswith("Tensor") else value.item()
+    if type(value) is int and (type_str == "int" or type_str == "Scalar"):
+        return wrap_int64(value)
     return value
 
 

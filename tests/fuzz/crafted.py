@@ -76,6 +76,51 @@ def setstate_huge_list() -> bytes:
     return encode_module(replace(m, ivalues=ivalues))
 
 
+def _big_int_code(first_constant: int) -> tuple[tuple[Instruction, ...], tuple[ptmf.Operator, ...],
+                                                 tuple[ptmf.IValue, ...]]:
+    """Bytecode (after STOREN 1 2) whose ints would grow for ever as exact Python ints: 10 ** 2**40
+    (pow.int_to_int), 1 << 2**40, then 3 squared forty times (aten::mul.int); returns the last. As
+    int64, as torch computes them, each costs O(1). Constants are numbered from ``first_constant``."""
+    ops = (ptmf.Operator("aten::pow", "int_to_int", 2), ptmf.Operator("aten::__lshift__", "int", 2),
+           ptmf.Operator("aten::mul", "int", 2))
+    c10, c2_40, c3, c1 = (first_constant + i for i in range(4))
+    code = [Instruction(OpCode.STOREN, 1, 2),
+            Instruction(OpCode.LOADC, c10, 0), Instruction(OpCode.LOADC, c2_40, 0), Instruction(OpCode.OP, 0, 0),
+            Instruction(OpCode.DROP, 0, 0),
+            Instruction(OpCode.LOADC, c1, 0), Instruction(OpCode.LOADC, c2_40, 0), Instruction(OpCode.OP, 1, 0),
+            Instruction(OpCode.DROP, 0, 0), Instruction(OpCode.LOADC, c3, 0)]
+    for _ in range(40):
+        code += [Instruction(OpCode.STORE, 2, 0), Instruction(OpCode.LOAD, 2, 0), Instruction(OpCode.LOAD, 2, 0),
+                 Instruction(OpCode.OP, 2, 0)]
+    constants = (ptmf.IntValue(10), ptmf.IntValue(2 ** 40), ptmf.IntValue(3), ptmf.IntValue(1))
+    return (*code, Instruction(OpCode.RET, 0, 0)), ops, constants
+
+
+def setstate_big_int_arithmetic() -> bytes:
+    """__setstate__ raises 10 to 2**40 and squares 3 forty times (once a hang inside CPython's C)."""
+    m = _stateful()
+    fn = m.ivalues[SETSTATE_FN]
+    assert isinstance(fn, ptmf.Function)
+    n = len(m.ivalues)
+    code, ops, constants = _big_int_code(0)
+    fn = replace(fn, instructions=code, debug_handles=None, register_size=2, operators=ops,
+                 constants=tuple(range(n, n + len(constants))), type_annotations=())
+    return encode_module(replace(m, ivalues=m.ivalues[:SETSTATE_FN] + (fn,) + m.ivalues[SETSTATE_FN + 1:] + constants))
+
+
+def forward_big_int_arithmetic() -> bytes:
+    """The same in forward, which returns 3 squared forty times (as an int64)."""
+    m = read_bundle_bytes(harness.load_seeds()["torch_linear.ptmf.bin"])
+    index = next(i for i, v in enumerate(m.ivalues) if isinstance(v, ptmf.Function) and v.qn.endswith(".forward"))
+    fn = m.ivalues[index]
+    assert isinstance(fn, ptmf.Function)
+    n = len(m.ivalues)
+    code, ops, constants = _big_int_code(0)
+    fn = replace(fn, instructions=code, debug_handles=None, register_size=2, operators=ops,
+                 constants=tuple(range(n, n + len(constants))), type_annotations=())
+    return encode_module(replace(m, ivalues=m.ivalues[:index] + (fn,) + m.ivalues[index + 1:] + constants))
+
+
 def register_size_huge() -> bytes:
     """register_size 2**30: every call would allocate a 8 GiB register file (found by the corpus)."""
     return _with_setstate(_stateful().ivalues[SETSTATE_FN].instructions, register_size=2 ** 30)  # type: ignore[union-attr]
@@ -326,6 +371,8 @@ CRAFTED: dict[str, tuple[Callable[[], bytes], str]] = {
     "forward_shared_tuple_key_loads.ptmf": (forward_shared_tuple_key, ""),
     "setstate_shared_tuple_key.ptmf": (setstate_shared_tuple_key, "load-time code built a value"),
     "forward_loop_2_62_loads.ptmf": (forward_loop_2_62, ""),
+    "setstate_big_int_arithmetic_loads.ptmf": (setstate_big_int_arithmetic, ""),
+    "forward_big_int_arithmetic_loads.ptmf": (forward_big_int_arithmetic, ""),
     "zip_inflates_past_declared_size.zip": (zip_inflates_past_declared_size, "inflates past its declared 40 bytes"),
 }
 

@@ -79,3 +79,15 @@ def test_budget_counts_exactly() -> None:
 def test_bad_limits_are_refused(limits: dict[str, float]) -> None:
     with pytest.raises(ValueError, match="must be a positive"):
         runtime_py.load(harness.SEEDS / "torch_linear.ptmf.bin", **limits)  # type: ignore[arg-type]
+
+
+def test_big_int_arithmetic_runs_in_constant_time_as_int64(tmp_path: Path) -> None:
+    """forward squares 3 forty times after 10 ** 2**40 and 1 << 2**40: as exact Python ints the
+    call never ended, in C, under any --timeout; as torch's int64 it returns at once."""
+    path = tmp_path / "big_int.ptl"
+    path.write_bytes(crafted.forward_big_int_arithmetic())
+    value = 3
+    for _ in range(40):
+        value = (value * value + (1 << 63)) % (1 << 64) - (1 << 63)  # int64 wrap-around, as torch's aten::mul.int
+    assert runtime_py.load(path).forward(X, timeout=30) == value
+    assert runtime_py.load(path).forward(X) == value

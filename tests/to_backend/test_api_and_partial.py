@@ -103,10 +103,12 @@ def test_partial_export_runs_in_runtime_py_and_torch_lite(tmp_path: Path, mixed:
     bundle = runtime_py.load(path)
     _close(bundle.forward(inputs[0].numpy(), *inputs[1:]), expected)
     _close(_load_for_lite_interpreter(str(path))(*inputs), expected)
-    # the lowered parts' debug table, in the handles the compiled programs carry
+    # the lowered parts' debug table, in the handles the compiled programs carry, each node seen
+    # from the outer module's call (torch's levels)
     assert bundle.debug_table is not None
-    assert {e.module_hierarchy for e in bundle.debug_table.entries} == {"top(Encoder).l(Linear)",
-                                                                         "top(Sequential).0(Linear)"}
+    assert {e.module_hierarchy for e in bundle.debug_table.entries} == {
+        "top(Mixed)::<unknown>.enc(Encoder)::forward.__loweredModule__(Encoder)::forward.l(Linear)",
+        "top(Mixed)::<unknown>.head(Sequential)::forward.__loweredModule__(Sequential)::forward.0(Linear)"}
     assert bundle.ptmf.extra_file(DEBUG_TABLE_EXTRA_FILE) is not None
 
 

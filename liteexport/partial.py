@@ -129,7 +129,7 @@ def export_partial(scripted: Any, path: str | Path, lower: Sequence[str], *,
     preprocess.debug_tables.clear()
     lowered = lower_module(scripted, submodules=chosen)
     entries = [e for table in preprocess.debug_tables for e in table.entries]
-    size = write_mixed(lowered, path, vectors, mixed_debug_table(lowered, entries))  # with the outer hierarchy
+    size = write_mixed(lowered, path, vectors, mixed_debug_table(lowered, entries, chosen))  # with the outer hierarchy
     return PartialExport(size, tuple(chosen), tuple(unlowered))
 
 

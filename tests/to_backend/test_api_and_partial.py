@@ -121,6 +121,26 @@ def test_partial_lowering_maps_a_failure_in_a_lowered_part(tmp_path: Path, mixed
     assert "return torch.relu(self.l(x))" in str(info.value)
 
 
+def test_partial_lowering_called_twice_names_no_call_site(tmp_path: Path) -> None:
+    """A lowered submodule called from two places: torch's lite interpreter tells the calls apart
+    by the caller's handle, which a flatbuffer bundle cannot carry, so neither engine is given a
+    call site that may be the wrong one: both name the lowered module's own hierarchy."""
+    from tests.to_backend.torch_source import define
+
+    a = define("A", "\n    def forward(self, x, y):\n      return x + y\n  ")
+    c = define("C", "\n    def forward(self, x, y):\n      return self.A0.forward(x, y) + self.A0.forward(y, x)\n  ",
+               A0=a)
+    path = tmp_path / "twice.ptl"
+    liteexport.export(c, path, lower=["A0"])
+    bad = (torch.rand(2, 4), torch.rand(13, 9))
+    with pytest.raises(ExecutionError) as info:
+        runtime_py.load(path).forward(*(x.numpy() for x in bad))
+    assert "Module hierarchy:top(A)::<unknown>.aten::add\n" in str(info.value)
+    with pytest.raises(RuntimeError) as torch_info:
+        _load_for_lite_interpreter(str(path))(*bad)
+    assert "Module hierarchy:top(A)::<unknown>.aten::add\n" in str(torch_info.value)
+
+
 class _AuxOuter(torch.nn.Module):
     def __init__(self) -> None:
         super().__init__()

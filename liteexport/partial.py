@@ -107,6 +107,7 @@ def export_partial(scripted: Any, path: str | Path, lower: Sequence[str], *,
     """Lower the submodules named in ``lower`` (dotted names, or ``["auto"]``) of ``scripted``
     and write the mixed bundle to ``path``."""
     from liteexport.api import lower as lower_module
+    from liteexport.mixed_debug import mixed_debug_table
     from liteexport.test_vectors import record_test_vectors
     from liteexport.torch_backend import preprocess
 
@@ -127,8 +128,8 @@ def export_partial(scripted: Any, path: str | Path, lower: Sequence[str], *,
     vectors = record_test_vectors(scripted, examples) if examples else {}
     preprocess.debug_tables.clear()
     lowered = lower_module(scripted, submodules=chosen)
-    entries = sorted((e for table in preprocess.debug_tables for e in table.entries), key=lambda e: e.handle)
-    size = write_mixed(lowered, path, vectors, DebugTable(tuple(entries)))
+    entries = [e for table in preprocess.debug_tables for e in table.entries]
+    size = write_mixed(lowered, path, vectors, mixed_debug_table(lowered, entries, chosen))  # with the outer hierarchy
     return PartialExport(size, tuple(chosen), tuple(unlowered))
 
 

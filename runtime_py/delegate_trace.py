@@ -123,6 +123,22 @@ def _compiler_levels(entry: DebugEntry) -> tuple[str, list[SourceFrame]]:
     return text, frames
 
 
+def in_call_context(call: DebugEntry, node: DebugEntry) -> DebugEntry:
+    """``node`` (a node of a lowered module, as liteexport's compiler wrote it) reached through
+    ``call`` (torch's entry for the bytecode's ``execute`` call into that module, read from
+    torch's own debug info), as one entry in torch's naming: the call's levels and frames, then
+    the node's, as torch's lite interpreter composes a delegate's handle with its caller's. A
+    mixed bundle's table holds these, so the outer hierarchy needs no handle of the outer
+    bytecode (torch's flatbuffer writer numbers those afresh on every save)."""
+    levels, frames = _compiler_levels(node)
+    if levels:  # ".AA0(AA)::forward": its last function is the node's method
+        head, _, method = levels.rpartition("::")
+        hierarchy = f"{call.module_hierarchy}::{call.method}{head}"
+    else:
+        hierarchy, method = call.module_hierarchy, call.method
+    return DebugEntry(node.handle, method, node.node_kind, hierarchy, (*call.frames, *frames))
+
+
 def torch_style_trace(entries: Sequence[DebugEntry], wrapper: WrapperSignature | None) -> list[str]:
     """The ``Module hierarchy:`` line and the traceback for the stack of ``entries`` (outermost
     first; the last is the failing node). ``wrapper``: the lowered method the root wraps, when the
@@ -146,4 +162,5 @@ def torch_style_trace(entries: Sequence[DebugEntry], wrapper: WrapperSignature |
             "Traceback of TorchScript (most recent call last):", *rendered]
 
 
-__all__ = ["ROOT_FUNCTION", "WRAPPER_ROOT_PREFIX", "WrapperSignature", "torch_style_trace", "wrapper_frames"]
+__all__ = ["ROOT_FUNCTION", "WRAPPER_ROOT_PREFIX", "WrapperSignature", "in_call_context", "torch_style_trace",
+           "wrapper_frames"]

@@ -37,6 +37,8 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // The backend
 
+constexpr const char* kTracePrefix = "liteexport.trace.";
+
 c10::IValue lookup(const c10::impl::GenericDict& dict, const std::string& key) {
   auto it = dict.find(c10::IValue(key));
   TORCH_CHECK(it != dict.end(), kPrefix, "the processed module has no \"", key, "\" entry; ", kExpected,
@@ -87,6 +89,8 @@ class LiteExportBackend : public torch::jit::PyTorchBackendInterface {
                   "' is in method_compile_spec but processed[\"programs\"] has no program for it");
     }
 
+    for (const auto& entry : method_compile_spec) read_traces(entry.value());
+
     // every program is verified and planned, as runtime_py does; torch gets the spec's handles
     std::map<std::string, c10::intrusive_ptr<MethodPlan>> plans;
     for (const auto& entry : programs) {
@@ -104,8 +108,38 @@ class LiteExportBackend : public torch::jit::PyTorchBackendInterface {
     TORCH_CHECK(handle.isCustomClass(), kPrefix, "the method handle is a ", handle.tagKind(),
                 ", not the plan compile returned");
     auto plan = handle.toCustomClass<MethodPlan>();
-    return run_plan(*plan, inputs);
+    try {
+      return run_plan(*plan, inputs);
+    } catch (c10::BackendRuntimeException& e) {
+      // torch's flatbuffer loader reads no debug info, so torch's own context for this error
+      // names no module ("Debug info for handle(s): ... was not found"): add the node's text
+      auto trace = traces_.find(e.getDebugHandles().front());
+      if (trace != traces_.end()) e.add_context(trace->second);
+      throw;
+    }
   }
+
+ private:
+  // Spec options "liteexport.trace.<handle>" (written by liteexport.mixed_debug into a mixed
+  // bundle's compile spec): the failing node's module hierarchy and traceback, torch's text.
+  // Backends ignore options they do not know, as torch's demo does; so does this one.
+  void read_traces(const c10::IValue& method_spec) {
+    if (!method_spec.isGenericDict()) return;
+    const std::string prefix = kTracePrefix;
+    for (const auto& option : method_spec.toGenericDict()) {
+      if (!option.key().isString() || !option.value().isString()) continue;
+      const auto& key = option.key().toStringRef();
+      if (key.rfind(prefix, 0) != 0) continue;
+      try {
+        size_t used = 0;
+        int64_t handle = std::stoll(key.substr(prefix.size()), &used);
+        if (used == key.size() - prefix.size()) traces_[handle] = option.value().toStringRef();
+      } catch (const std::exception&) {  // not a handle: an option of someone else's
+      }
+    }
+  }
+
+  std::map<int64_t, std::string> traces_;
 };
 
 // ---------------------------------------------------------------------------------------------

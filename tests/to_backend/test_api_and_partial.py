@@ -103,10 +103,12 @@ def test_partial_export_runs_in_runtime_py_and_torch_lite(tmp_path: Path, mixed:
     bundle = runtime_py.load(path)
     _close(bundle.forward(inputs[0].numpy(), *inputs[1:]), expected)
     _close(_load_for_lite_interpreter(str(path))(*inputs), expected)
-    # the lowered parts' debug table, in the handles the compiled programs carry
+    # the lowered parts' debug table, in the handles the compiled programs carry, each node seen
+    # from the outer module's call (torch's levels)
     assert bundle.debug_table is not None
-    assert {e.module_hierarchy for e in bundle.debug_table.entries} == {"top(Encoder).l(Linear)",
-                                                                         "top(Sequential).0(Linear)"}
+    assert {e.module_hierarchy for e in bundle.debug_table.entries} == {
+        "top(Mixed)::<unknown>.enc(Encoder)::forward.__loweredModule__(Encoder)::forward.l(Linear)",
+        "top(Mixed)::<unknown>.head(Sequential)::forward.__loweredModule__(Sequential)::forward.0(Linear)"}
     assert bundle.ptmf.extra_file(DEBUG_TABLE_EXTRA_FILE) is not None
 
 
@@ -117,6 +119,26 @@ def test_partial_lowering_maps_a_failure_in_a_lowered_part(tmp_path: Path, mixed
         runtime_py.load(path).forward(np.ones((2, 5), np.float32), 3, 0.5, True, [1])
     assert "aten::linear" in str(info.value)
     assert "return torch.relu(self.l(x))" in str(info.value)
+
+
+def test_partial_lowering_called_twice_names_no_call_site(tmp_path: Path) -> None:
+    """A lowered submodule called from two places: torch's lite interpreter tells the calls apart
+    by the caller's handle, which a flatbuffer bundle cannot carry, so neither engine is given a
+    call site that may be the wrong one: both name the lowered module's own hierarchy."""
+    from tests.to_backend.torch_source import define
+
+    a = define("A", "\n    def forward(self, x, y):\n      return x + y\n  ")
+    c = define("C", "\n    def forward(self, x, y):\n      return self.A0.forward(x, y) + self.A0.forward(y, x)\n  ",
+               A0=a)
+    path = tmp_path / "twice.ptl"
+    liteexport.export(c, path, lower=["A0"])
+    bad = (torch.rand(2, 4), torch.rand(13, 9))
+    with pytest.raises(ExecutionError) as info:
+        runtime_py.load(path).forward(*(x.numpy() for x in bad))
+    assert "Module hierarchy:top(A)::<unknown>.aten::add\n" in str(info.value)
+    with pytest.raises(RuntimeError) as torch_info:
+        _load_for_lite_interpreter(str(path))(*bad)
+    assert "Module hierarchy:top(A)::<unknown>.aten::add\n" in str(torch_info.value)
 
 
 class _AuxOuter(torch.nn.Module):

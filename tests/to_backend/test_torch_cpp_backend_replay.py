@@ -16,12 +16,16 @@ refuses (``aten::nonzero``).
 from __future__ import annotations
 
 import io
+from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
 from torch.jit.mobile import _load_for_lite_interpreter
 
+import liteexport
+import runtime_py
+from runtime_py.errors import ExecutionError
 from tests.to_backend.torch_source import define, to_backend
 
 pytestmark = [pytest.mark.torch_oracle, pytest.mark.usefixtures("backend")]
@@ -221,36 +225,29 @@ Traceback of TorchScript (most recent call last):
                   return _0"""
 
 
-def _selectively_lowered(a: Any) -> Any:
+def _c_over(a: Any) -> Any:
     b = define("B", "\n    def forward(self, x):\n      return x + 2\n  ")
-    c = define("C", "\n    def forward(self, x, y):\n      return self.A0.forward(x, y) + self.B0.forward(x)\n  ",
-               A0=a, B0=b)
-    # torch's test swaps A0 for its lowered module by hand; _jit_to_backend_selective does the same
-    return torch._C._jit_to_backend_selective(c, to_backend, ["A0"])
+    return define("C", "\n    def forward(self, x, y):\n      return self.A0.forward(x, y) + self.B0.forward(x)\n  ",
+                  A0=a, B0=b)
 
 
-def test_exception_stack_for_compiler_with_lowered_submodule() -> None:  # ...WithLoweredSubModule
-    c = _selectively_lowered(_a())
-    expected = ("\n  Module hierarchy:top(C)::<unknown>.A0(A)::forward.__loweredModule__(A)::forward.aten::add"
-                + SUBMODULE_FRAMES + """
+def _aa_under_a() -> Any:
+    aa = define("AA", "\n    def forward(self, x, y):\n      return x + y\n  ")
+    return define("A", "\n    def forward(self, x, y):\n      return self.AA0.forward(x, y) + 3\n  ", AA0=aa)
+
+
+LOWERED_SUBMODULE = ("\n  Module hierarchy:top(C)::<unknown>.A0(A)::forward.__loweredModule__(A)::forward.aten::add"
+                     + SUBMODULE_FRAMES + """
   File "<string>", line 3, in <unknown>
 
     def forward(self, x, y):
       return x + y
              ~~~~~ <--- HERE
   """)
-    inputs = (torch.rand(2, 4), torch.rand(2, 4))
-    assert torch.equal(c(*inputs), (inputs[0] + inputs[1]) + (inputs[0] + 2))
-    mc = _mobile(c, debug_info=True)
-    _assert_throws_with_message(lambda: mc(torch.rand(2, 4), torch.rand(13, 9)), expected)
 
-
-def test_exception_stack_for_compiler_with_selective_lowered_submodule() -> None:  # ...SelectiveLowered...
-    aa = define("AA", "\n    def forward(self, x, y):\n      return x + y\n  ")
-    a = define("A", "\n    def forward(self, x, y):\n      return self.AA0.forward(x, y) + 3\n  ", AA0=aa)
-    c = _selectively_lowered(a)
-    expected = ("\n  Module hierarchy:top(C)::<unknown>.A0(A)::forward.__loweredModule__(A)::forward.AA0(AA)::forward"
-                ".aten::add" + SUBMODULE_FRAMES + """
+SELECTIVE_LOWERED_SUBMODULE = (
+    "\n  Module hierarchy:top(C)::<unknown>.A0(A)::forward.__loweredModule__(A)::forward.AA0(AA)::forward"
+    ".aten::add" + SUBMODULE_FRAMES + """
   File "<string>", line 3, in <unknown>
 
     def forward(self, x, y):
@@ -263,5 +260,58 @@ def test_exception_stack_for_compiler_with_selective_lowered_submodule() -> None
       return x + y
              ~~~~~ <--- HERE
   """)
-    mc = _mobile(c, debug_info=True)
-    _assert_throws_with_message(lambda: mc(torch.rand(2, 4), torch.rand(13, 9)), expected)
+
+# torch's test's inputs: y has the wrong shape for A0's x + y
+BAD_INPUTS = (torch.rand(2, 4), torch.rand(13, 9))
+
+
+def _torch_bundle_message(c: Any) -> str:
+    """What torch's lite interpreter says on torch's own bundle of ``c`` (saved with debug info)."""
+    with pytest.raises(Exception) as info:
+        _mobile(c, debug_info=True)(*BAD_INPUTS)
+    return _lines(str(info.value))
+
+
+def _selectively_lowered(a: Any) -> Any:
+    # torch's test swaps A0 for its lowered module by hand; _jit_to_backend_selective does the same
+    return torch._C._jit_to_backend_selective(_c_over(a), to_backend, ["A0"])
+
+
+def _check_our_bundle(a: Any, engine: str, expected: str, tmp_path: Path) -> None:
+    """liteexport's mixed bundle (``--lower A0``) fails in ``engine`` with torch's text: torch's
+    lite interpreter passes torch's check (the message contains the expected text); runtime_py's
+    message, from its module hierarchy on, is the expected text line for line."""
+    path = tmp_path / "mixed.ptl"
+    liteexport.export(_c_over(a), path, lower=["A0"])
+    if engine == "torch_lite":
+        _assert_throws_with_message(lambda: _load_for_lite_interpreter(str(path))(*BAD_INPUTS), expected)
+        return
+    with pytest.raises(ExecutionError) as info:
+        runtime_py.load(path).forward(*(x.numpy() for x in BAD_INPUTS))
+    text = _lines(str(info.value))
+    assert text[text.index("Module hierarchy:"):].strip() == _lines(expected).strip()
+
+
+def test_exception_stack_for_compiler_with_lowered_submodule() -> None:  # ...WithLoweredSubModule
+    c = _selectively_lowered(_a())
+    inputs = (torch.rand(2, 4), torch.rand(2, 4))
+    assert torch.equal(c(*inputs), (inputs[0] + inputs[1]) + (inputs[0] + 2))
+    assert _lines(LOWERED_SUBMODULE) in _torch_bundle_message(c)
+
+
+def test_exception_stack_for_compiler_with_selective_lowered_submodule() -> None:  # ...SelectiveLowered...
+    assert _lines(SELECTIVE_LOWERED_SUBMODULE) in _torch_bundle_message(_selectively_lowered(_aa_under_a()))
+
+
+# liteexport's mixed bundle of the same modules (--lower A0), in both engines
+ENGINES = ["runtime_py", "torch_lite"]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_exception_stack_for_compiler_with_lowered_submodule_our_bundle(engine: str, tmp_path: Path) -> None:
+    _check_our_bundle(_a(), engine, LOWERED_SUBMODULE, tmp_path)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_exception_stack_for_compiler_with_selective_lowered_submodule_our_bundle(engine: str, tmp_path: Path) -> None:
+    _check_our_bundle(_aa_under_a(), engine, SELECTIVE_LOWERED_SUBMODULE, tmp_path)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import math
 import os
+import stat
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -76,6 +77,9 @@ def _check_claimed_sizes(path: str | Path) -> None:
     """An array file's header says how big its array is, and numpy allocates that before reading:
     a header claiming 10**15 elements must be a bad input, not a MemoryError. Every array must fit
     in the bytes that follow its header (in its npz member, for an .npz)."""
+    if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode) and not os.path.isdir(path):
+        # a FIFO or a device would block the read (or never end): only regular files are inputs
+        raise InputError(f"input file {path} is not a regular file (a FIFO or a device?)")
     with open(path, "rb") as f:
         if f.read(len(np.lib.format.MAGIC_PREFIX)) != np.lib.format.MAGIC_PREFIX:
             if zipfile.is_zipfile(f):

@@ -12,7 +12,7 @@ from runtime_py.budgets import RunBudget
 from runtime_py.delegate_trace import WRAPPER_ROOT_PREFIX, WrapperSignature, torch_style_trace
 from runtime_py.errors import ExecutionError, InputError
 from runtime_py.format import ptmf
-from runtime_py.format.bundle_file import map_file, read_bundle_bytes
+from runtime_py.format.bundle_file import read_bundle_bytes, read_file
 from runtime_py.format.debug_table import DEBUG_TABLE_EXTRA_FILE, DebugTable
 from runtime_py.format.debug_table_codec import decode_debug_table
 from runtime_py.loader import LoadedModule
@@ -36,7 +36,7 @@ def source_mapped_message(error: ExecutionError, table: DebugTable | None, metho
 
 
 class Module:
-    """A bundle loaded by runtime_py. Weights stay in the memory-mapped file."""
+    """A bundle loaded by runtime_py. Weights are used in place, in the bytes read from the file."""
 
     def __init__(self, module: ptmf.Module, name: str = "bundle", *, max_instructions: int | None = None,
                  timeout: float | None = None) -> None:
@@ -139,7 +139,8 @@ def _check_limits(max_instructions: int | None, timeout: float | None) -> None:
 
 
 def load(path: str | Path, *, max_instructions: int | None = None, timeout: float | None = None) -> Module:
-    """Memory-map, verify and load the bundle at ``path``. ``max_instructions`` and ``timeout``
+    """Read, verify and load the bundle at ``path`` (read into memory once: a later change to the
+    file does not change the loaded module). ``max_instructions`` and ``timeout``
     (seconds) limit each method call (see Module.run_method); loading has its own limits."""
-    return Module(read_bundle_bytes(map_file(path), str(path)), name=str(path), max_instructions=max_instructions,
+    return Module(read_bundle_bytes(read_file(path), str(path)), name=str(path), max_instructions=max_instructions,
                   timeout=timeout)

@@ -1,9 +1,10 @@
-"""Open a bundle file: memory-map it, tell the formats apart (zip or PTMF), decode and verify it."""
+"""Open a bundle file: read it, tell the formats apart (zip or PTMF), decode and verify it."""
 
 from __future__ import annotations
 
 import mmap
 import os
+import stat
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,17 +17,42 @@ from runtime_py.format.zip_reader import read_zip_module
 ZIP_MAGIC = b"PK\x03\x04"
 
 
-def map_file(path: str | Path) -> mmap.mmap:
-    """The file's bytes, memory-mapped read-only (weights are then used in place)."""
+def read_file(path: str | Path) -> bytes:
+    """The file's bytes, read once into memory, whose weights are then used in place.
+
+    Not memory-mapped, although that would save the copy: a mapped file truncated by another
+    process kills the reader with SIGBUS, which Python cannot catch, and one overwritten in place
+    changes a loaded model's weights under it. A read gives the bundle as it was when loaded.
+    Anything but a regular file (a FIFO, a device, a directory) is refused before a read can
+    block on it."""
     try:
-        with open(path, "rb") as f:
-            if os.fstat(f.fileno()).st_size == 0:
-                raise FormatError(f"{path} is empty, not a bundle file", where=str(path))
-            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except IsADirectoryError:
         raise FormatError(f"{path} is a directory, not a bundle file", where=str(path)) from None
     except OSError as exc:
         raise FormatError(f"cannot read {path}: {exc.strerror or exc}", where=str(path)) from exc
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise FormatError(f"{path} is {_file_kind(info.st_mode)}, not a bundle file (only regular files are read)",
+                          where=str(path))
+    with os.fdopen(fd, "rb") as f:
+        if info.st_size == 0:
+            raise FormatError(f"{path} is empty, not a bundle file", where=str(path))
+        try:
+            data = f.read(info.st_size + 1)
+        except OSError as exc:
+            raise FormatError(f"cannot read {path}: {exc.strerror or exc}", where=str(path)) from exc
+    if len(data) != info.st_size:
+        raise FormatError(f"{path} changed size while it was read ({info.st_size} bytes, then {len(data)}): "
+                          "another process is writing it", where=str(path))
+    return data
+
+
+def _file_kind(mode: int) -> str:
+    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
 
 
 def is_zip(buf: bytes | bytearray | memoryview | mmap.mmap) -> bool:
@@ -59,10 +85,10 @@ def read_bundle_bytes(buf: bytes | bytearray | memoryview | mmap.mmap, name: str
 
 
 def read_bundle_file(path: str | Path) -> ptmf.Module:
-    """Memory-map, decode and verify the bundle at ``path``, every function's instructions
+    """Read, decode and verify the bundle at ``path``, every function's instructions
     included: this is for tools that describe a whole bundle (``liteexport inspect``), where
     loading to run (``runtime_py.load``) checks a function's instructions when first used."""
-    module = read_bundle_bytes(map_file(path), str(path))
+    module = read_bundle_bytes(read_file(path), str(path))
     for value in module.ivalues:
         if isinstance(value, ptmf.Function):
             tuple(value.instructions)  # ptmf.LazyInstructions: decoding checks them

@@ -95,3 +95,33 @@ def test_random_input_bigger_than_memory_is_a_bad_input(tmp_path: Path, hand_bun
     _fails(["run", str(hand_bundle), "--random", "100000x100000x100000"], 6,
            "--random 100000x100000x100000 needs 8,000,000,000,000,000 bytes, more than this machine's memory",
            tmp_path)
+
+
+@pytest.mark.parametrize("command", [["inspect"], ["run", "--random", "2x4"], ["verify"]])
+def test_a_fifo_bundle_is_refused_with_exit_5_without_blocking(tmp_path: Path, command: list[str]) -> None:
+    import os
+    import signal
+
+    fifo = tmp_path / "bundle.ptl"
+    os.mkfifo(fifo)
+
+    def blocked(signum: int, frame: object) -> None:
+        raise AssertionError("liteexport blocked on the FIFO")
+
+    previous = signal.signal(signal.SIGALRM, blocked)
+    signal.alarm(20)
+    try:
+        _fails([command[0], str(fifo), *command[1:]], 5, "is a FIFO (named pipe), not a bundle file", tmp_path)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_fifo_input_is_refused_with_exit_6(tmp_path: Path) -> None:
+    import os
+
+    bundle = tmp_path / "linear.ptl"
+    bundle.write_bytes(crafted.harness.load_seeds()["torch_linear.ptmf.bin"])
+    fifo = tmp_path / "x.npy"
+    os.mkfifo(fifo)
+    _fails(["run", str(bundle), "--input", str(fifo)], 6, "is not a regular file", tmp_path)

@@ -76,9 +76,23 @@ def _parse_example_inputs(text: str) -> tuple[str, str]:
     return (method, path) if sep and method.isidentifier() else ("forward", text)
 
 
+_BYTE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def _parse_bytes(text: str) -> int:
+    """``4096``, ``512M``, ``2G`` (binary units, an optional ``iB``/``B``) -> bytes, at least 1."""
+    number = text.strip().upper().removesuffix("B").removesuffix("I")
+    unit = number[-1:] if number[-1:] in _BYTE_UNITS else ""
+    digits = number[: len(number) - len(unit)]
+    if not digits.isdigit() or int(digits) < 1:
+        raise ValueError(f"'{text}' is not a size in bytes (such as 4096, 512M or 2G)")
+    return int(digits) * _BYTE_UNITS[unit]
+
+
 INPUT_SHAPE = _ParsedType("[METHOD:]SHAPE[,SHAPE...]", _parse_input_shape)
 EXAMPLE_INPUTS = _ParsedType("[METHOD:]FILE", _parse_example_inputs)
 RANDOM_SPEC = _ParsedType("SHAPE[:DTYPE]", RandomSpec.parse)
+BYTES = _ParsedType("BYTES", _parse_bytes)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -249,7 +263,12 @@ def inspect(bundle: str, as_json: bool) -> None:
 
 
 def _run_limit_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """--max-instructions and --timeout: the limits of each method call runtime_py runs."""
+    """--max-instructions, --timeout and --max-memory: the limits of each method call runtime_py runs."""
+    command = click.option(
+        "--max-memory", type=BYTES, default=None,
+        help="Stop a method call of runtime_py whose compiled program would hold more than this alive "
+             "(inputs and results, not weights; checked before each instruction allocates; exit 7). "
+             "Units K, M, G (binary). Default: 2G.")(command)
     command = click.option(
         "--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
         help="Stop a method call of runtime_py that runs longer than this (exit 7). Default: no limit.")(command)
@@ -273,7 +292,7 @@ def _run_limit_options(command: Callable[..., Any]) -> Callable[..., Any]:
               help="Save outputs to this .npz (as output_0, output_1, ...) instead of printing them.")
 @_run_limit_options
 def run(bundle: str, method: str, input_files: tuple[str, ...], randoms: tuple[RandomSpec, ...], seed: int,
-        output: str | None, max_instructions: int | None, timeout: float | None) -> None:
+        output: str | None, max_instructions: int | None, timeout: float | None, max_memory: int | None) -> None:
     """Run a method of BUNDLE with runtime_py (numpy, no torch) and show its outputs.
 
     \b
@@ -281,7 +300,7 @@ def run(bundle: str, method: str, input_files: tuple[str, ...], randoms: tuple[R
       liteexport run tiny.ptl --input x.npy
       liteexport run tiny.ptl --random 1x3x32x32 --seed 1
       liteexport run model.ptl --method encode --input inputs.npz --output out.npz
-      liteexport run untrusted.ptl --random 1x3x32x32 --max-instructions 1000000 --timeout 10
+      liteexport run untrusted.ptl --random 1x3x32x32 --max-instructions 1000000 --timeout 10 --max-memory 512M
     """
     import runtime_py
     from liteexport.inspect_bundle import format_signature
@@ -290,7 +309,7 @@ def run(bundle: str, method: str, input_files: tuple[str, ...], randoms: tuple[R
 
     if output is not None:
         _check_output(output)
-    module = runtime_py.load(bundle, max_instructions=max_instructions, timeout=timeout)
+    module = runtime_py.load(bundle, max_instructions=max_instructions, timeout=timeout, max_memory=max_memory)
     schema = module.method_schema(method)  # InputError naming the methods there are
     arg_names = [a.name for a in schema.arguments if a.name != "self"]
     inputs = collect_inputs(input_files, randoms, seed, arg_names)
@@ -316,7 +335,7 @@ def run(bundle: str, method: str, input_files: tuple[str, ...], randoms: tuple[R
 @click.option("--rtol", default=1e-4, show_default=True, type=float, help="Relative tolerance.")
 @_run_limit_options
 def verify(bundle: str, engine: str, atol: float, rtol: float, max_instructions: int | None,
-           timeout: float | None) -> None:
+           timeout: float | None, max_memory: int | None) -> None:
     """Run the test vectors stored in BUNDLE (export --example-inputs) on each engine.
 
     Reports, per method, vector and output, the max abs/rel error against torch's
@@ -333,7 +352,8 @@ def verify(bundle: str, engine: str, atol: float, rtol: float, max_instructions:
     from liteexport.verify import ENGINES, format_report, verify_bundle
 
     engines = ENGINES if engine == "all" else (engine,)
-    report = verify_bundle(bundle, engines, atol=atol, rtol=rtol, max_instructions=max_instructions, timeout=timeout)
+    report = verify_bundle(bundle, engines, atol=atol, rtol=rtol, max_instructions=max_instructions, timeout=timeout,
+                           max_memory=max_memory)
     click.echo(format_report(report, atol, rtol))
     if not report.passed:
         failed = sum(not c.passed for c in report.checks)

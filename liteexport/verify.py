@@ -151,10 +151,11 @@ def localize(method: str, n: int, program: Program, weights: list[np.ndarray], v
 
 def verify_bundle(path: str | Path, engines: Sequence[str] = ("runtime_py",), atol: float = 1e-5,
                   rtol: float = 1e-4, max_instructions: int | None = None,
-                  timeout: float | None = None) -> VerifyReport:
+                  timeout: float | None = None, max_memory: int | None = None) -> VerifyReport:
     """Run the stored test vectors of the bundle at ``path`` on ``engines``; runtime_py's
-    method calls under the given limits (exceeding one raises RunLimitExceeded)."""
-    module = load(path, max_instructions=max_instructions, timeout=timeout)
+    method calls under the given limits (exceeding one raises RunLimitExceeded; ``max_memory``
+    None: runtime_py's default)."""
+    module = load(path, max_instructions=max_instructions, timeout=timeout, max_memory=max_memory)
     content = module.ptmf.extra_file(TEST_VECTORS_EXTRA_FILE)
     if content is None:
         raise UserError(f"{path} holds no test vectors: export it with --example-inputs")

@@ -15,13 +15,15 @@ if TYPE_CHECKING:
     from runtime_py.module import Module
 
 
-def load(path: str | Path, *, max_instructions: int | None = None, timeout: float | None = None) -> Module:
-    """Memory-map, verify and load the bundle at ``path`` (see runtime_py.module.load);
-    ``max_instructions``/``timeout`` (seconds) optionally limit each method call."""
+def load(path: str | Path, *, max_instructions: int | None = None, timeout: float | None = None,
+         max_memory: int | None = None) -> Module:
+    """Read, verify and load the bundle at ``path`` (see runtime_py.module.load);
+    ``max_instructions``/``timeout`` (seconds) optionally limit each method call, ``max_memory``
+    (bytes, default 2 GiB) bounds what a compiled program holds alive."""
     # Imported here so that the format layer (runtime_py.format) can be used on its own.
     from runtime_py.module import load as _load
 
-    return _load(path, max_instructions=max_instructions, timeout=timeout)
+    return _load(path, max_instructions=max_instructions, timeout=timeout, max_memory=max_memory)
 
 
 __all__ = ["load"]

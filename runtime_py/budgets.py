@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sys
 import time
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -61,7 +63,38 @@ class LoadBudget:
 
 
 class RunLimitExceeded(ExecutionError):
-    """A method call ran past the instruction budget or time limit its caller set."""
+    """A method call ran past the instruction budget, time limit or memory budget of its call."""
+
+
+DEFAULT_MAX_MEMORY = 2 << 30  # bytes of live values a call may hold (inputs included, weights not)
+
+
+@dataclass(frozen=True)
+class ProgramLimits:
+    """What bounds a compiled program's run (``runtime_py.backends.demo.executor``): the bytes of
+    live values, checked from shapes before each instruction allocates, and the deadline of the
+    call, checked between instructions and within long matrix products. Set per call by
+    ``Module.run_method`` (``max_memory=``, ``timeout=``) through PROGRAM_LIMITS."""
+
+    max_memory: int = DEFAULT_MAX_MEMORY
+    deadline: float | None = None  # time.monotonic() value
+    timeout: float | None = None  # seconds, for the message
+
+    def past_deadline(self) -> bool:
+        return self.deadline is not None and time.monotonic() > self.deadline
+
+    def timed_out(self, where: str, debug_handle: int) -> RunLimitExceeded:
+        return RunLimitExceeded(f"ran longer than the time limit of {self.timeout:g} s ({where}) (raise it with "
+                                "--timeout / timeout=)", debug_handle=debug_handle)
+
+    def out_of_memory(self, where: str, need: int, live: int, debug_handle: int) -> RunLimitExceeded:
+        return RunLimitExceeded(f"{where} would allocate up to {need} bytes while {live} are live: more than the "
+                                f"memory budget of {self.max_memory} bytes (raise it with --max-memory / "
+                                "max_memory=)", debug_handle=debug_handle)
+
+
+# the default is frozen: sharing it is safe
+PROGRAM_LIMITS: ContextVar[ProgramLimits] = ContextVar("runtime_py_program_limits", default=ProgramLimits())  # noqa: B039
 
 
 class RunBudget(LoadBudget):
@@ -76,8 +109,10 @@ class RunBudget(LoadBudget):
     CHECK_EVERY = 4096
     MAX_TUPLE_TREE = 1 << 24
 
-    def __init__(self, max_instructions: int | None = None, timeout: float | None = None) -> None:
+    def __init__(self, max_instructions: int | None = None, timeout: float | None = None,
+                 max_memory: int = DEFAULT_MAX_MEMORY) -> None:
         super().__init__(max_instructions if max_instructions is not None else sys.maxsize, sys.maxsize)
+        self.max_memory = max_memory
         self.timeout = timeout
         self.deadline = time.monotonic() + timeout if timeout is not None else None
         self.total_left = self.instructions  # not yet handed out to instructions_left
@@ -100,9 +135,12 @@ class RunBudget(LoadBudget):
         self._hand_out()
 
     def check_value(self, value: Any, where: str) -> None:
-        """Only tuples: hashing or comparing one walks it as a tree, in C, where no time limit
-        reaches (sixty TUPLE_CONSTRUCTs of the previous tuple twice make a 2**60 walk). Other
-        values are the inputs' business."""
+        """Tuples: hashing or comparing one walks it as a tree, in C, where no time limit reaches
+        (sixty TUPLE_CONSTRUCTs of the previous tuple twice make a 2**60 walk); tensors: up to the
+        memory budget. Other values are the inputs' business."""
+        if type(value) is np.ndarray and value.nbytes > self.max_memory:
+            raise RunLimitExceeded(f"built a tensor of {value.nbytes} bytes, more than the memory budget of "
+                                   f"{self.max_memory} bytes ({where}) (raise it with --max-memory / max_memory=)")
         if type(value) is tuple and tuple_tree_size(value, self.MAX_TUPLE_TREE + 1) > self.MAX_TUPLE_TREE:
             raise RunLimitExceeded(f"built a tuple that holds more than {self.MAX_TUPLE_TREE} items counted as a "
                                    f"tree (it holds shared tuples many times over) ({where})")

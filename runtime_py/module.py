@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime_py.budgets import RunBudget
+from runtime_py.budgets import DEFAULT_MAX_MEMORY, PROGRAM_LIMITS, ProgramLimits, RunBudget
 from runtime_py.delegate_trace import WRAPPER_ROOT_PREFIX, WrapperSignature, torch_style_trace
 from runtime_py.errors import ExecutionError, InputError
 from runtime_py.format import ptmf
@@ -39,13 +39,14 @@ class Module:
     """A bundle loaded by runtime_py. Weights are used in place, in the bytes read from the file."""
 
     def __init__(self, module: ptmf.Module, name: str = "bundle", *, max_instructions: int | None = None,
-                 timeout: float | None = None) -> None:
+                 timeout: float | None = None, max_memory: int = DEFAULT_MAX_MEMORY) -> None:
         self.name = name
         self.ptmf = module
-        _check_limits(max_instructions, timeout)
+        _check_limits(max_instructions, timeout, max_memory)
         # run-time limits of every method call (None: unlimited); see run_method
         self.max_instructions = max_instructions
         self.timeout = timeout
+        self.max_memory = max_memory
         self._loaded = LoadedModule(module)
         root_type = self._loaded.root.type_name
         self._schemas = {fn.qn[len(root_type) + 1:]: fn.schema for index in module.methods
@@ -75,20 +76,28 @@ class Module:
                              + ", ".join(self.method_names))
 
     def run_method(self, name: str, *inputs: np.ndarray, max_instructions: int | None = None,
-                   timeout: float | None = None) -> Any:
+                   timeout: float | None = None, max_memory: int | None = None) -> Any:
         """Run method ``name``; a failure inside a compiled program is reported with the
         module hierarchy and the Python source line that produced the failing instruction.
 
         ``max_instructions`` and ``timeout`` (seconds) bound the bytecode the call interprets
         (default: the module's own, from ``runtime_py.load``): a hostile bundle can loop forever.
         Exceeding one raises RunLimitExceeded (an ExecutionError). Compiled (lowered) programs
-        have no loops and are not counted."""
+        have no loops and are not counted, but the timeout holds inside them too.
+
+        ``max_memory`` (bytes; default the module's, DEFAULT_MAX_MEMORY = 2 GiB) bounds what a
+        compiled program holds alive: inputs and results, weights not. Each instruction's
+        allocation is checked from its inputs' shapes before it runs (RunLimitExceeded), and a
+        value the bytecode builds may be no larger under run limits."""
         self._check_method(name)
-        _check_limits(max_instructions, timeout)
+        _check_limits(max_instructions, timeout, max_memory)
         limits = (max_instructions if max_instructions is not None else self.max_instructions,
                   timeout if timeout is not None else self.timeout)
-        budget = RunBudget(*limits) if limits != (None, None) else None
+        memory = max_memory if max_memory is not None else self.max_memory
+        budget = RunBudget(*limits, max_memory=memory) if limits != (None, None) else None
         args = self._with_defaults(name, list(inputs))
+        program_limits = ProgramLimits(memory, budget.deadline if budget is not None else None, limits[1])
+        token = PROGRAM_LIMITS.set(program_limits)
         try:
             return self._loaded.call_limited(self._loaded.root, name, args, budget)
         except ExecutionError as exc:
@@ -99,6 +108,8 @@ class Module:
                                debug_handle=exc.debug_handle)
             mapped.code, mapped.fields = exc.code, exc.fields
             raise mapped from None
+        finally:
+            PROGRAM_LIMITS.reset(token)
 
     def _wrapper_signature(self, name: str) -> WrapperSignature | None:
         """Method ``name`` as torch's to_backend wraps it, when the root is a LoweredWrapper."""
@@ -127,20 +138,26 @@ class Module:
             inputs.append(self._loaded.value(arg.default_value))
         return inputs
 
-    def forward(self, *inputs: np.ndarray, max_instructions: int | None = None, timeout: float | None = None) -> Any:
-        return self.run_method("forward", *inputs, max_instructions=max_instructions, timeout=timeout)
+    def forward(self, *inputs: np.ndarray, max_instructions: int | None = None, timeout: float | None = None,
+                max_memory: int | None = None) -> Any:
+        return self.run_method("forward", *inputs, max_instructions=max_instructions, timeout=timeout,
+                               max_memory=max_memory)
 
 
-def _check_limits(max_instructions: int | None, timeout: float | None) -> None:
+def _check_limits(max_instructions: int | None, timeout: float | None, max_memory: int | None = None) -> None:
+    if max_memory is not None and (not isinstance(max_memory, int) or max_memory < 1):
+        raise ValueError(f"max_memory must be a positive number of bytes, got {max_memory!r}")
     if max_instructions is not None and (not isinstance(max_instructions, int) or max_instructions < 1):
         raise ValueError(f"max_instructions must be a positive int, got {max_instructions!r}")
     if timeout is not None and not timeout > 0:
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
 
 
-def load(path: str | Path, *, max_instructions: int | None = None, timeout: float | None = None) -> Module:
+def load(path: str | Path, *, max_instructions: int | None = None, timeout: float | None = None,
+         max_memory: int | None = None) -> Module:
     """Read, verify and load the bundle at ``path`` (read into memory once: a later change to the
     file does not change the loaded module). ``max_instructions`` and ``timeout``
-    (seconds) limit each method call (see Module.run_method); loading has its own limits."""
+    (seconds) and ``max_memory`` (bytes) limit each method call (see Module.run_method); loading has
+    its own limits."""
     return Module(read_bundle_bytes(read_file(path), str(path)), name=str(path), max_instructions=max_instructions,
-                  timeout=timeout)
+                  timeout=timeout, max_memory=max_memory if max_memory is not None else DEFAULT_MAX_MEMORY)

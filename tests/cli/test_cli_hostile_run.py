@@ -41,7 +41,7 @@ def _fails(args: list[str], exit_code: int, message: str, folder: Path) -> str:
     assert result.exit_code == exit_code, result.output
     assert result.stdout == ""
     assert result.stderr.startswith("Error: ") and message in result.stderr, result.stderr
-    assert "Traceback" not in result.output and "internal error" not in result.stderr
+    assert "Traceback (most recent call last)" not in result.output and "internal error" not in result.stderr
     assert sorted(folder.iterdir()) == before
     return result.stderr
 
@@ -125,3 +125,32 @@ def test_a_fifo_input_is_refused_with_exit_6(tmp_path: Path) -> None:
     fifo = tmp_path / "x.npy"
     os.mkfifo(fifo)
     _fails(["run", str(bundle), "--input", str(fifo)], 6, "is not a regular file", tmp_path)
+
+
+@pytest.mark.parametrize("command", ["run", "verify"])
+def test_max_memory_stops_a_compiled_broadcast_with_exit_7(tmp_path: Path, command: str) -> None:
+    data = crafted.program_broadcast_16_gib()
+    if command == "verify":
+        module = read_bundle_bytes(data)
+        x = np.ones((4, 20), np.float32)
+        vectors = encode_test_vectors({"forward": [TestVector((x,), (x,))]})
+        data = encode_module(replace(module, extra_files=module.extra_files
+                                     + (ptmf.ExtraFile(TEST_VECTORS_EXTRA_FILE, vectors),)))
+    bundle = tmp_path / "broadcast.ptl"
+    bundle.write_bytes(data)
+    args = [command, str(bundle), "--max-memory", "300K"] + (["--random", "4x20"] if command == "run" else [])
+    _fails(args, 7, "instruction #3 EXPAND (slots [2] -> [4]) would allocate up to 262144 bytes while 262464 are "
+           "live: more than the memory budget of 307200 bytes", tmp_path)
+
+
+def test_run_timeout_stops_a_long_compiled_matmul(tmp_path: Path) -> None:
+    bundle = tmp_path / "matmul.ptl"
+    bundle.write_bytes(crafted.program_matmul_8192())
+    _fails(["run", str(bundle), "--random", "4x20", "--timeout", "0.5"], 7,
+           "ran longer than the time limit of 0.5 s (instruction #3 MATMUL", tmp_path)
+
+
+@pytest.mark.parametrize("text", ["0", "-5", "2X", "G", "1.5G"])
+def test_max_memory_must_be_a_size(tmp_path: Path, text: str) -> None:
+    result = invoke(["run", str(tmp_path / "any.ptl"), "--max-memory", text])
+    assert result.exit_code == 2 and "is not a size in bytes" in result.stderr

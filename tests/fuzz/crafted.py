@@ -16,6 +16,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import harness  # noqa: E402
 import numpy as np  # noqa: E402
 
+from runtime_py.format import program as prog  # noqa: E402
 from runtime_py.format import ptmf  # noqa: E402
 from runtime_py.format.bundle_file import read_bundle_bytes  # noqa: E402
 from runtime_py.format.program import Program  # noqa: E402
@@ -252,6 +253,34 @@ def _with_program(change: Callable[[Program], Program]) -> bytes:
     t = replace(t, sizes=(len(encoded),))
     return encode_module(replace(m, ivalues=m.ivalues[:index] + (t,) + m.ivalues[index + 1:],
                                  storage_data=tuple(storage)))
+
+
+def _program_from_one_element(tail: Callable[[int], tuple[prog.Instruction, ...]], output: int) -> bytes:
+    """The lowered MLP seed whose program takes x[0:1, 0:1] of its (4, 20) input into slot 2, then
+    runs ``tail(first debug handle)`` and returns slot ``output``."""
+    def change(p: Program) -> Program:
+        head = (prog.Instruction(prog.OpCode.SLICE, (0,), (1,), prog.SliceAttrs(0, 0, 1, 1), 0),
+                prog.Instruction(prog.OpCode.SLICE, (1,), (2,), prog.SliceAttrs(1, 0, 1, 1), 1))
+        return replace(p, num_slots=8, constants=(), instructions=head + tail(2), outputs=(output,),
+                       output_debug_handles=(4,))
+    return _with_program(change)
+
+
+def program_matmul_8192() -> bytes:
+    """A small bundle multiplying two 8192x8192 matrices expanded from one input element: about a
+    minute of work in one kernel, which a --timeout must stop all the same."""
+    return _program_from_one_element(lambda h: (
+        prog.Instruction(prog.OpCode.EXPAND, (2,), (3,), prog.ShapeAttrs((8192, 8192)), h),
+        prog.Instruction(prog.OpCode.MATMUL, (3, 3), (4,), None, h + 1)), 4)
+
+
+def program_broadcast_16_gib() -> bytes:
+    """A small bundle adding a (65536, 1) and a (1, 65536) array: a 16 GiB result, which the
+    memory budget must refuse before it is allocated."""
+    return _program_from_one_element(lambda h: (
+        prog.Instruction(prog.OpCode.EXPAND, (2,), (3,), prog.ShapeAttrs((65536, 1)), h),
+        prog.Instruction(prog.OpCode.EXPAND, (2,), (4,), prog.ShapeAttrs((1, 65536)), h + 1),
+        prog.Instruction(prog.OpCode.ADD, (3, 4), (5,), prog.BinaryAttrs(), h + 2)), 5)
 
 
 def program_num_slots_huge() -> bytes:

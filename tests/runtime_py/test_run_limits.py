@@ -91,3 +91,58 @@ def test_big_int_arithmetic_runs_in_constant_time_as_int64(tmp_path: Path) -> No
         value = (value * value + (1 << 63)) % (1 << 64) - (1 << 63)  # int64 wrap-around, as torch's aten::mul.int
     assert runtime_py.load(path).forward(X, timeout=30) == value
     assert runtime_py.load(path).forward(X) == value
+
+
+def _bundle(tmp_path: Path, name: str) -> Path:
+    path = tmp_path / f"{name}.ptl"
+    path.write_bytes(getattr(crafted, name)())
+    return path
+
+
+def test_timeout_stops_a_long_matrix_product_inside_a_compiled_program(tmp_path: Path) -> None:
+    """An 8192x8192 matmul ran 76 s under --timeout 5: the deadline is now checked between the
+    product's blocks of rows, so the call ends soon after it (the bound is generous: shared CI)."""
+    import time
+
+    module = runtime_py.load(_bundle(tmp_path, "program_matmul_8192"), timeout=1.0)
+    x = np.ones((4, 20), np.float32)
+    start = time.monotonic()
+    with pytest.raises(RunLimitExceeded, match=r"ran longer than the time limit of 1 s \(instruction #3 MATMUL"):
+        module.forward(x)
+    assert time.monotonic() - start < 20
+
+
+def test_memory_budget_refuses_a_16_gib_broadcast_before_allocating_it(tmp_path: Path) -> None:
+    import tracemalloc
+
+    module = runtime_py.load(_bundle(tmp_path, "program_broadcast_16_gib"))  # the default budget: 2 GiB
+    tracemalloc.start()
+    try:
+        with pytest.raises(RunLimitExceeded, match=r"instruction #4 ADD \(slots \[3, 4\] -> \[5\]\) would allocate up "
+                                                   r"to 17179869184 bytes while 524608 are live: more than the memory "
+                                                   r"budget of 2147483648 bytes"):
+            module.forward(np.ones((4, 20), np.float32))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20  # the two 256 KiB expanded inputs, not the 16 GiB sum
+
+
+def test_memory_budget_counts_what_is_live(tmp_path: Path) -> None:
+    """The expanded (65536, 1) and (1, 65536) arrays are 256 KiB each: a budget between one and
+    both of them stops the second expand; the per-call value overrides the module's."""
+    module = runtime_py.load(_bundle(tmp_path, "program_broadcast_16_gib"), max_memory=300 << 10)
+    x = np.ones((4, 20), np.float32)
+    with pytest.raises(RunLimitExceeded, match=r"instruction #3 EXPAND \(slots \[2\] -> \[4\]\) would allocate up "
+                                               r"to 262144 bytes while 262464 are live"):
+        module.forward(x)
+    with pytest.raises(RunLimitExceeded, match="instruction #4 ADD"):
+        module.forward(x, max_memory=1 << 20)
+
+
+def test_memory_budget_leaves_real_models_alone(tmp_path: Path) -> None:
+    path = tmp_path / "convnet.ptl"
+    path.write_bytes(harness.load_seeds()["lowered_convnet.ptmf.bin"])
+    module = runtime_py.load(path)
+    x = np.random.default_rng(0).standard_normal((2, 3, 32, 32)).astype(np.float32)
+    np.testing.assert_array_equal(module.forward(x, max_memory=8 << 20), module.forward(x))

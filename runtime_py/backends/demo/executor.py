@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from runtime_py.backends.demo.arrays import Array, ignore_fp_errors, restore_fp_errors
+from runtime_py.backends.demo.arrays import Array, Kernel, ignore_fp_errors, restore_fp_errors
+from runtime_py.backends.demo.memory import live_bytes, owned_bytes
 from runtime_py.backends.demo.plan import InputCheck, MethodPlan
+from runtime_py.budgets import PROGRAM_LIMITS, ProgramLimits, RunLimitExceeded
 from runtime_py.error_codes import execution_error
 from runtime_py.errors import ExecutionError
 
@@ -48,6 +51,13 @@ def run(plan: MethodPlan, inputs: Sequence[object],
 
 
 def _steps(plan: MethodPlan, slots: list[object], observe: Callable[[int, object], None] | None) -> None:
+    """Runs the steps under the call's ProgramLimits: before each one, what it may allocate (from its
+    arguments' shapes) plus what is live must fit the memory budget, and the deadline must not have
+    passed. ``live`` sums each slot's buffer (a view counts its whole base): never less than what
+    the slots keep alive, recounted exactly (each buffer once) before it is called too much."""
+    limits = PROGRAM_LIMITS.get()
+    max_memory, deadline, bounds = limits.max_memory, limits.deadline, plan.bounds
+    live = live_bytes(slots)
     index = 0
     pool = plan.step_pool
     try:
@@ -55,13 +65,25 @@ def _steps(plan: MethodPlan, slots: list[object], observe: Callable[[int, object
     except IndexError:  # another call is running this plan: use kernels with buffers of their own
         steps = plan.fresh_steps()
     try:
-        if observe is None:
-            for index, kernel, fetch, write in steps:  # noqa: B007 (index names the failing step)
-                slots[write] = kernel(*fetch(slots))
-        else:
-            for index, kernel, fetch, write in steps:  # noqa: B007
-                slots[write] = kernel(*fetch(slots))
-                observe(index, slots[write])
+        for index, kernel, fetch, write in steps:
+            args = fetch(slots)
+            need = bounds[index](args)
+            if live + need > max_memory:
+                live = live_bytes(slots)
+                if live + need > max_memory:
+                    raise limits.out_of_memory(plan.label(index), need, live, plan.instructions[index].debug_handle)
+            if deadline is not None:
+                if time.monotonic() > deadline:
+                    raise limits.timed_out(plan.label(index), plan.instructions[index].debug_handle)
+                result = _split_rows(kernel, args, limits, plan, index) if index in plan.row_split else kernel(*args)
+            else:
+                result = kernel(*args)
+            live += owned_bytes(result) - owned_bytes(slots[write])
+            slots[write] = result
+            if observe is not None:
+                observe(index, result)
+    except RunLimitExceeded:
+        raise
     except Exception as exc:
         reason = str(exc) or type(exc).__name__
         handle = plan.instructions[index].debug_handle
@@ -69,6 +91,30 @@ def _steps(plan: MethodPlan, slots: list[object], observe: Callable[[int, object
                               reason=reason) from exc
     finally:
         pool.append(steps)
+
+
+SPLIT_MACS = 1 << 26  # multiply-adds between two looks at the clock (tens of ms in numpy)
+
+
+def _split_rows(kernel: Kernel, args: Sequence[object], limits: ProgramLimits, plan: MethodPlan, index: int) -> object:
+    """A matrix product under a deadline, a block of its rows at a time with a look at the clock
+    between blocks: an 8192x8192 product takes a minute in one piece. Rows of ``x @ w`` depend
+    only on the same rows of x, so the blocks put together are the whole product."""
+    x = args[0]
+    if not isinstance(x, np.ndarray) or x.ndim < 2 or x.shape[-2] < 2 or \
+            (isinstance(args[1], np.ndarray) and args[1].ndim < 2):
+        return kernel(*args)
+    macs = plan.bounds[index](args) // 4 * x.shape[-1]
+    blocks = -(-macs // SPLIT_MACS)
+    if blocks <= 1:
+        return kernel(*args)
+    step = max(1, -(-x.shape[-2] // blocks))
+    parts = []
+    for start in range(0, x.shape[-2], step):
+        if limits.past_deadline():
+            raise limits.timed_out(plan.label(index), plan.instructions[index].debug_handle)
+        parts.append(kernel(x[..., start:start + step, :], *args[1:]))
+    return np.concatenate(parts, axis=-2)
 
 
 def _fits(shape: tuple[int, ...], expected: tuple[int, ...]) -> bool:

@@ -16,9 +16,12 @@ import numpy as np
 
 from runtime_py.backends.demo.arrays import Array, Kernel
 from runtime_py.backends.demo.kernels import KERNELS, BufferedKernelSpec, KernelSpec
+from runtime_py.backends.demo.memory import Bound, output_bound
 from runtime_py.error_codes import format_error
 from runtime_py.errors import FormatError
 from runtime_py.format.program import PROGRAM_FORMAT_VERSION, DType, Instruction, OpCode, Program
+
+ROW_SPLIT_OPS = (OpCode.MATMUL, OpCode.LINEAR)  # rows of the result depend on the same rows of input 0
 
 # (instruction index, kernel, fetch, slot written): unpacked directly by the executor loop;
 # fetch(slots) gives the kernel's arguments (an itemgetter: ~0.3 us less per step than a list
@@ -45,6 +48,8 @@ class MethodPlan:
     input_checks: tuple[InputCheck, ...]
     constants: tuple[tuple[int, Array], ...]  # (slot, read-only weight)
     steps: tuple[Step, ...]
+    bounds: tuple[Bound, ...]  # per step: what it may allocate, from its arguments (the memory budget)
+    row_split: frozenset[int]  # steps (matrix products) run a block of rows at a time under a deadline
     instructions: tuple[Instruction, ...]  # for error messages (labels are made only when needed)
     outputs: tuple[tuple[int, bool], ...]  # (slot, copy it because it may view a weight)
     slot_template: list[object] = dataclasses.field(default_factory=list)  # constants in place; copied per call
@@ -125,6 +130,7 @@ def build_plan(program: Program, weights: Sequence[object]) -> MethodPlan:
     producer: dict[int, int] = {}  # slot -> step that wrote its current value
     alias_of: dict[int, int] = {}  # step -> step whose result it may view
     bindings: list[tuple[KernelSpec, object]] = []
+    bounds: list[Bound] = []
     for index, instruction in enumerate(program.instructions):
         spec = _lookup(instruction, where, index)
         kernel = _bind(spec, instruction, where, index)
@@ -140,6 +146,7 @@ def build_plan(program: Program, weights: Sequence[object]) -> MethodPlan:
             alias_of[index] = producer[instruction.inputs[0]]
         producer[output] = index
         bindings.append((spec, instruction.attributes if instruction.attributes is not None else spec.default_attrs))
+        bounds.append(output_bound(instruction.op, bindings[-1][1]))
         defined.add(output)
         first_reader.setdefault(output, None)  # later reads of a rewritten input slot see another value
         # a slot holds a view of a weight if a view-returning op read one (slots can be rewritten)
@@ -178,6 +185,8 @@ def build_plan(program: Program, weights: Sequence[object]) -> MethodPlan:
         input_checks=input_checks,
         constants=tuple((dense[slot], weight) for slot, weight in constants),
         steps=tuple(steps),
+        bounds=tuple(bounds),
+        row_split=frozenset(i for i, ins in enumerate(program.instructions) if ins.op in ROW_SPLIT_OPS),
         instructions=tuple(program.instructions),
         outputs=outputs,
         buffered=tuple(buffered),

@@ -1,0 +1,164 @@
+"""What each instruction of a compiled program may allocate, known from its inputs' shapes before
+it runs: the run-time memory budget (``runtime_py.load(..., max_memory=...)``, ``--max-memory``)
+is checked against it, so a hostile program never allocates past the budget (issue 18: a 17.8 KB
+bundle broadcasting to 4.25 GB).
+
+A bound is the bytes of the result (float32) plus the kernel's own temporaries, from the shapes of
+the arrays it reads; an op whose result is never larger than its largest input (elementwise on one
+input, reductions, layout ops, slices) is bounded by that input. Shapes that do not fit give 0:
+the kernel itself then refuses them with its own message.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from runtime_py.format.program import Conv2dAttrs, OpCode, Pool2dAttrs, ShapeAttrs
+
+Bound = Callable[[Sequence[object]], int]  # the kernel's arguments -> bytes it may allocate
+_ITEM = 4  # float32
+
+
+def _shape(value: object) -> tuple[int, ...]:
+    return value.shape if isinstance(value, np.ndarray) else ()
+
+
+def _bytes(shape: Sequence[int]) -> int:
+    return _ITEM * math.prod(shape)
+
+
+def _largest_input(args: Sequence[object]) -> int:
+    return max((a.nbytes for a in args if isinstance(a, np.ndarray)), default=0)
+
+
+def _broadcast(args: Sequence[object]) -> int:
+    try:
+        return _bytes(np.broadcast_shapes(*[_shape(a) for a in args]))
+    except ValueError:
+        return 0
+
+
+def _matmul(args: Sequence[object]) -> int:
+    a, b = _shape(args[0]), _shape(args[1])
+    if not a or not b:
+        return 0
+    rows = a[-2:-1] if len(a) > 1 else ()
+    cols = b[-1:] if len(b) > 1 else ()
+    try:
+        batch = np.broadcast_shapes(a[:-2], b[:-2])
+    except ValueError:
+        return 0
+    return _bytes((*batch, *rows, *cols))
+
+
+def _linear(args: Sequence[object]) -> int:
+    x, w = _shape(args[0]), _shape(args[1])
+    return _bytes((*x[:-1], w[0])) if x and len(w) == 2 else 0
+
+
+def _window_out(size: int, kernel: int, stride: int, padding: int, dilation: int, ceil: bool = False) -> int:
+    span = size + 2 * padding - dilation * (kernel - 1) - 1
+    if span < 0 or stride <= 0:
+        return 0
+    return (-(-span // stride) if ceil else span // stride) + 1
+
+
+def _conv2d(attrs: Conv2dAttrs) -> Bound:
+    def bound(args: Sequence[object]) -> int:
+        x, w = _shape(args[0]), _shape(args[1])
+        if len(x) not in (3, 4) or len(w) != 4:
+            return 0
+        batch, (channels, height, width) = x[:-3], x[-3:]
+        out_h = _window_out(height, w[2], attrs.stride[0], attrs.padding[0], attrs.dilation[0])
+        out_w = _window_out(width, w[3], attrs.stride[1], attrs.padding[1], attrs.dilation[1])
+        out = _bytes((*batch, w[0], out_h, out_w))
+        # im2col's column matrix (the direct depthwise and 1x1 paths need less) and the padded input
+        columns = _bytes((*batch, channels * w[2] * w[3], out_h * out_w))
+        padded = _bytes((*batch, channels, height + 2 * attrs.padding[0], width + 2 * attrs.padding[1]))
+        return out + columns + padded
+
+    return bound
+
+
+def _pool2d(attrs: Pool2dAttrs) -> Bound:
+    def bound(args: Sequence[object]) -> int:
+        x = _shape(args[0])
+        if len(x) < 2:
+            return 0
+        out_h = _window_out(x[-2], attrs.kernel[0], attrs.stride[0], attrs.padding[0], attrs.dilation[0],
+                            attrs.ceil_mode)
+        out_w = _window_out(x[-1], attrs.kernel[1], attrs.stride[1], attrs.padding[1], attrs.dilation[1],
+                            attrs.ceil_mode)
+        padded = _bytes((*x[:-2], x[-2] + 2 * attrs.padding[0], x[-1] + 2 * attrs.padding[1]))
+        return _bytes((*x[:-2], out_h, out_w)) + padded
+
+    return bound
+
+
+def _adaptive_pool(attrs: ShapeAttrs) -> Bound:
+    return lambda args: _bytes((*_shape(args[0])[:-2], *attrs.dims)) + _largest_input(args)
+
+
+def _expand(attrs: ShapeAttrs) -> Bound:
+    def bound(args: Sequence[object]) -> int:
+        x = _shape(args[0])
+        lead = len(attrs.dims) - len(x)
+        if lead < 0:
+            return 0
+        return _bytes([x[i - lead] if d == -1 and i >= lead else max(d, 0) for i, d in enumerate(attrs.dims)])
+
+    return bound
+
+
+def _cat(args: Sequence[object]) -> int:
+    return sum(a.nbytes for a in args if isinstance(a, np.ndarray))
+
+
+_BROADCASTING = {OpCode.ADD, OpCode.SUB, OpCode.MUL, OpCode.DIV, OpCode.POW, OpCode.CHANNEL_AFFINE,
+                 OpCode.LAYER_NORM}
+
+
+def output_bound(op: OpCode, attrs: object) -> Bound:
+    """The bound of an instruction of ``op`` carrying ``attrs`` (checked against its op already)."""
+    if op in _BROADCASTING:
+        return _broadcast
+    if op == OpCode.MATMUL:
+        return _matmul
+    if op == OpCode.LINEAR:
+        return _linear
+    if op == OpCode.CONV2D and isinstance(attrs, Conv2dAttrs):
+        return _conv2d(attrs)
+    if op in (OpCode.MAX_POOL2D, OpCode.AVG_POOL2D) and isinstance(attrs, Pool2dAttrs):
+        return _pool2d(attrs)
+    if op == OpCode.ADAPTIVE_AVG_POOL2D and isinstance(attrs, ShapeAttrs):
+        return _adaptive_pool(attrs)
+    if op == OpCode.EXPAND and isinstance(attrs, ShapeAttrs):
+        return _expand(attrs)
+    if op == OpCode.CAT:
+        return _cat
+    return _largest_input
+
+
+def owned_bytes(value: object) -> int:
+    """The bytes ``value`` keeps alive: its base array's when it is a view (a view keeps all of its
+    base), none for arrays over the bundle's own bytes (weights) or that numpy does not own."""
+    if not isinstance(value, np.ndarray):
+        return 0
+    while isinstance(value.base, np.ndarray):
+        value = value.base
+    return value.nbytes if value.flags.owndata else 0
+
+
+def live_bytes(values: Sequence[object]) -> int:
+    """The bytes ``values`` keep alive, each buffer counted once (views of one base share it)."""
+    roots: dict[int, int] = {}
+    for value in values:
+        if isinstance(value, np.ndarray):
+            while isinstance(value.base, np.ndarray):
+                value = value.base
+            if value.flags.owndata:
+                roots[id(value)] = value.nbytes
+    return sum(roots.values())

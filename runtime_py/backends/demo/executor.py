@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
 from runtime_py.backends.demo.arrays import Array, Kernel, ignore_fp_errors, restore_fp_errors
 from runtime_py.backends.demo.memory import live_bytes, owned_bytes
-from runtime_py.backends.demo.plan import InputCheck, MethodPlan
+from runtime_py.backends.demo.plan import PEAKS_KEPT, InputCheck, MethodPlan, Step
 from runtime_py.budgets import PROGRAM_LIMITS, ProgramLimits, RunLimitExceeded
 from runtime_py.error_codes import execution_error
 from runtime_py.errors import ExecutionError
@@ -51,13 +51,11 @@ def run(plan: MethodPlan, inputs: Sequence[object],
 
 
 def _steps(plan: MethodPlan, slots: list[object], observe: Callable[[int, object], None] | None) -> None:
-    """Runs the steps under the call's ProgramLimits: before each one, what it may allocate (from its
-    arguments' shapes) plus what is live must fit the memory budget, and the deadline must not have
-    passed. ``live`` sums each slot's buffer (a view counts its whole base): never less than what
-    the slots keep alive, recounted exactly (each buffer once) before it is called too much."""
+    """Runs the steps under the call's ProgramLimits (see _checked_steps), or without a check when
+    neither a deadline is set nor the budget is below what a run with these input shapes needed."""
     limits = PROGRAM_LIMITS.get()
-    max_memory, deadline, bounds = limits.max_memory, limits.deadline, plan.bounds
-    live = live_bytes(slots)
+    key = tuple([getattr(x, "shape", ()) for x in slots[: len(plan.input_checks)]])
+    peak = plan.peaks.get(key)
     index = 0
     pool = plan.step_pool
     try:
@@ -65,23 +63,17 @@ def _steps(plan: MethodPlan, slots: list[object], observe: Callable[[int, object
     except IndexError:  # another call is running this plan: use kernels with buffers of their own
         steps = plan.fresh_steps()
     try:
-        for index, kernel, fetch, write in steps:
-            args = fetch(slots)
-            need = bounds[index](args)
-            if live + need > max_memory:
-                live = live_bytes(slots)
-                if live + need > max_memory:
-                    raise limits.out_of_memory(plan.label(index), need, live, plan.instructions[index].debug_handle)
-            if deadline is not None:
-                if time.monotonic() > deadline:
-                    raise limits.timed_out(plan.label(index), plan.instructions[index].debug_handle)
-                result = _split_rows(kernel, args, limits, plan, index) if index in plan.row_split else kernel(*args)
-            else:
-                result = kernel(*args)
-            live += owned_bytes(result) - owned_bytes(slots[write])
-            slots[write] = result
-            if observe is not None:
-                observe(index, result)
+        if peak is not None and peak <= limits.max_memory and limits.deadline is None:
+            for index, kernel, fetch, write in steps:  # noqa: B007 (index names the failing step)
+                slots[write] = kernel(*fetch(slots))
+                if observe is not None:
+                    observe(index, slots[write])
+        else:
+            reached = 0
+            for index, reached in _checked_steps(plan, steps, slots, observe, limits):  # noqa: B007
+                pass
+            if len(plan.peaks) < PEAKS_KEPT:
+                plan.peaks[key] = reached
     except RunLimitExceeded:
         raise
     except Exception as exc:
@@ -91,6 +83,39 @@ def _steps(plan: MethodPlan, slots: list[object], observe: Callable[[int, object
                               reason=reason) from exc
     finally:
         pool.append(steps)
+
+
+def _checked_steps(plan: MethodPlan, steps: tuple[Step, ...], slots: list[object],
+                   observe: Callable[[int, object], None] | None,
+                   limits: ProgramLimits) -> Iterator[tuple[int, int]]:
+    """Runs ``steps``, yielding (index of the step about to run, peak so far): before each one, what
+    it may allocate (from its arguments' shapes) plus what is live must fit the memory budget, and
+    the deadline must not have passed. ``live`` sums each slot's buffer (a view counts its whole
+    base): never less than what the slots keep alive, and recounted exactly (each buffer once)
+    before it is called too much."""
+    max_memory, deadline, bounds = limits.max_memory, limits.deadline, plan.bounds
+    live = live_bytes(slots)
+    peak = live
+    for index, kernel, fetch, write in steps:
+        yield index, peak
+        args = fetch(slots)
+        need = bounds[index](args)
+        if live + need > max_memory:
+            live = live_bytes(slots)
+            if live + need > max_memory:
+                raise limits.out_of_memory(plan.label(index), need, live, plan.instructions[index].debug_handle)
+        peak = max(peak, live + need)
+        if deadline is not None:
+            if time.monotonic() > deadline:
+                raise limits.timed_out(plan.label(index), plan.instructions[index].debug_handle)
+            result = _split_rows(kernel, args, limits, plan, index) if index in plan.row_split else kernel(*args)
+        else:
+            result = kernel(*args)
+        live += owned_bytes(result) - owned_bytes(slots[write])
+        slots[write] = result
+        if observe is not None:
+            observe(index, result)
+    yield -1, peak
 
 
 SPLIT_MACS = 1 << 26  # multiply-adds between two looks at the clock (tens of ms in numpy)

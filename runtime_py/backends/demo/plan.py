@@ -21,6 +21,7 @@ from runtime_py.error_codes import format_error
 from runtime_py.errors import FormatError
 from runtime_py.format.program import PROGRAM_FORMAT_VERSION, DType, Instruction, OpCode, Program
 
+PEAKS_KEPT = 64
 ROW_SPLIT_OPS = (OpCode.MATMUL, OpCode.LINEAR)  # rows of the result depend on the same rows of input 0
 
 # (instruction index, kernel, fetch, slot written): unpacked directly by the executor loop;
@@ -59,6 +60,10 @@ class MethodPlan:
     # step lists not in use: a call takes one and gives it back, so a kernel's buffers are
     # never shared by two calls in flight
     step_pool: list[tuple[Step, ...]] = dataclasses.field(default_factory=list)
+    # input shapes -> the most a checked run with them held alive (live + bound, at its peak): every
+    # shape in a program follows from its inputs', so a later call with the same shapes under a
+    # budget at least this large needs no per-step checks (at most PEAKS_KEPT entries)
+    peaks: dict[tuple[tuple[int, ...], ...], int] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.slot_template:

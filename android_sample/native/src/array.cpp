@@ -39,8 +39,11 @@ Array Array::borrowed(Shape shape, const float* ptr, std::shared_ptr<const void>
 }
 
 std::vector<int64_t> contiguous_strides(const Shape& shape) {
+  // Only a zero-size array can have a stride product past int64 (a non-empty one is at most
+  // kMaxElements); such an array is never indexed, so its strides saturate instead of overflowing.
   std::vector<int64_t> strides(shape.size(), 1);
-  for (size_t i = shape.size(); i-- > 1;) strides[i - 1] = strides[i] * shape[i];
+  for (size_t i = shape.size(); i-- > 1;)
+    if (__builtin_mul_overflow(strides[i], shape[i], &strides[i - 1])) strides[i - 1] = INT64_MAX;
   return strides;
 }
 

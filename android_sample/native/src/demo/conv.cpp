@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "../errors.h"
+#include "../run_limits.h"
 #include "derived_weight.h"
 #include "windows.h"
 
@@ -206,9 +207,11 @@ Kernel make_conv2d(const Conv2dAttrs& attrs) {
     const float* px = x.ptr();
     if (group_c == 1) {
       for (int64_t n = 0; n < d.n; ++n)
-        for (int64_t o = 0; o < out_c; ++o)
+        for (int64_t o = 0; o < out_c; ++o) {
+          poll_deadline(len * kh * kw);
           depthwise_plane(px + (n * d.c + o / og) * d.h * d.w, d.h, d.w, weight.ptr() + o * kh * kw, kh, kw, attrs,
                           y + (n * out_c + o) * len, oh, ow);
+        }
     } else if (kh == 3 && kw == 3 && sh == 1 && sw == 1 && dh == 1 && dw == 1 && groups == 1 &&
                d.c * out_c >= kWinogradMinChannels) {
       winograd_conv(px, d, ph, pw, winograd->of(weight, winograd_weight), out_c, y, oh, ow);
@@ -228,6 +231,7 @@ Kernel make_conv2d(const Conv2dAttrs& attrs) {
       cols.resize(static_cast<size_t>(kdim * len));
       for (int64_t n = 0; n < d.n; ++n)
         for (int64_t g = 0; g < groups; ++g) {
+          check_deadline();  // per im2col buffer; gemm_acc checks within its product too
           // cols[(c, i, j), (oy, ox)] = padded input, ordered like the weight's (Cg, kh, kw)
           for (int64_t c = 0; c < group_c; ++c) {
             const float* plane = px + ((n * d.c) + g * group_c + c) * d.h * d.w;

@@ -268,24 +268,24 @@ public final class HostTests {
   }
 
   private void memoryBudget() throws Exception {
-    Vectors.Record r = firstSingleInputRun();
-    Tensor[] inputs = vectors.tensors(r.field(2));
-    try (Module module = Module.load(bundles.get(r.field(0)).toString(), new LoadOptions().maxMemory(4))) {
-      ExecutionException e = expectThrows(ExecutionException.class, () -> module.runMethod(r.field(1), inputs));
-      check(e.getMessage().contains("exceeds the memory budget of 4 bytes"), e.getMessage());
-    }
+    checkRunLimit(new LoadOptions().maxMemory(4), "exceeds the memory budget of 4 bytes");
     expectThrows(IllegalArgumentException.class, () -> new LoadOptions().maxMemory(-1));
   }
 
   private void timeout() throws Exception {
+    // a nanosecond has passed by the first check, between instructions
+    checkRunLimit(new LoadOptions().timeoutSeconds(1e-9), "exceeded its timeout");
+    expectThrows(IllegalArgumentException.class, () -> new LoadOptions().timeoutSeconds(-1));
+  }
+
+  // A run past a limit of `options` is an ExecutionException whose message says which.
+  private void checkRunLimit(LoadOptions options, String text) throws Exception {
     Vectors.Record r = firstSingleInputRun();
     Tensor[] inputs = vectors.tensors(r.field(2));
-    // a nanosecond has passed by the first check, between instructions
-    try (Module module = Module.load(bundles.get(r.field(0)).toString(), new LoadOptions().timeoutSeconds(1e-9))) {
+    try (Module module = Module.load(bundles.get(r.field(0)).toString(), options)) {
       ExecutionException e = expectThrows(ExecutionException.class, () -> module.runMethod(r.field(1), inputs));
-      check(e.getMessage().contains("exceeded its timeout"), e.getMessage());
+      check(e.getMessage().contains(text), e.getMessage());
     }
-    expectThrows(IllegalArgumentException.class, () -> new LoadOptions().timeoutSeconds(-1));
   }
 
   private void closedModule() throws Exception {

@@ -177,7 +177,16 @@ int run_kernel_tests() {
     pool.kernel = {1, 1};
     pool.stride = {1, 1};
     CHECK(make_max_pool2d(pool)({&no_planes}).shape == (Shape{0, 1, 8 * big, 1}), "max_pool2d of no planes");
-    n += 13;
+    tall.dims = {0, 1, INT64_MAX, 1};
+    Array tallest = make_reshape(tall)({&none});
+    pool.padding = {1, 0};
+    CHECK(any_error(make_max_pool2d(pool), {&tallest}).find("overflows int64") != std::string::npos,
+          "a padded height past INT64_MAX is an error");
+    tall.dims = {0, 1, 2 * big, 2 * big};
+    Array wide = make_reshape(tall)({&none});
+    Array w = iota({2, 1, 1, 1});
+    CHECK(make_conv2d(Conv2dAttrs{})({&wide, &w}).shape == (Shape{0, 2, 2 * big, 2 * big}), "conv2d of no images");
+    n += 15;
   }
   return n + run_numerics_tests();
 }

@@ -203,6 +203,8 @@ Kernel make_conv2d(const Conv2dAttrs& attrs) {
     Shape out_shape = d.unbatched ? Shape{out_c, oh, ow} : Shape{d.n, out_c, oh, ow};
     float* y;
     Array out = Array::zeros(out_shape, &y);
+    // an empty batch may have spatial dims whose product overflows: nothing to compute
+    if (out.size() == 0) return out;
     const int64_t og = out_c / groups, kdim = group_c * kh * kw, len = oh * ow;
     const float* px = x.ptr();
     if (group_c == 1) {

@@ -186,7 +186,12 @@ int run_kernel_tests() {
     Array wide = make_reshape(tall)({&none});
     Array w = iota({2, 1, 1, 1});
     CHECK(make_conv2d(Conv2dAttrs{})({&wide, &w}).shape == (Shape{0, 2, 2 * big, 2 * big}), "conv2d of no images");
-    n += 15;
+    CHECK(make_cat(AxisAttrs{2})({&empty, &empty}).shape == empty.shape, "cat of empty arrays with huge dims");
+    to_huge.dims = {1, 1, big, big, 0};
+    Array planes = make_reshape(to_huge)({&none});
+    Array one_c = iota({1});
+    CHECK(make_channel_affine()({&planes, &one_c, &one_c}).shape == planes.shape, "channel affine of nothing");
+    n += 17;
   }
   return n + run_numerics_tests();
 }

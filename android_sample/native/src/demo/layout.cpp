@@ -111,6 +111,7 @@ Kernel make_cat(const AxisAttrs& attrs) {
     }
     float* y;
     Array out = Array::zeros(shape, &y);
+    if (out.size() == 0) return out;  // its other dims may multiply past int64
     int64_t outer = 1;
     for (int64_t d = 0; d < axis; ++d) outer *= shape[static_cast<size_t>(d)];
     const int64_t out_chunk = out.size() / std::max<int64_t>(outer, 1);

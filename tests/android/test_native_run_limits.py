@@ -1,5 +1,5 @@
 """Issue 18 (hostile input, round three) through the native host tool liteexport_native_run: a
-FIFO as the bundle path, the run-time memory budget and timeout, and the copying load of a
+slice step near INT64_MAX, a FIFO as the bundle path, the run-time memory budget and timeout, and the copying load of a
 bundle that changes on disk after it is loaded."""
 from __future__ import annotations
 
@@ -70,6 +70,23 @@ def _export(module: torch.nn.Module, path: Path, *shapes: tuple[int, ...]) -> Pa
 
     export(module, path, input_shapes={"forward": [list(s) for s in shapes]}, check=False)
     return path
+
+
+class _HugeStep(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x[0:5:9223372036854775807]
+
+
+def test_a_slice_step_near_int64_max_keeps_the_first_element(tmp_path: Path) -> None:
+    """Python's and numpy's slice semantics (runtime_py's): one element. Before the fix the step
+    overflowed (end - start + step - 1): UB, an empty result in the release build. (Eager torch
+    2.13 itself returns an empty tensor here: its own overflow.)"""
+    bundle = _export(_HugeStep(), tmp_path / "slice.ptl", (5,))
+    x = tmp_path / "x.bin"
+    _write_tensor(x, np.arange(5, dtype=np.float32))
+    result = _run(bundle, x)
+    assert result.returncode == 0, result.stdout + result.stderr
+    np.testing.assert_array_equal(_read_tensor(Path(str(bundle) + ".out0.bin")), np.arange(5)[0:5:2**63 - 1])
 
 
 def test_a_fifo_as_the_bundle_is_a_format_error_not_a_hang(tmp_path: Path) -> None:

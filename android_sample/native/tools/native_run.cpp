@@ -50,7 +50,8 @@ int main(int argc, char** argv) {
     else (in_expect ? expects : inputs).push_back(a);
   }
   if (bundle.empty()) {
-    std::cerr << "usage: liteexport_native_run [--method NAME] <bundle> <input.bin>... [--expect <output.bin>...]\n";
+    std::cerr << "usage: liteexport_native_run [--method NAME] [--repeat N] [--copy] [--max-memory BYTES] "
+                 "[--timeout SECONDS] <bundle> <input.bin>... [--expect <output.bin>...]\n";
     return 1;
   }
   try {

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <limits>
 
 #include "errors.h"
 
@@ -31,6 +32,9 @@ size_t open_bundle(const std::string& path, Fd& f) {
   if (S_ISDIR(st.st_mode)) throw_format(path + " is a directory, not a bundle file");
   if (!S_ISREG(st.st_mode)) throw_format(path + " is not a regular file (a FIFO, socket or device), not a bundle file");
   if (st.st_size == 0) throw_format(path + " is empty, not a bundle file");
+  // a 32-bit ABI (armeabi-v7a) cannot map or hold a file past half its address space
+  if (static_cast<uint64_t>(st.st_size) > std::numeric_limits<size_t>::max() / 2)
+    throw_format(path + " is too large (" + std::to_string(st.st_size) + " bytes) for this ABI");
   return static_cast<size_t>(st.st_size);
 }
 

@@ -108,6 +108,7 @@ void winograd_conv(const float* x, const Nchw& d, int64_t ph, int64_t pw, const 
   for (int64_t n = 0; n < d.n; ++n) {
     // V[p, ch, t] = (B^T d B)[p] of tile t = (ty, tx) of channel ch
     for (int64_t ch = 0; ch < c; ++ch) {
+      check_deadline();  // per channel's transform; the 16 products check within gemm_acc
       const float* plane = x + (n * c + ch) * d.h * d.w;
       for (int64_t r = 0; r < d.h; ++r)  // the interior; the borders stay zero
         std::copy(plane + r * d.w, plane + (r + 1) * d.w, padded.data() + (r + ph) * pw_cols + pw);

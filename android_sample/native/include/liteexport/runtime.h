@@ -65,8 +65,8 @@ struct LoadOptions {
   bool copy = false;
   // Bytes of kernel results alive at once during a call, checked from each result's shape
   // before it is allocated; 0 = no budget. The default, 1 GiB, is the single-array cap and far
-  // above what the zoo models need (resnet18 peaks near 10 MB): it stops a hostile broadcast
-  // or matmul chain long before an app is killed for memory.
+  // above what real models need (every model of the parity suite runs within 8 MiB): it stops
+  // a hostile broadcast or chain of large results before an app is killed for memory.
   uint64_t max_memory = uint64_t{1} << 30;
   // Wall-clock seconds a call may run; checked between instructions and within the long kernels
   // (matmul/linear/conv products, broadcasts) about every 2^20-2^28 operations. 0 = none.

@@ -303,14 +303,18 @@ jobject new_tensor(JNIEnv* env, const liteexport::Tensor& t) {
 
 // ---- native methods of org.liteexport.Module ----------------------------------------------
 
-jlong native_load(JNIEnv* env, jclass, jstring jpath) {
+jlong native_load(JNIEnv* env, jclass, jstring jpath, jboolean copy, jlong max_memory, jdouble timeout_seconds) {
   return guarded<jlong>(env, 0, [&]() -> jlong {
     std::string path;
     if (jpath == nullptr || !to_utf8(env, jpath, &path)) {
       if (!env->ExceptionCheck()) env->ThrowNew(g_refs.format_exception, "bundle path is null");
       return 0;
     }
-    std::unique_ptr<liteexport::Module> module = liteexport::Module::load(path);
+    liteexport::LoadOptions options;  // LoadOptions.java has checked the values
+    options.copy = copy == JNI_TRUE;
+    options.max_memory = static_cast<uint64_t>(max_memory);
+    options.timeout_seconds = timeout_seconds;
+    std::unique_ptr<liteexport::Module> module = liteexport::Module::load(path, options);
     return static_cast<jlong>(reinterpret_cast<intptr_t>(module.release()));
   });
 }
@@ -424,7 +428,7 @@ extern "C" JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* /*reserved*/) {
 
   // Signatures must match the `native` declarations in Module.java.
   const JNINativeMethod methods[] = {
-      {const_cast<char*>("nativeLoad"), const_cast<char*>("(Ljava/lang/String;)J"),
+      {const_cast<char*>("nativeLoad"), const_cast<char*>("(Ljava/lang/String;ZJD)J"),
        reinterpret_cast<void*>(native_load)},
       {const_cast<char*>("nativeDestroy"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(native_destroy)},
       {const_cast<char*>("nativeMethodNames"), const_cast<char*>("(J)[Ljava/lang/String;"),

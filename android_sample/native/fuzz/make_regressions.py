@@ -75,7 +75,31 @@ def main() -> None:
         ivalues.append(ptmf.ListValue((first + k,), "List[Any]"))
     ivalues[fwd_index] = dataclasses.replace(fwd, constants=fwd.constants + (len(ivalues) - 1,))
     (out / "deep_nested_lists.ptl").write_bytes(encode_module(dataclasses.replace(module, ivalues=tuple(ivalues))))
+    (out / "program_empty_huge_dims.lxdp").write_bytes(empty_huge_dims_program())
     print(f"regression bundles written to {out}")
+
+
+def empty_huge_dims_program() -> bytes:
+    """Issue 18: a (0,) input RESHAPEd to (2^32, 2^32, 0), then the kernels that multiplied its
+    dims (int64 overflow under UBSan), passed memcpy a null data pointer in 2^32 empty copies
+    (SLICE), or built a tap table per output row before seeing that the output is empty
+    (MAX_POOL2D of a (0, 1, 2^35, 1) input: 2^35 entries). Each now gives an empty result, as torch."""
+    from runtime_py.format import program as pg
+    from runtime_py.format.program_codec import encode_program
+
+    big = 1 << 32
+    steps = [("RESHAPE", (0,), (1,), pg.ShapeAttrs((big, big, 0))),
+             ("SLICE", (1,), (2,), pg.SliceAttrs(0)),
+             ("FLATTEN", (1,), (3,), pg.FlattenAttrs(1, 2)),
+             ("MEAN", (1,), (4,), pg.ReduceAttrs((0, 1))),
+             ("TRANSPOSE", (1,), (5,), pg.PermuteAttrs((2, 1, 0))),
+             ("CAT", (1, 1), (6,), pg.AxisAttrs(2)),
+             ("RESHAPE", (0,), (7,), pg.ShapeAttrs((0, 1, 8 * big, 1))),
+             ("MAX_POOL2D", (7,), (8,), pg.Pool2dAttrs(kernel=(1, 1), stride=(1, 1)))]
+    instructions = tuple(pg.Instruction(pg.OpCode[op], reads, writes, attrs, k)
+                         for k, (op, reads, writes, attrs) in enumerate(steps))
+    return encode_program(pg.Program("forward", 9, (pg.ValueInfo((0,)),), (), instructions,
+                                     (2, 3, 4, 5, 6, 8), (1, 2, 3, 4, 5, 7)))
 
 
 if __name__ == "__main__":

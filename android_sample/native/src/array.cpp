@@ -4,6 +4,9 @@
 #include <string>
 #include <utility>
 
+#include "errors.h"
+#include "run_limits.h"
+
 namespace liteexport {
 
 int64_t numel(const Shape& shape) {
@@ -23,10 +26,32 @@ Array Array::zeros(Shape shape, float** out) {
   if (numel(shape) > kMaxElements)
     throw std::length_error("result of " + std::to_string(numel(shape)) + " elements exceeds the limit of " +
                             std::to_string(kMaxElements));
-  auto values = std::make_shared<std::vector<float>>(static_cast<size_t>(numel(shape)), 0.0f);
-  *out = values->data();
-  // aliasing constructor: the array keeps the vector alive and points at its elements
-  return Array{std::move(shape), std::shared_ptr<const float>(values, values->data())};
+  // Within a run, the result counts against its memory budget from here until it is freed:
+  // checked from the shape, before allocating.
+  struct Buffer {
+    std::vector<float> values;
+    std::shared_ptr<RunState> run;
+    uint64_t bytes = 0;
+    ~Buffer() {
+      if (run) run->live -= bytes;
+    }
+  };
+  const uint64_t bytes = static_cast<uint64_t>(numel(shape)) * sizeof(float);
+  const std::shared_ptr<RunState>& run = current_run();
+  if (run && run->max_memory > 0 && run->live + bytes > run->max_memory)
+    throw RunLimitError("a result of shape " + py_shape(shape) + " needs " + std::to_string(bytes) + " bytes; with " +
+                        std::to_string(run->live.load()) + " bytes of results live that exceeds the memory budget of " +
+                        std::to_string(run->max_memory) + " bytes (option max_memory)");
+  auto buffer = std::make_shared<Buffer>();
+  buffer->values.assign(static_cast<size_t>(numel(shape)), 0.0f);
+  if (run) {
+    buffer->run = run;
+    buffer->bytes = bytes;
+    run->live += bytes;
+  }
+  *out = buffer->values.data();
+  // aliasing constructor: the array keeps the buffer alive and points at its elements
+  return Array{std::move(shape), std::shared_ptr<const float>(buffer, buffer->values.data())};
 }
 
 Array Array::from_vector(Shape shape, std::vector<float> values) {
@@ -39,8 +64,11 @@ Array Array::borrowed(Shape shape, const float* ptr, std::shared_ptr<const void>
 }
 
 std::vector<int64_t> contiguous_strides(const Shape& shape) {
+  // Only a zero-size array can have a stride product past int64 (a non-empty one is at most
+  // kMaxElements); such an array is never indexed, so its strides saturate instead of overflowing.
   std::vector<int64_t> strides(shape.size(), 1);
-  for (size_t i = shape.size(); i-- > 1;) strides[i - 1] = strides[i] * shape[i];
+  for (size_t i = shape.size(); i-- > 1;)
+    if (__builtin_mul_overflow(strides[i], shape[i], &strides[i - 1])) strides[i - 1] = INT64_MAX;
   return strides;
 }
 

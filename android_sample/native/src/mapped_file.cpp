@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <limits>
 
 #include "errors.h"
 
@@ -20,22 +21,62 @@ struct Fd {
     if (fd >= 0) ::close(fd);
   }
 };
-}  // namespace
-
-std::shared_ptr<Bytes> Bytes::map_file(const std::string& path) {
-  Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+// Opens `path` for reading and checks it is a regular, non-empty file; returns its size.
+// O_NONBLOCK: opening a FIFO would otherwise block until a writer comes (and reading it
+// forever); it has no effect on a regular file's reads.
+size_t open_bundle(const std::string& path, Fd& f) {
+  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (f.fd < 0) throw_format("cannot read " + path + ": " + std::strerror(errno));
   struct stat st {};
   if (::fstat(f.fd, &st) != 0) throw_format("cannot read " + path + ": " + std::strerror(errno));
   if (S_ISDIR(st.st_mode)) throw_format(path + " is a directory, not a bundle file");
+  if (!S_ISREG(st.st_mode)) throw_format(path + " is not a regular file (a FIFO, socket or device), not a bundle file");
   if (st.st_size == 0) throw_format(path + " is empty, not a bundle file");
-  void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, f.fd, 0);
+  // a 32-bit ABI (armeabi-v7a) cannot map or hold a file past half its address space
+  if (static_cast<uint64_t>(st.st_size) > std::numeric_limits<size_t>::max() / 2)
+    throw_format(path + " is too large (" + std::to_string(st.st_size) + " bytes) for this ABI");
+  return static_cast<size_t>(st.st_size);
+}
+
+}  // namespace
+
+std::shared_ptr<Bytes> Bytes::map_file(const std::string& path) {
+  Fd f{-1};
+  const size_t size = open_bundle(path, f);
+  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, f.fd, 0);
   if (p == MAP_FAILED) throw_format("cannot read " + path + ": " + std::strerror(errno));
   std::shared_ptr<Bytes> bytes(new Bytes());
   bytes->mapping_ = p;
   bytes->data_ = static_cast<const uint8_t*>(p);  // page-aligned
-  bytes->size_ = static_cast<size_t>(st.st_size);
+  bytes->size_ = size;
   return bytes;
+}
+
+std::shared_ptr<Bytes> Bytes::read_file(const std::string& path) {
+  Fd f{-1};
+  const size_t size = open_bundle(path, f);
+  std::shared_ptr<Bytes> bytes(new Bytes());
+  uint8_t* dst = bytes->allocate_aligned(size);
+  // exactly the size fstat gave: a file that grows meanwhile is read as it was, one that
+  // shrinks is truncated (and the verifier then says what is missing)
+  size_t got = 0;
+  while (got < size) {
+    const ssize_t n = ::read(f.fd, dst + got, size - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw_format("cannot read " + path + ": " + std::strerror(errno));
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  bytes->data_ = dst;
+  bytes->size_ = got;
+  return bytes;
+}
+
+uint8_t* Bytes::allocate_aligned(size_t size) {
+  aligned_.resize((size + 7) / 8 + 2);
+  // std::vector<uint64_t> gives 8-byte alignment; step to the next 16-byte boundary
+  auto base = reinterpret_cast<uintptr_t>(aligned_.data());
+  return reinterpret_cast<uint8_t*>((base + 15) & ~uintptr_t{15});
 }
 
 std::shared_ptr<Bytes> Bytes::wrap(const uint8_t* data, size_t size) {
@@ -44,10 +85,7 @@ std::shared_ptr<Bytes> Bytes::wrap(const uint8_t* data, size_t size) {
   if (reinterpret_cast<uintptr_t>(data) % 16 == 0) {
     bytes->data_ = data;
   } else {
-    bytes->aligned_.resize((size + 7) / 8 + 2);
-    // std::vector<uint64_t> gives 8-byte alignment; step to the next 16-byte boundary
-    auto base = reinterpret_cast<uintptr_t>(bytes->aligned_.data());
-    auto* dst = reinterpret_cast<uint8_t*>((base + 15) & ~uintptr_t{15});
+    uint8_t* dst = bytes->allocate_aligned(size);
     if (size) std::memcpy(dst, data, size);
     bytes->data_ = dst;
   }

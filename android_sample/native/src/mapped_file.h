@@ -14,6 +14,8 @@ namespace liteexport {
 class Bytes {
  public:
   static std::shared_ptr<Bytes> map_file(const std::string& path);
+  // The file's bytes read into memory (16-byte aligned): independent of later changes to it.
+  static std::shared_ptr<Bytes> read_file(const std::string& path);
   static std::shared_ptr<Bytes> wrap(const uint8_t* data, size_t size);
   ~Bytes();
   Bytes(const Bytes&) = delete;
@@ -24,6 +26,7 @@ class Bytes {
 
  private:
   Bytes() = default;
+  uint8_t* allocate_aligned(size_t size);  // storage in aligned_, 16-byte aligned
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
   void* mapping_ = nullptr;         // munmap on destruction when set

@@ -1,6 +1,8 @@
 // liteexport::Module: load (map, verify, decode the debug table, run __setstate__) and
 // run_method (input checks, the wrapper bytecode, errors mapped through the debug table),
 // following runtime_py/module.py.
+#include <algorithm>
+#include <chrono>
 #include <optional>
 
 #include "bundle_verify.h"
@@ -10,6 +12,7 @@
 #include "liteexport/runtime.h"
 #include "loader.h"
 #include "mapped_file.h"
+#include "run_limits.h"
 
 namespace liteexport {
 
@@ -32,7 +35,8 @@ int tuple_outputs(const ser::Schema* schema) {
 
 class LoadedModule final : public Module {
  public:
-  LoadedModule(std::shared_ptr<Bytes> bytes, std::string name) : name_(std::move(name)) {
+  LoadedModule(std::shared_ptr<Bytes> bytes, std::string name, const LoadOptions& options)
+      : name_(std::move(name)), options_(options) {
     const ser::Module* m = verify_bundle(bytes->data(), bytes->size(), name_);
     if (m->extra_files() != nullptr)
       for (const ser::ExtraFile* f : *m->extra_files())
@@ -109,6 +113,15 @@ class LoadedModule final : public Module {
                     ", got " + std::to_string(t.data.size()));
       args.emplace_back(Array::from_vector(t.shape, t.data));
     }
+    // this call's limits, for the allocator and the kernels on this thread
+    auto run = std::make_shared<RunState>();
+    run->max_memory = options_.max_memory;
+    run->timeout_seconds = options_.timeout_seconds;
+    if (options_.timeout_seconds > 0)
+      run->deadline = std::chrono::steady_clock::now() +
+                      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                          std::chrono::duration<double>(std::min(options_.timeout_seconds, 1e9)));
+    RunScope scope(run);
     IValue result;
     try {
       result = bundle_->call_method(bundle_->root(), name, args);
@@ -152,6 +165,7 @@ class LoadedModule final : public Module {
     std::optional<WrapperSignature> wrapper;  // when the root is torch's LoweredWrapper
   };
   std::string name_;
+  LoadOptions options_;
   std::optional<DebugTable> table_;
   std::unique_ptr<LoadedBundle> bundle_;
   std::vector<MethodInfo> methods_;
@@ -159,12 +173,14 @@ class LoadedModule final : public Module {
 
 }  // namespace
 
-std::unique_ptr<Module> Module::load(const std::string& path) {
-  return std::make_unique<LoadedModule>(Bytes::map_file(path), path);
+std::unique_ptr<Module> Module::load(const std::string& path, const LoadOptions& options) {
+  if (!(options.timeout_seconds >= 0)) throw_input("timeout_seconds must be >= 0 (0: none)");
+  return std::make_unique<LoadedModule>(options.copy ? Bytes::read_file(path) : Bytes::map_file(path), path, options);
 }
 
-std::unique_ptr<Module> Module::load_from_buffer(const uint8_t* data, size_t size) {
-  return std::make_unique<LoadedModule>(Bytes::wrap(data, size), "bundle");
+std::unique_ptr<Module> Module::load_from_buffer(const uint8_t* data, size_t size, const LoadOptions& options) {
+  if (!(options.timeout_seconds >= 0)) throw_input("timeout_seconds must be >= 0 (0: none)");
+  return std::make_unique<LoadedModule>(Bytes::wrap(data, size), "bundle", options);
 }
 
 }  // namespace liteexport

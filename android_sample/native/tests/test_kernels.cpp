@@ -135,5 +135,63 @@ int run_kernel_tests() {
     CHECK(std::abs(std::log(s.ptr()[2]) - l.ptr()[2]) < 1e-6f, "log_softmax");
     n += 2;
   }
+  {  // issue 18: edge attribute values the decoder accepts give torch's result or one clean error
+    // (under UBSan each of these overflowed, passed memcpy a null pointer, or allocated 64 GiB)
+    auto any_error = [](const Kernel& k, const Inputs& in) {
+      try {
+        k(in);
+      } catch (const std::exception& e) {
+        return std::string(e.what());
+      }
+      return std::string();
+    };
+    Array five = iota({5});
+    SliceAttrs huge_step;
+    huge_step.end = 5;
+    huge_step.step = INT64_MAX;
+    Array one = make_slice(huge_step)({&five});  // torch.arange(5)[0:5:2**63-1] == tensor([0])
+    CHECK(one.shape == (Shape{1}) && values(one) == std::vector<float>{0}, "slice with a step near INT64_MAX");
+    const int64_t big = int64_t{1} << 32;
+    Array none = iota({0});
+    ShapeAttrs to_huge;
+    to_huge.dims = {big, big, 0};
+    Array empty = make_reshape(to_huge)({&none});  // torch.zeros(0).reshape(2**32, 2**32, 0)
+    CHECK(empty.shape == (Shape{big, big, 0}), "reshape (0,) to (2^32, 2^32, 0)");
+    SliceAttrs all;
+    CHECK(make_slice(all)({&empty}).shape == empty.shape, "slice of an empty array with huge dims");
+    CHECK(make_transpose(PermuteAttrs{{2, 1, 0}})({&empty}).shape == (Shape{0, big, big}), "transpose");
+    CHECK(make_flatten(FlattenAttrs{1, 2})({&empty}).shape == (Shape{big, 0}), "flatten (1, 2)");
+    CHECK(any_error(make_flatten(FlattenAttrs{0, 1}), {&empty}).find("overflows int64") != std::string::npos,
+          "flatten to 2^64 is an error");
+    Array total = make_sum(ReduceAttrs{{}, false})({&empty});
+    CHECK(total.shape.empty() && values(total) == std::vector<float>{0}, "sum of an empty array");
+    Array m = make_mean(ReduceAttrs{{0, 1}, false})({&empty});
+    CHECK(m.shape == (Shape{0}), "mean over the huge axes");
+    CHECK(std::isnan(make_mean(ReduceAttrs{{}, false})({&empty}).ptr()[0]), "mean of nothing is NaN");
+    CHECK(any_error(make_mean(ReduceAttrs{{2}, true}), {&empty}).find("exceeds the limit") != std::string::npos,
+          "mean to (2^32, 2^32, 1) is a size error");
+    ShapeAttrs tall;
+    tall.dims = {0, 1, 8 * big, 1};
+    Array no_planes = make_reshape(tall)({&none});
+    Pool2dAttrs pool;
+    pool.kernel = {1, 1};
+    pool.stride = {1, 1};
+    CHECK(make_max_pool2d(pool)({&no_planes}).shape == (Shape{0, 1, 8 * big, 1}), "max_pool2d of no planes");
+    tall.dims = {0, 1, INT64_MAX, 1};
+    Array tallest = make_reshape(tall)({&none});
+    pool.padding = {1, 0};
+    CHECK(any_error(make_max_pool2d(pool), {&tallest}).find("overflows int64") != std::string::npos,
+          "a padded height past INT64_MAX is an error");
+    tall.dims = {0, 1, 2 * big, 2 * big};
+    Array wide = make_reshape(tall)({&none});
+    Array w = iota({2, 1, 1, 1});
+    CHECK(make_conv2d(Conv2dAttrs{})({&wide, &w}).shape == (Shape{0, 2, 2 * big, 2 * big}), "conv2d of no images");
+    CHECK(make_cat(AxisAttrs{2})({&empty, &empty}).shape == empty.shape, "cat of empty arrays with huge dims");
+    to_huge.dims = {1, 1, big, big, 0};
+    Array planes = make_reshape(to_huge)({&none});
+    Array one_c = iota({1});
+    CHECK(make_channel_affine()({&planes, &one_c, &one_c}).shape == planes.shape, "channel affine of nothing");
+    n += 17;
+  }
   return n + run_numerics_tests();
 }

@@ -1,5 +1,8 @@
 // liteexport_native_run: run a bundle with the native core.
-//   liteexport_native_run [--method NAME] [--repeat N] <bundle> <input.bin>... [--expect <output.bin>...]
+//   liteexport_native_run [--method NAME] [--repeat N] [--copy] [--max-memory BYTES] [--timeout SECONDS]
+//                         <bundle> <input.bin>... [--expect <output.bin>...]
+// --copy reads the bundle into memory instead of mapping it; --max-memory (default 1 GiB, 0 = no
+// budget) and --timeout (default 0 = none) are the run limits of LoadOptions (runtime.h).
 // --repeat N runs the method N more times after the first and prints their median time
 // (benchmarks/ uses it to compare the native core with torch).
 // Inputs/outputs use the LXT1 tensor format (tools/tensor_io.h); an expected None output is the
@@ -24,22 +27,36 @@ int main(int argc, char** argv) {
   std::vector<std::string> inputs, expects;
   bool in_expect = false;
   int repeat = 0;
+  LoadOptions options;
+  auto number = [](const char* flag, const char* text) {
+    char* end = nullptr;
+    const double v = std::strtod(text, &end);
+    if (end == text || *end != '\0' || !(v >= 0)) {
+      std::fprintf(stderr, "%s needs a number >= 0, got '%s'\n", flag, text);
+      std::exit(1);
+    }
+    return v;
+  };
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--method" && i + 1 < argc) method = argv[++i];
     else if (a == "--repeat" && i + 1 < argc) repeat = std::max(0, std::atoi(argv[++i]));
+    else if (a == "--copy") options.copy = true;
+    else if (a == "--max-memory" && i + 1 < argc) options.max_memory = static_cast<uint64_t>(number("--max-memory", argv[++i]));
+    else if (a == "--timeout" && i + 1 < argc) options.timeout_seconds = number("--timeout", argv[++i]);
     else if (a == "--check") continue;  // accepted for symmetry with --expect
     else if (a == "--expect") in_expect = true;
     else if (bundle.empty()) bundle = a;
     else (in_expect ? expects : inputs).push_back(a);
   }
   if (bundle.empty()) {
-    std::cerr << "usage: liteexport_native_run [--method NAME] <bundle> <input.bin>... [--expect <output.bin>...]\n";
+    std::cerr << "usage: liteexport_native_run [--method NAME] [--repeat N] [--copy] [--max-memory BYTES] "
+                 "[--timeout SECONDS] <bundle> <input.bin>... [--expect <output.bin>...]\n";
     return 1;
   }
   try {
     auto t0 = std::chrono::steady_clock::now();
-    auto module = Module::load(bundle);
+    auto module = Module::load(bundle, options);
     auto t1 = std::chrono::steady_clock::now();
     std::vector<Tensor> in;
     for (const auto& p : inputs) in.push_back(tensor_io::read_tensor(p));

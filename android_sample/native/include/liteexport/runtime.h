@@ -56,12 +56,31 @@ class Error : public std::runtime_error {
   Fields fields_;
 };
 
+// How a bundle is loaded and what each run_method call may use.
+struct LoadOptions {
+  // false: the file is memory-mapped and its weights used in place, so it must stay unchanged
+  // while the Module lives (truncating it makes a run fault with SIGBUS, rewriting it changes
+  // the outputs), as with every mmap-based runtime. true: the file is read into memory once
+  // (a bounded read of its size at open) and verified there; later changes to it do not matter.
+  bool copy = false;
+  // Bytes of kernel results alive at once during a call, checked from each result's shape
+  // before it is allocated; 0 = no budget. The default, 1 GiB, is the single-array cap and far
+  // above what real models need (every model of the parity suite runs within 8 MiB): it stops
+  // a hostile broadcast or chain of large results before an app is killed for memory.
+  uint64_t max_memory = uint64_t{1} << 30;
+  // Wall-clock seconds a call may run; checked between instructions and within the long kernels
+  // (matmul/linear/conv products, broadcasts) about every 2^20-2^28 operations. 0 = none.
+  double timeout_seconds = 0;
+};
+
 class Module {
  public:
-  // Memory-maps the file (weights are used in place), verifies it, runs __setstate__.
-  static std::unique_ptr<Module> load(const std::string& path);
-  // Same from a caller-owned buffer; it must outlive the Module.
-  static std::unique_ptr<Module> load_from_buffer(const uint8_t* data, size_t size);
+  // Memory-maps (or with options.copy, reads) the file, verifies it, runs __setstate__.
+  // Anything but a regular file (a FIFO, a device, a directory) is a Format error, refused
+  // before any blocking read.
+  static std::unique_ptr<Module> load(const std::string& path, const LoadOptions& options = {});
+  // Same from a caller-owned buffer; it must outlive the Module (options.copy is ignored).
+  static std::unique_ptr<Module> load_from_buffer(const uint8_t* data, size_t size, const LoadOptions& options = {});
   virtual ~Module() = default;
 
   // User-callable methods (forward, @torch.jit.export methods), without __setstate__/__getstate__.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "../errors.h"
+#include "../run_limits.h"
 #include "derived_weight.h"
 #include "windows.h"
 
@@ -107,6 +108,7 @@ void winograd_conv(const float* x, const Nchw& d, int64_t ph, int64_t pw, const 
   for (int64_t n = 0; n < d.n; ++n) {
     // V[p, ch, t] = (B^T d B)[p] of tile t = (ty, tx) of channel ch
     for (int64_t ch = 0; ch < c; ++ch) {
+      check_deadline();  // per channel's transform; the 16 products check within gemm_acc
       const float* plane = x + (n * c + ch) * d.h * d.w;
       for (int64_t r = 0; r < d.h; ++r)  // the interior; the borders stay zero
         std::copy(plane + r * d.w, plane + (r + 1) * d.w, padded.data() + (r + ph) * pw_cols + pw);
@@ -202,13 +204,17 @@ Kernel make_conv2d(const Conv2dAttrs& attrs) {
     Shape out_shape = d.unbatched ? Shape{out_c, oh, ow} : Shape{d.n, out_c, oh, ow};
     float* y;
     Array out = Array::zeros(out_shape, &y);
+    // an empty batch may have spatial dims whose product overflows: nothing to compute
+    if (out.size() == 0) return out;
     const int64_t og = out_c / groups, kdim = group_c * kh * kw, len = oh * ow;
     const float* px = x.ptr();
     if (group_c == 1) {
       for (int64_t n = 0; n < d.n; ++n)
-        for (int64_t o = 0; o < out_c; ++o)
+        for (int64_t o = 0; o < out_c; ++o) {
+          poll_deadline(len * kh * kw);
           depthwise_plane(px + (n * d.c + o / og) * d.h * d.w, d.h, d.w, weight.ptr() + o * kh * kw, kh, kw, attrs,
                           y + (n * out_c + o) * len, oh, ow);
+        }
     } else if (kh == 3 && kw == 3 && sh == 1 && sw == 1 && dh == 1 && dw == 1 && groups == 1 &&
                d.c * out_c >= kWinogradMinChannels) {
       winograd_conv(px, d, ph, pw, winograd->of(weight, winograd_weight), out_c, y, oh, ow);
@@ -228,6 +234,7 @@ Kernel make_conv2d(const Conv2dAttrs& attrs) {
       cols.resize(static_cast<size_t>(kdim * len));
       for (int64_t n = 0; n < d.n; ++n)
         for (int64_t g = 0; g < groups; ++g) {
+          check_deadline();  // per im2col buffer; gemm_acc checks within its product too
           // cols[(c, i, j), (oy, ox)] = padded input, ordered like the weight's (Cg, kh, kw)
           for (int64_t c = 0; c < group_c; ++c) {
             const float* plane = px + ((n * d.c) + g * group_c + c) * d.h * d.w;

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "../errors.h"
+#include "../run_limits.h"
 #include "float_math.h"
 #include "kernels.h"
 
@@ -79,6 +80,7 @@ Array broadcast(const Array& a, const Array& b, F f) {
       ob += index[d] * strb[d];
     }
     for (int64_t j = 0; j < inner; ++j) y[base + j] = f(pa[oa + j * ia], pb[ob + j * ib]);
+    poll_deadline(inner);
     for (size_t d = nd - 1; d-- > 0;) {  // odometer over the outer axes
       if (++index[d] < so[d]) break;
       index[d] = 0;

@@ -2,6 +2,7 @@
 #include <optional>
 
 #include "../errors.h"
+#include "../run_limits.h"
 #include "plan.h"
 
 namespace liteexport::demo_backend {
@@ -47,8 +48,12 @@ std::vector<Array> run_plan(const MethodPlan& plan, const std::vector<IValue>& i
     args.clear();
     for (uint32_t slot : step.reads) args.push_back(&*slots[slot]);  // defined: the plan checked it
     try {
+      check_deadline();
       // float errors (overflow in exp, division by zero) give inf/NaN silently, as in torch
-      slots[step.write] = step.kernel(args);
+      Array result = step.kernel(args);
+      // values read for the last time are freed now, so the memory budget counts what is live
+      for (uint32_t slot : step.release) slots[slot].reset();
+      slots[step.write] = std::move(result);
     } catch (const Error&) {
       throw;
     } catch (const std::exception& e) {

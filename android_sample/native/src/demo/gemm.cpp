@@ -7,10 +7,14 @@
 // AVX-512/aarch64), never results.
 #include "gemm.h"
 
+#include <algorithm>
+
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include "../run_limits.h"
 
 // 64-byte vectors are passed between always-inlined helpers only, never across an ABI boundary.
 #pragma GCC diagnostic ignored "-Wpsabi"
@@ -173,18 +177,32 @@ GemmFn outer_kernel() { return outer_base; }
 GemmFn dot_kernel() { return dot_base; }
 #endif
 
+// A large product in blocks of rows of about 2^28 multiply-adds (tens of ms), with the run's
+// deadline checked between them (an 8192^3 matmul is 2^39). Rows are independent, so the
+// blocking leaves every output's operation sequence, and so its bits, unchanged; blocks are
+// multiples of 16 rows, the widest register panel, so no panel is padded more than without them.
+void in_row_blocks(GemmFn kernel, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                   int64_t ldb, float* c, int64_t ldc) {
+  const int64_t per_row = std::max<int64_t>(n * std::max<int64_t>(k, 1), 1);
+  const int64_t rows = std::max<int64_t>((int64_t{1} << 28) / per_row / 16 * 16, 16);
+  for (int64_t i = 0; i < m; i += rows) {
+    check_deadline();
+    kernel(std::min(rows, m - i), n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc);
+  }
+}
+
 }  // namespace
 
 void gemm_acc(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
               int64_t ldc) {
   if (m <= 0 || n <= 0 || k <= 0) return;
-  outer_kernel()(m, n, k, a, lda, b, ldb, c, ldc);
+  in_row_blocks(outer_kernel(), m, n, k, a, lda, b, ldb, c, ldc);
 }
 
 void gemm_bt(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
              int64_t ldc) {
   if (m <= 0 || n <= 0) return;
-  dot_kernel()(m, n, k, a, lda, b, ldb, c, ldc);
+  in_row_blocks(dot_kernel(), m, n, k, a, lda, b, ldb, c, ldc);
 }
 
 }  // namespace liteexport::demo_backend

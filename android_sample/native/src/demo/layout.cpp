@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "../checked.h"
 #include "../errors.h"
 #include "kernels.h"
 
@@ -78,7 +79,8 @@ Kernel make_flatten(const FlattenAttrs& attrs) {
                         std::to_string(end) + " for shape " + py_shape(x.shape));
     Shape shape(x.shape.begin(), x.shape.begin() + std::min<int64_t>(first, x.dim()));
     int64_t merged = 1;
-    for (int64_t d = first; d <= last && d < x.dim(); ++d) merged *= x.shape[static_cast<size_t>(d)];
+    for (int64_t d = first; d <= last && d < x.dim(); ++d)
+      merged = checked_mul(merged, x.shape[static_cast<size_t>(d)], "flattened size");
     shape.push_back(merged);
     if (last + 1 < x.dim()) shape.insert(shape.end(), x.shape.begin() + last + 1, x.shape.end());
     return x.reshaped(std::move(shape));
@@ -109,6 +111,7 @@ Kernel make_cat(const AxisAttrs& attrs) {
     }
     float* y;
     Array out = Array::zeros(shape, &y);
+    if (out.size() == 0) return out;  // its other dims may multiply past int64
     int64_t outer = 1;
     for (int64_t d = 0; d < axis; ++d) outer *= shape[static_cast<size_t>(d)];
     const int64_t out_chunk = out.size() / std::max<int64_t>(outer, 1);

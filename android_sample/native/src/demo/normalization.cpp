@@ -16,6 +16,7 @@ Kernel make_channel_affine() {
                         py_shape(scale.shape) + " and " + py_shape(shift.shape));
     float* y;
     Array out = Array::zeros(x.shape, &y);
+    if (out.size() == 0) return out;  // its other dims may multiply past int64
     int64_t inner = 1;
     for (int64_t d = 2; d < x.dim(); ++d) inner *= x.shape[static_cast<size_t>(d)];
     const float* px = x.ptr();

@@ -1,5 +1,7 @@
 #include "plan.h"
 
+#include <algorithm>
+
 #include "../errors.h"
 
 namespace liteexport::demo_backend {
@@ -25,6 +27,16 @@ std::shared_ptr<const MethodPlan> build_plan(const ByteTensor& bytes, const std:
     plan->debug_handles.push_back(ins.debug_handle);
   }
   for (const auto& [slot, may_view_weight] : program.outputs) plan->outputs.push_back(slot);
+  // each slot's last read, unless it is an output: run_plan frees it after that step
+  std::vector<int64_t> last(plan->num_slots, -1);
+  for (size_t i = 0; i < plan->steps.size(); ++i)
+    for (uint32_t slot : plan->steps[i].reads) last[slot] = static_cast<int64_t>(i);
+  for (uint32_t slot : plan->outputs) last[slot] = -1;
+  for (uint32_t slot = 0; slot < plan->num_slots; ++slot)
+    if (last[slot] >= 0) {
+      auto& release = plan->steps[static_cast<size_t>(last[slot])].release;
+      if (std::find(release.begin(), release.end(), slot) == release.end()) release.push_back(slot);
+    }
   return plan;
 }
 

@@ -19,6 +19,7 @@ struct Step {
   Kernel kernel;
   std::vector<uint32_t> reads;
   uint32_t write;
+  std::vector<uint32_t> release;  // slots read for the last time here (not outputs): freed after it
 };
 
 struct MethodPlan {

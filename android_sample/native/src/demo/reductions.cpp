@@ -32,14 +32,16 @@ Kernel make_reduction(const ReduceAttrs& a, bool mean) {
     const Array& x = *in[0];
     const auto mask = reduced(axes, x);
     Shape out_shape, kept_shape;  // kept_shape: x's shape with reduced dims set to 1
-    int64_t count = 1;
+    double count = 1;  // elements per mean; a double: a zero-size input's other dims may multiply past int64
     for (size_t d = 0; d < x.shape.size(); ++d) {
       kept_shape.push_back(mask[d] ? 1 : x.shape[d]);
-      if (mask[d]) count *= x.shape[d];
+      if (mask[d]) count *= static_cast<double>(x.shape[d]);
       if (!mask[d]) out_shape.push_back(x.shape[d]);
       else if (keepdim) out_shape.push_back(1);
     }
-    std::vector<double> acc(static_cast<size_t>(numel(kept_shape)), 0.0);
+    float* y;
+    Array out = Array::zeros(out_shape, &y);  // first: its size limit also bounds acc
+    std::vector<double> acc(static_cast<size_t>(out.size()), 0.0);
     const auto out_strides = contiguous_strides(kept_shape);
     const float* p = x.ptr();
     std::vector<int64_t> index(x.shape.size(), 0);
@@ -53,10 +55,8 @@ Kernel make_reduction(const ReduceAttrs& a, bool mean) {
         index[d] = 0;
       }
     }
-    float* y;
-    Array out = Array::zeros(out_shape, &y);
     for (size_t k = 0; k < acc.size(); ++k)
-      y[k] = static_cast<float>(mean ? acc[k] / static_cast<double>(count) : acc[k]);  // 0/0 = NaN, as numpy
+      y[k] = static_cast<float>(mean ? acc[k] / count : acc[k]);  // 0/0 = NaN, as numpy
     return out;
   };
 }

@@ -20,14 +20,19 @@ Kernel make_slice(const SliceAttrs& a) {
     // Python's slice.indices for step > 0
     auto bound = [size](int64_t v) { return v < 0 ? std::max<int64_t>(v + size, 0) : std::min(v, size); };
     const int64_t start = bound(attrs.start), end = bound(attrs.end);
-    const int64_t length = end > start ? (end - start + attrs.step - 1) / attrs.step : 0;
+    // ceil((end - start) / step) without forming end - start + step - 1, which overflows for a
+    // step near INT64_MAX (torch.arange(5)[0:5:2**63-1] has one element)
+    const int64_t length = end > start ? (end - start - 1) / attrs.step + 1 : 0;
     Shape shape = x.shape;
     shape[axis] = length;
-    int64_t outer = 1, inner = 1;
-    for (size_t d = 0; d < axis; ++d) outer *= x.shape[d];
-    for (size_t d = axis + 1; d < x.shape.size(); ++d) inner *= x.shape[d];
     float* y;
     Array out = Array::zeros(shape, &y);
+    // an empty result copies nothing: its other dims may be huge (their products overflow) and
+    // its data pointer null
+    if (out.size() == 0) return out;
+    int64_t outer = 1, inner = 1;  // products of dims of a non-empty result: no overflow
+    for (size_t d = 0; d < axis; ++d) outer *= x.shape[d];
+    for (size_t d = axis + 1; d < x.shape.size(); ++d) inner *= x.shape[d];
     const float* p = x.ptr();
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t k = 0; k < length; ++k)

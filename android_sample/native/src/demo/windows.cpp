@@ -1,5 +1,6 @@
 #include "windows.h"
 
+#include "../checked.h"
 #include "../errors.h"
 
 namespace liteexport::demo_backend {
@@ -8,7 +9,9 @@ std::string pair_text(const Pair& p) { return "(" + std::to_string(p[0]) + ", " 
 
 int64_t window_output_size(int64_t size, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation,
                            bool ceil_mode) {
-  const int64_t span = size + 2 * padding - dilation * (kernel - 1) - 1;
+  // attributes are int32 but `size` is any dim of a (possibly empty) array, up to INT64_MAX
+  const int64_t reach = checked_mul(dilation, kernel - 1, "window extent");
+  const int64_t span = checked_add(checked_add(size, 2 * padding, "padded size"), -reach - 1, "window span");
   auto floor_div = [](int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); };
   if (!ceil_mode) return floor_div(span, stride) + 1;
   int64_t out = -floor_div(-span, stride) + 1;

@@ -43,10 +43,21 @@ public final class Module implements AutoCloseable {
    * @throws FormatException if the file cannot be read or is not a valid bundle
    */
   public static Module load(String path) {
-    if (path == null) {
-      throw new NullPointerException("Module.load: path must not be null");
+    return load(path, new LoadOptions());
+  }
+
+  /**
+   * Loads the bundle at {@code path} with {@code options}: a copying load, a memory budget and a
+   * timeout per call (see {@link LoadOptions}).
+   *
+   * @throws FormatException if the file cannot be read, is not a regular file, or is not a valid
+   *     bundle
+   */
+  public static Module load(String path, LoadOptions options) {
+    if (path == null || options == null) {
+      throw new NullPointerException("Module.load: path and options must not be null");
     }
-    return new Module(nativeLoad(path), path);
+    return new Module(nativeLoad(path, options.copy(), options.maxMemory(), options.timeoutSeconds()), path);
   }
 
   /** Runs {@code forward}; same as {@code runMethod("forward", inputs)}. */
@@ -60,7 +71,8 @@ public final class Module implements AutoCloseable {
    * @return the method's outputs: one tensor, or one per element of a returned tuple ({@code
    *     null} for an element that is None)
    * @throws InputException for an unknown method or the wrong number of inputs
-   * @throws ExecutionException if the method fails, e.g. on an input of the wrong shape
+   * @throws ExecutionException if the method fails, e.g. on an input of the wrong shape, or
+   *     exceeds the memory budget or timeout of its {@link LoadOptions}
    * @throws IllegalStateException if the module is closed
    */
   public synchronized Tensor[] runMethod(String name, Tensor... inputs) {
@@ -108,7 +120,7 @@ public final class Module implements AutoCloseable {
   }
 
   // Implemented in jni/liteexport_jni.cpp (registered in JNI_OnLoad).
-  private static native long nativeLoad(String path);
+  private static native long nativeLoad(String path, boolean copy, long maxMemory, double timeoutSeconds);
 
   private static native void nativeDestroy(long handle);
 

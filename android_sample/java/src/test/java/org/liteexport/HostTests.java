@@ -72,6 +72,10 @@ public final class HostTests {
     }
     runner.add("missing file", this::missingFile);
     runner.add("directory", this::directory);
+    runner.add("a FIFO is refused, not waited on", this::fifo);
+    runner.add("a copying load survives truncating the file", this::copyingLoad);
+    runner.add("memory budget", this::memoryBudget);
+    runner.add("timeout", this::timeout);
     runner.add("closed module", this::closedModule);
     runner.add("tensor validation", HostTests::tensorValidation);
     runner.add("tensors are copies", this::tensorsAreCopies);
@@ -226,6 +230,62 @@ public final class HostTests {
   private void directory() throws Exception {
     Path dir = Files.createTempDirectory("liteexport");
     expectThrows(FormatException.class, () -> Module.load(dir.toString()));
+  }
+
+  // issue 18: before the fix, Module.load blocked in open() until a writer came
+  private void fifo() throws Exception {
+    Path fifo = Files.createTempDirectory("liteexport").resolve("bundle.ptl");
+    Process mkfifo = new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start();
+    check(mkfifo.waitFor() == 0, "mkfifo failed");
+    for (boolean copy : new boolean[] {false, true}) {
+      FormatException e = expectThrows(FormatException.class,
+          () -> Module.load(fifo.toString(), new LoadOptions().copy(copy)));
+      check(e.getMessage().contains("not a regular file"), e.getMessage());
+    }
+  }
+
+  // The copying load reads the file once: truncating it afterwards (SIGBUS under the mapped
+  // load) changes nothing.
+  private void copyingLoad() throws Exception {
+    Vectors.Record r = firstSingleInputRun();
+    Tensor[] inputs = vectors.tensors(r.field(2));
+    Path copy = Files.createTempDirectory("liteexport").resolve("copy.ptl");
+    Files.copy(bundles.get(r.field(0)), copy);
+    Tensor[] expected;
+    try (Module mapped = Module.load(copy.toString())) {
+      expected = mapped.runMethod(r.field(1), inputs);
+    }
+    try (Module module = Module.load(copy.toString(), new LoadOptions().copy(true))) {
+      try (java.nio.channels.FileChannel f = java.nio.channels.FileChannel.open(copy,
+          java.nio.file.StandardOpenOption.WRITE)) {
+        f.truncate(0);
+      }
+      Tensor[] got = module.runMethod(r.field(1), inputs);
+      for (int i = 0; i < got.length; i++) {
+        check(Arrays.equals(got[i].getDataAsFloatArray(), expected[i].getDataAsFloatArray()), "output " + i);
+      }
+    }
+  }
+
+  private void memoryBudget() throws Exception {
+    checkRunLimit(new LoadOptions().maxMemory(4), "exceeds the memory budget of 4 bytes");
+    expectThrows(IllegalArgumentException.class, () -> new LoadOptions().maxMemory(-1));
+  }
+
+  private void timeout() throws Exception {
+    // a nanosecond has passed by the first check, between instructions
+    checkRunLimit(new LoadOptions().timeoutSeconds(1e-9), "exceeded its timeout");
+    expectThrows(IllegalArgumentException.class, () -> new LoadOptions().timeoutSeconds(-1));
+  }
+
+  // A run past a limit of `options` is an ExecutionException whose message says which.
+  private void checkRunLimit(LoadOptions options, String text) throws Exception {
+    Vectors.Record r = firstSingleInputRun();
+    Tensor[] inputs = vectors.tensors(r.field(2));
+    try (Module module = Module.load(bundles.get(r.field(0)).toString(), options)) {
+      ExecutionException e = expectThrows(ExecutionException.class, () -> module.runMethod(r.field(1), inputs));
+      check(e.getMessage().contains(text), e.getMessage());
+    }
   }
 
   private void closedModule() throws Exception {

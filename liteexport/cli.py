@@ -183,7 +183,13 @@ def export(model: str, output: str, methods: tuple[str, ...],
             names = ", ".join(f"{method}:{arg}" for method, arg, _ in specialize)
             click.echo(f"Wrote {output}: {size:,} bytes; specialized: {names}")
         elif lower:
-            click.echo(export_partial(scripted, output, list(lower)).summary(output))
+            def unshared() -> Any:  # Python source: scripted again with a type per module, if needed
+                return load_model(model, share_types=False)[0]
+
+            from_source = model.rpartition(":")[0].endswith(".py")
+            result = export_partial(scripted, output, list(lower), unshared=unshared if from_source else None,
+                                    functions=functions)
+            click.echo(result.summary(output))
         else:
             click.echo(f"Wrote {output}: {write_mixed(scripted, output):,} bytes (lowered by torch's to_backend)")
         return

@@ -34,13 +34,33 @@ class PartialExport:
     size: int  # bytes written
     lowered: tuple[str, ...]  # dotted names of the submodules compiled ("" : the whole module)
     unlowered: tuple[tuple[str, str], ...]  # (dotted name, why it stayed TorchScript), auto only
+    engines: tuple[str, ...] = ()  # which engine runs the bundle, one line each (see engine_report)
 
     def summary(self, path: str | Path) -> str:
         lines = [f"Wrote {path}: {self.size:,} bytes; lowered: {', '.join(self.lowered)}"]
         if self.unlowered:
             lines.append("kept as TorchScript bytecode:")
             lines += [f"  {name}: {why}" for name, why in self.unlowered]
+        if self.engines:
+            lines.append("runs in:")
+            lines += [f"  {line}" for line in self.engines]
         return "\n".join(lines)
+
+
+def engine_report(path: str | Path) -> tuple[str, ...]:
+    """Which engines can run the mixed bundle at ``path``, from the TorchScript operators it
+    calls: torch's lite interpreter has every one (torch wrote them); runtime_py those in its
+    operator table; the native core runs only fully lowered bundles, no TorchScript operator."""
+    from torch.jit.mobile import _export_operator_list, _load_for_lite_interpreter
+
+    import runtime_py.operators  # noqa: F401  (registers the operator table)
+    from runtime_py.operators.registry import OPERATORS
+
+    used = sorted(_export_operator_list(_load_for_lite_interpreter(str(path))))
+    missing = [name for name in used if name not in OPERATORS]
+    return ("torch lite interpreter (with liteexport's torch extension): yes",
+            "runtime_py: " + (f"no, it lacks {', '.join(missing)}" if missing else "yes"),
+            f"native core: no (it runs fully lowered bundles only; the TorchScript kept calls {len(used)} operators)")
 
 
 def _submodule(scripted: Any, name: str) -> Any:
@@ -222,7 +242,7 @@ def export_partial(scripted: Any, path: str | Path, lower: Sequence[str], *,
         preprocess.functions = None
     entries = sorted((e for table in preprocess.debug_tables for e in table.entries), key=lambda e: e.handle)
     size = write_mixed(lowered, path, vectors, DebugTable(tuple(entries)))
-    return PartialExport(size, tuple(chosen), tuple(unlowered))
+    return PartialExport(size, tuple(chosen), tuple(unlowered), engine_report(path))
 
 
 def has_lowered_parts(scripted: Any) -> bool:
@@ -246,5 +266,5 @@ def write_mixed(module: Any, path: str | Path, vectors: Mapping[str, Any] | None
     write_atomic(path, memoryview(data))
     return len(data)
 
-__all__ = ["AUTO", "PartialExport", "choose_auto", "export_partial", "has_lowered_parts", "selection_problem",
-           "write_mixed"]
+__all__ = ["AUTO", "PartialExport", "choose_auto", "export_partial", "has_lowered_parts", "engine_report",
+           "selection_problem", "write_mixed"]

@@ -165,3 +165,12 @@ class CallsFunction(torch.nn.Module):
 def function_child() -> SortedBlock:
     """A child calling a free function (in a loaded archive, that lives in the archive's unit)."""
     return SortedBlock(CallsFunction())
+
+
+class Erfinv(torch.nn.Module):  # aten::erfinv: neither the demo compiler nor runtime_py has it
+    def __init__(self) -> None:
+        super().__init__()
+        self.enc = Encoder()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.erfinv(torch.tanh(self.enc(x)))

@@ -307,3 +307,15 @@ def test_auto_on_an_archive_finds_its_free_functions_regression(tmp_path: Path) 
     assert result.exit_code == 0, result.stderr
     assert "lowered: enc" in result.stdout
     _runs_as_torch(out, mixed_models.function_child().eval())
+
+
+def test_partial_export_says_which_engines_run_the_bundle_regression(tmp_path: Path) -> None:
+    # GPT-2/Llama --lower auto bundles exported with exit 0 that runtime_py could not run (aten::diff)
+    out = tmp_path / "e.ptl"
+    result = invoke(["export", f"{MODELS}:Erfinv", "-o", str(out), "--lower", "auto"])
+    assert result.exit_code == 0, result.stderr
+    assert ("runs in:\n  torch lite interpreter (with liteexport's torch extension): yes\n"
+            "  runtime_py: no, it lacks aten::erfinv\n  native core: no (it runs fully lowered bundles only"
+            in result.stdout)
+    result = invoke(["export", f"{MODELS}:Mixed", "-o", str(out), "--lower", "auto"])
+    assert "  runtime_py: yes\n" in result.stdout

@@ -132,7 +132,7 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
         unshared = None if scripted is module else lambda: script_unshared(module).eval()
         return export_partial(scripted, path, [lower] if isinstance(lower, str) else list(lower),
                               methods=methods, input_shapes=input_shapes, examples=examples,
-                              unshared=unshared).size
+                              unshared=unshared, check=check).size
     from liteexport.partial import has_lowered_parts, write_mixed
 
     if has_lowered_parts(scripted):  # lowered already (torch's to_backend): packed as it is

@@ -35,6 +35,7 @@ class PartialExport:
     lowered: tuple[str, ...]  # dotted names of the submodules compiled ("" : the whole module)
     unlowered: tuple[tuple[str, str], ...]  # (dotted name, why it stayed TorchScript), auto only
     engines: tuple[str, ...] = ()  # which engine runs the bundle, one line each (see engine_report)
+    notes: tuple[str, ...] = ()  # the self-check's, one per method checked
 
     def summary(self, path: str | Path) -> str:
         lines = [f"Wrote {path}: {self.size:,} bytes; lowered: {', '.join(self.lowered)}"]
@@ -199,20 +200,20 @@ def choose_auto(scripted: Any, unique_types: bool = False,
 def export_partial(scripted: Any, path: str | Path, lower: Sequence[str], *,
                    methods: Sequence[str] | None = None, input_shapes: Mapping[str, Any] | None = None,
                    examples: Mapping[str, Sequence[Sequence[np.ndarray]]] | None = None,
-                   unshared: Callable[[], Any] | None = None, functions: Any = None) -> PartialExport:
+                   unshared: Callable[[], Any] | None = None, functions: Any = None,
+                   check: bool = True) -> PartialExport:
     """Lower the submodules named in ``lower`` (dotted names, or ``["auto"]``) of ``scripted``
     and write the mixed bundle to ``path``. ``unshared`` scripts the model again with a
     TorchScript type per module (for a model from Python source, as torch's own selective-lowering
     tests do): it is used when the selection needs it; without it (an archive), ``auto`` picks
     only what torch accepts and named submodules torch would refuse are reported (exit 4).
-    ``functions``: the compilation unit of a loaded archive (its free functions)."""
+    ``functions``: the compilation unit of a loaded archive (its free functions). ``examples``
+    are stored as test vectors; with them or ``input_shapes`` (random inputs), the bundle is run in
+    runtime_py against torch before it is written (``check``; ``methods`` limits which methods)."""
     from liteexport.api import lower as lower_module
     from liteexport.test_vectors import record_test_vectors
     from liteexport.torch_backend import preprocess
 
-    if methods or input_shapes:
-        raise ModelError("methods and input shapes apply to whole-module lowering; a partial lowering "
-                         "compiles each chosen submodule's forward and keeps every method of the module")
     unlowered: list[tuple[str, str]] = []
     if list(lower) == [AUTO]:
         chosen, unlowered = choose_auto(scripted, functions=functions)
@@ -234,6 +235,7 @@ def export_partial(scripted: Any, path: str | Path, lower: Sequence[str], *,
                                      "given as Python source (file.py:Name, or an nn.Module to liteexport.export) "
                                      "is scripted with a type per module when the selection needs it"])
     vectors = record_test_vectors(scripted, examples) if examples else {}
+    checked = _check_inputs(scripted, methods, input_shapes, vectors) if check else {}
     preprocess.debug_tables.clear()
     preprocess.functions = functions
     try:
@@ -241,8 +243,77 @@ def export_partial(scripted: Any, path: str | Path, lower: Sequence[str], *,
     finally:
         preprocess.functions = None
     entries = sorted((e for table in preprocess.debug_tables for e in table.entries), key=lambda e: e.handle)
-    size = write_mixed(lowered, path, vectors, DebugTable(tuple(entries)))
-    return PartialExport(size, tuple(chosen), tuple(unlowered), engine_report(path))
+    data = mixed_bytes(lowered, vectors, DebugTable(tuple(entries)))
+    engines, notes = _self_check(data, checked)
+    write_atomic(path, memoryview(data))
+    return PartialExport(len(data), tuple(chosen), tuple(unlowered), engines, notes)
+
+
+def _check_inputs(scripted: Any, methods: Sequence[str] | None, input_shapes: Mapping[str, Any] | None,
+                  vectors: Mapping[str, Sequence[Any]]) -> dict[str, list[Any]]:
+    """The test vectors the self-check runs: the examples', else random inputs of the static
+    input shapes (torch's outputs recorded here), for ``methods`` (default: every one given)."""
+    from liteexport.self_check import random_inputs
+    from liteexport.test_vectors import record_test_vectors
+
+    shapes = dict(input_shapes or {})
+    names = list(methods) if methods else list(dict.fromkeys([*vectors, *shapes]))
+    checked: dict[str, list[Any]] = {}
+    for method in names:
+        items = list(vectors.get(method, ()))
+        if not items and method in shapes:
+            items = record_test_vectors(scripted, {method: [random_inputs(shapes[method])]})[method]
+        if items:
+            checked[method] = items
+    return checked
+
+
+def _self_check(data: bytes, checked: Mapping[str, Sequence[Any]]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The engine report of the bundle ``data`` and the self-check's notes: each checked method
+    run by runtime_py on the bundle against torch's outputs (VerificationError, exit 9, on a
+    difference: nothing is written); skipped when runtime_py lacks an operator the bundle calls."""
+    import tempfile
+
+    import runtime_py
+    from liteexport.parity import as_outputs, max_errors, structure_problem, within_tolerance
+    from runtime_py.errors import LiteExportError, VerificationError
+
+    with tempfile.TemporaryDirectory() as folder:
+        scratch = Path(folder) / "bundle.ptl"
+        scratch.write_bytes(data)
+        engines = engine_report(scratch)
+        if not checked:
+            return engines, ()
+        if not engines[1].endswith(": yes"):
+            return engines, (f"self-check skipped: {engines[1]}",)
+        module = runtime_py.load(scratch)
+        notes = []
+        for method, items in checked.items():
+            largest = 0.0
+            for vector in items:
+                try:
+                    got = as_outputs(getattr(module, method)(*vector.inputs))
+                except LiteExportError as exc:
+                    raise VerificationError(f"self-check failed: {method} does not run in runtime_py on the check "
+                                            f"inputs: {exc}") from exc
+                problem = structure_problem(got, vector.expected)
+                if problem:
+                    raise VerificationError(f"self-check failed: {method} returns another structure than torch's "
+                                            f"({problem}). Nothing was written; --no-check skips this check")
+                for i, (g, e) in enumerate(zip(got, vector.expected, strict=True)):
+                    if not isinstance(e, np.ndarray):
+                        continue
+                    g = np.asarray(g)
+                    if g.shape != e.shape or not within_tolerance(g, e):
+                        what = (f"got shape {list(g.shape)}, torch {list(e.shape)}" if g.shape != e.shape
+                                else f"max abs err {max_errors(g, e)[0]:.3g}")
+                        raise VerificationError(f"self-check failed: {method} output {i} of the mixed bundle in "
+                                                f"runtime_py differs from torch's ({what}). Nothing was written; "
+                                                "--no-check skips this check")
+                    largest = max(largest, max_errors(g, e)[0])
+            notes.append(f"self-check passed for {method}: max abs error {largest:.2g} against torch "
+                         f"on {len(items)} input set{'s' if len(items) > 1 else ''} (runtime_py, mixed bundle)")
+    return engines, tuple(notes)
 
 
 def has_lowered_parts(scripted: Any) -> bool:
@@ -255,6 +326,14 @@ def write_mixed(module: Any, path: str | Path, vectors: Mapping[str, Any] | None
                 debug_table: DebugTable | None = None) -> int:
     """Write ``module`` (TorchScript holding lowered parts) with torch's flatbuffer writer, plus
     our debug table and test vectors as extra files; returns the size written."""
+    data = mixed_bytes(module, vectors, debug_table)
+    write_atomic(path, memoryview(data))
+    return len(data)
+
+
+def mixed_bytes(module: Any, vectors: Mapping[str, Any] | None = None,
+                debug_table: DebugTable | None = None) -> bytes:
+    """``module`` as torch's flatbuffer, with our debug table and test vectors as extra files."""
     from liteexport.test_vectors import TEST_VECTORS_EXTRA_FILE, encode_test_vectors
 
     extra_files: dict[str, bytes] = {}
@@ -262,9 +341,7 @@ def write_mixed(module: Any, path: str | Path, vectors: Mapping[str, Any] | None
         extra_files[DEBUG_TABLE_EXTRA_FILE] = encode_debug_table(debug_table)
     if vectors:
         extra_files[TEST_VECTORS_EXTRA_FILE] = encode_test_vectors(dict(vectors))
-    data = module._c._save_to_buffer_for_mobile(extra_files, False, True)
-    write_atomic(path, memoryview(data))
-    return len(data)
+    return bytes(module._c._save_to_buffer_for_mobile(extra_files, False, True))
 
 __all__ = ["AUTO", "PartialExport", "choose_auto", "export_partial", "has_lowered_parts", "engine_report",
            "selection_problem", "write_mixed"]

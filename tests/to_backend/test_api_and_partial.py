@@ -236,11 +236,32 @@ def test_cli_lower_auto_and_lowered_archive(tmp_path: Path, mixed: torch.nn.Modu
     _close_all(_load_for_lite_interpreter(str(bundle))(x, h), model(x, h))
 
 
-def test_cli_lower_refuses_whole_module_options(tmp_path: Path) -> None:
-    result = invoke(["export", f"{MODELS}:Mixed", "-o", str(tmp_path / "x.ptl"), "--lower", "enc",
+def test_cli_specialize_refuses_whole_module_options(tmp_path: Path) -> None:
+    result = invoke(["export", f"{MODELS}:Mixed", "-o", str(tmp_path / "x.ptl"), "--specialize", "k=3",
                      "--method", "forward"])
     assert result.exit_code == 6
-    assert "apply to whole-module lowering" in result.stderr
+    assert "apply to whole-module lowering and --lower" in result.stderr
+
+
+def test_cli_lower_auto_self_checks_the_mixed_bundle_regression(tmp_path: Path) -> None:
+    # --lower auto refused --method, --input-shape and --example-inputs (exit 6) and checked nothing
+    out = tmp_path / "s.ptl"
+    args = ["export", f"{MODELS}:SharedBlocks", "-o", str(out), "--lower", "auto", "--method", "forward"]
+    result = invoke([*args, "--input-shape", "forward:3x4"])
+    assert result.exit_code == 0, result.stderr
+    assert "self-check passed for forward: max abs error" in result.stderr
+    assert "(runtime_py, mixed bundle)" in result.stderr
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    result = invoke([*args, "--example-inputs", str(tmp_path / "x.npy")])
+    assert result.exit_code == 0, result.stderr
+    assert "self-check passed for forward" in result.stderr
+    vectors = decode_test_vectors(runtime_py.load(out).ptmf.extra_file(TEST_VECTORS_EXTRA_FILE))
+    np.testing.assert_array_equal(vectors["forward"][0].inputs[0], x)
+    # runtime_py cannot run it: said, and the check is skipped
+    result = invoke(["export", f"{MODELS}:Erfinv", "-o", str(out), "--lower", "auto", "--input-shape", "forward:3x4"])
+    assert result.exit_code == 0, result.stderr
+    assert "self-check skipped: runtime_py: no, it lacks aten::erfinv" in result.stderr
 
 
 def test_torch_saved_zip_with_debug_info_runs_in_runtime_py(tmp_path: Path) -> None:

@@ -268,6 +268,20 @@ def _check_inputs(scripted: Any, methods: Sequence[str] | None, input_shapes: Ma
     return checked
 
 
+def _leaves(value: Any) -> tuple[Any, ...]:
+    """A result's tensors (numpy arrays) and constants in order, through tuples, lists and dicts
+    (lraspp returns {"out": ...}; as_outputs keeps such a container as one object array)."""
+    from liteexport.parity import as_outputs, is_constant
+
+    if isinstance(value, np.ndarray) and value.dtype == object and value.ndim == 0:
+        value = value.item()
+    if isinstance(value, dict):
+        return tuple(leaf for key in value for leaf in _leaves(value[key]))
+    if isinstance(value, (tuple, list)):
+        return tuple(leaf for item in value for leaf in _leaves(item))
+    return (value,) if is_constant(value) else as_outputs(value)
+
+
 def _self_check(data: bytes, checked: Mapping[str, Sequence[Any]]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The engine report of the bundle ``data`` and the self-check's notes: each checked method
     run by runtime_py on the bundle against torch's outputs (VerificationError, exit 9, on a
@@ -275,7 +289,7 @@ def _self_check(data: bytes, checked: Mapping[str, Sequence[Any]]) -> tuple[tupl
     import tempfile
 
     import runtime_py
-    from liteexport.parity import as_outputs, max_errors, structure_problem, within_tolerance
+    from liteexport.parity import max_errors, structure_problem, within_tolerance
     from runtime_py.errors import LiteExportError, VerificationError
 
     with tempfile.TemporaryDirectory() as folder:
@@ -292,15 +306,16 @@ def _self_check(data: bytes, checked: Mapping[str, Sequence[Any]]) -> tuple[tupl
             largest = 0.0
             for vector in items:
                 try:
-                    got = as_outputs(getattr(module, method)(*vector.inputs))
+                    got = _leaves(getattr(module, method)(*vector.inputs))
                 except LiteExportError as exc:
                     raise VerificationError(f"self-check failed: {method} does not run in runtime_py on the check "
                                             f"inputs: {exc}") from exc
-                problem = structure_problem(got, vector.expected)
+                expected = _leaves(vector.expected)
+                problem = structure_problem(got, expected)
                 if problem:
                     raise VerificationError(f"self-check failed: {method} returns another structure than torch's "
                                             f"({problem}). Nothing was written; --no-check skips this check")
-                for i, (g, e) in enumerate(zip(got, vector.expected, strict=True)):
+                for i, (g, e) in enumerate(zip(got, expected, strict=True)):
                     if not isinstance(e, np.ndarray):
                         continue
                     g = np.asarray(g)

@@ -174,3 +174,13 @@ class Erfinv(torch.nn.Module):  # aten::erfinv: neither the demo compiler nor ru
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.erfinv(torch.tanh(self.enc(x)))
+
+
+class DictOut(torch.nn.Module):  # torchvision's segmentation models return {"out": ...}
+    def __init__(self) -> None:
+        super().__init__()
+        self.enc = Encoder()
+        self.sorter = Sorter()
+
+    def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+        return {"out": self.sorter(self.enc(x)), "aux": x}

@@ -340,3 +340,9 @@ def test_partial_export_says_which_engines_run_the_bundle_regression(tmp_path: P
             in result.stdout)
     result = invoke(["export", f"{MODELS}:Mixed", "-o", str(out), "--lower", "auto"])
     assert "  runtime_py: yes\n" in result.stdout
+
+
+def test_self_check_of_a_mixed_bundle_returning_a_dict_regression(tmp_path: Path) -> None:
+    # lraspp_mobilenet_v3_large --lower auto --input-shape exited 70 (its {"out": ...} compared as one array)
+    liteexport.export(mixed_models.DictOut().eval(), tmp_path / "d.ptl", lower="auto",
+                      input_shapes={"forward": [[3, 4]]})

@@ -126,10 +126,13 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
     if lower is not True:
         if lower is False:
             raise InputError("lower=False: export needs something to lower (True, submodule names or 'auto')")
+        from liteexport.model_loading import script_unshared
         from liteexport.partial import export_partial
 
+        unshared = None if scripted is module else lambda: script_unshared(module).eval()
         return export_partial(scripted, path, [lower] if isinstance(lower, str) else list(lower),
-                              methods=methods, input_shapes=input_shapes, examples=examples).size
+                              methods=methods, input_shapes=input_shapes, examples=examples,
+                              unshared=unshared, check=check).size
     from liteexport.partial import has_lowered_parts, write_mixed
 
     if has_lowered_parts(scripted):  # lowered already (torch's to_backend): packed as it is

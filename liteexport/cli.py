@@ -187,9 +187,9 @@ def export(model: str, output: str, methods: tuple[str, ...],
     from liteexport.partial import export_partial, has_lowered_parts, write_mixed
 
     if lower or specialize or has_lowered_parts(scripted):  # lowered parts and TorchScript bytecode
-        if methods or input_shapes or example_inputs or (lower and specialize):
-            raise InputError("--method, --input-shape and --example-inputs apply to whole-module lowering, "
-                             "not to --lower, --specialize (one or the other) or a module already lowered")
+        if (not lower and (methods or input_shapes or example_inputs)) or (lower and specialize):
+            raise InputError("--method, --input-shape and --example-inputs apply to whole-module lowering and "
+                             "--lower, not to --specialize (one or the other) or a module already lowered")
         if specialize:
             from liteexport.specialize import by_method, specialized
 
@@ -197,7 +197,23 @@ def export(model: str, output: str, methods: tuple[str, ...],
             names = ", ".join(f"{method}:{arg}" for method, arg, _ in specialize)
             click.echo(f"Wrote {output}: {size:,} bytes; specialized: {names}")
         elif lower:
-            click.echo(export_partial(scripted, output, list(lower)).summary(output))
+            def unshared() -> Any:  # Python source: scripted again with a type per module, if needed
+                return load_model(model, share_types=False)[0]
+
+            inputs_by_method: dict[str, list[list[np.ndarray]]] = {}
+            for method, path in example_inputs:  # named by the method's own arguments (self left out)
+                if method not in scripted._c._method_names():
+                    raise InputError(f"--example-inputs names method '{method}', which the model does not have")
+                arg_names = [a.name for a in scripted._c._get_method(method).schema.arguments][1:]
+                inputs_by_method.setdefault(method, []).append(read_input_file(path, arg_names))
+            from_source = model.rpartition(":")[0].endswith(".py")
+            result = export_partial(scripted, output, list(lower), unshared=unshared if from_source else None,
+                                    functions=functions, methods=list(methods) or None, input_shapes=shapes,
+                                    examples=inputs_by_method, check=not no_check)
+            for note in result.notes:
+                if not quiet:
+                    click.echo(f"Note: {note}", err=True)
+            click.echo(result.summary(output))
         else:
             click.echo(f"Wrote {output}: {write_mixed(scripted, output):,} bytes (lowered by torch's to_backend)")
         return

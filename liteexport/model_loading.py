@@ -31,13 +31,13 @@ def load_scripted(spec: str) -> torch.jit.ScriptModule:
     return load_model(spec)[0]
 
 
-def load_model(spec: str) -> tuple[torch.jit.ScriptModule, Any]:
+def load_model(spec: str, share_types: bool = True) -> tuple[torch.jit.ScriptModule, Any]:
     """MODEL as a ScriptModule in eval mode, and the compilation unit holding its free
     functions when it comes from an archive (None: this process's own, for a scripted
     model). ``torch.jit.load`` keeps an archive's unit to itself, so it is loaded here."""
     path_text, sep, name = spec.rpartition(":")
     if sep and path_text.endswith(".py"):
-        return _load_python(Path(path_text), name), None
+        return _load_python(Path(path_text), name, share_types), None
     if spec.endswith(".py"):
         raise ModelError(f"{spec}: name the model inside the file, as {spec}:ClassName")
     return _load_archive(Path(spec))
@@ -148,7 +148,7 @@ def _where(exc: BaseException, path: Path) -> str:
     return f' (File "{frame.filename}", line {frame.lineno})'
 
 
-def _load_python(path: Path, name: str) -> torch.jit.ScriptModule:
+def _load_python(path: Path, name: str, share_types: bool = True) -> torch.jit.ScriptModule:
     _check_file(path)
     if not name.isidentifier():
         raise ModelError(f"{path}:{name}: '{name}' is not a Python name; give it as {path}:ClassName")
@@ -166,13 +166,22 @@ def _load_python(path: Path, name: str) -> torch.jit.ScriptModule:
             return model.eval()
         try:
             with _torchscript_quietly():
-                scripted = torch.jit.script(model.eval())
+                scripted = torch.jit.script(model.eval()) if share_types else script_unshared(model.eval())
         except Exception as exc:  # TorchScript raises several types; its text carries the source range
             raise ModelError(f"TorchScript cannot script {path}:{name}:\n{str(exc).strip()}") from exc
         return scripted.eval()
     finally:
         if folder in sys.path:
             sys.path.remove(folder)
+
+
+def script_unshared(model: Any) -> torch.jit.ScriptModule:
+    """``model`` scripted with a TorchScript type per module instance (torch.jit.script gives
+    instances of one class one type), as torch's selective lowering needs of a chosen module's
+    parent and siblings."""
+    import torch.jit._recursive as recursive
+
+    return recursive.create_script_module(model, recursive.infer_methods_to_compile, share_types=False)
 
 
 def _candidates(module: ModuleType, torch: Any) -> str:

@@ -128,6 +128,11 @@ class MethodWalk:
         self._maybe = 0  # > 0 inside the branches of an If whose condition is unknown
         self._state: set[int] = set()  # storages of module attributes (parameters, buffers)
         self._read_by_program: set[int] = set()  # storages of constants compiled instructions read
+        # Lists and dicts held by module attributes, by (instance path, attribute): torch hands out
+        # a fresh copy on every read, but in TorchScript every read is the same object, so a write
+        # (a memo such as timm's attention-bias cache) must be seen by the reads after it.
+        self._attributes: dict[tuple[tuple[tuple[str, str], ...], str], Any] = {}
+        self._attribute_ids: set[int] = set()  # id() of those containers
 
     # --- entry ---------------------------------------------------------------------------------
 
@@ -329,6 +334,8 @@ class MethodWalk:
         if kind == "prim::DictConstruct":
             return dict(zip(args[0::2], args[1::2], strict=True))
         if kind in CONTAINER_WRITES and isinstance(args[0], (list, dict)):
+            if id(args[0]) in self._attribute_ids:
+                _check_memo(kind, args)
             return CONTAINER_WRITES[kind](*args)
         if kind in ("prim::TupleIndex", "aten::__getitem__") and isinstance(args[0], (list, tuple, dict)):
             if isinstance(args[1], Poison):
@@ -420,7 +427,47 @@ class MethodWalk:
         if isinstance(value, torch.Tensor):
             self._state.add(_storage(value))
             return TensorConst(value.detach(), state=True)
+        if isinstance(value, (list, dict)):
+            key = (owner.path, name)
+            if key not in self._attributes:
+                self._attributes[key] = _as_walk_values(value, self._state)
+                self._attribute_ids.add(id(self._attributes[key]))
+            return self._attributes[key]
         return value
+
+
+def _as_walk_values(value: Any, state: set[int]) -> Any:
+    """A container attribute's contents as the walk's values (its tensors module state)."""
+    if isinstance(value, torch.Tensor):
+        state.add(_storage(value))
+        return TensorConst(value.detach(), state=True)
+    if isinstance(value, dict):
+        return {k: _as_walk_values(v, state) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_as_walk_values(v, state) for v in value)
+    return value
+
+
+def _check_memo(kind: str, args: list[Any]) -> None:
+    """A write to a dict held by a module attribute compiles when it is a memo: a value known at
+    compile time (computed from parameters and constants) stored under a key known at compile
+    time, as ``cache[str(device)] = self.biases[:, self.idxs]`` in eval mode. Every call then
+    writes the same entry, so the program computing it on each call returns what torch returns
+    from the cache. Anything else is state kept across calls, which a compiled program has not."""
+    if kind == "aten::_set_item" and isinstance(args[0], dict) and not _has_run_time_value(args[1:]):
+        return
+    raise Unsupported("writes to a list or dict held by a module attribute (state kept across calls) are "
+                      "not compiled, except a dict entry set to a value known at compile time (a memo)")
+
+
+def _has_run_time_value(value: Any) -> bool:
+    if isinstance(value, (Sym, Poison)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_has_run_time_value(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_run_time_value(v) for v in value.values())
+    return False
 
 
 # Exhausting one of torch's IR iterators (Node.inputs(), Graph.outputs()...) ends in a C++

@@ -292,6 +292,12 @@ def _expand_as(b: Emitter, args: list[Any]) -> Any:
     return _expand_to(b, tensor(args[0]), list(static_shape(tensor(args[1]))))
 
 
+def _reshape_as(b: Emitter, args: list[Any]) -> Any:
+    """aten::reshape_as/view_as(x, other): the reshape to other's (static) shape."""
+    dims = tuple(static_shape(tensor(args[1])))
+    return b.emit(OpCode.RESHAPE, [tensor(args[0])], ShapeAttrs(dims=dims))
+
+
 def _dtype(dtype: Any, default: torch.dtype = torch.float32) -> torch.dtype:
     if dtype is None:
         return default
@@ -379,6 +385,8 @@ LOWERINGS: dict[str, Lowering] = {
     "aten::pad": _constant_pad,
     "aten::expand": _expand,
     "aten::expand_as": _expand_as,
+    "aten::reshape_as": _reshape_as,
+    "aten::view_as": _reshape_as,
     "aten::zeros_like": _like(0.0),
     "aten::ones_like": _like(1.0),
     "aten::full_like": _like(None),

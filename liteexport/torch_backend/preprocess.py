@@ -36,6 +36,11 @@ debug_tables: list[DebugTable] = []
 
 INPUT_SHAPES_KEY = "input_shapes"
 
+# The compilation unit of the archive being lowered (torch.jit.load keeps its free functions
+# there, where prim::CallFunction finds them), set by liteexport.partial around the lowering;
+# None: this process's own.
+functions: Any = None
+
 
 def preprocess(module: torch._C.ScriptModule, method_compile_spec: Mapping[str, Any],
                nodes_by_method: Sequence[tuple[str, Sequence[NodeRecord]]]
@@ -52,6 +57,7 @@ def preprocess(module: torch._C.ScriptModule, method_compile_spec: Mapping[str, 
               if isinstance(spec, Mapping) and isinstance(spec.get(INPUT_SHAPES_KEY), (list, tuple))}
     try:
         compiled = compile_module(scripted, list(method_compile_spec), input_shapes=shapes or None,
+                                  functions=functions,
                                   constant_outputs=False)  # torch's wrapper wants them from execute
     except UnsupportedNodesError as exc:
         raise RuntimeError(torch_wording(exc)) from None

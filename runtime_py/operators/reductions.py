@@ -229,6 +229,14 @@ register_schema("aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -
 register_schema("aten::cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", _cumulative(np.cumprod))
 
 
+@op("aten::diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor")
+def diff(x: np.ndarray, n: int, d: int, prepend: np.ndarray | None, append: np.ndarray | None) -> np.ndarray:
+    """torch.diff (GPT-2's and Llama's position ids from the attention mask, in transformers):
+    numpy's diff, which is also a not-equal on bools as torch's logical_xor is."""
+    ends = {k: v for k, v in (("prepend", prepend), ("append", append)) if v is not None}
+    return np.asarray(np.diff(x, n=n, axis=dim(d, x.ndim), **ends))
+
+
 def _sort_indices(x: np.ndarray, axis: int, descending: bool) -> np.ndarray:
     if descending:
         key = -x.astype(np.float64) if x.dtype != BOOL else ~x

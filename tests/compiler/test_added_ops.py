@@ -123,3 +123,17 @@ def test_integer_buffers_fold_at_export() -> None:
     x = torch.randn(2, 2, 3)
     (got,) = run_method(compiled, "forward", x)
     torch.testing.assert_close(got, module(x), atol=1e-5, rtol=1e-4)
+
+
+class ReshapeAs(nn.Module):
+    """levit's LinearNorm: ``self.bn(x.flatten(0, 1)).reshape_as(x)`` (levit_128s exited 4 on it)."""
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return (x.flatten(0, 1) * 2.0).reshape_as(x) + y.view_as(x)
+
+
+def test_reshape_as_and_view_as_are_a_reshape_to_the_other_shape() -> None:
+    scripted = prepare(ReshapeAs())
+    compiled = compile_module(scripted, ["forward"], {"forward": [[2, 3, 4], [6, 4]]})
+    x, y = torch.randn(2, 3, 4), torch.randn(6, 4)
+    torch.testing.assert_close(run_method(compiled, "forward", x, y)[0], scripted(x, y))

@@ -57,11 +57,18 @@ def test_in_place_update_seen_through_a_list() -> None:
     compiled_matches_eager(effects.InPlaceInList(), (2, 3))
 
 
+def test_memo_written_to_a_module_dict_in_a_branch_is_read_back_regression() -> None:
+    # timm's efficientvit_m0 and levit_128s exited 70 (KeyError: 'cpu'): every read of the cache
+    # attribute was a fresh copy, so the entry the branch wrote was not there when read back
+    compiled_matches_eager(effects.CachedAttentionBias(), (1, 2, 4, 3))
+
+
 @pytest.mark.parametrize(("model", "kind", "reason"), [
     (effects.AttributeWrite, "prim::SetAttr", "writes to module attributes"),
     (effects.InPlaceOnView, "aten::relu_", "shares memory with another (a view)"),
     (effects.InPlaceOnInput, "aten::mul_", "in-place update of a method input"),
     (effects.InPlaceOnBuffer, "aten::add_", "module attribute (module state)"),
+    (effects.RunTimeValueCached, "aten::_set_item", "held by a module attribute (state kept across calls)"),
 ])
 def test_uncompilable_side_effects_are_reported_even_when_their_result_is_unused(
         model: type[torch.nn.Module], kind: str, reason: str) -> None:

@@ -112,3 +112,75 @@ class TwoMuls(torch.nn.Module):
 
     def forward(self, x: torch.Tensor, y: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
         return self.A0(x, y) + self.A1(y, z)
+
+
+class SortedBlock(torch.nn.Module):
+    """A block that does not compile (the sort) around a child that does."""
+
+    def __init__(self, enc: torch.nn.Module | None = None) -> None:
+        super().__init__()
+        self.enc = Encoder() if enc is None else enc
+        self.sorter = Sorter()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.sorter(self.enc(x))
+
+
+class SharedBlocks(torch.nn.Module):
+    """repvit/mobileone's shape: repeated blocks (one TorchScript type) holding compilable children,
+    beside a head whose type is its own. torch's selective lowering refuses the blocks' children
+    (their parent's type is shared) unless the blocks are scripted with a type each."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = torch.nn.Sequential(SortedBlock(), SortedBlock())
+        self.head = torch.nn.Linear(4, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.blocks(x))
+
+
+class ReadsChildWeight(torch.nn.Module):
+    """edgenext's positional encoding reads ``self.token_projection.weight.dtype``: the child
+    compiles, but a lowered module has no ``weight`` (torch fails at save)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = torch.nn.Linear(4, 4)
+        self.sorter = Sorter()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.sorter(self.proj(x).to(self.proj.weight.dtype))
+
+
+def doubled(x: torch.Tensor) -> torch.Tensor:
+    return x * 2.0
+
+
+class CallsFunction(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return doubled(x) + 1.0
+
+
+def function_child() -> SortedBlock:
+    """A child calling a free function (in a loaded archive, that lives in the archive's unit)."""
+    return SortedBlock(CallsFunction())
+
+
+class Erfinv(torch.nn.Module):  # aten::erfinv: neither the demo compiler nor runtime_py has it
+    def __init__(self) -> None:
+        super().__init__()
+        self.enc = Encoder()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.erfinv(torch.tanh(self.enc(x)))
+
+
+class DictOut(torch.nn.Module):  # torchvision's segmentation models return {"out": ...}
+    def __init__(self) -> None:
+        super().__init__()
+        self.enc = Encoder()
+        self.sorter = Sorter()
+
+    def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+        return {"out": self.sorter(self.enc(x)), "aux": x}

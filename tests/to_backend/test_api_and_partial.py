@@ -13,9 +13,10 @@ import torch
 from torch.jit.mobile import _load_for_lite_interpreter
 
 import liteexport
+import liteexport.partial
 import runtime_py
 from liteexport.test_vectors import TEST_VECTORS_EXTRA_FILE, decode_test_vectors
-from runtime_py.errors import ExecutionError, ModelError
+from runtime_py.errors import ExecutionError, ModelError, UnsupportedNodesError
 from runtime_py.format.debug_table import DEBUG_TABLE_EXTRA_FILE
 from tests.cli.conftest import invoke
 from tests.to_backend import mixed_models
@@ -181,14 +182,58 @@ def test_auto_lists_what_stayed_torchscript(mixed: torch.nn.Module, tmp_path: Pa
 def test_partial_refuses_bad_names_and_shared_types(tmp_path: Path, mixed: torch.nn.Module) -> None:
     with pytest.raises(ModelError, match="no submodule 'nope'"):
         liteexport.export(mixed, tmp_path / "x.ptl", lower=["nope"])
-    with pytest.raises(ModelError, match="same TorchScript type"):
-        liteexport.export(mixed_models.Twins(), tmp_path / "x.ptl", lower=["a"])
+    # an archive's types are fixed: one instance of a shared type is refused (exit 4)
+    with pytest.raises(UnsupportedNodesError, match="same TorchScript type"):
+        liteexport.export(torch.jit.script(mixed_models.Twins().eval()), tmp_path / "x.ptl", lower=["a"])
     assert not (tmp_path / "x.ptl").exists()
-    # both instances of the type: fine
+    # both instances of the type, or an nn.Module (scripted with a type per module): fine
     twins = mixed_models.Twins().eval()
-    liteexport.export(twins, tmp_path / "twins.ptl", lower=["a", "b"])
     x = torch.randn(2, 4)
-    _close(runtime_py.load(tmp_path / "twins.ptl").forward(x.numpy()), twins(x))
+    for lower in (["a", "b"], ["a"]):
+        liteexport.export(twins, tmp_path / "twins.ptl", lower=lower)
+        _close(runtime_py.load(tmp_path / "twins.ptl").forward(x.numpy()), twins(x))
+
+
+def _runs_as_torch(path: Path, model: torch.nn.Module) -> None:
+    x = torch.randn(3, 4)
+    _close(runtime_py.load(path).forward(x.numpy()), model(x))
+    _close(_load_for_lite_interpreter(str(path))(x), model(x))
+
+
+def test_auto_on_an_archive_with_shared_types_picks_what_torch_accepts_regression(tmp_path: Path) -> None:
+    # repvit_m1_0, mobileone_s0, ghostnetv2_100, edgenext_xx_small, lraspp_mobilenet_v3_large
+    # archives exited 70 ("Selective lowering is only supported for module hierarchies with unique types")
+    torch.manual_seed(0)
+    model = mixed_models.SharedBlocks().eval()
+    result = liteexport.partial.export_partial(torch.jit.script(model), tmp_path / "a.ptl", ["auto"])
+    assert result.lowered == ("head",)
+    assert dict(result.unlowered)["blocks.0"].endswith(
+        "its submodules stay TorchScript too: blocks.1 share its TorchScript type, and torch lowers "
+        "submodules only of a parent of its own type")
+    _runs_as_torch(tmp_path / "a.ptl", model)
+
+
+def test_auto_from_python_source_scripts_a_type_per_module_when_needed_regression(tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    model = mixed_models.SharedBlocks().eval()
+    liteexport.export(model, tmp_path / "m.ptl", lower="auto")
+    _runs_as_torch(tmp_path / "m.ptl", model)
+    out = tmp_path / "cli.ptl"
+    result = invoke(["export", f"{MODELS}:SharedBlocks", "-o", str(out), "--lower", "auto"])
+    assert result.exit_code == 0, result.stderr
+    assert "lowered: blocks.0.enc, blocks.1.enc, head" in result.stdout
+    result = invoke(["export", f"{MODELS}:SharedBlocks", "-o", str(out), "--lower", "blocks.0.enc"])
+    assert result.exit_code == 0, result.stderr
+
+
+def test_auto_keeps_a_child_whose_attributes_the_parent_reads_regression(tmp_path: Path) -> None:
+    # edgenext_xx_small exited 70 at save: the lowered token_projection has no weight
+    torch.manual_seed(0)
+    model = mixed_models.ReadsChildWeight().eval()
+    with pytest.raises(ModelError, match="no submodule compiles fully"):
+        liteexport.export(model, tmp_path / "r.ptl", lower="auto")
+    with pytest.raises(UnsupportedNodesError, match="reads proj.weight"):
+        liteexport.export(model, tmp_path / "r.ptl", lower=["proj"])
 
 
 def test_cli_lower_auto_and_lowered_archive(tmp_path: Path, mixed: torch.nn.Module) -> None:
@@ -213,11 +258,32 @@ def test_cli_lower_auto_and_lowered_archive(tmp_path: Path, mixed: torch.nn.Modu
     _close_all(_load_for_lite_interpreter(str(bundle))(x, h), model(x, h))
 
 
-def test_cli_lower_refuses_whole_module_options(tmp_path: Path) -> None:
-    result = invoke(["export", f"{MODELS}:Mixed", "-o", str(tmp_path / "x.ptl"), "--lower", "enc",
+def test_cli_specialize_refuses_whole_module_options(tmp_path: Path) -> None:
+    result = invoke(["export", f"{MODELS}:Mixed", "-o", str(tmp_path / "x.ptl"), "--specialize", "k=3",
                      "--method", "forward"])
     assert result.exit_code == 6
-    assert "apply to whole-module lowering" in result.stderr
+    assert "apply to whole-module lowering and --lower" in result.stderr
+
+
+def test_cli_lower_auto_self_checks_the_mixed_bundle_regression(tmp_path: Path) -> None:
+    # --lower auto refused --method, --input-shape and --example-inputs (exit 6) and checked nothing
+    out = tmp_path / "s.ptl"
+    args = ["export", f"{MODELS}:SharedBlocks", "-o", str(out), "--lower", "auto", "--method", "forward"]
+    result = invoke([*args, "--input-shape", "forward:3x4"])
+    assert result.exit_code == 0, result.stderr
+    assert "self-check passed for forward: max abs error" in result.stderr
+    assert "(runtime_py, mixed bundle)" in result.stderr
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    result = invoke([*args, "--example-inputs", str(tmp_path / "x.npy")])
+    assert result.exit_code == 0, result.stderr
+    assert "self-check passed for forward" in result.stderr
+    vectors = decode_test_vectors(runtime_py.load(out).ptmf.extra_file(TEST_VECTORS_EXTRA_FILE))
+    np.testing.assert_array_equal(vectors["forward"][0].inputs[0], x)
+    # runtime_py cannot run it: said, and the check is skipped
+    result = invoke(["export", f"{MODELS}:Erfinv", "-o", str(out), "--lower", "auto", "--input-shape", "forward:3x4"])
+    assert result.exit_code == 0, result.stderr
+    assert "self-check skipped for forward: forward: operator aten::erfinv" in result.stderr
 
 
 def test_torch_saved_zip_with_debug_info_runs_in_runtime_py(tmp_path: Path) -> None:
@@ -267,3 +333,39 @@ def test_cli_specialize(tmp_path: Path) -> None:
     bad = invoke(["export", f"{MODELS}:Scalars", "-o", str(tmp_path / "x.ptl"), "--specialize", "k=abc"])
     assert bad.exit_code == 2
     assert "is not an int, float, bool or list of them" in bad.stderr
+
+
+def test_auto_on_an_archive_finds_its_free_functions_regression(tmp_path: Path) -> None:
+    # every timm archive's BatchNormAct2d (F.batch_norm: a prim::CallFunction) was kept as TorchScript
+    import subprocess
+    import sys
+
+    archive = tmp_path / "f.pt"
+    # saved by another process: here the function exists only in the archive's compilation unit
+    subprocess.run([sys.executable, "-c", "import torch; from tests.to_backend.mixed_models import function_child; "
+                    f"torch.jit.save(torch.jit.script(function_child().eval()), {str(archive)!r})"],
+                   check=True, cwd=Path(__file__).resolve().parents[2])
+    out = tmp_path / "f.ptl"
+    result = invoke(["export", str(archive), "-o", str(out), "--lower", "auto"])
+    assert result.exit_code == 0, result.stderr
+    assert "lowered: enc" in result.stdout
+    _runs_as_torch(out, mixed_models.function_child().eval())
+
+
+def test_partial_export_says_which_engines_run_the_bundle_regression(tmp_path: Path) -> None:
+    # GPT-2/Llama --lower auto bundles exported with exit 0 that runtime_py could not run (aten::diff)
+    out = tmp_path / "e.ptl"
+    result = invoke(["export", f"{MODELS}:Erfinv", "-o", str(out), "--lower", "auto"])
+    assert result.exit_code == 0, result.stderr
+    assert ("runs in:\n  torch lite interpreter (with liteexport's torch extension): yes\n"
+            "  runtime_py: only calls that reach none of aten::erfinv (operators it lacks)\n"
+            "  native core: no (it runs fully lowered bundles only"
+            in result.stdout)
+    result = invoke(["export", f"{MODELS}:Mixed", "-o", str(out), "--lower", "auto"])
+    assert "  runtime_py: yes\n" in result.stdout
+
+
+def test_self_check_of_a_mixed_bundle_returning_a_dict_regression(tmp_path: Path) -> None:
+    # lraspp_mobilenet_v3_large --lower auto --input-shape exited 70 (its {"out": ...} compared as one array)
+    liteexport.export(mixed_models.DictOut().eval(), tmp_path / "d.ptl", lower="auto",
+                      input_shapes={"forward": [[3, 4]]})

@@ -126,3 +126,41 @@ class MaskBuiltInPlace(nn.Module):
                 mask[h[0]:h[1], w[0]:w[1]] = count
                 count += 1
         return x + mask
+
+
+class CachedAttentionBias(nn.Module):
+    """timm's efficientvit_m0/levit attention: the bias table gathered once per device into a
+    dict attribute, written in a branch (a memo), then read back in the same call."""
+
+    def __init__(self, tokens: int = 4, heads: int = 2) -> None:
+        super().__init__()
+        self.heads = heads
+        self.attention_biases = nn.Parameter(torch.randn(heads, tokens))
+        offsets = torch.arange(tokens)
+        self.register_buffer("attention_bias_idxs", (offsets[:, None] - offsets[None, :]).abs(), persistent=False)
+        self.attention_bias_cache = torch.jit.Attribute({}, dict[str, torch.Tensor])
+
+    def get_attention_biases(self, device: torch.device) -> torch.Tensor:
+        if torch.jit.is_tracing() or self.training:
+            return self.attention_biases[:, self.attention_bias_idxs]
+        else:
+            device_key = str(device)
+            if device_key not in self.attention_bias_cache:
+                self.attention_bias_cache[device_key] = self.attention_biases[:, self.attention_bias_idxs]
+            return self.attention_bias_cache[device_key]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # x: (batch, heads, tokens, dim)
+        scores = torch.matmul(x, x.transpose(-2, -1)) + self.get_attention_biases(x.device)
+        return torch.matmul(scores.softmax(dim=-1), x)
+
+
+class RunTimeValueCached(nn.Module):
+    """A dict attribute written with a value computed from the input: state kept across calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.last = torch.jit.Attribute({}, dict[str, torch.Tensor])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.last["x"] = x * 2.0
+        return x + 1.0

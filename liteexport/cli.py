@@ -33,6 +33,9 @@ class _Group(click.Group):
             raise  # click's own: usage errors exit 2, --help/--version exit 0
         except LiteExportError as exc:
             _fail(ctx, exc, exc)
+        except KeyboardInterrupt:  # Ctrl-C: the atomic writer left any old output untouched
+            click.echo("Error: interrupted (SIGINT); nothing was written", err=True)
+            ctx.exit(130)
         except Exception as exc:  # anything else is a bug in liteexport
             hint = "" if ctx.params.get("debug") else " (rerun with --debug for the traceback)"
             _fail(ctx, InternalError(f"{type(exc).__name__}: {exc}{hint}"), exc)
@@ -115,7 +118,7 @@ def cli(debug: bool) -> None:
       0 success, 2 usage error, 3 bad model, 4 unsupported nodes,
       5 bad bundle, 6 bad input, 7 execution failure (--max-instructions/--timeout
       exceeded included), 8 output not writable,
-      9 verification failed,
+      9 verification failed, 130 interrupted (Ctrl-C),
       70 internal error (a bug in liteexport: please report it)
     """
 

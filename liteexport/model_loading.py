@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import inspect
+import os
 import sys
 import traceback
 import warnings
@@ -106,6 +107,37 @@ def _backend_for_lowered(path: Path) -> None:
         load_torch_backend()
 
 
+class _ProcessEnded(BaseException):
+    """Raised in place of ``os._exit`` while the model file runs: a BaseException, so the
+    model's own ``except Exception`` does not swallow it."""
+
+
+@contextlib.contextmanager
+def _process_exit_caught() -> Iterator[None]:
+    """While the model file is imported and built, ``os._exit(n)`` raises instead of ending
+    the process (it skips atexit and every handler, so the export would end silently, exit n)."""
+    real_exit = os._exit
+
+    def refuse(status: int) -> None:
+        caller = sys._getframe(1)
+        raise _ProcessEnded(f"os._exit({status}) at {caller.f_code.co_filename}:{caller.f_lineno}")
+
+    os._exit = refuse  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        os._exit = real_exit
+
+
+def _ended(exc: BaseException, path: Path) -> ModelError:
+    """The ModelError for a model file that tried to end the process (os._exit, sys.exit, exit)."""
+    if isinstance(exc, _ProcessEnded):
+        return ModelError(f"the model file ended the process: {exc}")
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith("<frozen")]
+    where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+    return ModelError(f"the model file ended the process: sys.exit({exc}){where} ({path})")
+
+
 def _import_file(path: Path) -> ModuleType:
     """Execute ``path`` as a fresh module, registered in sys.modules because TorchScript
     resolves names there. The module is named after the file (``tiny_cnn``), as a plain
@@ -120,7 +152,10 @@ def _import_file(path: Path) -> ModuleType:
     sys.modules[module_name] = module
     try:
         spec.loader.exec_module(module)
-    except (Exception, SystemExit) as exc:  # the user's code may raise anything while importing
+    except (SystemExit, _ProcessEnded) as exc:
+        del sys.modules[module_name]
+        raise _ended(exc, path) from exc
+    except Exception as exc:  # the user's code may raise anything while importing
         del sys.modules[module_name]
         raise ModelError(f"cannot import {path}: {_first_line(exc)}{_where(exc, path)}") from exc
     return module
@@ -158,10 +193,14 @@ def _load_python(path: Path, name: str, share_types: bool = True) -> torch.jit.S
     folder = str(path.resolve().parent)
     sys.path.insert(0, folder)
     try:
-        module = _import_file(path)
-        if not hasattr(module, name):
-            raise ModelError(f"{path} defines no '{name}'; {_candidates(module, torch)}")
-        model = _instantiate(getattr(module, name), f"{path}:{name}", torch)
+        with _process_exit_caught():
+            module = _import_file(path)
+            if not hasattr(module, name):
+                raise ModelError(f"{path} defines no '{name}'; {_candidates(module, torch)}")
+            try:
+                model = _instantiate(getattr(module, name), f"{path}:{name}", torch)
+            except (SystemExit, _ProcessEnded) as exc:
+                raise _ended(exc, path) from exc
         if isinstance(model, torch.jit.ScriptModule):
             return model.eval()
         try:

@@ -19,15 +19,20 @@ Only torch interop needs this (and so a C++ compiler, plus the flatbuffers C++ h
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import importlib.metadata
 import importlib.util
 import os
 import re
 import shutil
+import socket
 import sys
 import sysconfig
 import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -65,9 +70,38 @@ def _source_hash() -> str:
     return digest.hexdigest()[:12]
 
 
-# The extension's name carries a hash of its sources (backend.cpp and the generated header) and of
-# torch's version, so a stale cached build is never loaded.
-EXTENSION_NAME = "liteexport_torch_backend_v2_" + _source_hash()
+_NAME_PREFIX = "liteexport_torch_backend_v3_"
+# How long to wait for another process's build of the same extension (seconds).
+BUILD_WAIT_ENV = "LITEEXPORT_TORCH_BUILD_WAIT"
+DEFAULT_BUILD_WAIT = 600.0
+_TORCH_BATON = "lock"  # torch's FileBaton in the build folder: a file a killed build leaves behind
+BUILD_LOCK = "liteexport-build.lock"  # ours: an flock, released by the kernel when its owner dies
+
+
+def _environment_hash() -> str:
+    """Hash of the rest of the build command but the compiler: torch (where and which), the
+    Python (executable, ABI, headers) and the flatbuffers headers. Two environments then never
+    share a build folder, where each would rebuild over the other's build."""
+    import torch
+
+    parts = (torch.__version__, torch.__file__, sys.executable, sysconfig.get_config_var("SOABI"),
+             sysconfig.get_paths()["include"], str(_flatbuffers_include_dir()), os.environ.get("CXXFLAGS", ""))
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:8]
+
+
+def _compiler_hash() -> str:
+    """Hash of the compiler's identity (its real path, size and time: no process to run)."""
+    compiler = _compiler()
+    real = os.path.realpath(compiler) if compiler else "none"
+    stat = os.stat(real) if compiler else None
+    return hashlib.sha256(repr((real, stat and (stat.st_size, stat.st_mtime_ns))).encode()).hexdigest()[:8]
+
+
+def extension_name() -> str:
+    """The extension's name, and its build folder's: a hash of everything in the build command
+    (sources, torch, Python, headers, compiler), so a build for other sources or another
+    environment is never loaded nor rebuilt over."""
+    return f"{_NAME_PREFIX}{_source_hash()}_{_environment_hash()}_{_compiler_hash()}"
 
 _INSTALL_HINT = (
     "Install a C++ compiler (e.g. `apt-get install g++`, or set CXX to one) and ninja "
@@ -97,24 +131,82 @@ def _flatbuffers_include_dir() -> Path | None:
     return None
 
 
-def _cached_library() -> Path | None:
-    """The already-built extension library in torch's extensions directory, if any."""
+def _build_folder(name: str) -> Path:
     from torch.utils.cpp_extension import _get_build_directory
 
+    return Path(_get_build_directory(name, verbose=False))
+
+
+def _cached_library() -> Path | None:
+    """An already-built extension library for these sources and this environment, built by any
+    compiler (this one may be gone), in torch's extensions directory."""
     try:
-        path = Path(_get_build_directory(EXTENSION_NAME, verbose=False)) / f"{EXTENSION_NAME}.so"
+        name = extension_name()
+        root = _build_folder(name).parent
     except Exception:  # noqa: BLE001 - any failure just means "not cached"
         return None
-    return path if path.is_file() else None
+    stem = name.rsplit("_", 1)[0]
+    found = sorted(root.glob(f"{stem}_*/{stem}_*.so"))
+    return found[0] if found else None
 
 
 def _import_library(path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(EXTENSION_NAME, path)
+    name = path.stem
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    sys.modules[EXTENSION_NAME] = module
+    sys.modules[name] = module
     return module
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _build_wait() -> float:
+    text = os.environ.get(BUILD_WAIT_ENV, "")
+    try:
+        return float(text) if text else DEFAULT_BUILD_WAIT
+    except ValueError:
+        raise TorchBackendUnavailable(f"{BUILD_WAIT_ENV}={text!r} is not a number of seconds") from None
+
+
+@contextlib.contextmanager
+def _build_lock(folder: Path) -> Iterator[None]:
+    """Hold the build folder for one build at a time, waiting at most ``BUILD_WAIT_ENV`` seconds.
+
+    Torch's own lock (a file created with O_EXCL, polled forever) outlives a killed build, and then
+    every later load hangs. Ours is an flock, which dies with its owner; under it, torch's lock
+    can only be a leftover, so it is removed."""
+    path = folder / BUILD_LOCK
+    wait = _build_wait()
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline, told = time.monotonic() + wait, False
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                owner = path.read_text(errors="replace").strip() or "owner unknown"
+                if time.monotonic() >= deadline:
+                    raise TorchBackendUnavailable(
+                        f"Gave up after {wait:g} s waiting for another build of liteexport's torch backend "
+                        f"({owner}), which holds {path}. Set {BUILD_WAIT_ENV} (seconds) to wait longer.") from None
+                if not told:
+                    _say(f"waiting for another build of liteexport's torch backend ({owner}; lock {path})...")
+                    told = True
+                time.sleep(0.2)
+        os.ftruncate(fd, 0)
+        os.write(fd, f"pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%H:%M:%S')}".encode())
+        baton = folder / _TORCH_BATON
+        if baton.exists():
+            baton.unlink()
+            _say(f"removed {baton}, left behind by a build of liteexport's torch backend that was killed")
+        yield
+    finally:
+        os.close(fd)  # releases the flock
 
 
 def _class_registered() -> bool:
@@ -152,15 +244,27 @@ def _build_and_import() -> ModuleType:
         raise TorchBackendUnavailable(
             f"liteexport's torch backend sources are missing ({SOURCE_PATH}, {GENERATED_DIR / _GENERATED_HEADER}): "
             "reinstall liteexport.")
+    name = extension_name()
+    folder = _build_folder(name)
     try:
-        module: ModuleType = load_inline(
-            EXTENSION_NAME,
-            cpp_sources=[SOURCE_PATH.read_text()],
-            functions=["registered_backend", "set_preprocess"],
-            extra_include_paths=[str(SOURCE_PATH.parent), str(SHARED_DIR), str(GENERATED_DIR),
-                                 str(flatbuffers_include)],
-        )
+        with _build_lock(folder):
+            first_use = not (folder / f"{name}.so").is_file()
+            if first_use:
+                _say("building liteexport's torch backend (first use, about a minute)...")
+            start = time.monotonic()
+            module: ModuleType = load_inline(
+                name,
+                cpp_sources=[SOURCE_PATH.read_text()],
+                functions=["registered_backend", "set_preprocess"],
+                extra_include_paths=[str(SOURCE_PATH.parent), str(SHARED_DIR), str(GENERATED_DIR),
+                                     str(flatbuffers_include)],
+                build_directory=str(folder),
+            )
+            if first_use:
+                _say(f"built liteexport's torch backend in {time.monotonic() - start:.0f} s ({folder})")
         return module
+    except TorchBackendUnavailable:
+        raise
     except Exception as exc:  # noqa: BLE001 - every build failure becomes one clear error
         detail = str(exc).strip().splitlines()
         raise TorchBackendUnavailable(

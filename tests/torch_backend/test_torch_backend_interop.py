@@ -211,6 +211,6 @@ def test_missing_flatbuffers_headers_raise_user_error(monkeypatch: pytest.Monkey
 
 
 def test_extension_name_carries_the_source_hash() -> None:
-    assert tb.EXTENSION_NAME.endswith(tb._source_hash())
+    assert tb._source_hash() in tb.extension_name()
     assert tb.SOURCE_PATH.is_file() and (tb.GENERATED_DIR / "demo_program_generated.h").is_file()
     assert all(header.is_file() for header in tb.SOURCE_HEADERS)  # the decoder shared with Android too

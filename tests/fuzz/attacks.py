@@ -11,6 +11,8 @@ each varied by a seeded random generator. ``attack(i)`` is always the same file.
   renumbered far apart (must load and give the seed's own outputs);
 - ``setstate_code`` / ``forward_code``: load-time or run-time bytecode that loops forever (JMP to
   itself, LOOP of 2**62), sets a huge attribute slot, or builds shared tuples and hashes them;
+- ``program_bomb`` (not in ATTACKS: it needs a run with a memory budget): a compiled program
+  broadcasting, multiplying, pooling or concatenating one input element to gigabytes;
 - ``shared_ivalues``: PTMF tuples holding the previous one twice, as a dict key, a value or a
   list item; dict keys that are long tuples.
 
@@ -179,6 +181,33 @@ def shared_ivalues(rng: random.Random) -> bytes:
     holder = rng.choice([(ptmf.DictValue((top,), (base,), ""),), (ptmf.ListValue((top, base), ""),),
                          (ptmf.DictValue((base,), (top,), ""),), ()])
     return crafted._with_root_attr((*chain, *holder))
+
+
+def program_bomb(rng: random.Random) -> bytes:
+    """A compiled program that makes a huge value from one input element (issue 18): a broadcast
+    of (a, 1) with (1, b), an outer product, an adaptive pool to a huge size, or a cat of many
+    copies. Run under a memory budget it must stop before allocating past it."""
+    from runtime_py.format import program as prog
+
+    big = rng.choice([1 << 15, 1 << 16, 3 << 14])
+    kind = rng.randrange(4)
+
+    def tail(h: int) -> tuple[prog.Instruction, ...]:
+        column = prog.Instruction(prog.OpCode.EXPAND, (2,), (3,), prog.ShapeAttrs((big, 1)), h)
+        row = prog.Instruction(prog.OpCode.EXPAND, (2,), (4,), prog.ShapeAttrs((1, big)), h + 1)
+        if kind == 0:
+            op = rng.choice([prog.OpCode.ADD, prog.OpCode.MUL, prog.OpCode.SUB, prog.OpCode.DIV, prog.OpCode.POW])
+            return column, row, prog.Instruction(op, (3, 4), (5,), prog.BinaryAttrs(), h + 2)
+        if kind == 1:
+            return column, row, prog.Instruction(prog.OpCode.MATMUL, (3, 4), (5,), None, h + 2)
+        if kind == 2:
+            cube = prog.Instruction(prog.OpCode.EXPAND, (2,), (3,), prog.ShapeAttrs((1, 1, 1, 1)), h)
+            return cube, row, prog.Instruction(prog.OpCode.ADAPTIVE_AVG_POOL2D, (3,), (5,),
+                                               prog.ShapeAttrs((big, big)), h + 2)
+        copies = rng.randint(1000, 3000)  # of a (big, 1) column of at least 128 KiB
+        return column, row, prog.Instruction(prog.OpCode.CAT, (3,) * copies, (5,), prog.AxisAttrs(0), h + 2)
+
+    return crafted._program_from_one_element(tail, 5)
 
 
 ATTACKS: dict[str, tuple[Callable[[random.Random], bytes], str]] = {  # name -> (builder, kind)

@@ -4,6 +4,7 @@ loaded and run again and must give the outputs it gave before any attack (cross-
 
 from __future__ import annotations
 
+import random
 import sys
 from pathlib import Path
 
@@ -82,3 +83,27 @@ def test_endless_forwards_stop_at_the_budget() -> None:
         module = Module(read_bundle_bytes(attacks.attack("forward_code", i)))
         with pytest.raises(ExecutionError):
             module.forward(*seed_inputs("torch_linear.ptmf.bin"), max_instructions=10_000)
+
+
+BOMB_BUDGET = 64 << 20
+
+
+@pytest.mark.parametrize("i", range(12))
+def test_program_bombs_stop_at_the_memory_budget_before_allocating(i: int) -> None:
+    """A compiled program making gigabytes from one element ends in RunLimitExceeded under a 64 MiB
+    budget, and what the process allocated stays within the budget (plus the bundle's own size)."""
+    import tracemalloc
+
+    from runtime_py.budgets import RunLimitExceeded
+
+    data = attacks.program_bomb(random.Random(f"program_bomb/{i}"))
+    module = Module(read_bundle_bytes(data))
+    tracemalloc.start()
+    try:
+        with pytest.raises(RunLimitExceeded, match="more than the memory budget of 67108864 bytes"):
+            module.forward(np.ones((4, 20), np.float32), max_memory=BOMB_BUDGET, timeout=HANG_SECONDS)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < BOMB_BUDGET + (8 << 20), f"bomb {i}: peak {peak} bytes"
+    assert_seed_unharmed(RUNNABLE[i % len(RUNNABLE)])

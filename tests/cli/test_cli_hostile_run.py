@@ -22,16 +22,19 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "fuzz"))
 import crafted  # noqa: E402
 
 
+def _with_vector(data: bytes, shape: tuple[int, ...]) -> bytes:
+    """The bundle ``data`` with a test vector of ones of ``shape`` (for verify to run)."""
+    module = read_bundle_bytes(data)
+    x = np.ones(shape, np.float32)
+    vectors = encode_test_vectors({"forward": [TestVector((x,), (x,))]})
+    return encode_module(replace(module, extra_files=module.extra_files
+                                 + (ptmf.ExtraFile(TEST_VECTORS_EXTRA_FILE, vectors),)))
+
+
 def _endless(tmp_path: Path, with_vectors: bool = False) -> Path:
     data = crafted.forward_jmp_self()
-    if with_vectors:
-        module = read_bundle_bytes(data)
-        x = np.ones((2, 4), np.float32)
-        vectors = encode_test_vectors({"forward": [TestVector((x,), (x,))]})
-        data = encode_module(replace(module, extra_files=module.extra_files
-                                     + (ptmf.ExtraFile(TEST_VECTORS_EXTRA_FILE, vectors),)))
     path = tmp_path / "endless.ptl"
-    path.write_bytes(data)
+    path.write_bytes(_with_vector(data, (2, 4)) if with_vectors else data)
     return path
 
 
@@ -100,21 +103,13 @@ def test_random_input_bigger_than_memory_is_a_bad_input(tmp_path: Path, hand_bun
 @pytest.mark.parametrize("command", [["inspect"], ["run", "--random", "2x4"], ["verify"]])
 def test_a_fifo_bundle_is_refused_with_exit_5_without_blocking(tmp_path: Path, command: list[str]) -> None:
     import os
-    import signal
+
+    from tests.watchdog import watchdog
 
     fifo = tmp_path / "bundle.ptl"
     os.mkfifo(fifo)
-
-    def blocked(signum: int, frame: object) -> None:
-        raise AssertionError("liteexport blocked on the FIFO")
-
-    previous = signal.signal(signal.SIGALRM, blocked)
-    signal.alarm(20)
-    try:
+    with watchdog(20, "liteexport blocked on the FIFO"):
         _fails([command[0], str(fifo), *command[1:]], 5, "is a FIFO (named pipe), not a bundle file", tmp_path)
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def test_a_fifo_input_is_refused_with_exit_6(tmp_path: Path) -> None:
@@ -130,14 +125,8 @@ def test_a_fifo_input_is_refused_with_exit_6(tmp_path: Path) -> None:
 @pytest.mark.parametrize("command", ["run", "verify"])
 def test_max_memory_stops_a_compiled_broadcast_with_exit_7(tmp_path: Path, command: str) -> None:
     data = crafted.program_broadcast_16_gib()
-    if command == "verify":
-        module = read_bundle_bytes(data)
-        x = np.ones((4, 20), np.float32)
-        vectors = encode_test_vectors({"forward": [TestVector((x,), (x,))]})
-        data = encode_module(replace(module, extra_files=module.extra_files
-                                     + (ptmf.ExtraFile(TEST_VECTORS_EXTRA_FILE, vectors),)))
     bundle = tmp_path / "broadcast.ptl"
-    bundle.write_bytes(data)
+    bundle.write_bytes(_with_vector(data, (4, 20)) if command == "verify" else data)
     args = [command, str(bundle), "--max-memory", "300K"] + (["--random", "4x20"] if command == "run" else [])
     _fails(args, 7, "instruction #3 EXPAND (slots [2] -> [4]) would allocate up to 262144 bytes while 262464 are "
            "live: more than the memory budget of 307200 bytes", tmp_path)

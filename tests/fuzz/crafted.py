@@ -97,22 +97,8 @@ def _big_int_code(first_constant: int) -> tuple[tuple[Instruction, ...], tuple[p
     return (*code, Instruction(OpCode.RET, 0, 0)), ops, constants
 
 
-def setstate_big_int_arithmetic() -> bytes:
-    """__setstate__ raises 10 to 2**40 and squares 3 forty times (once a hang inside CPython's C)."""
-    m = _stateful()
-    fn = m.ivalues[SETSTATE_FN]
-    assert isinstance(fn, ptmf.Function)
-    n = len(m.ivalues)
-    code, ops, constants = _big_int_code(0)
-    fn = replace(fn, instructions=code, debug_handles=None, register_size=2, operators=ops,
-                 constants=tuple(range(n, n + len(constants))), type_annotations=())
-    return encode_module(replace(m, ivalues=m.ivalues[:SETSTATE_FN] + (fn,) + m.ivalues[SETSTATE_FN + 1:] + constants))
-
-
-def forward_big_int_arithmetic() -> bytes:
-    """The same in forward, which returns 3 squared forty times (as an int64)."""
-    m = read_bundle_bytes(harness.load_seeds()["torch_linear.ptmf.bin"])
-    index = next(i for i, v in enumerate(m.ivalues) if isinstance(v, ptmf.Function) and v.qn.endswith(".forward"))
+def _with_big_int_code(m: ptmf.Module, index: int) -> bytes:
+    """``m`` with function ``index`` running _big_int_code, its constants appended to the ivalues."""
     fn = m.ivalues[index]
     assert isinstance(fn, ptmf.Function)
     n = len(m.ivalues)
@@ -120,6 +106,18 @@ def forward_big_int_arithmetic() -> bytes:
     fn = replace(fn, instructions=code, debug_handles=None, register_size=2, operators=ops,
                  constants=tuple(range(n, n + len(constants))), type_annotations=())
     return encode_module(replace(m, ivalues=m.ivalues[:index] + (fn,) + m.ivalues[index + 1:] + constants))
+
+
+def setstate_big_int_arithmetic() -> bytes:
+    """__setstate__ raises 10 to 2**40 and squares 3 forty times (once a hang inside CPython's C)."""
+    return _with_big_int_code(_stateful(), SETSTATE_FN)
+
+
+def forward_big_int_arithmetic() -> bytes:
+    """The same in forward, which returns 3 squared forty times (as an int64)."""
+    m = read_bundle_bytes(harness.load_seeds()["torch_linear.ptmf.bin"])
+    return _with_big_int_code(m, next(i for i, v in enumerate(m.ivalues)
+                                      if isinstance(v, ptmf.Function) and v.qn.endswith(".forward")))
 
 
 def register_size_huge() -> bytes:

@@ -5,12 +5,10 @@ afterwards neither kills the process (SIGBUS, as with a memory-mapped file) nor 
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
@@ -20,22 +18,13 @@ import harness  # noqa: E402
 
 import runtime_py  # noqa: E402
 from runtime_py.errors import FormatError  # noqa: E402
+from tests.watchdog import watchdog  # noqa: E402
 
 REPO = Path(__file__).parents[2]
 
 
-@contextmanager
-def _fails_if_it_blocks(seconds: int = 20) -> Iterator[None]:
-    def blocked(signum: int, frame: object) -> None:
-        raise AssertionError(f"did not return in {seconds} s: blocked on the file")
-
-    previous = signal.signal(signal.SIGALRM, blocked)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+def _fails_if_it_blocks(seconds: int = 20) -> AbstractContextManager[None]:
+    return watchdog(seconds, "blocked on the file")
 
 
 def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:

@@ -5,11 +5,9 @@ the file's size (measured with tracemalloc)."""
 from __future__ import annotations
 
 import re
-import signal
 import sys
 import tracemalloc
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
@@ -21,6 +19,7 @@ import harness  # noqa: E402
 from runtime_py.errors import FormatError  # noqa: E402
 from runtime_py.format.bundle_file import read_bundle_bytes  # noqa: E402
 from runtime_py.module import Module  # noqa: E402
+from tests.watchdog import watchdog  # noqa: E402
 
 MEMORY_FACTOR = 10  # PTMF: every value is read from at least a few bytes of the file
 # A zip model's pickles make a Python object of about 60 bytes from each 1..6-byte opcode
@@ -36,18 +35,8 @@ def _load(data: bytes) -> Module:
     return Module(read_bundle_bytes(data))
 
 
-@contextmanager
-def _fails_if_it_hangs() -> Iterator[None]:
-    def hung(signum: int, frame: object) -> None:
-        raise AssertionError(f"load did not finish in {HANG_SECONDS} s: a loop the load budget missed")
-
-    previous = signal.signal(signal.SIGALRM, hung)
-    signal.alarm(HANG_SECONDS)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+def _fails_if_it_hangs() -> AbstractContextManager[None]:
+    return watchdog(HANG_SECONDS, "a loop the load budget missed")
 
 
 @pytest.mark.parametrize("name", sorted(crafted.CRAFTED))

@@ -61,8 +61,9 @@ register_schema("aten::addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta
 
 
 def _linear_site() -> Any:
-    """linear at one call site: float32 runs the demo kernel (which keeps the transposed weight);
-    its ValueError falls through to ``linear``, which reports the problem in torch's words."""
+    """linear at one call site: float32 runs the demo kernel (which keeps the transposed weight),
+    other dtypes ``linear``; a shape that does not fit is refused first, in torch's words. A
+    failure of the demo kernel is its own: no second implementation runs in its place."""
     kernel = make_linear(FusedAttrs(), 3)
     # (weight, bias) of the last call, once found float32 with a 2-D weight: the usual call (the
     # same constants every time) then checks only x in fewer steps (dtypes and ndim never change)
@@ -76,10 +77,9 @@ def _linear_site() -> Any:
                 return linear(x, weight, bias)
             checked = (weight, bias)
         if type(x) is np.ndarray and (x.dtype is F32 or x.dtype == F32) and x.ndim:
-            try:
-                return kernel(x, weight, bias)
-            except ValueError:
-                pass
+            if x.shape[-1] != weight.shape[1]:
+                _check_linear_shapes(x, weight)
+            return kernel(x, weight, bias)
         return linear(x, weight, bias)
 
     return linear_site
@@ -89,10 +89,15 @@ register_schema("aten::linear(Tensor input, Tensor weight, Tensor? bias=None) ->
                 per_site=True)  # x @ W^T + b
 
 
-def linear(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+def _check_linear_shapes(x: np.ndarray, weight: np.ndarray) -> None:
+    """torch's words for an input that does not fit the weight (before either kernel runs)."""
     if x.shape[-1:] != weight.shape[-1:]:
         raise ExecutionError(f"mat1 and mat2 shapes cannot be multiplied ({int(np.prod(x.shape[:-1]))}x"
                              f"{x.shape[-1] if x.ndim else 1} and {weight.shape[-1]}x{weight.shape[0]})")
+
+
+def linear(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+    _check_linear_shapes(x, weight)
     y = matmul(x, weight.T)
     return y if bias is None else np.asarray(y + bias).astype(y.dtype, copy=False)
 

@@ -2,11 +2,10 @@
 schema/demo_ops.toml -> the opcode enum and op table, schema/demo_errors.toml -> the error
 codes and their templates.
 
-The spec owns the opcodes: the OpCode enum of schema/demo_program.fbs is rendered from it
-(``fbs_with_opcodes``), so adding an op is one line of the spec. The attribute tables stay
-written by hand in the fbs (a new one is a real schema change); the spec's [attributes] must
-list exactly the fbs's Attributes union in tag order, and a mismatch stops the generator with
-a message naming both sides.
+The spec owns the opcodes and the attribute tables: the OpCode enum, the attribute enums and
+tables and the Attributes union of schema/demo_program.fbs are rendered from it
+(``fbs_with_opcodes``), so adding an op is one line of the spec and adding an attribute one
+field entry. The attribute part lives in demo_attrs_codegen.py.
 """
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import demo_attrs_codegen as attrs_codegen
 import tomllib
 
 PY_HEADER = (
@@ -34,12 +34,16 @@ class Op:
     attrs: str | None  # Attributes union member, None: no attributes
     alias: bool
     doc: str
+    operands: tuple[str, ...]  # names, in order (the last repeats for "any number")
+    dtypes: tuple[str, ...]  # element types every operand and the result may have
 
 
 @dataclass(frozen=True)
 class Spec:
     attributes: dict[str, bool]  # union member -> every field has a default; tag order from 1
     ops: tuple[Op, ...]  # in opcode order, numbered 0..n-1
+    enums: dict[str, attrs_codegen.Enum]
+    tables: dict[str, attrs_codegen.Table]  # union member -> its fields and constraints, tag order
 
 
 class SpecError(Exception):
@@ -49,10 +53,15 @@ class SpecError(Exception):
 def load(spec_path: Path, fbs_path: Path) -> Spec:
     """The spec in ``spec_path``, checked for consistency and against the fbs schema."""
     raw = tomllib.loads(spec_path.read_text())
-    attributes = {name: bool(entry["optional"]) for name, entry in raw["attributes"].items()}
+    try:
+        enums, tables = attrs_codegen.load(raw, set(raw["ops"]))
+    except attrs_codegen.AttrSpecError as exc:
+        raise SpecError(str(exc)) from None
+    attributes = {name: table.optional for name, table in tables.items()}
+    default_dtypes = tuple(raw.get("defaults", {}).get("dtypes", ("float32",)))
     ops = []
     for name, entry in raw["ops"].items():
-        unknown = set(entry) - {"code", "fbs", "inputs", "attrs", "alias", "doc"}
+        unknown = set(entry) - {"code", "fbs", "inputs", "attrs", "alias", "doc", "operands", "dtypes"}
         if unknown:
             raise SpecError(f"op {name}: unknown keys {sorted(unknown)}")
         low, high = entry["inputs"]
@@ -62,12 +71,11 @@ def load(spec_path: Path, fbs_path: Path) -> Spec:
         if not re.fullmatch(r"[A-Z][A-Z0-9_]*", name) or low < 0 or (high != -1 and high < low):
             raise SpecError(f"op {name}: bad name or inputs {entry['inputs']}")
         ops.append(Op(name, int(entry["code"]), entry["fbs"], low, None if high == -1 else high, attrs,
-                      bool(entry.get("alias", False)), entry["doc"]))
+                      bool(entry.get("alias", False)), entry["doc"], tuple(entry.get("operands", ())),
+                      tuple(entry.get("dtypes", default_dtypes))))
     if [op.code for op in ops] != list(range(len(ops))):
         raise SpecError("[ops] must be listed in opcode order, numbered 0, 1, 2, ... without gaps")
-    spec = Spec(attributes, tuple(ops))
-    _check_fbs(spec, fbs_path.read_text(), fbs_path.name)
-    return spec
+    return Spec(attributes, tuple(ops), enums, tables)
 
 
 def _enum_members(text: str, pattern: str) -> list[tuple[str, int]]:
@@ -87,13 +95,6 @@ def _enum_members(text: str, pattern: str) -> list[tuple[str, int]]:
     return members
 
 
-def _check_fbs(spec: Spec, fbs: str, fbs_name: str) -> None:
-    union = [name for name, _ in _enum_members(fbs, r"union\s+Attributes")]
-    if union != list(spec.attributes):
-        raise SpecError(f"schema/demo_ops.toml [attributes] and {fbs_name}'s Attributes union disagree:\n"
-                        f"  fbs:  {union}\n  spec: {list(spec.attributes)}")
-
-
 _OPCODE_ENUM = re.compile(r"(enum\s+OpCode\s*:\s*\w+\s*\{)[^}]*(\})")
 
 
@@ -107,14 +108,25 @@ def fbs_with_opcodes(fbs: str, spec: Spec) -> str:
     rendered, count = _OPCODE_ENUM.subn(lambda m: m.group(1) + body + m.group(2), fbs)
     if count != 1:
         raise SpecError("enum OpCode not found in the fbs schema")
-    return rendered
+    try:
+        return attrs_codegen.fbs_with_attributes(rendered, spec.enums, spec.tables)
+    except attrs_codegen.AttrSpecError as exc:
+        raise SpecError(str(exc)) from None
+
+
+def python_attrs(spec: Spec) -> str:
+    return attrs_codegen.python_module(spec.enums, spec.tables, PY_HEADER)
+
+
+def cpp_attrs(spec: Spec) -> str:
+    return attrs_codegen.cpp_header(spec.enums, spec.tables, {op.name: op.code for op in spec.ops}, CPP_HEADER)
 
 
 def python_module(spec: Spec) -> str:
     enum_lines = "\n".join(f"    {op.name} = {op.code}  # {op.doc}" for op in spec.ops)
     table_lines = "\n".join(
         f"    OpCode.{op.name}: OpSpec({op.min_inputs}, {op.max_inputs}, {op.attrs!r}, "
-        f"{bool(op.attrs) and spec.attributes[op.attrs or '']}, {op.alias}),"
+        f"{bool(op.attrs) and spec.attributes[op.attrs or '']}, {op.alias}, {op.operands!r}, {op.dtypes!r}),"
         for op in spec.ops)
     tags = ", ".join(f"{name!r}: {tag}" for tag, name in enumerate(spec.attributes, start=1))
     return PY_HEADER + f'''"""The demo instruction set (schema/demo_ops.toml): opcodes and their operands."""
@@ -138,6 +150,8 @@ class OpSpec:
     attrs: str | None  # the Attributes union member it carries (fbs table name); None: none
     attrs_optional: bool  # every attribute field has a default: the instruction may omit them
     may_alias_input: bool  # the result may be a view of input 0
+    operands: tuple[str, ...] = ()  # names, in order (the last repeats for "any number")
+    dtypes: tuple[str, ...] = ("float32",)  # element types every operand and the result may have
 
 
 OP_SPECS: dict[OpCode, OpSpec] = {{

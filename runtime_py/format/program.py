@@ -2,7 +2,8 @@
 
 This mirrors ``schema/demo_program.fbs`` (the wire format; read its comments for the
 meaning of each field) and ``schema/demo_ops.toml`` (the opcodes, generated into ``OpCode``
-and ``OP_SPECS``). The compiler builds these, ``program_codec`` turns
+and ``OP_SPECS``; the attribute dataclasses, generated into ``_generated/demo_attrs.py`` and
+re-exported here under their names). The compiler builds these, ``program_codec`` turns
 them into bytes and back, and the runtimes execute them. Nothing here needs torch.
 """
 
@@ -11,10 +12,29 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+# the attribute tables, generated from schema/demo_ops.toml (fields, defaults, constraints)
+from runtime_py.format._generated.demo_attrs import TABLES, AttrTable
+from runtime_py.format._generated.demo_attrs import Activation as Activation
+from runtime_py.format._generated.demo_attrs import AxisAttrs as AxisAttrs
+from runtime_py.format._generated.demo_attrs import BinaryAttrs as BinaryAttrs
+from runtime_py.format._generated.demo_attrs import ClampAttrs as ClampAttrs
+from runtime_py.format._generated.demo_attrs import Conv2dAttrs as Conv2dAttrs
+from runtime_py.format._generated.demo_attrs import FlattenAttrs as FlattenAttrs
+from runtime_py.format._generated.demo_attrs import FusedAttrs as FusedAttrs
+from runtime_py.format._generated.demo_attrs import GeluAttrs as GeluAttrs
+from runtime_py.format._generated.demo_attrs import LayerNormAttrs as LayerNormAttrs
+from runtime_py.format._generated.demo_attrs import PermuteAttrs as PermuteAttrs
+from runtime_py.format._generated.demo_attrs import Pool2dAttrs as Pool2dAttrs
+from runtime_py.format._generated.demo_attrs import ReduceAttrs as ReduceAttrs
+from runtime_py.format._generated.demo_attrs import ShapeAttrs as ShapeAttrs
+from runtime_py.format._generated.demo_attrs import SliceAttrs as SliceAttrs
+
 # the instruction set, generated from schema/demo_ops.toml
 from runtime_py.format._generated.demo_ops import OP_SPECS as OP_SPECS
 from runtime_py.format._generated.demo_ops import OpCode as OpCode
 from runtime_py.format._generated.demo_ops import OpSpec as OpSpec
+
+ATTRIBUTE_TABLES: tuple[AttrTable, ...] = TABLES  # in union tag order
 
 PROGRAM_FORMAT_VERSION = 1
 PROGRAM_FILE_IDENTIFIER = b"LXDP"
@@ -26,102 +46,7 @@ class DType(enum.IntEnum):
     FLOAT32 = 6
 
 
-class Activation(enum.IntEnum):
-    """An activation fused into the instruction that produces a value."""
-
-    NONE = 0
-    RELU = 1
-
-
-@dataclass(frozen=True)
-class BinaryAttrs:
-    alpha: float = 1.0  # multiplies the second operand (add/sub)
-    scalar: float | None = None  # the scalar operand when the instruction has one input
-    reverse: bool = False  # operands swapped: scalar OP x (rsub, rdiv) or b OP a
-
-
-@dataclass(frozen=True)
-class GeluAttrs:
-    tanh_approximation: bool = False
-
-
-@dataclass(frozen=True)
-class AxisAttrs:
-    axis: int
-
-
-@dataclass(frozen=True)
-class FusedAttrs:
-    activation: Activation = Activation.NONE
-
-
-@dataclass(frozen=True)
-class Conv2dAttrs:
-    stride: tuple[int, int] = (1, 1)
-    padding: tuple[int, int] = (0, 0)
-    dilation: tuple[int, int] = (1, 1)
-    groups: int = 1
-    activation: Activation = Activation.NONE
-
-
-@dataclass(frozen=True)
-class LayerNormAttrs:
-    normalized_ndim: int
-    eps: float
-
-
-@dataclass(frozen=True)
-class Pool2dAttrs:
-    kernel: tuple[int, int]
-    stride: tuple[int, int]
-    padding: tuple[int, int] = (0, 0)
-    dilation: tuple[int, int] = (1, 1)  # max pool only
-    ceil_mode: bool = False
-    count_include_pad: bool = True  # avg pool only
-    divisor_override: int | None = None  # avg pool only
-
-
-@dataclass(frozen=True)
-class ShapeAttrs:
-    dims: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class PermuteAttrs:
-    perm: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class FlattenAttrs:
-    start_dim: int
-    end_dim: int
-
-
-@dataclass(frozen=True)
-class ClampAttrs:
-    min: float | None  # None: no lower bound
-    max: float | None  # None: no upper bound
-
-
-@dataclass(frozen=True)
-class ReduceAttrs:
-    axes: tuple[int, ...]  # distinct, may be negative; empty: every axis
-    keepdim: bool = False
-
-
-SLICE_END = (1 << 63) - 1  # "to the end of the axis"
-
-
-@dataclass(frozen=True)
-class SliceAttrs:
-    """``x[..., start:end:step, ...]`` on one axis: negative bounds count from the end and
-    bounds are clamped to the axis, as in Python; step > 0."""
-
-    axis: int
-    start: int = 0
-    end: int = SLICE_END
-    step: int = 1
-
+SLICE_END = (1 << 63) - 1  # "to the end of the axis" (SliceAttrs.end's default)
 
 Attributes = (
     BinaryAttrs | GeluAttrs | AxisAttrs | FusedAttrs | Conv2dAttrs | LayerNormAttrs
@@ -129,21 +54,7 @@ Attributes = (
 )
 
 # the Attributes union's members (schema/demo_ops.toml [attributes]) -> their dataclasses
-ATTRIBUTE_CLASSES: dict[str, type] = {
-    "Binary": BinaryAttrs,
-    "Gelu": GeluAttrs,
-    "Axis": AxisAttrs,
-    "Fused": FusedAttrs,
-    "Conv2d": Conv2dAttrs,
-    "LayerNorm": LayerNormAttrs,
-    "Pool2d": Pool2dAttrs,
-    "Shape": ShapeAttrs,
-    "Permute": PermuteAttrs,
-    "Flatten": FlattenAttrs,
-    "Clamp": ClampAttrs,
-    "Reduce": ReduceAttrs,
-    "Slice": SliceAttrs,
-}
+ATTRIBUTE_CLASSES: dict[str, type] = {table.name: table.cls for table in ATTRIBUTE_TABLES}
 
 
 def attributes_class(op: OpCode) -> type | None:

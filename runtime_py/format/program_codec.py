@@ -12,7 +12,6 @@ the executor's.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from runtime_py.error_codes import format_error, render
@@ -20,33 +19,21 @@ from runtime_py.errors import InternalError
 from runtime_py.format import fb_reader as fr
 from runtime_py.format import fb_verify as fv
 from runtime_py.format._generated import demo_program_generated as g
+from runtime_py.format._generated.demo_attrs import AttrTable
+from runtime_py.format.attribute_rules import coded_problem
 from runtime_py.format.fb_reader import TableReader
 from runtime_py.format.fb_verify import Buffer, Builder, Verifier
 from runtime_py.format.program import (
+    ATTRIBUTE_TABLES,
     OP_SPECS,
     PROGRAM_FILE_IDENTIFIER,
     PROGRAM_FORMAT_VERSION,
-    SLICE_END,
-    Activation,
     Attributes,
-    AxisAttrs,
-    BinaryAttrs,
-    ClampAttrs,
     Constant,
-    Conv2dAttrs,
     DType,
-    FlattenAttrs,
-    FusedAttrs,
-    GeluAttrs,
     Instruction,
-    LayerNormAttrs,
     OpCode,
-    PermuteAttrs,
-    Pool2dAttrs,
     Program,
-    ReduceAttrs,
-    ShapeAttrs,
-    SliceAttrs,
     ValueInfo,
     attributes_class,
 )
@@ -92,7 +79,6 @@ _PROGRAM = fv.TableSpec("Program", (
                                  _FLATTEN, _CLAMP, _REDUCE, _SLICE, _INSTRUCTION, _VALUE_INFO, _CONSTANT, _PROGRAM))
 # raw wire values -> members: a dict lookup is ~10x cheaper than calling the enum
 _OPCODES = {int(op): op for op in OpCode}
-_ACTIVATIONS = {int(a): a for a in Activation}
 
 # --- rules shared by encoder and decoder ---
 
@@ -128,12 +114,6 @@ def _outputs_problem(outputs: tuple[int, ...], handles: tuple[int, ...]) -> Prob
     return "OUTPUT_HANDLES", {"outputs": len(outputs), "handles": len(handles)}
 
 
-def _adaptive_problem(op: OpCode, attrs: Attributes) -> Problem:
-    if op is OpCode.ADAPTIVE_AVG_POOL2D and isinstance(attrs, ShapeAttrs) and len(attrs.dims) != 2:
-        return "OUTPUT_SIZE_LENGTH", {"op": op.name, "found": len(attrs.dims)}
-    return None
-
-
 def _bug(problem: Problem | str) -> None:
     if isinstance(problem, str):
         raise InternalError(f"cannot encode program: {problem}")
@@ -148,270 +128,97 @@ def _bad(problem: Problem, path: str, pos: int) -> None:
 
 # --- encoding ---
 
-def _ints32(b: Builder, start: Callable[[Builder, int], object], values: tuple[int, ...]) -> int:
-    return fv.write_scalars(b, start, b.PrependInt32, values)
-
-
-def _pair(b: Builder, start: Callable[[Builder, int], object], values: tuple[int, int], name: str) -> int:
-    _bug(_pair_problem(tuple(values), name))
-    return _ints32(b, start, values)
-
-
-def _write_binary(b: Builder, a: BinaryAttrs) -> int:
-    g.BinaryStart(b)
-    g.BinaryAddAlpha(b, float(a.alpha))
-    if a.scalar is not None:
-        g.BinaryAddScalar(b, float(a.scalar))
-        g.BinaryAddHasScalar(b, True)
-    g.BinaryAddReverse(b, bool(a.reverse))
-    return int(g.BinaryEnd(b))
-
-
-def _write_gelu(b: Builder, a: GeluAttrs) -> int:
-    g.GeluStart(b)
-    g.GeluAddTanhApproximation(b, bool(a.tanh_approximation))
-    return int(g.GeluEnd(b))
-
-
-def _write_axis(b: Builder, a: AxisAttrs) -> int:
-    g.AxisStart(b)
-    g.AxisAddAxis(b, a.axis)
-    return int(g.AxisEnd(b))
-
-
-def _write_fused(b: Builder, a: FusedAttrs) -> int:
-    g.FusedStart(b)
-    g.FusedAddActivation(b, int(Activation(a.activation)))
-    return int(g.FusedEnd(b))
-
-
-def _write_conv2d(b: Builder, a: Conv2dAttrs) -> int:
-    stride = _pair(b, g.Conv2dStartStrideVector, a.stride, "Conv2dAttrs.stride")
-    padding = _pair(b, g.Conv2dStartPaddingVector, a.padding, "Conv2dAttrs.padding")
-    dilation = _pair(b, g.Conv2dStartDilationVector, a.dilation, "Conv2dAttrs.dilation")
-    g.Conv2dStart(b)
-    g.Conv2dAddStride(b, stride)
-    g.Conv2dAddPadding(b, padding)
-    g.Conv2dAddDilation(b, dilation)
-    g.Conv2dAddGroups(b, a.groups)
-    g.Conv2dAddActivation(b, int(Activation(a.activation)))
-    return int(g.Conv2dEnd(b))
-
-
-def _write_layer_norm(b: Builder, a: LayerNormAttrs) -> int:
-    g.LayerNormStart(b)
-    g.LayerNormAddNormalizedNdim(b, a.normalized_ndim)
-    g.LayerNormAddEps(b, float(a.eps))
-    return int(g.LayerNormEnd(b))
-
-
-def _write_pool2d(b: Builder, a: Pool2dAttrs) -> int:
-    if a.divisor_override == 0:
-        _bug("Pool2dAttrs.divisor_override 0 cannot be written (0 means none)")
-    kernel = _pair(b, g.Pool2dStartKernelVector, a.kernel, "Pool2dAttrs.kernel")
-    stride = _pair(b, g.Pool2dStartStrideVector, a.stride, "Pool2dAttrs.stride")
-    padding = _pair(b, g.Pool2dStartPaddingVector, a.padding, "Pool2dAttrs.padding")
-    dilation = _pair(b, g.Pool2dStartDilationVector, a.dilation, "Pool2dAttrs.dilation")
-    g.Pool2dStart(b)
-    g.Pool2dAddKernel(b, kernel)
-    g.Pool2dAddStride(b, stride)
-    g.Pool2dAddPadding(b, padding)
-    g.Pool2dAddDilation(b, dilation)
-    g.Pool2dAddCeilMode(b, bool(a.ceil_mode))
-    g.Pool2dAddCountIncludePad(b, bool(a.count_include_pad))
-    g.Pool2dAddDivisorOverride(b, a.divisor_override or 0)
-    return int(g.Pool2dEnd(b))
-
-
-def _write_shape(b: Builder, a: ShapeAttrs) -> int:
-    dims = fv.write_scalars(b, g.ShapeStartDimsVector, b.PrependInt64, a.dims)
-    g.ShapeStart(b)
-    g.ShapeAddDims(b, dims)
-    return int(g.ShapeEnd(b))
-
-
-def _write_permute(b: Builder, a: PermuteAttrs) -> int:
-    perm = _ints32(b, g.PermuteStartPermVector, a.perm)
-    g.PermuteStart(b)
-    g.PermuteAddPerm(b, perm)
-    return int(g.PermuteEnd(b))
-
-
-def _write_flatten(b: Builder, a: FlattenAttrs) -> int:
-    g.FlattenStart(b)
-    g.FlattenAddStartDim(b, a.start_dim)
-    g.FlattenAddEndDim(b, a.end_dim)
-    return int(g.FlattenEnd(b))
-
-
-def _write_clamp(b: Builder, a: ClampAttrs) -> int:
-    g.ClampStart(b)
-    if a.min is not None:
-        g.ClampAddMin(b, float(a.min))
-        g.ClampAddHasMin(b, True)
-    if a.max is not None:
-        g.ClampAddMax(b, float(a.max))
-        g.ClampAddHasMax(b, True)
-    return int(g.ClampEnd(b))
-
-
-def _write_reduce(b: Builder, a: ReduceAttrs) -> int:
-    axes = _ints32(b, g.ReduceStartAxesVector, a.axes)
-    g.ReduceStart(b)
-    g.ReduceAddAxes(b, axes)
-    g.ReduceAddKeepdim(b, bool(a.keepdim))
-    return int(g.ReduceEnd(b))
-
-
-def _write_slice(b: Builder, a: SliceAttrs) -> int:
-    g.SliceStart(b)
-    g.SliceAddAxis(b, a.axis)
-    g.SliceAddStart(b, a.start)
-    g.SliceAddEnd(b, a.end)
-    g.SliceAddStep(b, a.step)
-    return int(g.SliceEnd(b))
-
-
-# --- decoding of the attribute tables (checked as they are read, by fb_reader) ---
-
-def _pair_at(r: TableReader, pos: int, path: str, table_pos: int) -> tuple[int, int]:
-    pair = r.scalars("i", pos, path)
-    _bad(_pair_problem(pair, path.rsplit(".", 1)[1]), path, pos or table_pos)
-    return pair[0], pair[1]
-
-
-def _activation(r: TableReader, pos: int, path: str, table_pos: int) -> Activation:
-    raw = r.scalar(fr.I8, pos, 0)
-    activation: Activation | None = _ACTIVATIONS.get(raw)  # type: ignore[call-overload]
-    if activation is None:
-        raise format_error("UNKNOWN_ENUM", where=fv.location(f"{path}.activation", pos or table_pos),
-                           enum="Activation", value=raw)
-    return activation
-
-
-def _read_binary(r: TableReader, pos: int, path: str) -> BinaryAttrs:
-    alpha, scalar, has_scalar, reverse = r.table(pos, _BINARY_L, path)
-    has = r.scalar(fr.BOOL, has_scalar, False)
-    if scalar and not has:
-        raise format_error("FIELD_WITHOUT_FLAG", where=fv.location(f"{path}.scalar", scalar), field="scalar",
-                           flag="has_scalar")
-    return BinaryAttrs(alpha=r.scalar(fr.F64, alpha, 1.0),  # type: ignore[arg-type]
-                       scalar=r.scalar(fr.F64, scalar, 0.0) if has else None,  # type: ignore[arg-type]
-                       reverse=r.scalar(fr.BOOL, reverse, False))  # type: ignore[arg-type]
-
-
-def _read_gelu(r: TableReader, pos: int, path: str) -> GeluAttrs:
-    (tanh,) = r.table(pos, _GELU_L, path)
-    return GeluAttrs(tanh_approximation=r.scalar(fr.BOOL, tanh, False))  # type: ignore[arg-type]
-
-
-def _read_axis(r: TableReader, pos: int, path: str) -> AxisAttrs:
-    (axis,) = r.table(pos, _AXIS_L, path)
-    return AxisAttrs(axis=r.scalar(fr.I32, axis, 0))  # type: ignore[arg-type]
-
-
-def _read_fused(r: TableReader, pos: int, path: str) -> FusedAttrs:
-    (activation,) = r.table(pos, _FUSED_L, path)
-    return FusedAttrs(activation=_activation(r, activation, path, pos))
-
-
-def _read_conv2d(r: TableReader, pos: int, path: str) -> Conv2dAttrs:
-    stride, padding, dilation, groups, activation = r.table(pos, _CONV2D_L, path)
-    return Conv2dAttrs(
-        stride=_pair_at(r, stride, f"{path}.stride", pos),
-        padding=_pair_at(r, padding, f"{path}.padding", pos),
-        dilation=_pair_at(r, dilation, f"{path}.dilation", pos),
-        groups=r.scalar(fr.I32, groups, 1),  # type: ignore[arg-type]
-        activation=_activation(r, activation, path, pos),
-    )
-
-
-def _read_layer_norm(r: TableReader, pos: int, path: str) -> LayerNormAttrs:
-    ndim, eps = r.table(pos, _LAYER_NORM_L, path)
-    return LayerNormAttrs(normalized_ndim=r.scalar(fr.I32, ndim, 0), eps=r.scalar(fr.F64, eps, 0.0))  # type: ignore[arg-type]
-
-
-def _read_pool2d(r: TableReader, pos: int, path: str) -> Pool2dAttrs:
-    kernel, stride, padding, dilation, ceil_mode, count_include_pad, divisor = r.table(pos, _POOL2D_L, path)
-    return Pool2dAttrs(
-        kernel=_pair_at(r, kernel, f"{path}.kernel", pos),
-        stride=_pair_at(r, stride, f"{path}.stride", pos),
-        padding=_pair_at(r, padding, f"{path}.padding", pos),
-        dilation=_pair_at(r, dilation, f"{path}.dilation", pos),
-        ceil_mode=r.scalar(fr.BOOL, ceil_mode, False),  # type: ignore[arg-type]
-        count_include_pad=r.scalar(fr.BOOL, count_include_pad, True),  # type: ignore[arg-type]
-        divisor_override=r.scalar(fr.I32, divisor, 0) or None,  # type: ignore[arg-type]
-    )
-
-
-def _read_shape(r: TableReader, pos: int, path: str) -> ShapeAttrs:
-    (dims,) = r.table(pos, _SHAPE_L, path)
-    return ShapeAttrs(dims=r.scalars("q", dims, f"{path}.dims"))
-
-
-def _read_permute(r: TableReader, pos: int, path: str) -> PermuteAttrs:
-    (perm,) = r.table(pos, _PERMUTE_L, path)
-    return PermuteAttrs(perm=r.scalars("i", perm, f"{path}.perm"))
-
-
-def _read_flatten(r: TableReader, pos: int, path: str) -> FlattenAttrs:
-    start_dim, end_dim = r.table(pos, _FLATTEN_L, path)
-    return FlattenAttrs(start_dim=r.scalar(fr.I32, start_dim, 0), end_dim=r.scalar(fr.I32, end_dim, 0))  # type: ignore[arg-type]
-
-
-def _bound(r: TableReader, value: int, present: int, name: str, path: str) -> float | None:
-    """A Clamp bound: its value when its has_ flag is set, else None (a value without the flag is malformed)."""
-    has = r.scalar(fr.BOOL, present, False)
-    if value and not has:
-        raise format_error("FIELD_WITHOUT_FLAG", where=fv.location(f"{path}.{name}", value), field=name,
-                           flag=f"has_{name}")
-    return r.scalar(fr.F64, value, 0.0) if has else None  # type: ignore[return-value]
-
-
-def _read_clamp(r: TableReader, pos: int, path: str) -> ClampAttrs:
-    low, high, has_low, has_high = r.table(pos, _CLAMP_L, path)
-    return ClampAttrs(min=_bound(r, low, has_low, "min", path), max=_bound(r, high, has_high, "max", path))
-
-
-def _read_reduce(r: TableReader, pos: int, path: str) -> ReduceAttrs:
-    axes, keepdim = r.table(pos, _REDUCE_L, path)
-    return ReduceAttrs(axes=r.scalars("i", axes, f"{path}.axes"), keepdim=r.scalar(fr.BOOL, keepdim, False))  # type: ignore[arg-type]
-
-
-def _read_slice(r: TableReader, pos: int, path: str) -> SliceAttrs:
-    axis, start, end, step = r.table(pos, _SLICE_L, path)
-    return SliceAttrs(axis=r.scalar(fr.I32, axis, 0), start=r.scalar(fr.I64, start, 0),  # type: ignore[arg-type]
-                      end=r.scalar(fr.I64, end, SLICE_END), step=r.scalar(fr.I64, step, 1))  # type: ignore[arg-type]
-
-
-@dataclass(frozen=True)
-class _AttrCodec:
-    """How one member of the ``Attributes`` union is written and read."""
-
-    cls: type
-    tag: int  # the union type tag (g.Attributes.X)
-    spec: fv.TableSpec
-    write: Callable[[Builder, Any], int]
-    read: Callable[[TableReader, int, str], Attributes]  # (reader, table position, path)
-
-
-_ATTR_CODECS = (
-    _AttrCodec(BinaryAttrs, g.Attributes.Binary, _BINARY, _write_binary, _read_binary),
-    _AttrCodec(GeluAttrs, g.Attributes.Gelu, _GELU, _write_gelu, _read_gelu),
-    _AttrCodec(AxisAttrs, g.Attributes.Axis, _AXIS, _write_axis, _read_axis),
-    _AttrCodec(FusedAttrs, g.Attributes.Fused, _FUSED, _write_fused, _read_fused),
-    _AttrCodec(Conv2dAttrs, g.Attributes.Conv2d, _CONV2D, _write_conv2d, _read_conv2d),
-    _AttrCodec(LayerNormAttrs, g.Attributes.LayerNorm, _LAYER_NORM, _write_layer_norm, _read_layer_norm),
-    _AttrCodec(Pool2dAttrs, g.Attributes.Pool2d, _POOL2D, _write_pool2d, _read_pool2d),
-    _AttrCodec(ShapeAttrs, g.Attributes.Shape, _SHAPE, _write_shape, _read_shape),
-    _AttrCodec(PermuteAttrs, g.Attributes.Permute, _PERMUTE, _write_permute, _read_permute),
-    _AttrCodec(FlattenAttrs, g.Attributes.Flatten, _FLATTEN, _write_flatten, _read_flatten),
-    _AttrCodec(ClampAttrs, g.Attributes.Clamp, _CLAMP, _write_clamp, _read_clamp),
-    _AttrCodec(ReduceAttrs, g.Attributes.Reduce, _REDUCE, _write_reduce, _read_reduce),
-    _AttrCodec(SliceAttrs, g.Attributes.Slice, _SLICE, _write_slice, _read_slice),
-)
-_BY_CLASS = {c.cls: c for c in _ATTR_CODECS}
-_BY_TAG = {c.tag: c for c in _ATTR_CODECS}
+# --- the attribute tables: one loop over each table's generated field descriptors ---
+
+# wire kind -> the builder's slot writer, the reader's format
+_SLOT_WRITERS = {"i32": "PrependInt32Slot", "i64": "PrependInt64Slot", "f64": "PrependFloat64Slot",
+                 "bool": "PrependBoolSlot", "enum": "PrependInt8Slot", "opt_i32": "PrependInt32Slot"}
+_SCALAR_FORMATS = {"i32": fr.I32, "i64": fr.I64, "f64": fr.F64, "bool": fr.BOOL, "enum": fr.I8, "opt_i32": fr.I32}
+_CONVERT: dict[str, Callable[[Any], object]] = {"f64": float, "bool": bool}
+# vector kind -> (element size, builder prepend, reader format)
+_VECTORS = {"pair": (4, "PrependInt32", "i"), "i32s": (4, "PrependInt32", "i"), "i64s": (8, "PrependInt64", "q")}
+_ENUM_MEMBERS: dict[type, dict[int, Any]] = {
+    f.enum: {int(m): m for m in f.enum} for t in ATTRIBUTE_TABLES for f in t.fields if f.enum is not None}  # type: ignore[attr-defined]
+
+
+def _write_attrs(b: Builder, table: AttrTable, attrs: Any) -> int:
+    """The table of ``attrs``: vectors first, then every field in schema order (the bytes flatc's
+    generated XStart/XAdd/XEnd calls give)."""
+    vectors = {}
+    for f in table.fields:
+        if f.kind in _VECTORS:
+            values = tuple(getattr(attrs, f.name))
+            if f.kind == "pair":
+                _bug(_pair_problem(values, f"{table.cls.__name__}.{f.name}"))
+            size, prepend, _ = _VECTORS[f.kind]
+            b.StartVector(size, len(values), size)
+            for value in reversed(values):
+                getattr(b, prepend)(value)
+            vectors[f.slot] = int(b.EndVector())
+    b.StartObject(table.num_slots)
+    for f in table.fields:
+        value = getattr(attrs, f.name)
+        if f.slot in vectors:
+            b.PrependUOffsetTRelativeSlot(f.slot, vectors[f.slot], 0)
+        elif f.kind == "opt_f64":
+            if value is not None:
+                b.PrependFloat64Slot(f.slot, float(value), 0.0)
+                b.PrependBoolSlot(f.flag_slot, True, False)
+        elif f.kind == "opt_i32" and value == f.default:
+            _bug(f"{table.cls.__name__}.{f.name} {value} cannot be written ({value} means none)")
+        else:
+            value = f.enum(value) if f.enum is not None else value
+            write = getattr(b, _SLOT_WRITERS[f.kind])
+            write(f.slot, _CONVERT.get(f.kind, int)(f.default if value is None else value), f.default)
+    return int(b.EndObject())
+
+
+def _read_attrs(r: TableReader, table: AttrTable, pos: int, path: str) -> Attributes:
+    """The dataclass of the table at ``pos``, each field checked as it is read."""
+    at = r.table(pos, _ATTR_LAYOUTS[table.name], path)
+    values: dict[str, object] = {}
+    for f in table.fields:
+        field_pos, field_path = at[f.slot], f"{path}.{f.name}"
+        if f.kind == "pair":
+            pair = r.scalars("i", field_pos, field_path)
+            _bad(_pair_problem(pair, f.name), field_path, field_pos or pos)
+            values[f.name] = (pair[0], pair[1])
+        elif f.kind in _VECTORS:
+            values[f.name] = r.scalars(_VECTORS[f.kind][2], field_pos, field_path)
+        elif f.kind == "opt_f64":
+            has = r.scalar(fr.BOOL, at[f.flag_slot], False)
+            if field_pos and not has:
+                raise format_error("FIELD_WITHOUT_FLAG", where=fv.location(field_path, field_pos), field=f.name,
+                                   flag=f.flag)
+            values[f.name] = r.scalar(fr.F64, field_pos, 0.0) if has else None
+        elif f.kind == "opt_i32":
+            raw = r.scalar(fr.I32, field_pos, f.default)
+            values[f.name] = None if raw == f.default else raw
+        else:
+            raw = r.scalar(_SCALAR_FORMATS[f.kind], field_pos, f.default)
+            if f.enum is not None:
+                member = _ENUM_MEMBERS[f.enum].get(raw)  # type: ignore[call-overload]
+                if member is None:
+                    raise format_error("UNKNOWN_ENUM", where=fv.location(field_path, field_pos or pos),
+                                       enum=f.enum.__name__, value=raw)
+                raw = member
+            values[f.name] = raw
+    attrs: Attributes = table.cls(**values)
+    return attrs
+
+
+# the Attributes union's members: layouts by table name (the TableSpecs above), tables by class and tag
+_ATTR_SPECS = {s.name: s for s in (_BINARY, _GELU, _AXIS, _FUSED, _CONV2D, _LAYER_NORM, _POOL2D, _SHAPE, _PERMUTE,
+                                   _FLATTEN, _CLAMP, _REDUCE, _SLICE)}
+_ATTR_LAYOUTS = {name: fr.layout(s) for name, s in _ATTR_SPECS.items()}
+_BY_CLASS = {t.cls: t for t in ATTRIBUTE_TABLES}
+_BY_TAG = {t.tag: t for t in ATTRIBUTE_TABLES}
+
+
+def _coded_problem(op: OpCode, attrs: Attributes) -> tuple[Problem, str]:
+    """The decoder's own attribute rule (schema/demo_ops.toml, ``code``) ``attrs`` break, and its field."""
+    found = coded_problem(op.name, attrs)
+    return (None, "") if found is None else ((found[0], found[1]), found[2])
 
 
 # --- Program ---
@@ -470,9 +277,9 @@ def _write_instruction(b: Builder, inst: Instruction) -> int:
     op = OpCode(inst.op)
     attrs_cls = None if inst.attributes is None else type(inst.attributes)
     _bug(attribute_problem(op, attrs_cls))
-    _bug(_adaptive_problem(op, inst.attributes))
+    _bug(_coded_problem(op, inst.attributes)[0])
     codec = None if attrs_cls is None else _BY_CLASS[attrs_cls]
-    attrs = None if codec is None else codec.write(b, inst.attributes)
+    attrs = None if codec is None else _write_attrs(b, codec, inst.attributes)
     inputs = fv.write_scalars(b, g.InstructionStartInputsVector, b.PrependUint32, inst.inputs)
     outputs = fv.write_scalars(b, g.InstructionStartOutputsVector, b.PrependUint32, inst.outputs)
     g.InstructionStart(b)
@@ -509,7 +316,7 @@ def verify_structure(buf: Buffer) -> Verifier:
         tag_at = inst.fields.get("attributes_type")
         codec = None if tag_at is None else _BY_TAG.get(v.buf[tag_at])
         if codec is not None:
-            v.child(inst, "attributes", codec.spec)
+            v.child(inst, "attributes", _ATTR_SPECS[codec.name])
     return v
 
 
@@ -572,11 +379,12 @@ def _read_instruction(r: TableReader, pos: int, path: str) -> Instruction:
             _bad(problem, f"{path}.attributes_type", tag_at or pos)
         if not attributes:
             raise format_error("ATTRIBUTES_MISSING", where=fv.location(f"{path}.attributes", pos),
-                               table=codec.spec.name)
+                               table=codec.name)
         attrs_path = path + ".attributes"
         child = r.target(attributes, attrs_path)
-        attrs = codec.read(r, child, attrs_path)
-        _bad(_adaptive_problem(op, attrs), attrs_path + ".dims", child)
+        attrs = _read_attrs(r, codec, child, attrs_path)
+        problem, field = _coded_problem(op, attrs)
+        _bad(problem, f"{attrs_path}.{field}", child)
     return Instruction(
         op=op,
         inputs=r.scalars("I", inputs, path + ".inputs"),

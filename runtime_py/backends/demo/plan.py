@@ -19,6 +19,7 @@ from runtime_py.backends.demo.kernels import KERNELS, BufferedKernelSpec, Kernel
 from runtime_py.backends.demo.memory import Bound, output_bound
 from runtime_py.error_codes import format_error
 from runtime_py.errors import FormatError
+from runtime_py.format.attribute_rules import attribute_problem
 from runtime_py.format.program import PROGRAM_FORMAT_VERSION, DType, Instruction, OpCode, Program
 
 PEAKS_KEPT = 64
@@ -274,6 +275,9 @@ def _bind(spec: KernelSpec, instruction: Instruction, method_where: str, index: 
         expected = "no attributes" if spec.attrs_type is None else spec.attrs_type.__name__
         found = "none" if attrs is None else type(attrs).__name__
         raise fail("ATTRIBUTE_TYPE", op=OpCode(instruction.op).name, expected=expected, found=found)
+    problem = attribute_problem(OpCode(instruction.op).name, attrs, n_inputs)  # schema/demo_ops.toml's rules
+    if problem is not None:
+        raise fail("INVALID_ATTRIBUTES", problem=problem)
     try:
         return spec.factory(attrs, n_inputs)
     except ValueError as exc:

@@ -1,0 +1,237 @@
+# GENERATED CODE, DO NOT EDIT: made by scripts/generate_schema_code.py from schema/demo_ops.toml
+# ruff: noqa
+"""The demo attribute tables (schema/demo_ops.toml): frozen dataclasses, the field
+descriptors program_codec loops over and the constraints attribute_rules checks."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+class Activation(enum.IntEnum):
+    """fbs enum Activation."""
+
+    NONE = 0
+    RELU = 1
+
+
+@dataclass(frozen=True)
+class BinaryAttrs:
+    alpha: float = 1.0  # multiplies the second operand (add/sub)
+    scalar: float | None = None  # the scalar operand when the instruction has one input
+    reverse: bool = False  # operands swapped: scalar OP x, or b OP a
+
+
+@dataclass(frozen=True)
+class GeluAttrs:
+    tanh_approximation: bool = False
+
+
+@dataclass(frozen=True)
+class AxisAttrs:
+    axis: int  # may be negative
+
+
+@dataclass(frozen=True)
+class FusedAttrs:
+    activation: Activation = Activation.NONE  # applied to the result in place
+
+
+@dataclass(frozen=True)
+class Conv2dAttrs:
+    stride: tuple[int, int] = (1, 1)  # [h, w]
+    padding: tuple[int, int] = (0, 0)  # [h, w]
+    dilation: tuple[int, int] = (1, 1)  # [h, w]
+    groups: int = 1
+    activation: Activation = Activation.NONE
+
+
+@dataclass(frozen=True)
+class LayerNormAttrs:
+    normalized_ndim: int  # the last normalized_ndim dimensions are normalized
+    eps: float
+
+
+@dataclass(frozen=True)
+class Pool2dAttrs:
+    kernel: tuple[int, int]  # [h, w]
+    stride: tuple[int, int]  # [h, w]
+    padding: tuple[int, int] = (0, 0)  # [h, w]
+    dilation: tuple[int, int] = (1, 1)  # [h, w] (max pool only)
+    ceil_mode: bool = False
+    count_include_pad: bool = True  # avg pool only
+    divisor_override: int | None = None  # avg pool only, 0 = none
+
+
+@dataclass(frozen=True)
+class ShapeAttrs:
+    dims: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class PermuteAttrs:
+    perm: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class FlattenAttrs:
+    start_dim: int
+    end_dim: int
+
+
+@dataclass(frozen=True)
+class ClampAttrs:
+    min: float | None  # None: no lower bound
+    max: float | None  # None: no upper bound
+
+
+@dataclass(frozen=True)
+class ReduceAttrs:
+    axes: tuple[int, ...]  # distinct, may be negative; empty: every axis
+    keepdim: bool = False
+
+
+@dataclass(frozen=True)
+class SliceAttrs:
+    """``x[..., start:end:step, ...]`` on one axis: negative bounds count from the end and
+bounds are clamped to the axis, as in Python; step > 0."""
+
+    axis: int  # may be negative
+    start: int = 0  # may be negative (counted from the end); clamped to the axis
+    end: int = 9223372036854775807  # exclusive; as start
+    step: int = 1  # > 0
+
+@dataclass(frozen=True)
+class AttrField:
+    """One field of an attribute table as the codec loops see it."""
+
+    name: str  # the dataclass field
+    kind: str  # wire kind: i32 i64 f64 bool enum pair i32s i64s opt_f64 opt_i32
+    slot: int  # fbs field id
+    default: object  # the value of an absent field
+    flag: str  # opt_f64: the presence field's name
+    flag_slot: int  # opt_f64: the presence field's id, else -1
+    enum: type | None  # kind enum: the IntEnum
+
+
+@dataclass(frozen=True)
+class AttrRule:
+    """One constraint (schema/demo_ops.toml); attribute_rules.py interprets it."""
+
+    check: str  # min equals length max_count distinct any_present rule
+    fields: tuple[str, ...]
+    value: float | None
+    other: int | None  # min: the excepted value; max_count: the value counted
+    ops: frozenset[str]  # empty: every op carrying the table
+    text: str | None  # INVALID_ATTRIBUTES problem template ({field}, {got})
+    code: str | None  # or: the error code the decoder raises (fields op, found)
+    rule: str | None
+
+
+@dataclass(frozen=True)
+class AttrTable:
+    name: str  # fbs table and union member
+    tag: int  # union tag
+    cls: type
+    num_slots: int  # fbs fields, presence flags included
+    fields: tuple[AttrField, ...]
+    rules: tuple[AttrRule, ...]
+
+
+F, R = AttrField, AttrRule
+
+# in union tag order
+TABLES: tuple[AttrTable, ...] = (
+    AttrTable('Binary', 1, BinaryAttrs, 4, (
+        F('alpha', 'f64', 0, 1.0, '', -1, None),
+        F('scalar', 'opt_f64', 1, 0.0, 'has_scalar', 2, None),
+        F('reverse', 'bool', 3, False, '', -1, None),
+    ), (
+        R('equals', ('alpha',), 1.0, None, frozenset(['MUL', 'DIV', 'POW']), 'alpha={got} is only allowed for ADD and SUB', None, None),
+        R('rule', (), None, None, frozenset([]), 'a scalar operand is needed with exactly one input, and only then', None, 'scalar_iff_one_input'),
+    )),
+    AttrTable('Gelu', 2, GeluAttrs, 1, (
+        F('tanh_approximation', 'bool', 0, False, '', -1, None),
+    ), ()),
+    AttrTable('Axis', 3, AxisAttrs, 1, (
+        F('axis', 'i32', 0, 0, '', -1, None),
+    ), ()),
+    AttrTable('Fused', 4, FusedAttrs, 1, (
+        F('activation', 'enum', 0, Activation.NONE, '', -1, Activation),
+    ), ()),
+    AttrTable('Conv2d', 5, Conv2dAttrs, 5, (
+        F('stride', 'pair', 0, (1, 1), '', -1, None),
+        F('padding', 'pair', 1, (0, 0), '', -1, None),
+        F('dilation', 'pair', 2, (1, 1), '', -1, None),
+        F('groups', 'i32', 3, 1, '', -1, None),
+        F('activation', 'enum', 4, Activation.NONE, '', -1, Activation),
+    ), (
+        R('min', ('stride',), 1, None, frozenset([]), '{field} must be positive, got {got}', None, None),
+        R('min', ('padding',), 0, None, frozenset([]), '{field} must be non-negative, got {got}', None, None),
+        R('min', ('dilation',), 1, None, frozenset([]), '{field} must be positive, got {got}', None, None),
+        R('min', ('groups',), 1, None, frozenset([]), '{field} must be positive, got {got}', None, None),
+    )),
+    AttrTable('LayerNorm', 6, LayerNormAttrs, 2, (
+        F('normalized_ndim', 'i32', 0, 0, '', -1, None),
+        F('eps', 'f64', 1, 0.0, '', -1, None),
+    ), (
+        R('min', ('normalized_ndim',), 1, None, frozenset([]), '{field} must be positive, got {got}', None, None),
+    )),
+    AttrTable('Pool2d', 7, Pool2dAttrs, 7, (
+        F('kernel', 'pair', 0, (), '', -1, None),
+        F('stride', 'pair', 1, (), '', -1, None),
+        F('padding', 'pair', 2, (0, 0), '', -1, None),
+        F('dilation', 'pair', 3, (1, 1), '', -1, None),
+        F('ceil_mode', 'bool', 4, False, '', -1, None),
+        F('count_include_pad', 'bool', 5, True, '', -1, None),
+        F('divisor_override', 'opt_i32', 6, 0, '', -1, None),
+    ), (
+        R('min', ('kernel',), 1, None, frozenset([]), '{field} must be positive, got {got}', None, None),
+        R('min', ('stride',), 1, None, frozenset([]), '{field} must be positive, got {got}', None, None),
+        R('min', ('padding',), 0, None, frozenset([]), '{field} must be non-negative, got {got}', None, None),
+        R('min', ('dilation',), 1, None, frozenset([]), '{field} must be positive, got {got}', None, None),
+        R('rule', (), None, None, frozenset([]), 'padding {padding} should be at most half of the kernel size {kernel}', None, 'padding_at_most_half_kernel'),
+        R('equals', ('dilation',), 1, None, frozenset(['AVG_POOL2D']), 'avg_pool2d has no dilation, got {got}', None, None),
+        R('min', ('divisor_override',), 0, None, frozenset(['AVG_POOL2D']), '{field} must be positive, got {got}', None, None),
+    )),
+    AttrTable('Shape', 8, ShapeAttrs, 1, (
+        F('dims', 'i64s', 0, (), '', -1, None),
+    ), (
+        R('length', ('dims',), 2, None, frozenset(['ADAPTIVE_AVG_POOL2D']), None, 'OUTPUT_SIZE_LENGTH', None),
+        R('max_count', ('dims',), 1, -1, frozenset(['RESHAPE']), 'shape {got} may hold one -1 and otherwise sizes >= 0', None, None),
+        R('min', ('dims',), -1, None, frozenset(['RESHAPE']), 'shape {got} may hold one -1 and otherwise sizes >= 0', None, None),
+        R('min', ('dims',), -1, None, frozenset(['EXPAND']), 'shape {got} may hold -1 and otherwise sizes >= 0', None, None),
+        R('length', ('dims',), 2, None, frozenset(['ADAPTIVE_AVG_POOL2D']), 'output size must be 2 positive sizes (or -1), got {got}', None, None),
+        R('min', ('dims',), 1, -1, frozenset(['ADAPTIVE_AVG_POOL2D']), 'output size must be 2 positive sizes (or -1), got {got}', None, None),
+    )),
+    AttrTable('Permute', 9, PermuteAttrs, 1, (
+        F('perm', 'i32s', 0, (), '', -1, None),
+    ), (
+        R('rule', (), None, None, frozenset([]), '{got} is not a permutation of the axes 0..{last}', None, 'permutation'),
+    )),
+    AttrTable('Flatten', 10, FlattenAttrs, 2, (
+        F('start_dim', 'i32', 0, 0, '', -1, None),
+        F('end_dim', 'i32', 1, 0, '', -1, None),
+    ), ()),
+    AttrTable('Clamp', 11, ClampAttrs, 4, (
+        F('min', 'opt_f64', 0, 0.0, 'has_min', 2, None),
+        F('max', 'opt_f64', 1, 0.0, 'has_max', 3, None),
+    ), (
+        R('any_present', ('min', 'max'), None, None, frozenset([]), 'clamp needs at least one of min and max', None, None),
+    )),
+    AttrTable('Reduce', 12, ReduceAttrs, 2, (
+        F('axes', 'i32s', 0, (), '', -1, None),
+        F('keepdim', 'bool', 1, False, '', -1, None),
+    ), (
+        R('distinct', ('axes',), None, None, frozenset([]), '{field} {got} repeat an axis', None, None),
+    )),
+    AttrTable('Slice', 13, SliceAttrs, 4, (
+        F('axis', 'i32', 0, 0, '', -1, None),
+        F('start', 'i64', 1, 0, '', -1, None),
+        F('end', 'i64', 2, 9223372036854775807, '', -1, None),
+        F('step', 'i64', 3, 1, '', -1, None),
+    ), (
+        R('min', ('step',), 1, None, frozenset([]), '{field} must be positive, got {got}', None, None),
+    )),
+)

@@ -40,9 +40,8 @@ std::string list_text(const std::vector<T>& values) {
 
 inline const char* code_name(Code code) { return kCodeNames[static_cast<size_t>(code)]; }
 
-// The template of `code` with every {name} replaced by that field's value.
-inline std::string render(Code code, const Fields& fields) {
-  const std::string text = kTemplates[static_cast<size_t>(code)];
+// `text` with every {name} replaced by that field's value.
+inline std::string render_text(const std::string& text, const Fields& fields) {
   std::string out;
   for (size_t i = 0; i < text.size(); ++i) {
     size_t close = text[i] == '{' ? text.find('}', i) : std::string::npos;
@@ -63,6 +62,11 @@ inline std::string render(Code code, const Fields& fields) {
     i = close;
   }
   return out;
+}
+
+// The template of `code` with every {name} replaced by that field's value.
+inline std::string render(Code code, const Fields& fields) {
+  return render_text(kTemplates[static_cast<size_t>(code)], fields);
 }
 
 // What every decoding or validation problem throws. what(): the rendered text, followed by

@@ -22,10 +22,12 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
 
+#include "demo_attrs_generated.h"
 #include "demo_error.h"
 #include "demo_ops_generated.h"
 #include "demo_program_generated.h"
@@ -44,61 +46,10 @@ using demo_ops::OpInfo;
 constexpr uint32_t kFormatVersion = 1;  // runtime_py.format.program.PROGRAM_FORMAT_VERSION
 
 // ---------------------------------------------------------------------------------------------
-// Decoded attributes. The variant's index is the fbs union tag (Binary = 1 ... Slice = 13).
+// Decoded attributes: the structs, field tables and constraint tables generated from
+// schema/demo_ops.toml (demo_attrs_generated.h). The variant's index is the fbs union tag.
 
-using Pair = std::array<int64_t, 2>;
-
-struct BinaryAttrs {
-  double alpha = 1.0;
-  std::optional<double> scalar;
-  bool reverse = false;
-};
-struct GeluAttrs {
-  bool tanh_approximation = false;
-};
-struct AxisAttrs {
-  int64_t axis = 0;
-};
-struct FusedAttrs {
-  bool relu = false;
-};
-struct Conv2dAttrs {
-  Pair stride{1, 1}, padding{0, 0}, dilation{1, 1};
-  int64_t groups = 1;
-  bool relu = false;
-};
-struct LayerNormAttrs {
-  int64_t normalized_ndim = 0;
-  double eps = 0;
-};
-struct Pool2dAttrs {
-  Pair kernel{}, stride{}, padding{0, 0}, dilation{1, 1};
-  bool ceil_mode = false, count_include_pad = true;
-  int64_t divisor_override = 0;  // 0 = none
-};
-struct ShapeAttrs {
-  std::vector<int64_t> dims;
-};
-struct PermuteAttrs {
-  std::vector<int64_t> perm;
-};
-struct FlattenAttrs {
-  int64_t start_dim = 0, end_dim = 0;
-};
-struct ClampAttrs {
-  std::optional<double> min, max;  // nullopt: no bound
-};
-struct ReduceAttrs {
-  std::vector<int64_t> axes;  // empty: every axis
-  bool keepdim = false;
-};
-struct SliceAttrs {
-  int64_t axis = 0, start = 0, end = INT64_MAX, step = 1;
-};
-
-using Attrs = std::variant<std::monostate, BinaryAttrs, GeluAttrs, AxisAttrs, FusedAttrs, Conv2dAttrs,
-                           LayerNormAttrs, Pool2dAttrs, ShapeAttrs, PermuteAttrs, FlattenAttrs, ClampAttrs,
-                           ReduceAttrs, SliceAttrs>;
+using namespace demo_attrs;  // NOLINT: BinaryAttrs ... SliceAttrs, Attrs, Activation, Pair
 static_assert(std::variant_size_v<Attrs> == demo_ops::kNumAttributeTypes + 1,
               "one Attrs alternative per Attributes union member (schema/demo_ops.toml [attributes])");
 
@@ -130,75 +81,124 @@ inline std::string instruction_label(size_t index, const std::string& op_name, c
 }
 
 // ---------------------------------------------------------------------------------------------
-// Attribute values each op accepts (runtime_py's kernel factories raise the same ValueErrors)
+// Attribute values each op accepts: one loop over the constraint rows of schema/demo_ops.toml
+// (runtime_py/format/attribute_rules.py loops over the same rows)
 
 namespace detail {
 
-inline std::string window_problem(const Pair* kernel, const Pair& stride, const Pair& padding, const Pair& dilation) {
-  auto positive = [](const char* name, const Pair& p) -> std::string {
-    return std::min(p[0], p[1]) < 1 ? std::string(name) + " must be positive, got " + tuple_text(p) : "";
-  };
-  std::string problem = kernel ? positive("kernel", *kernel) : "";
-  if (problem.empty()) problem = positive("stride", stride);
-  if (problem.empty() && std::min(padding[0], padding[1]) < 0)
-    problem = "padding must be non-negative, got " + tuple_text(padding);
-  if (problem.empty()) problem = positive("dilation", dilation);
-  return problem;
+// A field's value as the rules see it: its elements, whether it is present, its text as Python prints it.
+struct FieldValue {
+  std::vector<double> items;
+  bool present = true;
+  std::string text;
+};
+
+template <typename S>
+FieldValue value_of(const S& attrs, const FieldOf<S>& field) {
+  FieldValue out;
+  std::visit(
+      [&](auto member) {
+        const auto& v = attrs.*member;
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, Pair> || std::is_same_v<T, std::vector<int64_t>>) {
+          out.items.assign(v.begin(), v.end());
+          out.text = tuple_text(v);
+        } else if constexpr (std::is_same_v<T, std::optional<double>> || std::is_same_v<T, std::optional<int64_t>>) {
+          out.present = v.has_value();
+          if (v) out.items = {static_cast<double>(*v)};
+          if (v) out.text = std::is_same_v<T, std::optional<double>> ? float_text(static_cast<double>(*v))
+                                                                     : std::to_string(static_cast<int64_t>(*v));
+        } else if constexpr (std::is_same_v<T, double>) {
+          out.items = {v};
+          out.text = float_text(v);
+        } else if constexpr (std::is_same_v<T, bool>) {
+          out.items = {v ? 1.0 : 0.0};
+          out.text = v ? "True" : "False";
+        } else {  // int64_t, Activation
+          out.items = {static_cast<double>(v)};
+          out.text = std::to_string(static_cast<int64_t>(v));
+        }
+      },
+      field.member);
+  return out;
 }
 
-inline std::string pool_problem(const Pool2dAttrs& a, bool avg) {
-  std::string problem = window_problem(&a.kernel, a.stride, a.padding, a.dilation);
-  if (!problem.empty()) return problem;
-  if (a.padding[0] > a.kernel[0] / 2 || a.padding[1] > a.kernel[1] / 2)  // torch's rule, on the undilated kernel
-    return "padding " + tuple_text(a.padding) + " should be at most half of the kernel size " + tuple_text(a.kernel);
-  if (avg && a.dilation != Pair{1, 1}) return "avg_pool2d has no dilation, got " + tuple_text(a.dilation);
-  if (avg && a.divisor_override < 0)
-    return "divisor_override must be positive, got " + std::to_string(a.divisor_override);
-  return "";
+// The named rules of schema/demo_ops.toml: the placeholders of the rule's text when broken.
+template <typename S>
+std::optional<demo_errors::Fields> named_rule(NamedRule rule, const S& a, size_t n_inputs) {
+  if constexpr (std::is_same_v<S, Pool2dAttrs>) {  // torch's rule, on the undilated kernel
+    if (rule == NamedRule::PaddingAtMostHalfKernel &&
+        (a.padding[0] > a.kernel[0] / 2 || a.padding[1] > a.kernel[1] / 2))
+      return demo_errors::Fields{{"padding", tuple_text(a.padding)}, {"kernel", tuple_text(a.kernel)}};
+  } else if constexpr (std::is_same_v<S, BinaryAttrs>) {
+    if (rule == NamedRule::ScalarIffOneInput && (n_inputs == 1) != a.scalar.has_value()) return demo_errors::Fields{};
+  } else if constexpr (std::is_same_v<S, PermuteAttrs>) {
+    std::vector<int64_t> sorted = a.perm;
+    std::sort(sorted.begin(), sorted.end());
+    for (size_t i = 0; rule == NamedRule::Permutation && i < sorted.size(); ++i)
+      if (sorted[i] != static_cast<int64_t>(i))
+        return demo_errors::Fields{{"got", tuple_text(a.perm)},
+                                   {"last", std::to_string(static_cast<int64_t>(a.perm.size()) - 1)}};
+  }
+  return std::nullopt;
+}
+
+// The first rule of S's table that `a` breaks on `op` (coded: the decoder's rules, else the
+// plan's), with its text's placeholders.
+template <typename S>
+std::optional<std::pair<const Rule*, demo_errors::Fields>> first_broken(Op op, const S& a, size_t n_inputs,
+                                                                       bool coded) {
+  const auto& fields = Table<S>::fields;
+  for (const Rule& rule : Table<S>::rules) {
+    if ((rule.code != kNoCode) != coded || !rule.applies(static_cast<uint16_t>(op))) continue;
+    if (rule.check == Check::Rule) {
+      auto broken = named_rule(rule.rule, a, n_inputs);
+      if (broken) return std::make_pair(&rule, *broken);
+      continue;
+    }
+    if (rule.check == Check::AnyPresent) {
+      if (!value_of(a, fields[rule.field]).present && !value_of(a, fields[rule.field2]).present)
+        return std::make_pair(&rule, demo_errors::Fields{});
+      continue;
+    }
+    const FieldValue v = value_of(a, fields[rule.field]);
+    const auto& x = v.items;
+    std::vector<double> sorted = x;
+    std::sort(sorted.begin(), sorted.end());
+    const auto other = static_cast<double>(rule.other);
+    bool broken = false;
+    switch (rule.check) {
+      case Check::Min:
+        broken = std::any_of(x.begin(), x.end(), [&](double e) { return e < rule.value && !(rule.has_other && e == other); });
+        break;
+      case Check::Equals: broken = std::any_of(x.begin(), x.end(), [&](double e) { return e != rule.value; }); break;
+      case Check::Length: broken = static_cast<double>(x.size()) != rule.value; break;
+      case Check::MaxCount: broken = static_cast<double>(std::count(x.begin(), x.end(), other)) > rule.value; break;
+      case Check::Distinct: broken = std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end(); break;
+      default: break;
+    }
+    if (v.present && broken)
+      return std::make_pair(&rule, demo_errors::Fields{{"field", fields[rule.field].name}, {"got", v.text},
+                                                       {"found", std::to_string(x.size())}});
+  }
+  return std::nullopt;
 }
 
 }  // namespace detail
 
 // Why `op` cannot run with these attributes and `n_inputs` operands ("" when it can).
 inline std::string attribute_problem(Op op, const Attrs& attrs, size_t n_inputs) {
-  if (const auto* a = std::get_if<BinaryAttrs>(&attrs)) {
-    if ((op == Op::MUL || op == Op::DIV || op == Op::POW) && a->alpha != 1.0)
-      return "alpha=" + float_text(a->alpha) + " is only allowed for ADD and SUB";
-    if ((n_inputs == 1) != a->scalar.has_value()) return "a scalar operand is needed with exactly one input, and only then";
-  } else if (const auto* a = std::get_if<Conv2dAttrs>(&attrs)) {
-    std::string problem = detail::window_problem(nullptr, a->stride, a->padding, a->dilation);
-    if (!problem.empty()) return problem;
-    if (a->groups < 1) return "groups must be positive, got " + std::to_string(a->groups);
-  } else if (const auto* a = std::get_if<LayerNormAttrs>(&attrs)) {
-    if (a->normalized_ndim < 1) return "normalized_ndim must be positive, got " + std::to_string(a->normalized_ndim);
-  } else if (const auto* a = std::get_if<Pool2dAttrs>(&attrs)) {
-    return detail::pool_problem(*a, op == Op::AVG_POOL2D);
-  } else if (const auto* a = std::get_if<ClampAttrs>(&attrs)) {
-    if (!a->min && !a->max) return "clamp needs at least one of min and max";
-  } else if (const auto* a = std::get_if<ReduceAttrs>(&attrs)) {
-    std::vector<int64_t> sorted = a->axes;
-    std::sort(sorted.begin(), sorted.end());
-    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
-      return "axes " + tuple_text(a->axes) + " repeat an axis";
-  } else if (const auto* a = std::get_if<SliceAttrs>(&attrs)) {
-    if (a->step < 1) return "step must be positive, got " + std::to_string(a->step);
-  } else if (const auto* a = std::get_if<ShapeAttrs>(&attrs)) {
-    const auto& d = a->dims;
-    if (op == Op::EXPAND && std::any_of(d.begin(), d.end(), [](int64_t x) { return x < -1; }))
-      return "shape " + tuple_text(d) + " may hold -1 and otherwise sizes >= 0";
-    if (op == Op::ADAPTIVE_AVG_POOL2D && (d.size() != 2 || (d[0] < 1 && d[0] != -1) || (d[1] < 1 && d[1] != -1)))
-      return "output size must be 2 positive sizes (or -1), got " + tuple_text(d);
-    if (op == Op::RESHAPE && (std::count(d.begin(), d.end(), -1) > 1 ||
-                              std::any_of(d.begin(), d.end(), [](int64_t x) { return x < -1; })))
-      return "shape " + tuple_text(d) + " may hold one -1 and otherwise sizes >= 0";
-  } else if (const auto* a = std::get_if<PermuteAttrs>(&attrs)) {
-    std::vector<int64_t> sorted = a->perm;
-    std::sort(sorted.begin(), sorted.end());
-    for (size_t i = 0; i < sorted.size(); ++i)
-      if (sorted[i] != static_cast<int64_t>(i))
-        return tuple_text(a->perm) + " is not a permutation of the axes 0.." + std::to_string(a->perm.size() - 1);
-  }
-  return "";
+  return std::visit(
+      [&](const auto& a) -> std::string {
+        using S = std::decay_t<decltype(a)>;
+        if constexpr (std::is_same_v<S, std::monostate>) {
+          return "";
+        } else {
+          auto broken = detail::first_broken(op, a, n_inputs, false);
+          return broken ? demo_errors::render_text(broken->first->text, broken->second) : "";
+        }
+      },
+      attrs);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -235,90 +235,90 @@ struct Program {
 
 namespace detail {
 
-// Presence of a scalar field (the generated accessors return its default when absent; the
-// generated tables inherit flatbuffers::Table privately).
-template <typename T>
-bool has_field(const T* table, flatbuffers::voffset_t field) {
-  return reinterpret_cast<const flatbuffers::Table*>(table)->CheckField(field);
-}
-
 template <typename T>
 std::vector<int64_t> ints(const flatbuffers::Vector<T>* v) {
   return read_vector<int64_t>(v);
 }
 
-inline Pair pair_at(const flatbuffers::Vector<int32_t>* v, const char* name, const std::string& where) {
-  auto values = ints(v);
-  if (values.size() != 2)
-    fail(Code::PAIR_LENGTH, {{"field", name}, {"found", std::to_string(values.size())}}, where + "." + name);
-  return {values[0], values[1]};
+// One field of `out` from table `t` (its default already in place), checked as it is read.
+template <typename S>
+void read_field(const flatbuffers::Table* t, const FieldOf<S>& f, S& out, const std::string& where) {
+  const std::string at = where + "." + f.name;
+  std::visit(
+      [&](auto member) {
+        auto& v = out.*member;
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, int64_t>) {
+          v = f.wire == Wire::I32 ? t->GetField<int32_t>(f.vt, static_cast<int32_t>(v)) : t->GetField<int64_t>(f.vt, v);
+        } else if constexpr (std::is_same_v<T, double>) {
+          v = t->GetField<double>(f.vt, v);
+        } else if constexpr (std::is_same_v<T, bool>) {
+          v = t->GetField<uint8_t>(f.vt, v ? 1 : 0) != 0;
+        } else if constexpr (std::is_same_v<T, Activation>) {
+          const int raw = t->GetField<int8_t>(f.vt, static_cast<int8_t>(v));
+          if (raw < 0 || raw > static_cast<int>(Activation::MAX))
+            fail(Code::UNKNOWN_ENUM, {{"enum", "Activation"}, {"value", std::to_string(raw)}}, at);
+          v = static_cast<Activation>(raw);
+        } else if constexpr (std::is_same_v<T, Pair>) {
+          auto values = ints(t->GetPointer<const flatbuffers::Vector<int32_t>*>(f.vt));
+          if (values.size() != 2)
+            fail(Code::PAIR_LENGTH, {{"field", f.name}, {"found", std::to_string(values.size())}}, at);
+          v = {values[0], values[1]};
+        } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+          v = f.wire == Wire::I32s ? ints(t->GetPointer<const flatbuffers::Vector<int32_t>*>(f.vt))
+                                   : ints(t->GetPointer<const flatbuffers::Vector<int64_t>*>(f.vt));
+        } else if constexpr (std::is_same_v<T, std::optional<double>>) {
+          const bool has = t->GetField<uint8_t>(f.flag_vt, 0) != 0;
+          if (!has && t->CheckField(f.vt))
+            fail(Code::FIELD_WITHOUT_FLAG, {{"field", f.name}, {"flag", f.flag}}, at);
+          if (has) v = t->GetField<double>(f.vt, 0.0);
+        } else {  // std::optional<int64_t>: the wire value 0 means none
+          const int32_t raw = t->GetField<int32_t>(f.vt, 0);
+          if (raw != 0) v = raw;
+        }
+      },
+      f.member);
 }
 
-inline bool relu_of(liteexport::demo::Activation a, const std::string& where) {
-  if (static_cast<int>(a) > static_cast<int>(liteexport::demo::Activation::MAX))
-    fail(Code::UNKNOWN_ENUM, {{"enum", "Activation"}, {"value", std::to_string(static_cast<int>(a))}},
-         where + ".activation");
-  return a == liteexport::demo::Activation::Relu;
+// The attributes of union tag `tag` in table `t` (a known member, present).
+template <size_t... I>
+Attrs read_attrs(uint8_t tag, const flatbuffers::Table* t, const std::string& where, std::index_sequence<I...>) {
+  Attrs attrs;
+  auto read = [&](auto index) {
+    constexpr size_t kTag = decltype(index)::value;
+    if constexpr (kTag > 0) {
+      using S = std::variant_alternative_t<kTag, Attrs>;
+      if (kTag != tag) return;
+      S out;
+      for (const auto& field : Table<S>::fields) read_field(t, field, out, where);
+      attrs = std::move(out);
+    }
+  };
+  (read(std::integral_constant<size_t, I>{}), ...);
+  return attrs;
 }
-
-// The attributes of `ins` (its tag is a known union member, its table present).
 inline Attrs read_attrs(const liteexport::demo::Instruction* ins, const std::string& where) {
-  namespace fb = liteexport::demo;
-  switch (ins->attributes_type()) {
-    case fb::Attributes::Binary: {
-      auto r = ins->attributes_as_Binary();
-      if (!r->has_scalar() && has_field(r, fb::Binary::VT_SCALAR))
-        fail(Code::FIELD_WITHOUT_FLAG, {{"field", "scalar"}, {"flag", "has_scalar"}}, where + ".scalar");
-      BinaryAttrs a{r->alpha(), std::nullopt, r->reverse()};
-      if (r->has_scalar()) a.scalar = r->scalar();
-      return a;
-    }
-    case fb::Attributes::Gelu: return GeluAttrs{ins->attributes_as_Gelu()->tanh_approximation()};
-    case fb::Attributes::Axis: return AxisAttrs{ins->attributes_as_Axis()->axis()};
-    case fb::Attributes::Fused: return FusedAttrs{relu_of(ins->attributes_as_Fused()->activation(), where)};
-    case fb::Attributes::Conv2d: {
-      auto r = ins->attributes_as_Conv2d();
-      return Conv2dAttrs{pair_at(r->stride(), "stride", where), pair_at(r->padding(), "padding", where),
-                         pair_at(r->dilation(), "dilation", where), r->groups(), relu_of(r->activation(), where)};
-    }
-    case fb::Attributes::LayerNorm: {
-      auto r = ins->attributes_as_LayerNorm();
-      return LayerNormAttrs{r->normalized_ndim(), r->eps()};
-    }
-    case fb::Attributes::Pool2d: {
-      auto r = ins->attributes_as_Pool2d();
-      return Pool2dAttrs{pair_at(r->kernel(), "kernel", where), pair_at(r->stride(), "stride", where),
-                         pair_at(r->padding(), "padding", where), pair_at(r->dilation(), "dilation", where),
-                         r->ceil_mode(), r->count_include_pad(), r->divisor_override()};
-    }
-    case fb::Attributes::Shape: return ShapeAttrs{ints(ins->attributes_as_Shape()->dims())};
-    case fb::Attributes::Permute: return PermuteAttrs{ints(ins->attributes_as_Permute()->perm())};
-    case fb::Attributes::Flatten: {
-      auto r = ins->attributes_as_Flatten();
-      return FlattenAttrs{r->start_dim(), r->end_dim()};
-    }
-    case fb::Attributes::Clamp: {
-      auto r = ins->attributes_as_Clamp();
-      auto bound = [&](bool present, flatbuffers::voffset_t field, double value, const char* name) {
-        if (!present && has_field(r, field))
-          fail(Code::FIELD_WITHOUT_FLAG, {{"field", name}, {"flag", std::string("has_") + name}},
-               where + "." + name);
-        return present ? std::optional<double>(value) : std::nullopt;
-      };
-      return ClampAttrs{bound(r->has_min(), fb::Clamp::VT_MIN, r->min(), "min"),
-                        bound(r->has_max(), fb::Clamp::VT_MAX, r->max(), "max")};
-    }
-    case fb::Attributes::Reduce: {
-      auto r = ins->attributes_as_Reduce();
-      return ReduceAttrs{ints(r->axes()), r->keepdim()};
-    }
-    case fb::Attributes::Slice: {
-      auto r = ins->attributes_as_Slice();
-      return SliceAttrs{r->axis(), r->start(), r->end(), r->step()};
-    }
-    case fb::Attributes::NONE: break;
-  }
-  return std::monostate{};
+  return read_attrs(static_cast<uint8_t>(ins->attributes_type()),
+                    reinterpret_cast<const flatbuffers::Table*>(ins->attributes()), where,
+                    std::make_index_sequence<std::variant_size_v<Attrs>>{});
+}
+
+// The decoder's own attribute rules (schema/demo_ops.toml rows with a code) broken by `attrs`.
+inline void check_coded(Op op, const char* op_name, const Attrs& attrs, const std::string& where) {
+  std::visit(
+      [&](const auto& a) {
+        using S = std::decay_t<decltype(a)>;
+        if constexpr (!std::is_same_v<S, std::monostate>) {
+          auto broken = first_broken(op, a, 0, true);
+          if (!broken) return;
+          const auto& field = Table<S>::fields[static_cast<size_t>(broken->first->field)];
+          std::string found;
+          for (const auto& [key, value] : broken->second)
+            if (key == "found") found = value;
+          fail(static_cast<Code>(broken->first->code), {{"op", op_name}, {"found", found}}, where + "." + field.name);
+        }
+      },
+      attrs);
 }
 
 // The attributes of an op that may omit them: the alternative for union tag `tag`, every
@@ -419,10 +419,7 @@ inline Program decode_program(const uint8_t* data, size_t size, size_t n_weights
       if (ins->attributes() == nullptr)
         fail(Code::ATTRIBUTES_MISSING, {{"table", fb::EnumNameAttributes(ins->attributes_type())}}, at + ".attributes");
       attrs = detail::read_attrs(ins, at + ".attributes");
-      const auto* shape = std::get_if<ShapeAttrs>(&attrs);
-      if (shape && static_cast<Op>(raw_op) == Op::ADAPTIVE_AVG_POOL2D && shape->dims.size() != 2)
-        fail(Code::OUTPUT_SIZE_LENGTH, {{"op", info->name}, {"found", std::to_string(shape->dims.size())}},
-             at + ".attributes.dims");
+      detail::check_coded(static_cast<Op>(raw_op), info->name, attrs, at + ".attributes");
     }
     raws.push_back({static_cast<Op>(raw_op), info, std::move(attrs), ints(ins->inputs()), ints(ins->outputs()),
                     ins->debug_handle()});

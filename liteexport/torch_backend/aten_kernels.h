@@ -71,7 +71,7 @@ at::Tensor linear(const Step& s, const Tensors& x) {
   std::optional<at::Tensor> bias;
   if (x.size() == 3) bias = x[2];
   at::Tensor y = at::linear(input, weight, bias);
-  if (attrs_of<dp::FusedAttrs>(s).relu) y.relu_();
+  if (attrs_of<dp::FusedAttrs>(s).activation == dp::Activation::Relu) y.relu_();
   return y;
 }
 
@@ -91,7 +91,7 @@ at::Tensor conv2d(const Step& s, const Tensors& x) {
   std::optional<at::Tensor> bias;
   if (x.size() == 3) bias = x[2];
   at::Tensor y = at::conv2d(input, weight, bias, a.stride, a.padding, a.dilation, a.groups);
-  if (a.relu) y.relu_();
+  if (a.activation == dp::Activation::Relu) y.relu_();
   return y;
 }
 
@@ -141,9 +141,8 @@ at::Tensor max_pool2d(const Step& s, const at::Tensor& input) {
 at::Tensor avg_pool2d(const Step& s, const at::Tensor& input) {
   const auto& a = attrs_of<dp::Pool2dAttrs>(s);
   check_batched(input, "avg_pool2d");
-  std::optional<int64_t> divisor;
-  if (a.divisor_override != 0) divisor = a.divisor_override;
-  return at::avg_pool2d(input, a.kernel, a.stride, a.padding, a.ceil_mode, a.count_include_pad, divisor);
+  return at::avg_pool2d(input, a.kernel, a.stride, a.padding, a.ceil_mode, a.count_include_pad,
+                        a.divisor_override);
 }
 
 at::Tensor adaptive_avg_pool2d(const Step& s, const at::Tensor& input) {

@@ -270,7 +270,7 @@ Kernel make_conv2d(const Conv2dAttrs& attrs) {
         const float b = pb != nullptr ? pb[o] : 0.0f;
         if (pb != nullptr)
           for (int64_t i = 0; i < len; ++i) plane[i] += b;
-        if (attrs.relu) relu_inplace(plane, len);
+        if (attrs.activation == Activation::Relu) relu_inplace(plane, len);
       }
     return out;
   };

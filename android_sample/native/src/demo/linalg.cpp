@@ -73,7 +73,7 @@ void transposed_weight(const Array& w, std::vector<float>& wt) {
 }  // namespace
 
 Kernel make_linear(const FusedAttrs& attrs) {
-  const bool relu = attrs.relu;
+  const bool relu = attrs.activation == Activation::Relu;
   auto transposed = std::make_shared<DerivedWeight>();
   return [=](const Inputs& in) {
     const Array& x = *in[0];

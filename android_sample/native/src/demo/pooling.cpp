@@ -115,7 +115,7 @@ Kernel make_avg_pool2d(const Pool2dAttrs& attrs) {
           }
           const int64_t cw = window_count(ox, g.d.w, attrs.kernel[1], attrs.stride[1], attrs.padding[1],
                                           attrs.count_include_pad);
-          const float divisor = attrs.divisor_override ? static_cast<float>(attrs.divisor_override)
+          const float divisor = attrs.divisor_override ? static_cast<float>(*attrs.divisor_override)
                                                        : static_cast<float>(ch * cw);
           y[(p * g.oh + oy) * g.ow + ox] = sum / divisor;
         }

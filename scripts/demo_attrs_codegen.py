@@ -201,7 +201,8 @@ def _py_wire_default(f: Field, enums: dict[str, Enum]) -> str:
 def python_module(enums: dict[str, Enum], tables: dict[str, Table], header: str) -> str:
     parts = [header + '"""The demo attribute tables (schema/demo_ops.toml): frozen dataclasses, the field\n'
              'descriptors program_codec loops over and the constraints attribute_rules checks."""\n\n'
-             "from __future__ import annotations\n\nimport enum\nfrom dataclasses import dataclass\n"]
+             "from __future__ import annotations\n\nimport enum\nfrom dataclasses import dataclass\n\n"
+             "from runtime_py.format.attr_rows import AttrField, AttrRule, AttrTable\n"]
     for e in enums.values():
         members = "\n".join(f"    {m.upper()} = {i}" for i, m in enumerate(e.members))
         parts.append(f"\n\nclass {e.name}(enum.IntEnum):\n    \"\"\"fbs enum {e.name}.\"\"\"\n\n{members}\n")
@@ -213,43 +214,6 @@ def python_module(enums: dict[str, Enum], tables: dict[str, Table], header: str)
             body.append(f"    {f.name}: {annotation}{default}" + (f"  # {f.doc}" if f.doc else ""))
         parts.append(f"\n\n@dataclass(frozen=True)\nclass {t.name}Attrs:\n" + "\n".join(body) + "\n")
     parts.append('''
-@dataclass(frozen=True)
-class AttrField:
-    """One field of an attribute table as the codec loops see it."""
-
-    name: str  # the dataclass field
-    kind: str  # wire kind: i32 i64 f64 bool enum pair i32s i64s opt_f64 opt_i32
-    slot: int  # fbs field id
-    default: object  # the value of an absent field
-    flag: str  # opt_f64: the presence field's name
-    flag_slot: int  # opt_f64: the presence field's id, else -1
-    enum: type | None  # kind enum: the IntEnum
-
-
-@dataclass(frozen=True)
-class AttrRule:
-    """One constraint (schema/demo_ops.toml); attribute_rules.py interprets it."""
-
-    check: str  # min equals length max_count distinct any_present rule
-    fields: tuple[str, ...]
-    value: float | None
-    other: int | None  # min: the excepted value; max_count: the value counted
-    ops: frozenset[str]  # empty: every op carrying the table
-    text: str | None  # INVALID_ATTRIBUTES problem template ({field}, {got})
-    code: str | None  # or: the error code the decoder raises (fields op, found)
-    rule: str | None
-
-
-@dataclass(frozen=True)
-class AttrTable:
-    name: str  # fbs table and union member
-    tag: int  # union tag
-    cls: type
-    num_slots: int  # fbs fields, presence flags included
-    fields: tuple[AttrField, ...]
-    rules: tuple[AttrRule, ...]
-
-
 F, R = AttrField, AttrRule
 ''')
     rows = []
@@ -295,7 +259,7 @@ def _cpp_string(text: str | None) -> str:
 
 
 def cpp_header(enums: dict[str, Enum], tables: dict[str, Table], op_codes: dict[str, int], header: str) -> str:
-    words = (len(op_codes) + 63) // 64
+    words = (len(op_codes) + 63) // 64  # demo_attr_rows.h kOpWords
     structs, traits = [], []
     for t in tables.values():
         members = [f"  {TYPES[f.type][2] if f.type in TYPES else f.type} {f.name}{_cpp_value(f, enums)};"
@@ -317,15 +281,12 @@ def cpp_header(enums: dict[str, Enum], tables: dict[str, Table], op_codes: dict[
                          f"{c.other if c.other is not None else 0}, {str(c.other is not None).lower()}, "
                          f"{{{', '.join(f'{m}ull' for m in mask)}}}, {_cpp_string(c.text)}, "
                          f"{code}, NamedRule::{_camel(c.rule or 'none')}}}")
+        # a table's rows on one line each (fields, rules): data, not code to read row by row
         traits.append(f"template <>\nstruct Table<{t.name}Attrs> {{\n"
                       f"  static constexpr const char* name = \"{t.name}\";\n"
-                      f"  static inline const std::vector<FieldOf<{t.name}Attrs>> fields = {{\n"
-                      + "".join(f"      {row},\n" for row in fields) + "  };\n"
-                      "  static inline const std::vector<Rule> rules = {\n"
-                      + "".join(f"      {row},\n" for row in rules) + "  };\n};")
+                      f"  static inline const std::vector<FieldOf<{t.name}Attrs>> fields = {{{', '.join(fields)}}};\n"
+                      f"  static inline const std::vector<Rule> rules = {{{', '.join(rules)}}};\n}};")
     alternatives = ", ".join(f"{name}Attrs" for name in tables)
-    using_enums = "\n".join(f"using {e} = liteexport::demo::{e};" for e in enums)
-    member_types = sorted({TYPES[f.type][2] if f.type in TYPES else f.type for t in tables.values() for f in t.values})
     return header + f"""// The demo attribute tables (schema/demo_ops.toml): one struct per Attributes union member, and
 // the field and constraint tables liteexport/cpp/demo_program.h reads and checks them with
 // (one loop each). Field names, types and defaults are runtime_py's dataclasses'.
@@ -338,61 +299,14 @@ def cpp_header(enums: dict[str, Enum], tables: dict[str, Table], op_codes: dict[
 #include <variant>
 #include <vector>
 
-#include "demo_errors_generated.h"
-#include "demo_ops_generated.h"
-#include "demo_program_generated.h"
+#include "demo_attr_rows.h"
 
 namespace liteexport::demo_attrs {{
-
-{using_enums}
-using Pair = std::array<int64_t, 2>;
-using demo_errors::Code;
 
 {chr(10).join(structs)}
 
 // The variant's index is the fbs union tag (0: no attributes).
 using Attrs = std::variant<std::monostate, {alternatives}>;
-
-// How a field sits in the flatbuffer.
-enum class Wire : uint8_t {{ I32, I64, F64, Bool, Enum, Pair, I32s, I64s, OptF64, OptI32 }};
-
-template <typename S>
-using Member = std::variant<{', '.join(f'{m} S::*' for m in member_types)}>;
-
-template <typename S>
-struct FieldOf {{
-  const char* name;
-  Wire wire;
-  uint16_t vt;           // vtable offset (4 + 2 * field id)
-  uint16_t flag_vt;      // OptF64: its presence field's vtable offset
-  const char* flag;      // OptF64: its presence field's name
-  Member<S> member;
-}};
-
-enum class Check : uint8_t {{ {', '.join(_camel(c) for c in CHECKS)} }};
-enum class NamedRule : uint8_t {{ None, {', '.join(_camel(r) for r in RULES)} }};
-constexpr size_t kOpWords = {words};
-constexpr int kNoCode = -1;
-
-struct Rule {{
-  Check check;
-  int field, field2;          // indexes into Table<S>::fields; -1: none
-  double value;
-  int64_t other;              // Min: the excepted value; MaxCount: the value counted
-  bool has_other;
-  std::array<uint64_t, kOpWords> ops;  // opcode bit set; all zero: every op carrying the table
-  const char* text;           // INVALID_ATTRIBUTES problem template ({{field}}, {{got}}), or nullptr
-  int code;                   // or: the demo_errors code the decoder raises (fields op, found)
-  NamedRule rule;
-  bool applies(uint16_t op) const {{
-    bool any = false;
-    for (uint64_t w : ops) any = any || w != 0;
-    return !any || ((ops[op / 64] >> (op % 64)) & 1u) != 0;
-  }}
-}};
-
-template <typename S>
-struct Table;
 
 {chr(10).join(traits)}
 

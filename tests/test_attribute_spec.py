@@ -13,19 +13,9 @@ from pathlib import Path
 import pytest
 
 from runtime_py.errors import FormatError
+from runtime_py.format import program as p
 from runtime_py.format import program_codec
-from runtime_py.format.program import (
-    Attributes,
-    BinaryAttrs,
-    ClampAttrs,
-    Conv2dAttrs,
-    OpCode,
-    PermuteAttrs,
-    Pool2dAttrs,
-    ReduceAttrs,
-    ShapeAttrs,
-    SliceAttrs,
-)
+from runtime_py.format.program import Attributes, OpCode
 from runtime_py.format.program_codec import decode_program, encode_program
 from tests.runtime_py.backends.demo_backend_helpers import one_op_program, plan_of
 
@@ -75,20 +65,20 @@ def test_a_new_attribute_field_reaches_every_language(tmp_path: Path) -> None:
 
 # (case, op, attributes, inputs): each breaks one constraint row of schema/demo_ops.toml
 BROKEN: list[tuple[str, OpCode, Attributes, int]] = [
-    ("conv-stride", OpCode.CONV2D, Conv2dAttrs(stride=(0, 1)), 2),
-    ("conv-groups", OpCode.CONV2D, Conv2dAttrs(groups=0), 2),
-    ("pool-half", OpCode.MAX_POOL2D, Pool2dAttrs(kernel=(2, 2), stride=(1, 1), padding=(2, 0)), 1),
-    ("avg-dilation", OpCode.AVG_POOL2D, Pool2dAttrs(kernel=(2, 2), stride=(1, 1), dilation=(2, 2)), 1),
-    ("avg-divisor", OpCode.AVG_POOL2D, Pool2dAttrs(kernel=(2, 2), stride=(1, 1), divisor_override=-3), 1),
-    ("mul-alpha", OpCode.MUL, BinaryAttrs(alpha=2.5), 2),
-    ("scalar-two-inputs", OpCode.ADD, BinaryAttrs(scalar=1.0), 2),
-    ("clamp-unbounded", OpCode.CLAMP, ClampAttrs(min=None, max=None), 1),
-    ("reduce-repeat", OpCode.SUM, ReduceAttrs(axes=(1, -2, 1)), 1),
-    ("slice-step", OpCode.SLICE, SliceAttrs(axis=0, step=0), 1),
-    ("reshape-two-unknown", OpCode.RESHAPE, ShapeAttrs(dims=(-1, 2, -1)), 1),
-    ("expand-negative", OpCode.EXPAND, ShapeAttrs(dims=(2, -3)), 1),
-    ("adaptive-zero", OpCode.ADAPTIVE_AVG_POOL2D, ShapeAttrs(dims=(0, 2)), 1),
-    ("permutation", OpCode.TRANSPOSE, PermuteAttrs(perm=(0, 2)), 1),
+    ("conv-stride", OpCode.CONV2D, p.Conv2dAttrs(stride=(0, 1)), 2),
+    ("conv-groups", OpCode.CONV2D, p.Conv2dAttrs(groups=0), 2),
+    ("pool-half", OpCode.MAX_POOL2D, p.Pool2dAttrs(kernel=(2, 2), stride=(1, 1), padding=(2, 0)), 1),
+    ("avg-dilation", OpCode.AVG_POOL2D, p.Pool2dAttrs(kernel=(2, 2), stride=(1, 1), dilation=(2, 2)), 1),
+    ("avg-divisor", OpCode.AVG_POOL2D, p.Pool2dAttrs(kernel=(2, 2), stride=(1, 1), divisor_override=-3), 1),
+    ("mul-alpha", OpCode.MUL, p.BinaryAttrs(alpha=2.5), 2),
+    ("scalar-two-inputs", OpCode.ADD, p.BinaryAttrs(scalar=1.0), 2),
+    ("clamp-unbounded", OpCode.CLAMP, p.ClampAttrs(min=None, max=None), 1),
+    ("reduce-repeat", OpCode.SUM, p.ReduceAttrs(axes=(1, -2, 1)), 1),
+    ("slice-step", OpCode.SLICE, p.SliceAttrs(axis=0, step=0), 1),
+    ("reshape-two-unknown", OpCode.RESHAPE, p.ShapeAttrs(dims=(-1, 2, -1)), 1),
+    ("expand-negative", OpCode.EXPAND, p.ShapeAttrs(dims=(2, -3)), 1),
+    ("adaptive-zero", OpCode.ADAPTIVE_AVG_POOL2D, p.ShapeAttrs(dims=(0, 2)), 1),
+    ("permutation", OpCode.TRANSPOSE, p.PermuteAttrs(perm=(0, 2)), 1),
 ]
 
 _DRIVER = r"""
@@ -135,7 +125,7 @@ def test_a_broken_constraint_is_refused_alike_in_python_and_cpp(
         files[-1].write_bytes(data)
     # a decoder rule (a code of its own): the encoder refuses to write it, so write it anyway
     monkeypatch.setattr(program_codec, "_coded_problem", lambda op, attrs: (None, ""))
-    data = encode_program(one_op_program(OpCode.ADAPTIVE_AVG_POOL2D, ShapeAttrs(dims=(2, 2, 2)), [(2, 3, 4)]))
+    data = encode_program(one_op_program(OpCode.ADAPTIVE_AVG_POOL2D, p.ShapeAttrs(dims=(2, 2, 2)), [(2, 3, 4)]))
     monkeypatch.undo()
     with pytest.raises(FormatError) as info:
         decode_program(data)

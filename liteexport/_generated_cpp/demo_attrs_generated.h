@@ -11,15 +11,9 @@
 #include <variant>
 #include <vector>
 
-#include "demo_errors_generated.h"
-#include "demo_ops_generated.h"
-#include "demo_program_generated.h"
+#include "demo_attr_rows.h"
 
 namespace liteexport::demo_attrs {
-
-using Activation = liteexport::demo::Activation;
-using Pair = std::array<int64_t, 2>;
-using demo_errors::Code;
 
 struct BinaryAttrs {
   double alpha{1.0};  // multiplies the second operand (add/sub)
@@ -83,206 +77,83 @@ struct SliceAttrs {
 // The variant's index is the fbs union tag (0: no attributes).
 using Attrs = std::variant<std::monostate, BinaryAttrs, GeluAttrs, AxisAttrs, FusedAttrs, Conv2dAttrs, LayerNormAttrs, Pool2dAttrs, ShapeAttrs, PermuteAttrs, FlattenAttrs, ClampAttrs, ReduceAttrs, SliceAttrs>;
 
-// How a field sits in the flatbuffer.
-enum class Wire : uint8_t { I32, I64, F64, Bool, Enum, Pair, I32s, I64s, OptF64, OptI32 };
-
-template <typename S>
-using Member = std::variant<Activation S::*, Pair S::*, bool S::*, double S::*, int64_t S::*, std::optional<double> S::*, std::optional<int64_t> S::*, std::vector<int64_t> S::*>;
-
-template <typename S>
-struct FieldOf {
-  const char* name;
-  Wire wire;
-  uint16_t vt;           // vtable offset (4 + 2 * field id)
-  uint16_t flag_vt;      // OptF64: its presence field's vtable offset
-  const char* flag;      // OptF64: its presence field's name
-  Member<S> member;
-};
-
-enum class Check : uint8_t { Min, Equals, Length, MaxCount, Distinct, AnyPresent, Rule };
-enum class NamedRule : uint8_t { None, PaddingAtMostHalfKernel, ScalarIffOneInput, Permutation };
-constexpr size_t kOpWords = 1;
-constexpr int kNoCode = -1;
-
-struct Rule {
-  Check check;
-  int field, field2;          // indexes into Table<S>::fields; -1: none
-  double value;
-  int64_t other;              // Min: the excepted value; MaxCount: the value counted
-  bool has_other;
-  std::array<uint64_t, kOpWords> ops;  // opcode bit set; all zero: every op carrying the table
-  const char* text;           // INVALID_ATTRIBUTES problem template ({field}, {got}), or nullptr
-  int code;                   // or: the demo_errors code the decoder raises (fields op, found)
-  NamedRule rule;
-  bool applies(uint16_t op) const {
-    bool any = false;
-    for (uint64_t w : ops) any = any || w != 0;
-    return !any || ((ops[op / 64] >> (op % 64)) & 1u) != 0;
-  }
-};
-
-template <typename S>
-struct Table;
-
 template <>
 struct Table<BinaryAttrs> {
   static constexpr const char* name = "Binary";
-  static inline const std::vector<FieldOf<BinaryAttrs>> fields = {
-      {"alpha", Wire::F64, 4, 0, nullptr, &BinaryAttrs::alpha},
-      {"scalar", Wire::OptF64, 6, 8, "has_scalar", &BinaryAttrs::scalar},
-      {"reverse", Wire::Bool, 10, 0, nullptr, &BinaryAttrs::reverse},
-  };
-  static inline const std::vector<Rule> rules = {
-      {Check::Equals, 0, -1, 1.0, 0, false, {34359738380ull}, "alpha={got} is only allowed for ADD and SUB", kNoCode, NamedRule::None},
-      {Check::Rule, -1, -1, 0.0, 0, false, {0ull}, "a scalar operand is needed with exactly one input, and only then", kNoCode, NamedRule::ScalarIffOneInput},
-  };
+  static inline const std::vector<FieldOf<BinaryAttrs>> fields = {{"alpha", Wire::F64, 4, 0, nullptr, &BinaryAttrs::alpha}, {"scalar", Wire::OptF64, 6, 8, "has_scalar", &BinaryAttrs::scalar}, {"reverse", Wire::Bool, 10, 0, nullptr, &BinaryAttrs::reverse}};
+  static inline const std::vector<Rule> rules = {{Check::Equals, 0, -1, 1.0, 0, false, {34359738380ull}, "alpha={got} is only allowed for ADD and SUB", kNoCode, NamedRule::None}, {Check::Rule, -1, -1, 0.0, 0, false, {0ull}, "a scalar operand is needed with exactly one input, and only then", kNoCode, NamedRule::ScalarIffOneInput}};
 };
 template <>
 struct Table<GeluAttrs> {
   static constexpr const char* name = "Gelu";
-  static inline const std::vector<FieldOf<GeluAttrs>> fields = {
-      {"tanh_approximation", Wire::Bool, 4, 0, nullptr, &GeluAttrs::tanh_approximation},
-  };
-  static inline const std::vector<Rule> rules = {
-  };
+  static inline const std::vector<FieldOf<GeluAttrs>> fields = {{"tanh_approximation", Wire::Bool, 4, 0, nullptr, &GeluAttrs::tanh_approximation}};
+  static inline const std::vector<Rule> rules = {};
 };
 template <>
 struct Table<AxisAttrs> {
   static constexpr const char* name = "Axis";
-  static inline const std::vector<FieldOf<AxisAttrs>> fields = {
-      {"axis", Wire::I32, 4, 0, nullptr, &AxisAttrs::axis},
-  };
-  static inline const std::vector<Rule> rules = {
-  };
+  static inline const std::vector<FieldOf<AxisAttrs>> fields = {{"axis", Wire::I32, 4, 0, nullptr, &AxisAttrs::axis}};
+  static inline const std::vector<Rule> rules = {};
 };
 template <>
 struct Table<FusedAttrs> {
   static constexpr const char* name = "Fused";
-  static inline const std::vector<FieldOf<FusedAttrs>> fields = {
-      {"activation", Wire::Enum, 4, 0, nullptr, &FusedAttrs::activation},
-  };
-  static inline const std::vector<Rule> rules = {
-  };
+  static inline const std::vector<FieldOf<FusedAttrs>> fields = {{"activation", Wire::Enum, 4, 0, nullptr, &FusedAttrs::activation}};
+  static inline const std::vector<Rule> rules = {};
 };
 template <>
 struct Table<Conv2dAttrs> {
   static constexpr const char* name = "Conv2d";
-  static inline const std::vector<FieldOf<Conv2dAttrs>> fields = {
-      {"stride", Wire::Pair, 4, 0, nullptr, &Conv2dAttrs::stride},
-      {"padding", Wire::Pair, 6, 0, nullptr, &Conv2dAttrs::padding},
-      {"dilation", Wire::Pair, 8, 0, nullptr, &Conv2dAttrs::dilation},
-      {"groups", Wire::I32, 10, 0, nullptr, &Conv2dAttrs::groups},
-      {"activation", Wire::Enum, 12, 0, nullptr, &Conv2dAttrs::activation},
-  };
-  static inline const std::vector<Rule> rules = {
-      {Check::Min, 0, -1, 1.0, 0, false, {0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None},
-      {Check::Min, 1, -1, 0.0, 0, false, {0ull}, "{field} must be non-negative, got {got}", kNoCode, NamedRule::None},
-      {Check::Min, 2, -1, 1.0, 0, false, {0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None},
-      {Check::Min, 3, -1, 1.0, 0, false, {0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None},
-  };
+  static inline const std::vector<FieldOf<Conv2dAttrs>> fields = {{"stride", Wire::Pair, 4, 0, nullptr, &Conv2dAttrs::stride}, {"padding", Wire::Pair, 6, 0, nullptr, &Conv2dAttrs::padding}, {"dilation", Wire::Pair, 8, 0, nullptr, &Conv2dAttrs::dilation}, {"groups", Wire::I32, 10, 0, nullptr, &Conv2dAttrs::groups}, {"activation", Wire::Enum, 12, 0, nullptr, &Conv2dAttrs::activation}};
+  static inline const std::vector<Rule> rules = {{Check::Min, 0, -1, 1.0, 0, false, {0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None}, {Check::Min, 1, -1, 0.0, 0, false, {0ull}, "{field} must be non-negative, got {got}", kNoCode, NamedRule::None}, {Check::Min, 2, -1, 1.0, 0, false, {0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None}, {Check::Min, 3, -1, 1.0, 0, false, {0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None}};
 };
 template <>
 struct Table<LayerNormAttrs> {
   static constexpr const char* name = "LayerNorm";
-  static inline const std::vector<FieldOf<LayerNormAttrs>> fields = {
-      {"normalized_ndim", Wire::I32, 4, 0, nullptr, &LayerNormAttrs::normalized_ndim},
-      {"eps", Wire::F64, 6, 0, nullptr, &LayerNormAttrs::eps},
-  };
-  static inline const std::vector<Rule> rules = {
-      {Check::Min, 0, -1, 1.0, 0, false, {0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None},
-  };
+  static inline const std::vector<FieldOf<LayerNormAttrs>> fields = {{"normalized_ndim", Wire::I32, 4, 0, nullptr, &LayerNormAttrs::normalized_ndim}, {"eps", Wire::F64, 6, 0, nullptr, &LayerNormAttrs::eps}};
+  static inline const std::vector<Rule> rules = {{Check::Min, 0, -1, 1.0, 0, false, {0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None}};
 };
 template <>
 struct Table<Pool2dAttrs> {
   static constexpr const char* name = "Pool2d";
-  static inline const std::vector<FieldOf<Pool2dAttrs>> fields = {
-      {"kernel", Wire::Pair, 4, 0, nullptr, &Pool2dAttrs::kernel},
-      {"stride", Wire::Pair, 6, 0, nullptr, &Pool2dAttrs::stride},
-      {"padding", Wire::Pair, 8, 0, nullptr, &Pool2dAttrs::padding},
-      {"dilation", Wire::Pair, 10, 0, nullptr, &Pool2dAttrs::dilation},
-      {"ceil_mode", Wire::Bool, 12, 0, nullptr, &Pool2dAttrs::ceil_mode},
-      {"count_include_pad", Wire::Bool, 14, 0, nullptr, &Pool2dAttrs::count_include_pad},
-      {"divisor_override", Wire::OptI32, 16, 0, nullptr, &Pool2dAttrs::divisor_override},
-  };
-  static inline const std::vector<Rule> rules = {
-      {Check::Min, 0, -1, 1.0, 0, false, {0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None},
-      {Check::Min, 1, -1, 1.0, 0, false, {0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None},
-      {Check::Min, 2, -1, 0.0, 0, false, {0ull}, "{field} must be non-negative, got {got}", kNoCode, NamedRule::None},
-      {Check::Min, 3, -1, 1.0, 0, false, {0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None},
-      {Check::Rule, -1, -1, 0.0, 0, false, {0ull}, "padding {padding} should be at most half of the kernel size {kernel}", kNoCode, NamedRule::PaddingAtMostHalfKernel},
-      {Check::Equals, 3, -1, 1.0, 0, false, {131072ull}, "avg_pool2d has no dilation, got {got}", kNoCode, NamedRule::None},
-      {Check::Min, 6, -1, 0.0, 0, false, {131072ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None},
-  };
+  static inline const std::vector<FieldOf<Pool2dAttrs>> fields = {{"kernel", Wire::Pair, 4, 0, nullptr, &Pool2dAttrs::kernel}, {"stride", Wire::Pair, 6, 0, nullptr, &Pool2dAttrs::stride}, {"padding", Wire::Pair, 8, 0, nullptr, &Pool2dAttrs::padding}, {"dilation", Wire::Pair, 10, 0, nullptr, &Pool2dAttrs::dilation}, {"ceil_mode", Wire::Bool, 12, 0, nullptr, &Pool2dAttrs::ceil_mode}, {"count_include_pad", Wire::Bool, 14, 0, nullptr, &Pool2dAttrs::count_include_pad}, {"divisor_override", Wire::OptI32, 16, 0, nullptr, &Pool2dAttrs::divisor_override}};
+  static inline const std::vector<Rule> rules = {{Check::Min, 0, -1, 1.0, 0, false, {0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None}, {Check::Min, 1, -1, 1.0, 0, false, {0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None}, {Check::Min, 2, -1, 0.0, 0, false, {0ull}, "{field} must be non-negative, got {got}", kNoCode, NamedRule::None}, {Check::Min, 3, -1, 1.0, 0, false, {0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None}, {Check::Rule, -1, -1, 0.0, 0, false, {0ull}, "padding {padding} should be at most half of the kernel size {kernel}", kNoCode, NamedRule::PaddingAtMostHalfKernel}, {Check::Equals, 3, -1, 1.0, 0, false, {131072ull}, "avg_pool2d has no dilation, got {got}", kNoCode, NamedRule::None}, {Check::Min, 6, -1, 0.0, 0, false, {131072ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None}};
 };
 template <>
 struct Table<ShapeAttrs> {
   static constexpr const char* name = "Shape";
-  static inline const std::vector<FieldOf<ShapeAttrs>> fields = {
-      {"dims", Wire::I64s, 4, 0, nullptr, &ShapeAttrs::dims},
-  };
-  static inline const std::vector<Rule> rules = {
-      {Check::Length, 0, -1, 2.0, 0, false, {262144ull}, nullptr, static_cast<int>(Code::OUTPUT_SIZE_LENGTH), NamedRule::None},
-      {Check::MaxCount, 0, -1, 1.0, -1, true, {1048576ull}, "shape {got} may hold one -1 and otherwise sizes >= 0", kNoCode, NamedRule::None},
-      {Check::Min, 0, -1, -1.0, 0, false, {1048576ull}, "shape {got} may hold one -1 and otherwise sizes >= 0", kNoCode, NamedRule::None},
-      {Check::Min, 0, -1, -1.0, 0, false, {1073741824ull}, "shape {got} may hold -1 and otherwise sizes >= 0", kNoCode, NamedRule::None},
-      {Check::Length, 0, -1, 2.0, 0, false, {262144ull}, "output size must be 2 positive sizes (or -1), got {got}", kNoCode, NamedRule::None},
-      {Check::Min, 0, -1, 1.0, -1, true, {262144ull}, "output size must be 2 positive sizes (or -1), got {got}", kNoCode, NamedRule::None},
-  };
+  static inline const std::vector<FieldOf<ShapeAttrs>> fields = {{"dims", Wire::I64s, 4, 0, nullptr, &ShapeAttrs::dims}};
+  static inline const std::vector<Rule> rules = {{Check::Length, 0, -1, 2.0, 0, false, {262144ull}, nullptr, static_cast<int>(Code::OUTPUT_SIZE_LENGTH), NamedRule::None}, {Check::MaxCount, 0, -1, 1.0, -1, true, {1048576ull}, "shape {got} may hold one -1 and otherwise sizes >= 0", kNoCode, NamedRule::None}, {Check::Min, 0, -1, -1.0, 0, false, {1048576ull}, "shape {got} may hold one -1 and otherwise sizes >= 0", kNoCode, NamedRule::None}, {Check::Min, 0, -1, -1.0, 0, false, {1073741824ull}, "shape {got} may hold -1 and otherwise sizes >= 0", kNoCode, NamedRule::None}, {Check::Length, 0, -1, 2.0, 0, false, {262144ull}, "output size must be 2 positive sizes (or -1), got {got}", kNoCode, NamedRule::None}, {Check::Min, 0, -1, 1.0, -1, true, {262144ull}, "output size must be 2 positive sizes (or -1), got {got}", kNoCode, NamedRule::None}};
 };
 template <>
 struct Table<PermuteAttrs> {
   static constexpr const char* name = "Permute";
-  static inline const std::vector<FieldOf<PermuteAttrs>> fields = {
-      {"perm", Wire::I32s, 4, 0, nullptr, &PermuteAttrs::perm},
-  };
-  static inline const std::vector<Rule> rules = {
-      {Check::Rule, -1, -1, 0.0, 0, false, {0ull}, "{got} is not a permutation of the axes 0..{last}", kNoCode, NamedRule::Permutation},
-  };
+  static inline const std::vector<FieldOf<PermuteAttrs>> fields = {{"perm", Wire::I32s, 4, 0, nullptr, &PermuteAttrs::perm}};
+  static inline const std::vector<Rule> rules = {{Check::Rule, -1, -1, 0.0, 0, false, {0ull}, "{got} is not a permutation of the axes 0..{last}", kNoCode, NamedRule::Permutation}};
 };
 template <>
 struct Table<FlattenAttrs> {
   static constexpr const char* name = "Flatten";
-  static inline const std::vector<FieldOf<FlattenAttrs>> fields = {
-      {"start_dim", Wire::I32, 4, 0, nullptr, &FlattenAttrs::start_dim},
-      {"end_dim", Wire::I32, 6, 0, nullptr, &FlattenAttrs::end_dim},
-  };
-  static inline const std::vector<Rule> rules = {
-  };
+  static inline const std::vector<FieldOf<FlattenAttrs>> fields = {{"start_dim", Wire::I32, 4, 0, nullptr, &FlattenAttrs::start_dim}, {"end_dim", Wire::I32, 6, 0, nullptr, &FlattenAttrs::end_dim}};
+  static inline const std::vector<Rule> rules = {};
 };
 template <>
 struct Table<ClampAttrs> {
   static constexpr const char* name = "Clamp";
-  static inline const std::vector<FieldOf<ClampAttrs>> fields = {
-      {"min", Wire::OptF64, 4, 8, "has_min", &ClampAttrs::min},
-      {"max", Wire::OptF64, 6, 10, "has_max", &ClampAttrs::max},
-  };
-  static inline const std::vector<Rule> rules = {
-      {Check::AnyPresent, 0, 1, 0.0, 0, false, {0ull}, "clamp needs at least one of min and max", kNoCode, NamedRule::None},
-  };
+  static inline const std::vector<FieldOf<ClampAttrs>> fields = {{"min", Wire::OptF64, 4, 8, "has_min", &ClampAttrs::min}, {"max", Wire::OptF64, 6, 10, "has_max", &ClampAttrs::max}};
+  static inline const std::vector<Rule> rules = {{Check::AnyPresent, 0, 1, 0.0, 0, false, {0ull}, "clamp needs at least one of min and max", kNoCode, NamedRule::None}};
 };
 template <>
 struct Table<ReduceAttrs> {
   static constexpr const char* name = "Reduce";
-  static inline const std::vector<FieldOf<ReduceAttrs>> fields = {
-      {"axes", Wire::I32s, 4, 0, nullptr, &ReduceAttrs::axes},
-      {"keepdim", Wire::Bool, 6, 0, nullptr, &ReduceAttrs::keepdim},
-  };
-  static inline const std::vector<Rule> rules = {
-      {Check::Distinct, 0, -1, 0.0, 0, false, {0ull}, "{field} {got} repeat an axis", kNoCode, NamedRule::None},
-  };
+  static inline const std::vector<FieldOf<ReduceAttrs>> fields = {{"axes", Wire::I32s, 4, 0, nullptr, &ReduceAttrs::axes}, {"keepdim", Wire::Bool, 6, 0, nullptr, &ReduceAttrs::keepdim}};
+  static inline const std::vector<Rule> rules = {{Check::Distinct, 0, -1, 0.0, 0, false, {0ull}, "{field} {got} repeat an axis", kNoCode, NamedRule::None}};
 };
 template <>
 struct Table<SliceAttrs> {
   static constexpr const char* name = "Slice";
-  static inline const std::vector<FieldOf<SliceAttrs>> fields = {
-      {"axis", Wire::I32, 4, 0, nullptr, &SliceAttrs::axis},
-      {"start", Wire::I64, 6, 0, nullptr, &SliceAttrs::start},
-      {"end", Wire::I64, 8, 0, nullptr, &SliceAttrs::end},
-      {"step", Wire::I64, 10, 0, nullptr, &SliceAttrs::step},
-  };
-  static inline const std::vector<Rule> rules = {
-      {Check::Min, 3, -1, 1.0, 0, false, {0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None},
-  };
+  static inline const std::vector<FieldOf<SliceAttrs>> fields = {{"axis", Wire::I32, 4, 0, nullptr, &SliceAttrs::axis}, {"start", Wire::I64, 6, 0, nullptr, &SliceAttrs::start}, {"end", Wire::I64, 8, 0, nullptr, &SliceAttrs::end}, {"step", Wire::I64, 10, 0, nullptr, &SliceAttrs::step}};
+  static inline const std::vector<Rule> rules = {{Check::Min, 3, -1, 1.0, 0, false, {0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None}};
 };
 
 }  // namespace liteexport::demo_attrs

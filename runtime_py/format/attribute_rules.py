@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from runtime_py.format._generated.demo_attrs import AttrRule
+from runtime_py.format.attr_rows import AttrRule
 from runtime_py.format.program import ATTRIBUTE_TABLES
 
 _RULES_OF = {table.cls: table.rules for table in ATTRIBUTE_TABLES}

@@ -13,7 +13,7 @@ import enum
 from dataclasses import dataclass
 
 # the attribute tables, generated from schema/demo_ops.toml (fields, defaults, constraints)
-from runtime_py.format._generated.demo_attrs import TABLES, AttrTable
+from runtime_py.format._generated.demo_attrs import TABLES
 from runtime_py.format._generated.demo_attrs import Activation as Activation
 from runtime_py.format._generated.demo_attrs import AxisAttrs as AxisAttrs
 from runtime_py.format._generated.demo_attrs import BinaryAttrs as BinaryAttrs
@@ -33,6 +33,7 @@ from runtime_py.format._generated.demo_attrs import SliceAttrs as SliceAttrs
 from runtime_py.format._generated.demo_ops import OP_SPECS as OP_SPECS
 from runtime_py.format._generated.demo_ops import OpCode as OpCode
 from runtime_py.format._generated.demo_ops import OpSpec as OpSpec
+from runtime_py.format.attr_rows import AttrTable
 
 ATTRIBUTE_TABLES: tuple[AttrTable, ...] = TABLES  # in union tag order
 

@@ -19,7 +19,7 @@ from runtime_py.errors import InternalError
 from runtime_py.format import fb_reader as fr
 from runtime_py.format import fb_verify as fv
 from runtime_py.format._generated import demo_program_generated as g
-from runtime_py.format._generated.demo_attrs import AttrTable
+from runtime_py.format.attr_rows import AttrTable
 from runtime_py.format.attribute_rules import coded_problem
 from runtime_py.format.fb_reader import TableReader
 from runtime_py.format.fb_verify import Buffer, Builder, Verifier

@@ -123,6 +123,8 @@ def _check_table(table: Table, enums: dict[str, Enum]) -> None:
     for f in table.fields:
         if (f.type == "optional_double") != (f.flag is not None) or (f.flag and f.flag not in names):
             raise AttrSpecError(f"attributes.{table.name}.{f.name}: optional_double needs a listed flag field")
+        if f.type == "optional_int32" and f.none != 0:  # the readers of both languages take 0 as None
+            raise AttrSpecError(f"attributes.{table.name}.{f.name}: optional_int32 supports none = 0 only")
         if table.optional and f.default is REQUIRED and f.type != "flag":
             raise AttrSpecError(f"attributes.{table.name}.{f.name}: an optional table needs defaults everywhere")
     for c in table.constraints:

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Regenerate the code made from schema/: the OpCode enum of schema/demo_program.fbs and
-the demo op tables from schema/demo_ops.toml (scripts/demo_ops_codegen.py), then flatc's
+"""Regenerate the code made from schema/: the OpCode enum, attribute tables and Attributes union
+of schema/demo_program.fbs and the demo op and attribute tables of every language from
+schema/demo_ops.toml (scripts/demo_ops_codegen.py, demo_attrs_codegen.py), then flatc's
 output for schema/*.fbs - Python in runtime_py/format/_generated/, C++ headers in
 liteexport/_generated_cpp/ (used by the torch backend and the Android sample's native core).
 

@@ -22,13 +22,9 @@ from runtime_py.format.fb_verify import Buffer, Builder, CheckedTable, Verifier
 
 __all__ = ["encode_debug_table", "decode_debug_table"]
 
-# --- the tables' layouts, fields in schema id order ---
-_SOURCE_FRAME = fv.TableSpec("SourceFrame", (
-    fv.string("function"), fv.string("file"), fv.scalar("line", 4), fv.string("snippet")))
-_DEBUG_ENTRY = fv.TableSpec("DebugEntry", (
-    fv.scalar("handle", 8), fv.string("method"), fv.string("node_kind"), fv.string("module_hierarchy"),
-    fv.tables("frames")))
-_DEBUG_TABLE = fv.TableSpec("DebugTable", (fv.scalar("format_version", 4), fv.tables("entries")))
+# --- the tables' layouts: flatc's reading of schema/debug_table.fbs (_generated/layouts.py) ---
+_SOURCE_FRAME, _DEBUG_ENTRY, _DEBUG_TABLE = (
+    fv.spec("debug_table", name) for name in ("SourceFrame", "DebugEntry", "DebugTable"))
 
 
 def _order_problem(previous: int, handle: int) -> str | None:

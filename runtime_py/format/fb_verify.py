@@ -42,6 +42,7 @@ import numpy as np
 from flatbuffers import Builder as Builder  # re-exported: the codecs build with it
 
 from runtime_py.errors import FormatError, InternalError
+from runtime_py.format._generated import layouts
 
 Buffer = bytes | bytearray | memoryview | np.ndarray
 
@@ -117,6 +118,25 @@ class TableSpec:
 
     name: str
     fields: tuple[Field, ...]
+
+
+def spec(schema: str, name: str, *, binary: tuple[str, ...] = ()) -> TableSpec:
+    """The layout of table ``name`` of ``schema/{schema}.fbs``, as flatc compiled it (generated
+    into ``_generated/layouts.py``). ``binary``: string fields that hold arbitrary bytes, checked
+    as byte vectors (not as UTF-8)."""
+    fields = []
+    for field, kind, size in layouts.TABLES[schema][name]:
+        if field in binary:
+            if kind != Kind.STRING.value:
+                raise InternalError(f"{schema}.{name}.{field} is {kind}, not a string")
+            kind, size = Kind.VECTOR.value, 1
+        fields.append(Field(field, Kind(kind), size))
+    return TableSpec(name, tuple(fields))
+
+
+def union_members(schema: str, union: str) -> dict[int, tuple[str, int]]:
+    """Union tag -> (member name, struct size; 0 for a table member) of ``union`` of ``schema``."""
+    return {tag: (member, size) for tag, member, _kind, size in layouts.UNIONS[schema][union]}
 
 
 def location(path: str, pos: int) -> str:

@@ -53,37 +53,11 @@ from runtime_py.format.program import (
 
 __all__ = ["encode_program", "decode_program", "verify_structure"]
 
-# --- the tables' layouts, fields in schema id order ---
-_BINARY = fv.TableSpec("Binary", (
-    fv.scalar("alpha", 8), fv.scalar("scalar", 8), fv.scalar("has_scalar", 1), fv.scalar("reverse", 1)))
-_GELU = fv.TableSpec("Gelu", (fv.scalar("tanh_approximation", 1),))
-_AXIS = fv.TableSpec("Axis", (fv.scalar("axis", 4),))
-_FUSED = fv.TableSpec("Fused", (fv.scalar("activation", 1),))
-_CONV2D = fv.TableSpec("Conv2d", (
-    fv.vector("stride", 4), fv.vector("padding", 4), fv.vector("dilation", 4),
-    fv.scalar("groups", 4), fv.scalar("activation", 1)))
-_LAYER_NORM = fv.TableSpec("LayerNorm", (fv.scalar("normalized_ndim", 4), fv.scalar("eps", 8)))
-_POOL2D = fv.TableSpec("Pool2d", (
-    fv.vector("kernel", 4), fv.vector("stride", 4), fv.vector("padding", 4), fv.vector("dilation", 4),
-    fv.scalar("ceil_mode", 1), fv.scalar("count_include_pad", 1), fv.scalar("divisor_override", 4)))
-_SHAPE = fv.TableSpec("Shape", (fv.vector("dims", 8),))
-_PERMUTE = fv.TableSpec("Permute", (fv.vector("perm", 4),))
-_FLATTEN = fv.TableSpec("Flatten", (fv.scalar("start_dim", 4), fv.scalar("end_dim", 4)))
-_CLAMP = fv.TableSpec("Clamp", (
-    fv.scalar("min", 8), fv.scalar("max", 8), fv.scalar("has_min", 1), fv.scalar("has_max", 1)))
-_REDUCE = fv.TableSpec("Reduce", (fv.vector("axes", 4), fv.scalar("keepdim", 1)))
-_SLICE = fv.TableSpec("Slice", (
-    fv.scalar("axis", 4), fv.scalar("start", 8), fv.scalar("end", 8), fv.scalar("step", 8)))
-_INSTRUCTION = fv.TableSpec("Instruction", (
-    fv.scalar("op", 2), fv.vector("inputs", 4), fv.vector("outputs", 4),
-    fv.scalar("attributes_type", 1), fv.table("attributes"), fv.scalar("debug_handle", 8)))
-_VALUE_INFO = fv.TableSpec("ValueInfo", (
-    fv.scalar("dtype", 1), fv.vector("shape", 8), fv.scalar("has_shape", 1)))
-_CONSTANT = fv.TableSpec("Constant", (fv.scalar("slot", 4), fv.scalar("weight", 4)))
-_PROGRAM = fv.TableSpec("Program", (
-    fv.scalar("format_version", 4), fv.string("method"), fv.scalar("num_slots", 4),
-    fv.tables("inputs"), fv.tables("constants"), fv.tables("instructions"),
-    fv.vector("outputs", 4), fv.vector("output_debug_handles", 8)))
+# --- the tables' layouts: flatc's reading of schema/demo_program.fbs (_generated/layouts.py) ---
+(_BINARY, _GELU, _AXIS, _FUSED, _CONV2D, _LAYER_NORM, _POOL2D, _SHAPE, _PERMUTE, _FLATTEN, _CLAMP, _REDUCE, _SLICE,
+ _INSTRUCTION, _VALUE_INFO, _CONSTANT, _PROGRAM) = (fv.spec("demo_program", name) for name in (
+    "Binary", "Gelu", "Axis", "Fused", "Conv2d", "LayerNorm", "Pool2d", "Shape", "Permute", "Flatten", "Clamp",
+    "Reduce", "Slice", "Instruction", "ValueInfo", "Constant", "Program"))
 
 # what the single-pass reader needs of each layout
 (_BINARY_L, _GELU_L, _AXIS_L, _FUSED_L, _CONV2D_L, _LAYER_NORM_L, _POOL2D_L, _SHAPE_L, _PERMUTE_L, _FLATTEN_L,

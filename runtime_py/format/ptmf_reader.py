@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime_py.errors import FormatError
+from runtime_py.errors import FormatError, InternalError
 from runtime_py.format import fb_reader as fr
 from runtime_py.format import fb_verify as fv
 from runtime_py.format import ptmf
@@ -29,54 +29,27 @@ from runtime_py.format.fb_reader import TableReader
 from runtime_py.format.fb_verify import CheckedTable, Verifier
 from runtime_py.format.ptmf_verify import check_code
 
-# --- the tables' layouts (schema/mobile_bytecode.fbs), fields in schema id order ---
+# --- the tables' layouts: flatc's reading of schema/mobile_bytecode.fbs (_generated/layouts.py) ---
 # content is a flatbuffers string holding arbitrary bytes (our debug table is binary): no UTF-8 check
-_EXTRA_FILE = fv.TableSpec("ExtraFile", (fv.string("name"), fv.vector("content", 1)))
-_STORAGE = fv.TableSpec("StorageData", (fv.vector("data", 1),))
-_OBJECT_TYPE = fv.TableSpec("ObjectType", (fv.string("type_name"), fv.scalar("type", 1), fv.strings("attr_names")))
-_TENSOR = fv.TableSpec("TensorMetadata", (
-    fv.scalar("storage_location_index", 4), fv.scalar("scalar_type", 1), fv.scalar("storage_offset", 4),
-    fv.vector("sizes", 4), fv.vector("strides", 4), fv.scalar("requires_grad", 1), fv.table("quantized_schema")))
-_QUANTIZED = fv.TableSpec("QuantizedSchema", (
-    fv.scalar("qscheme", 1), fv.scalar("scale", 8), fv.scalar("zero_point", 4), fv.table("scales"),
-    fv.table("zero_points"), fv.scalar("axis", 4)))
-_OPERATOR = fv.TableSpec("Operator", (
-    fv.string("name"), fv.string("overload_name"), fv.scalar("num_args_serialized", 4)))
-_ARG = fv.TableSpec("Arg", (fv.string("name"), fv.string("type"), fv.scalar("default_value", 4)))
-_SCHEMA = fv.TableSpec("Schema", (fv.tables("arguments"), fv.tables("returns")))
-_DEBUG_INFO = fv.TableSpec("DebugInfo", (fv.vector("debug_handle", 8),))
-_FUNCTION = fv.TableSpec("Function", (
-    fv.string("qn"), fv.vector("instructions", 8), fv.tables("operators"), fv.vector("constants", 4),
-    fv.strings("type_annotations"), fv.scalar("register_size", 4), fv.table("schema"), fv.table("debug_info"),
-    fv.scalar("class_type", 4)))
-_IVALUE = fv.TableSpec("IValue", (fv.scalar("val_type", 1), fv.table("val")))
-_MODULE = fv.TableSpec("Module", (
-    fv.scalar("bytecode_version", 4), fv.tables("extra_files"), fv.vector("methods", 4), fv.scalar("state_obj", 4),
-    fv.tables("ivalues"), fv.scalar("storage_data_size", 4), fv.tables("storage_data"), fv.tables("object_types"),
-    fv.tables("jit_sources"), fv.vector("jit_constants", 4), fv.scalar("operator_version", 4),
-    fv.scalar("mobile_ivalue_size", 4)))
-# union tag -> the member's layout: a struct (tags 1..4; how to read it, what it becomes) or a table spec
+_EXTRA_FILE = fv.spec("mobile_bytecode", "ExtraFile", binary=("content",))
+(_STORAGE, _OBJECT_TYPE, _TENSOR, _QUANTIZED, _OPERATOR, _ARG, _SCHEMA, _DEBUG_INFO, _FUNCTION, _IVALUE,
+ _MODULE) = (fv.spec("mobile_bytecode", name) for name in (
+    "StorageData", "ObjectType", "TensorMetadata", "QuantizedSchema", "Operator", "Arg", "Schema", "DebugInfo",
+    "Function", "IValue", "Module"))
+_MEMBERS = fv.union_members("mobile_bytecode", "IValueUnion")
+# union tag -> the member's layout: a struct (how to read it, what it becomes) or a table spec
 _UNION_STRUCT_READERS: dict[int, tuple[struct.Struct, Callable[..., ptmf.IValue]]] = {
-    1: (struct.Struct("<q"), ptmf.IntValue),
-    2: (struct.Struct("<?"), ptmf.BoolValue),
-    3: (struct.Struct("<d"), ptmf.DoubleValue),
-    4: (struct.Struct("<dd"), ptmf.ComplexDoubleValue),
+    tag: (fmt, build) for tag, fmt, build in (
+        (1, struct.Struct("<q"), ptmf.IntValue),
+        (2, struct.Struct("<?"), ptmf.BoolValue),
+        (3, struct.Struct("<d"), ptmf.DoubleValue),
+        (4, struct.Struct("<dd"), ptmf.ComplexDoubleValue),
+    ) if _MEMBERS[tag][1] == fmt.size  # the schema's struct members, as they are read
 }
 _UNION_TABLES: dict[int, fv.TableSpec] = {
-    5: _TENSOR,
-    6: fv.TableSpec("String", (fv.string("data"),)),
-    7: fv.TableSpec("List", (fv.vector("items", 4), fv.string("annotation_str"))),
-    8: fv.TableSpec("Tuple", (fv.vector("items", 4),)),
-    9: fv.TableSpec("Dict", (fv.vector("keys", 4), fv.vector("values", 4), fv.string("annotation_str"))),
-    10: fv.TableSpec("Object", (
-        fv.scalar("type_index", 4), fv.scalar("state", 4), fv.vector("attrs", 4), fv.scalar("setstate_func", 4))),
-    11: fv.TableSpec("IntList", (fv.vector("items", 8),)),
-    12: fv.TableSpec("DoubleList", (fv.vector("items", 8),)),
-    13: fv.TableSpec("BoolList", (fv.vector("items", 1),)),
-    14: fv.TableSpec("Device", (fv.string("str"),)),
-    15: fv.TableSpec("EnumValue", (fv.string("type_name"), fv.scalar("value", 4))),
-    16: _FUNCTION,
-}
+    tag: fv.spec("mobile_bytecode", member) for tag, (member, size) in _MEMBERS.items() if not size}
+if len(_UNION_STRUCT_READERS) + len(_UNION_TABLES) != len(_MEMBERS):
+    raise InternalError("ptmf_reader's IValue struct readers do not match schema/mobile_bytecode.fbs")
 
 
 def _verify_tensor(v: Verifier, tensor: CheckedTable) -> None:

@@ -172,16 +172,14 @@ def python_module(schemas: dict[str, bytes]) -> str:
                    "UNIONS: dict[str, dict[str, tuple[tuple[int, str, str, int], ...]]] = {"]
     for name, data in schemas.items():
         tables, unions = layouts(data)
-        lines.append(f"    {name!r}: {{")
-        for table, fields in sorted(tables.items()):
-            lines.append(f"        {table!r}: (")
-            lines += [f"            {field!r}," for field in fields]
-            lines.append("        ),")
-        lines.append("    },")
-        union_lines.append(f"    {name!r}: {{")
-        for union, members in sorted(unions.items()):
-            union_lines.append(f"        {union!r}: (")
-            union_lines += [f"            {member!r}," for member in members]
-            union_lines.append("        ),")
-        union_lines.append("    },")
+        lines += _dict_block(name, tables)
+        union_lines += _dict_block(name, unions)
     return "\n".join([*lines, "}", "", *union_lines, "}", ""])
+
+
+def _dict_block(schema: str, entries: dict[str, Layout] | dict[str, Union]) -> list[str]:
+    """The lines of ``schema: {name: (row, ...), ...}`` inside TABLES or UNIONS."""
+    lines = [f"    {schema!r}: {{"]
+    for name, rows in sorted(entries.items()):
+        lines += [f"        {name!r}: (", *(f"            {row!r}," for row in rows), "        ),"]
+    return [*lines, "    },"]

@@ -89,7 +89,7 @@ def _short(name: str) -> str:
     return name.rsplit(".", 1)[-1]
 
 
-Layout = tuple[tuple[str, str, int], ...]  # (field name, kind, size) per field id
+Layout = tuple[tuple[str, str, int, str], ...]  # (field name, kind, size, table/union type) per field id
 Union = tuple[tuple[int, str, str, int], ...]  # (tag, member, "table" | "struct", struct size)
 
 
@@ -99,11 +99,12 @@ def layouts(bfbs: bytes) -> tuple[dict[str, Layout], dict[str, Union]]:
     objects = _children(root, _SCHEMA_OBJECTS)
     is_struct = [bool(_scalar(o, _OBJECT_IS_STRUCT, number_types.BoolFlags, 0)) for o in objects]
     sizes = [_scalar(o, _OBJECT_BYTESIZE, number_types.Int32Flags, 0) for o in objects]
+    enums = _children(root, _SCHEMA_ENUMS)
     tables: dict[str, Layout] = {}
     for obj, struct_ in zip(objects, is_struct, strict=True):
         if struct_:
             continue
-        fields: dict[int, tuple[str, str, int]] = {}
+        fields: dict[int, tuple[str, str, int, str]] = {}
         for f in _children(obj, _OBJECT_FIELDS):
             name = _string(f, _FIELD_NAME)
             field_id = _scalar(f, _FIELD_ID, number_types.Uint16Flags, 0)
@@ -111,28 +112,30 @@ def layouts(bfbs: bytes) -> tuple[dict[str, Layout], dict[str, Union]]:
                 raise SchemaError(f"{name}: vtable offset does not follow from its id")
             t = _type(f)
             if _scalar(f, _FIELD_DEPRECATED, number_types.BoolFlags, 0):
-                fields[field_id] = (name, "deprecated", 0)
+                fields[field_id] = (name, "deprecated", 0, "")
             elif t.base in _SCALARS:
-                fields[field_id] = (name, "scalar", t.base_size)
+                fields[field_id] = (name, "scalar", t.base_size, "")
             elif t.base == _OBJ:
-                fields[field_id] = (name, "scalar", sizes[t.index]) if is_struct[t.index] else (name, "table", 4)
+                target = _short(_string(objects[t.index], _OBJECT_NAME))
+                fields[field_id] = (name, "scalar", sizes[t.index], target) if is_struct[t.index] else (
+                    name, "table", 4, target)
             elif t.base == _STRING:
-                fields[field_id] = (name, "string", 4)
+                fields[field_id] = (name, "string", 4, "")
             elif t.base == _UNION:
-                fields[field_id] = (name, "table", 4)
+                fields[field_id] = (name, "table", 4, _short(_string(enums[t.index], _ENUM_NAME)))
             elif t.base == _VECTOR and t.element == _STRING:
-                fields[field_id] = (name, "string_vector", 4)
+                fields[field_id] = (name, "string_vector", 4, "")
             elif t.base == _VECTOR and t.element == _OBJ and not is_struct[t.index]:
-                fields[field_id] = (name, "table_vector", 4)
+                fields[field_id] = (name, "table_vector", 4, _short(_string(objects[t.index], _OBJECT_NAME)))
             elif t.base == _VECTOR and t.element != _UNION:
-                fields[field_id] = (name, "vector", t.element_size)
+                fields[field_id] = (name, "vector", t.element_size, "")
             else:
                 raise SchemaError(f"{_short(_string(obj, _OBJECT_NAME))}.{name}: base type {t.base} is not supported")
         if sorted(fields) != list(range(len(fields))):
             raise SchemaError(f"{_string(obj, _OBJECT_NAME)}: field ids are not 0..n-1")
         tables[_short(_string(obj, _OBJECT_NAME))] = tuple(fields[i] for i in range(len(fields)))
     unions: dict[str, Union] = {}
-    for enum in _children(root, _SCHEMA_ENUMS):
+    for enum in enums:
         if not _scalar(enum, _ENUM_IS_UNION, number_types.BoolFlags, 0):
             continue
         members = []
@@ -163,11 +166,12 @@ def bfbs(flatc: str, name: str, text: str) -> bytes:
 def python_module(schemas: dict[str, bytes]) -> str:
     """``layouts.py``: TABLES[schema][table] and UNIONS[schema][union] for each schema's .bfbs."""
     lines = [HEADER, '"""Field layouts of every table and union of schema/*.fbs, by schema; read through',
-             'runtime_py.format.fb_verify.spec (never restated by hand)."""', "",
+             'runtime_py.format.fb_reader.spec (never restated by hand)."""', "",
              "from __future__ import annotations", "",
-             "# (field name, kind, size) in field id order; kind: scalar (size: bytes; structs too), string,",
-             "# vector (size: element bytes), string_vector, table (union values too), table_vector, deprecated",
-             "TABLES: dict[str, dict[str, tuple[tuple[str, str, int], ...]]] = {"]
+             "# (field name, kind, size, type) in field id order; kind: scalar (size: bytes; structs too),",
+             "# string, vector (size: element bytes), string_vector, table (union values too), table_vector,",
+             "# deprecated; type: the table (or union, or struct) the field holds, '' for the others",
+             "TABLES: dict[str, dict[str, tuple[tuple[str, str, int, str], ...]]] = {"]
     union_lines = ["# (tag, member, 'table' or 'struct', struct bytes) by union",
                    "UNIONS: dict[str, dict[str, tuple[tuple[int, str, str, int], ...]]] = {"]
     for name, data in schemas.items():

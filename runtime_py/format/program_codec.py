@@ -18,10 +18,10 @@ from typing import Any
 from runtime_py.error_codes import format_error, render
 from runtime_py.errors import InternalError
 from runtime_py.format import fb_reader as fr
-from runtime_py.format import fb_verify as fv
+from runtime_py.format import fb_writer as fw
 from runtime_py.format._generated import demo_program_generated as g
-from runtime_py.format.fb_reader import TableReader
-from runtime_py.format.fb_verify import Buffer, Builder, Verifier
+from runtime_py.format.fb_reader import Buffer, TableReader
+from runtime_py.format.fb_writer import Builder
 from runtime_py.format.program import (
     OP_SPECS,
     PROGRAM_FILE_IDENTIFIER,
@@ -51,11 +51,11 @@ from runtime_py.format.program import (
     attributes_class,
 )
 
-__all__ = ["encode_program", "decode_program", "verify_structure"]
+__all__ = ["encode_program", "decode_program"]
 
 # --- the tables' layouts: flatc's reading of schema/demo_program.fbs (_generated/layouts.py) ---
 (_BINARY, _GELU, _AXIS, _FUSED, _CONV2D, _LAYER_NORM, _POOL2D, _SHAPE, _PERMUTE, _FLATTEN, _CLAMP, _REDUCE, _SLICE,
- _INSTRUCTION, _VALUE_INFO, _CONSTANT, _PROGRAM) = (fv.spec("demo_program", name) for name in (
+ _INSTRUCTION, _VALUE_INFO, _CONSTANT, _PROGRAM) = (fr.spec("demo_program", name) for name in (
     "Binary", "Gelu", "Axis", "Fused", "Conv2d", "LayerNorm", "Pool2d", "Shape", "Permute", "Flatten", "Clamp",
     "Reduce", "Slice", "Instruction", "ValueInfo", "Constant", "Program"))
 
@@ -117,13 +117,13 @@ def _bug(problem: Problem | str) -> None:
 
 def _bad(problem: Problem, path: str, pos: int) -> None:
     if problem is not None:  # the location only then: building it for every check costs more than the check
-        raise format_error(problem[0], where=fv.location(path, pos), **problem[1])
+        raise format_error(problem[0], where=fr.location(path, pos), **problem[1])
 
 
 # --- encoding ---
 
 def _ints32(b: Builder, start: Callable[[Builder, int], object], values: tuple[int, ...]) -> int:
-    return fv.write_scalars(b, start, b.PrependInt32, values)
+    return fw.write_scalars(b, start, b.PrependInt32, values)
 
 
 def _pair(b: Builder, start: Callable[[Builder, int], object], values: tuple[int, int], name: str) -> int:
@@ -198,7 +198,7 @@ def _write_pool2d(b: Builder, a: Pool2dAttrs) -> int:
 
 
 def _write_shape(b: Builder, a: ShapeAttrs) -> int:
-    dims = fv.write_scalars(b, g.ShapeStartDimsVector, b.PrependInt64, a.dims)
+    dims = fw.write_scalars(b, g.ShapeStartDimsVector, b.PrependInt64, a.dims)
     g.ShapeStart(b)
     g.ShapeAddDims(b, dims)
     return int(g.ShapeEnd(b))
@@ -258,7 +258,7 @@ def _activation(r: TableReader, pos: int, path: str, table_pos: int) -> Activati
     raw = r.scalar(fr.I8, pos, 0)
     activation: Activation | None = _ACTIVATIONS.get(raw)  # type: ignore[call-overload]
     if activation is None:
-        raise format_error("UNKNOWN_ENUM", where=fv.location(f"{path}.activation", pos or table_pos),
+        raise format_error("UNKNOWN_ENUM", where=fr.location(f"{path}.activation", pos or table_pos),
                            enum="Activation", value=raw)
     return activation
 
@@ -267,7 +267,7 @@ def _read_binary(r: TableReader, pos: int, path: str) -> BinaryAttrs:
     alpha, scalar, has_scalar, reverse = r.table(pos, _BINARY_L, path)
     has = r.scalar(fr.BOOL, has_scalar, False)
     if scalar and not has:
-        raise format_error("FIELD_WITHOUT_FLAG", where=fv.location(f"{path}.scalar", scalar), field="scalar",
+        raise format_error("FIELD_WITHOUT_FLAG", where=fr.location(f"{path}.scalar", scalar), field="scalar",
                            flag="has_scalar")
     return BinaryAttrs(alpha=r.scalar(fr.F64, alpha, 1.0),  # type: ignore[arg-type]
                        scalar=r.scalar(fr.F64, scalar, 0.0) if has else None,  # type: ignore[arg-type]
@@ -337,7 +337,7 @@ def _bound(r: TableReader, value: int, present: int, name: str, path: str) -> fl
     """A Clamp bound: its value when its has_ flag is set, else None (a value without the flag is malformed)."""
     has = r.scalar(fr.BOOL, present, False)
     if value and not has:
-        raise format_error("FIELD_WITHOUT_FLAG", where=fv.location(f"{path}.{name}", value), field=name,
+        raise format_error("FIELD_WITHOUT_FLAG", where=fr.location(f"{path}.{name}", value), field=name,
                            flag=f"has_{name}")
     return r.scalar(fr.F64, value, 0.0) if has else None  # type: ignore[return-value]
 
@@ -364,7 +364,7 @@ class _AttrCodec:
 
     cls: type
     tag: int  # the union type tag (g.Attributes.X)
-    spec: fv.TableSpec
+    spec: fr.TableSpec
     write: Callable[[Builder, Any], int]
     read: Callable[[TableReader, int, str], Attributes]  # (reader, table position, path)
 
@@ -396,19 +396,19 @@ def encode_program(program: Program) -> bytes:
     A Program the schema cannot express (wrong attribute type for an opcode, a pair that is not
     2 long, a negative slot...) is a bug of its producer: :class:`InternalError`.
     """
-    with fv.encoding("program"):
+    with fw.encoding("program"):
         b = Builder(1024)
         method = b.CreateString(program.method)
         inputs = [_write_value_info(b, v) for v in program.inputs]
         constants = [_write_constant(b, c) for c in program.constants]
         instructions = [_write_instruction(b, i) for i in program.instructions]
         _bug(_outputs_problem(tuple(program.outputs), tuple(program.output_debug_handles)))
-        outputs = fv.write_scalars(b, g.ProgramStartOutputsVector, b.PrependUint32, program.outputs)
-        handles = fv.write_scalars(b, g.ProgramStartOutputDebugHandlesVector, b.PrependInt64,
+        outputs = fw.write_scalars(b, g.ProgramStartOutputsVector, b.PrependUint32, program.outputs)
+        handles = fw.write_scalars(b, g.ProgramStartOutputDebugHandlesVector, b.PrependInt64,
                                    program.output_debug_handles)
-        input_vec = fv.write_offsets(b, g.ProgramStartInputsVector, inputs)
-        constant_vec = fv.write_offsets(b, g.ProgramStartConstantsVector, constants)
-        instruction_vec = fv.write_offsets(b, g.ProgramStartInstructionsVector, instructions)
+        input_vec = fw.write_offsets(b, g.ProgramStartInputsVector, inputs)
+        constant_vec = fw.write_offsets(b, g.ProgramStartConstantsVector, constants)
+        instruction_vec = fw.write_offsets(b, g.ProgramStartInstructionsVector, instructions)
         g.ProgramStart(b)
         g.ProgramAddFormatVersion(b, program.format_version)
         g.ProgramAddMethod(b, method)
@@ -418,13 +418,13 @@ def encode_program(program: Program) -> bytes:
         g.ProgramAddInstructions(b, instruction_vec)
         g.ProgramAddOutputs(b, outputs)
         g.ProgramAddOutputDebugHandles(b, handles)
-        return fv.finish(b, int(g.ProgramEnd(b)), PROGRAM_FILE_IDENTIFIER)
+        return fw.finish(b, int(g.ProgramEnd(b)), PROGRAM_FILE_IDENTIFIER)
 
 
 def _write_value_info(b: Builder, info: ValueInfo) -> int:
     shape = None
     if info.shape is not None:
-        shape = fv.write_scalars(b, g.ValueInfoStartShapeVector, b.PrependInt64, info.shape)
+        shape = fw.write_scalars(b, g.ValueInfoStartShapeVector, b.PrependInt64, info.shape)
     g.ValueInfoStart(b)
     g.ValueInfoAddDtype(b, int(DType(info.dtype)))
     if shape is not None:
@@ -447,8 +447,8 @@ def _write_instruction(b: Builder, inst: Instruction) -> int:
     _bug(_adaptive_problem(op, inst.attributes))
     codec = None if attrs_cls is None else _BY_CLASS[attrs_cls]
     attrs = None if codec is None else codec.write(b, inst.attributes)
-    inputs = fv.write_scalars(b, g.InstructionStartInputsVector, b.PrependUint32, inst.inputs)
-    outputs = fv.write_scalars(b, g.InstructionStartOutputsVector, b.PrependUint32, inst.outputs)
+    inputs = fw.write_scalars(b, g.InstructionStartInputsVector, b.PrependUint32, inst.inputs)
+    outputs = fw.write_scalars(b, g.InstructionStartOutputsVector, b.PrependUint32, inst.outputs)
     g.InstructionStart(b)
     g.InstructionAddOp(b, int(op))
     g.InstructionAddInputs(b, inputs)
@@ -465,26 +465,8 @@ def decode_program(buf: Buffer) -> Program:
 
     Raises :class:`FormatError` for anything malformed, and nothing else.
     """
-    with fv.hostile_input("program"):
+    with fr.hostile_input("program"):
         return _read_program(TableReader(buf))
-
-
-def verify_structure(buf: Buffer) -> Verifier:
-    """Check with the generic :class:`fb_verify.Verifier` that every table, vector, string and
-    union member of a program buffer lies inside it (no value checks). Nothing at run time
-    needs it: the fuzz harness records through it where a program keeps its offsets, lengths
-    and scalars, and the tests check that it and :func:`decode_program` accept the same layouts."""
-    v = Verifier(buf)
-    root = v.table(v.root(PROGRAM_FILE_IDENTIFIER, "Program"), _PROGRAM, "Program")
-    for name, spec in (("inputs", _VALUE_INFO), ("constants", _CONSTANT)):
-        for _ in v.children(root, name, spec):
-            pass
-    for inst in v.children(root, "instructions", _INSTRUCTION):
-        tag_at = inst.fields.get("attributes_type")
-        codec = None if tag_at is None else _BY_TAG.get(v.buf[tag_at])
-        if codec is not None:
-            v.child(inst, "attributes", codec.spec)
-    return v
 
 
 def _read_program(r: TableReader) -> Program:
@@ -493,7 +475,7 @@ def _read_program(r: TableReader) -> Program:
         pos, _PROGRAM_L, "Program")
     found = r.scalar(fr.U32, version, 0)
     if found != PROGRAM_FORMAT_VERSION:
-        raise format_error("UNSUPPORTED_VERSION", where=fv.location("Program.format_version", version or pos),
+        raise format_error("UNSUPPORTED_VERSION", where=fr.location("Program.format_version", version or pos),
                            found=found, supported=PROGRAM_FORMAT_VERSION)
     output_slots = r.scalars("I", outputs, "Program.outputs")
     output_handles = r.scalars("q", handles, "Program.output_debug_handles")
@@ -514,11 +496,11 @@ def _read_value_info(r: TableReader, pos: int, path: str) -> ValueInfo:
     dtype, shape, has_shape = r.table(pos, _VALUE_INFO_L, path)
     known = r.scalar(fr.BOOL, has_shape, False)
     if shape and not known:
-        raise format_error("FIELD_WITHOUT_FLAG", where=fv.location(f"{path}.shape", shape), field="shape",
+        raise format_error("FIELD_WITHOUT_FLAG", where=fr.location(f"{path}.shape", shape), field="shape",
                            flag="has_shape")
     raw = r.scalar(fr.I8, dtype, int(DType.FLOAT32))
     if raw != DType.FLOAT32:
-        raise format_error("UNKNOWN_ENUM", where=fv.location(f"{path}.dtype", dtype or pos), enum="DType", value=raw)
+        raise format_error("UNKNOWN_ENUM", where=fr.location(f"{path}.dtype", dtype or pos), enum="DType", value=raw)
     return ValueInfo(shape=r.scalars("q", shape, f"{path}.shape") if known else None, dtype=DType.FLOAT32)
 
 
@@ -532,20 +514,20 @@ def _read_instruction(r: TableReader, pos: int, path: str) -> Instruction:
     raw = r.scalar(fr.U16, op_at, 0)
     op: OpCode | None = _OPCODES.get(raw)  # type: ignore[call-overload]
     if op is None:
-        raise format_error("UNKNOWN_ENUM", where=fv.location(f"{path}.op", op_at or pos), enum="OpCode", value=raw)
+        raise format_error("UNKNOWN_ENUM", where=fr.location(f"{path}.op", op_at or pos), enum="OpCode", value=raw)
     tag = r.scalar(fr.U8, tag_at, 0)
     codec = _BY_TAG.get(tag)  # type: ignore[call-overload]
     attrs: Attributes = None
     if tag == g.Attributes.NONE:
         if attributes:
-            raise format_error("ATTRIBUTES_WITHOUT_TYPE", where=fv.location(f"{path}.attributes", attributes))
+            raise format_error("ATTRIBUTES_WITHOUT_TYPE", where=fr.location(f"{path}.attributes", attributes))
         _bad(attribute_problem(op, None), path + ".attributes_type", tag_at or pos)
     else:
         if codec is None or _OP_ATTRIBUTES[op] is not codec.cls:
             problem = ("UNKNOWN_ATTRIBUTE_TYPE", {"tag": tag}) if codec is None else attribute_problem(op, codec.cls)
             _bad(problem, f"{path}.attributes_type", tag_at or pos)
         if not attributes:
-            raise format_error("ATTRIBUTES_MISSING", where=fv.location(f"{path}.attributes", pos),
+            raise format_error("ATTRIBUTES_MISSING", where=fr.location(f"{path}.attributes", pos),
                                table=codec.spec.name)
         attrs_path = path + ".attributes"
         child = r.target(attributes, attrs_path)

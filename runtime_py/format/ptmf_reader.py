@@ -7,9 +7,7 @@ into the ``ptmf`` dataclasses: it runs on every load, so it avoids the generated
 Index-level checks (ivalue, storage, register... indexes) are ``ptmf_verify``'s; a function's
 instructions are decoded, and their indexes checked, when first used (``ptmf.LazyInstructions``).
 
-:func:`verify_structure` walks the same layouts with the generic :class:`fb_verify.Verifier`;
-nothing at run time needs it: the fuzz harness records through it where a bundle keeps its
-offsets, lengths and scalars, and the tests check that both accept the same buffers.
+The table layouts are flatc's reading of the schema (``fb_reader.spec``, generated), not restated.
 """
 
 from __future__ import annotations
@@ -23,20 +21,18 @@ import numpy as np
 
 from runtime_py.errors import FormatError, InternalError
 from runtime_py.format import fb_reader as fr
-from runtime_py.format import fb_verify as fv
 from runtime_py.format import ptmf
 from runtime_py.format.fb_reader import TableReader
-from runtime_py.format.fb_verify import CheckedTable, Verifier
 from runtime_py.format.ptmf_verify import check_code
 
 # --- the tables' layouts: flatc's reading of schema/mobile_bytecode.fbs (_generated/layouts.py) ---
 # content is a flatbuffers string holding arbitrary bytes (our debug table is binary): no UTF-8 check
-_EXTRA_FILE = fv.spec("mobile_bytecode", "ExtraFile", binary=("content",))
+_EXTRA_FILE = fr.spec("mobile_bytecode", "ExtraFile", binary=("content",))
 (_STORAGE, _OBJECT_TYPE, _TENSOR, _QUANTIZED, _OPERATOR, _ARG, _SCHEMA, _DEBUG_INFO, _FUNCTION, _IVALUE,
- _MODULE) = (fv.spec("mobile_bytecode", name) for name in (
+ _MODULE) = (fr.spec("mobile_bytecode", name) for name in (
     "StorageData", "ObjectType", "TensorMetadata", "QuantizedSchema", "Operator", "Arg", "Schema", "DebugInfo",
     "Function", "IValue", "Module"))
-_MEMBERS = fv.union_members("mobile_bytecode", "IValueUnion")
+_MEMBERS = fr.union_members("mobile_bytecode", "IValueUnion")
 # union tag -> the member's layout: a struct (how to read it, what it becomes) or a table spec
 _UNION_STRUCT_READERS: dict[int, tuple[struct.Struct, Callable[..., ptmf.IValue]]] = {
     tag: (fmt, build) for tag, fmt, build in (
@@ -46,61 +42,10 @@ _UNION_STRUCT_READERS: dict[int, tuple[struct.Struct, Callable[..., ptmf.IValue]
         (4, struct.Struct("<dd"), ptmf.ComplexDoubleValue),
     ) if _MEMBERS[tag][1] == fmt.size  # the schema's struct members, as they are read
 }
-_UNION_TABLES: dict[int, fv.TableSpec] = {
-    tag: fv.spec("mobile_bytecode", member) for tag, (member, size) in _MEMBERS.items() if not size}
+_UNION_TABLES: dict[int, fr.TableSpec] = {
+    tag: fr.spec("mobile_bytecode", member) for tag, (member, size) in _MEMBERS.items() if not size}
 if len(_UNION_STRUCT_READERS) + len(_UNION_TABLES) != len(_MEMBERS):
     raise InternalError("ptmf_reader's IValue struct readers do not match schema/mobile_bytecode.fbs")
-
-
-def _verify_tensor(v: Verifier, tensor: CheckedTable) -> None:
-    quantized = v.child(tensor, "quantized_schema", _QUANTIZED)
-    if quantized is not None:
-        for name in ("scales", "zero_points"):
-            nested = v.child(quantized, name, _TENSOR)
-            if nested is not None:
-                _verify_tensor(v, nested)  # nesting is bounded by the verifier's depth limit
-
-
-def _verify_ivalue(v: Verifier, ivalue: CheckedTable) -> None:
-    tag = v.buf[ivalue.fields["val_type"]] if ivalue.has("val_type") else 0
-    target = ivalue.child("val")
-    if tag == 0:
-        return
-    if target is None:
-        raise FormatError(f"IValue with union tag {tag} has no value", where=ivalue.loc())
-    if tag in _UNION_STRUCT_READERS:
-        v.check_range(target, _UNION_STRUCT_READERS[tag][0].size, "struct", ivalue.path + ".val")
-        return
-    spec = _UNION_TABLES.get(tag)
-    if spec is None:
-        raise FormatError(f"unknown IValue union tag {tag}", where=ivalue.loc("val_type"))
-    value = v.child(ivalue, "val", spec)
-    assert value is not None
-    if tag == 5:
-        _verify_tensor(v, value)
-    elif tag == 16:
-        for _operator in v.children(value, "operators", _OPERATOR):
-            pass  # checking each table is the point
-        schema = v.child(value, "schema", _SCHEMA)
-        if schema is not None:
-            for _ in v.children(schema, "arguments", _ARG):
-                pass
-            for _ in v.children(schema, "returns", _ARG):
-                pass
-        v.child(value, "debug_info", _DEBUG_INFO)
-
-
-def verify_structure(buf: Any) -> Verifier:
-    """Check every table, vector, string and union member of a PTMF buffer lies inside it."""
-    v = Verifier(buf)
-    root = v.table(v.root(ptmf.PTMF_FILE_IDENTIFIER, "Module"), _MODULE, "Module")
-    for name, spec in (("extra_files", _EXTRA_FILE), ("jit_sources", _EXTRA_FILE),
-                       ("storage_data", _STORAGE), ("object_types", _OBJECT_TYPE)):
-        for _ in v.children(root, name, spec):
-            pass
-    for ivalue in v.children(root, "ivalues", _IVALUE):
-        _verify_ivalue(v, ivalue)
-    return v
 
 
 # --- single-pass decoding ----------------------------------------------------------------------
@@ -115,7 +60,7 @@ _NONE = ptmf.NoneValue()
 
 def read_module(buf: bytes | bytearray | memoryview | Any) -> ptmf.Module:
     """Verify and decode a PTMF buffer. Storage arrays are views into ``buf``."""
-    with fv.hostile_input("PTMF bundle"):
+    with fr.hostile_input("PTMF bundle"):
         return _read_module(TableReader(buf))
 
 
@@ -142,7 +87,7 @@ def _strings(r: TableReader, pos: int, path: str) -> tuple[str, ...]:
     """The string-vector field at ``pos``, () when absent."""
     if not pos:
         return ()
-    start, count = r._vector(pos, fv.UOFFSET_SIZE, path)
+    start, count = r._vector(pos, fr.UOFFSET_SIZE, path)
     return tuple([r.string(start + 4 * i, f"{path}[{i}]") or "" for i in range(count)])
 
 
@@ -181,7 +126,7 @@ def _ivalue(r: TableReader, pos: int, path: str) -> ptmf.IValue:
     if tag == 0:
         return _NONE
     if not val:
-        raise FormatError(f"IValue with union tag {tag} has no value", where=fv.location(path, pos))
+        raise FormatError(f"IValue with union tag {tag} has no value", where=fr.location(path, pos))
     path += ".val"
     target = r.target(val, path)
     member = _UNION_STRUCT_READERS.get(tag)
@@ -192,7 +137,7 @@ def _ivalue(r: TableReader, pos: int, path: str) -> ptmf.IValue:
         return build(*fmt.unpack_from(r.buf, target))
     read = _UNION_TABLE_READERS.get(tag)
     if read is None:
-        raise FormatError(f"unknown IValue union tag {tag}", where=fv.location(path + "_type", tag_at))
+        raise FormatError(f"unknown IValue union tag {tag}", where=fr.location(path + "_type", tag_at))
     return read(r, target, path)
 
 
@@ -215,8 +160,8 @@ def _tensor(r: TableReader, pos: int, path: str) -> ptmf.TensorMetadata:
     pending = [(quantized, path + ".quantized_schema", 1)] if quantized else []
     while pending:
         at, qpath, depth = pending.pop()
-        if depth > fv.DEFAULT_MAX_DEPTH:
-            r.fail(f"tables nested deeper than {fv.DEFAULT_MAX_DEPTH} levels", qpath, at)
+        if depth > fr.DEFAULT_MAX_DEPTH:
+            r.fail(f"tables nested deeper than {fr.DEFAULT_MAX_DEPTH} levels", qpath, at)
         fields = r.table(r.target(at, qpath), _QUANTIZED_L, qpath)
         for name, nested in (("scales", fields[3]), ("zero_points", fields[4])):
             if nested:
@@ -235,7 +180,7 @@ def _instructions(r: TableReader, pos: int, path: str, limits: ptmf.CodeLimits) 
 
 
 def _check_code(instructions: tuple[ptmf.Instruction, ...], limits: ptmf.CodeLimits, where: str) -> None:
-    with fv.hostile_input("PTMF function"):
+    with fr.hostile_input("PTMF function"):
         check_code(instructions, limits, where)
 
 

@@ -25,6 +25,7 @@ import tempfile
 from pathlib import Path
 
 import demo_ops_codegen
+import fb_layouts_codegen
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = ROOT / "schema"
@@ -105,11 +106,18 @@ def generate(out_dir: Path) -> None:
             subprocess.run([flatc, "--python", "--gen-onefile", "-o", tmp, str(src)], check=True)
             code = (Path(tmp) / f"{name}_generated.py").read_text()
             (out_dir / f"{name}_generated.py").write_text(HEADER.format(name=name) + code)
+    generate_layouts(out_dir)
     (out_dir / "demo_ops.py").write_text(demo_ops_codegen.python_module(_op_spec()))
     (out_dir / "demo_attrs.py").write_text(demo_ops_codegen.python_attrs(_op_spec()))
     (out_dir / "demo_errors.py").write_text(demo_ops_codegen.python_errors(_errors()))
     (out_dir / "__init__.py").write_text(
         HEADER.format(name="*") + '"""flatc output, used only through the codec modules; demo_ops: the op set."""\n')
+
+
+def generate_layouts(out_dir: Path) -> None:
+    """layouts.py: every table's field layout, from flatc's reflection of each schema."""
+    schemas = {name: fb_layouts_codegen.bfbs(find_flatc(), name, schema_text(name)) for name in SCHEMAS}
+    (out_dir / "layouts.py").write_text(fb_layouts_codegen.python_module(schemas))
 
 
 def generate_schemas(out_dir: Path) -> None:

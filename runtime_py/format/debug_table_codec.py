@@ -1,15 +1,16 @@
 """DebugTable <-> bytes (``schema/debug_table.fbs``): the one adapter to its generated code.
 
-Encoding is deterministic. Decoding treats the bytes as hostile (bounds-checked by
-:mod:`fb_verify`, strings checked as UTF-8), checks the format version, and requires the
-entries to be sorted by handle with no duplicates (what makes :meth:`DebugTable.lookup` a
-binary search). Any violation is a :class:`FormatError`.
+Encoding is deterministic. Decoding treats the bytes as hostile (read in one pass by
+:mod:`fb_reader`: every offset, vector and string bounds-checked, strings checked as UTF-8),
+checks the format version, and requires the entries to be sorted by handle with no
+duplicates (what makes :meth:`DebugTable.lookup` a binary search). Any violation is a :class:`FormatError`.
 """
 
 from __future__ import annotations
 
 from runtime_py.errors import FormatError, InternalError
-from runtime_py.format import fb_verify as fv
+from runtime_py.format import fb_reader as fr
+from runtime_py.format import fb_writer as fw
 from runtime_py.format._generated import debug_table_generated as g
 from runtime_py.format.debug_table import (
     DEBUG_TABLE_FILE_IDENTIFIER,
@@ -18,17 +19,14 @@ from runtime_py.format.debug_table import (
     DebugTable,
     SourceFrame,
 )
-from runtime_py.format.fb_verify import Buffer, Builder, CheckedTable, Verifier
+from runtime_py.format.fb_reader import Buffer, TableReader
+from runtime_py.format.fb_writer import Builder
 
 __all__ = ["encode_debug_table", "decode_debug_table"]
 
-# --- the tables' layouts, fields in schema id order ---
-_SOURCE_FRAME = fv.TableSpec("SourceFrame", (
-    fv.string("function"), fv.string("file"), fv.scalar("line", 4), fv.string("snippet")))
-_DEBUG_ENTRY = fv.TableSpec("DebugEntry", (
-    fv.scalar("handle", 8), fv.string("method"), fv.string("node_kind"), fv.string("module_hierarchy"),
-    fv.tables("frames")))
-_DEBUG_TABLE = fv.TableSpec("DebugTable", (fv.scalar("format_version", 4), fv.tables("entries")))
+# --- the tables' layouts: flatc's reading of schema/debug_table.fbs (_generated/layouts.py) ---
+_SOURCE_FRAME, _DEBUG_ENTRY, _DEBUG_TABLE = (
+    fr.spec("debug_table", name) for name in ("SourceFrame", "DebugEntry", "DebugTable"))
 
 
 def _order_problem(previous: int, handle: int) -> str | None:
@@ -45,25 +43,25 @@ def encode_debug_table(table: DebugTable) -> bytes:
 
     Unsorted or duplicate handles, or values the schema cannot hold, are :class:`InternalError`.
     """
-    with fv.encoding("debug table"):
+    with fw.encoding("debug table"):
         b = Builder(1024)
         for previous, entry in zip(table.entries, table.entries[1:], strict=False):
             problem = _order_problem(previous.handle, entry.handle)
             if problem is not None:
                 raise InternalError(f"cannot encode debug table: {problem}")
         written = [_write_entry(b, e) for e in table.entries]
-        entries = fv.write_offsets(b, g.DebugTableStartEntriesVector, written)
+        entries = fw.write_offsets(b, g.DebugTableStartEntriesVector, written)
         g.DebugTableStart(b)
         g.DebugTableAddFormatVersion(b, table.format_version)
         g.DebugTableAddEntries(b, entries)
-        return fv.finish(b, int(g.DebugTableEnd(b)), DEBUG_TABLE_FILE_IDENTIFIER)
+        return fw.finish(b, int(g.DebugTableEnd(b)), DEBUG_TABLE_FILE_IDENTIFIER)
 
 
 def _write_entry(b: Builder, entry: DebugEntry) -> int:
     method = b.CreateString(entry.method)
     node_kind = b.CreateString(entry.node_kind)
     hierarchy = b.CreateString(entry.module_hierarchy)
-    frames = fv.write_offsets(b, g.DebugEntryStartFramesVector, [_write_frame(b, f) for f in entry.frames])
+    frames = fw.write_offsets(b, g.DebugEntryStartFramesVector, [_write_frame(b, f) for f in entry.frames])
     g.DebugEntryStart(b)
     g.DebugEntryAddHandle(b, entry.handle)
     g.DebugEntryAddMethod(b, method)
@@ -87,45 +85,46 @@ def _write_frame(b: Builder, frame: SourceFrame) -> int:
 
 # --- decoding ---
 
+_SOURCE_FRAME_L, _DEBUG_ENTRY_L, _DEBUG_TABLE_L = map(fr.layout, (_SOURCE_FRAME, _DEBUG_ENTRY, _DEBUG_TABLE))
+
+
 def decode_debug_table(buf: Buffer) -> DebugTable:
     """The DebugTable in ``buf``; raises :class:`FormatError` for anything malformed, nothing else."""
-    with fv.hostile_input("debug table"):
-        return _read_table(Verifier(buf))
+    with fr.hostile_input("debug table"):
+        return _read_table(TableReader(buf))
 
 
-def _read_table(v: Verifier) -> DebugTable:
-    t = v.table(v.root(DEBUG_TABLE_FILE_IDENTIFIER, "DebugTable"), _DEBUG_TABLE, "DebugTable")
-    r = g.DebugTable()
-    r.Init(v.buf, t.pos)
-    version = r.FormatVersion()
-    fv.check_version(version, DEBUG_TABLE_FORMAT_VERSION, "debug table", t.loc("format_version"))
-    entries: list[DebugEntry] = []
-    for child in v.children(t, "entries", _DEBUG_ENTRY):
-        entry = _read_entry(v, child)
-        if entries and (problem := _order_problem(entries[-1].handle, entry.handle)) is not None:
-            raise FormatError(problem, where=child.loc("handle"))
-        entries.append(entry)
-    return DebugTable(entries=tuple(entries), format_version=version)
+def _read_table(r: TableReader) -> DebugTable:
+    pos = r.root(DEBUG_TABLE_FILE_IDENTIFIER, "DebugTable")
+    version_at, entries_at = r.table(pos, _DEBUG_TABLE_L, "DebugTable")
+    version: int = r.scalar(fr.U32, version_at, 0)  # type: ignore[assignment]
+    fr.check_version(version, DEBUG_TABLE_FORMAT_VERSION, "debug table",
+                     fr.location("DebugTable.format_version", version_at or pos))
+    entries = r.each(entries_at, "DebugTable.entries", _read_entry)
+    for previous, (path, handle_at, entry) in zip(entries, entries[1:], strict=False):
+        if (problem := _order_problem(previous[2].handle, entry.handle)) is not None:
+            raise FormatError(problem, where=fr.location(path + ".handle", handle_at))
+    return DebugTable(entries=tuple(e for _, _, e in entries), format_version=version)
 
 
-def _read_entry(v: Verifier, t: CheckedTable) -> DebugEntry:
-    r = g.DebugEntry()
-    r.Init(v.buf, t.pos)
-    return DebugEntry(
-        handle=r.Handle(),
-        method=fv.required_str(r.Method(), t, "method"),
-        node_kind=fv.required_str(r.NodeKind(), t, "node_kind"),
-        module_hierarchy=fv.required_str(r.ModuleHierarchy(), t, "module_hierarchy"),
-        frames=tuple(_read_frame(v.buf, c) for c in v.children(t, "frames", _SOURCE_FRAME)),
+def _read_entry(r: TableReader, pos: int, path: str) -> tuple[str, int, DebugEntry]:
+    """The entry at ``pos``, with its path and the position of its handle (for order errors)."""
+    handle, method, node_kind, hierarchy, frames = r.table(pos, _DEBUG_ENTRY_L, path)
+    entry = DebugEntry(
+        handle=r.scalar(fr.I64, handle, 0),  # type: ignore[arg-type]
+        method=r.required_string(method, path + ".method", pos),
+        node_kind=r.required_string(node_kind, path + ".node_kind", pos),
+        module_hierarchy=r.required_string(hierarchy, path + ".module_hierarchy", pos),
+        frames=r.each(frames, path + ".frames", _read_frame),
     )
+    return path, handle or pos, entry
 
 
-def _read_frame(buf: memoryview, t: CheckedTable) -> SourceFrame:
-    r = g.SourceFrame()
-    r.Init(buf, t.pos)
+def _read_frame(r: TableReader, pos: int, path: str) -> SourceFrame:
+    function, file, line, snippet = r.table(pos, _SOURCE_FRAME_L, path)
     return SourceFrame(
-        function=fv.required_str(r.Function(), t, "function"),
-        file=fv.required_str(r.File(), t, "file"),
-        line=r.Line(),
-        snippet=fv.required_str(r.Snippet(), t, "snippet"),
+        function=r.required_string(function, path + ".function", pos),
+        file=r.required_string(file, path + ".file", pos),
+        line=r.scalar(fr.U32, line, 0),  # type: ignore[arg-type]
+        snippet=r.required_string(snippet, path + ".snippet", pos),
     )

@@ -17,12 +17,12 @@ from typing import Any
 from runtime_py.error_codes import format_error, render
 from runtime_py.errors import InternalError
 from runtime_py.format import fb_reader as fr
-from runtime_py.format import fb_verify as fv
+from runtime_py.format import fb_writer as fw
 from runtime_py.format._generated import demo_program_generated as g
 from runtime_py.format.attr_rows import AttrTable
 from runtime_py.format.attribute_rules import coded_problem
-from runtime_py.format.fb_reader import TableReader
-from runtime_py.format.fb_verify import Buffer, Builder, Verifier
+from runtime_py.format.fb_reader import Buffer, TableReader
+from runtime_py.format.fb_writer import Builder
 from runtime_py.format.program import (
     ATTRIBUTE_TABLES,
     OP_SPECS,
@@ -38,45 +38,14 @@ from runtime_py.format.program import (
     attributes_class,
 )
 
-__all__ = ["encode_program", "decode_program", "verify_structure"]
+__all__ = ["encode_program", "decode_program"]
 
-# --- the tables' layouts, fields in schema id order ---
-_BINARY = fv.TableSpec("Binary", (
-    fv.scalar("alpha", 8), fv.scalar("scalar", 8), fv.scalar("has_scalar", 1), fv.scalar("reverse", 1)))
-_GELU = fv.TableSpec("Gelu", (fv.scalar("tanh_approximation", 1),))
-_AXIS = fv.TableSpec("Axis", (fv.scalar("axis", 4),))
-_FUSED = fv.TableSpec("Fused", (fv.scalar("activation", 1),))
-_CONV2D = fv.TableSpec("Conv2d", (
-    fv.vector("stride", 4), fv.vector("padding", 4), fv.vector("dilation", 4),
-    fv.scalar("groups", 4), fv.scalar("activation", 1)))
-_LAYER_NORM = fv.TableSpec("LayerNorm", (fv.scalar("normalized_ndim", 4), fv.scalar("eps", 8)))
-_POOL2D = fv.TableSpec("Pool2d", (
-    fv.vector("kernel", 4), fv.vector("stride", 4), fv.vector("padding", 4), fv.vector("dilation", 4),
-    fv.scalar("ceil_mode", 1), fv.scalar("count_include_pad", 1), fv.scalar("divisor_override", 4)))
-_SHAPE = fv.TableSpec("Shape", (fv.vector("dims", 8),))
-_PERMUTE = fv.TableSpec("Permute", (fv.vector("perm", 4),))
-_FLATTEN = fv.TableSpec("Flatten", (fv.scalar("start_dim", 4), fv.scalar("end_dim", 4)))
-_CLAMP = fv.TableSpec("Clamp", (
-    fv.scalar("min", 8), fv.scalar("max", 8), fv.scalar("has_min", 1), fv.scalar("has_max", 1)))
-_REDUCE = fv.TableSpec("Reduce", (fv.vector("axes", 4), fv.scalar("keepdim", 1)))
-_SLICE = fv.TableSpec("Slice", (
-    fv.scalar("axis", 4), fv.scalar("start", 8), fv.scalar("end", 8), fv.scalar("step", 8)))
-_INSTRUCTION = fv.TableSpec("Instruction", (
-    fv.scalar("op", 2), fv.vector("inputs", 4), fv.vector("outputs", 4),
-    fv.scalar("attributes_type", 1), fv.table("attributes"), fv.scalar("debug_handle", 8)))
-_VALUE_INFO = fv.TableSpec("ValueInfo", (
-    fv.scalar("dtype", 1), fv.vector("shape", 8), fv.scalar("has_shape", 1)))
-_CONSTANT = fv.TableSpec("Constant", (fv.scalar("slot", 4), fv.scalar("weight", 4)))
-_PROGRAM = fv.TableSpec("Program", (
-    fv.scalar("format_version", 4), fv.string("method"), fv.scalar("num_slots", 4),
-    fv.tables("inputs"), fv.tables("constants"), fv.tables("instructions"),
-    fv.vector("outputs", 4), fv.vector("output_debug_handles", 8)))
-
+# --- the tables' layouts: flatc's reading of schema/demo_program.fbs (_generated/layouts.py) ---
+_INSTRUCTION, _VALUE_INFO, _CONSTANT, _PROGRAM = (
+    fr.spec("demo_program", name) for name in ("Instruction", "ValueInfo", "Constant", "Program"))
 # what the single-pass reader needs of each layout
-(_BINARY_L, _GELU_L, _AXIS_L, _FUSED_L, _CONV2D_L, _LAYER_NORM_L, _POOL2D_L, _SHAPE_L, _PERMUTE_L, _FLATTEN_L,
- _CLAMP_L, _REDUCE_L, _SLICE_L, _INSTRUCTION_L, _VALUE_INFO_L, _CONSTANT_L, _PROGRAM_L) = (
-    fr.layout(spec) for spec in (_BINARY, _GELU, _AXIS, _FUSED, _CONV2D, _LAYER_NORM, _POOL2D, _SHAPE, _PERMUTE,
-                                 _FLATTEN, _CLAMP, _REDUCE, _SLICE, _INSTRUCTION, _VALUE_INFO, _CONSTANT, _PROGRAM))
+_INSTRUCTION_L, _VALUE_INFO_L, _CONSTANT_L, _PROGRAM_L = (
+    fr.layout(spec) for spec in (_INSTRUCTION, _VALUE_INFO, _CONSTANT, _PROGRAM))
 # raw wire values -> members: a dict lookup is ~10x cheaper than calling the enum
 _OPCODES = {int(op): op for op in OpCode}
 
@@ -123,7 +92,7 @@ def _bug(problem: Problem | str) -> None:
 
 def _bad(problem: Problem, path: str, pos: int) -> None:
     if problem is not None:  # the location only then: building it for every check costs more than the check
-        raise format_error(problem[0], where=fv.location(path, pos), **problem[1])
+        raise format_error(problem[0], where=fr.location(path, pos), **problem[1])
 
 
 # --- encoding ---
@@ -188,7 +157,7 @@ def _read_attrs(r: TableReader, table: AttrTable, pos: int, path: str) -> Attrib
         elif f.kind == "opt_f64":
             has = r.scalar(fr.BOOL, at[f.flag_slot], False)
             if field_pos and not has:
-                raise format_error("FIELD_WITHOUT_FLAG", where=fv.location(field_path, field_pos), field=f.name,
+                raise format_error("FIELD_WITHOUT_FLAG", where=fr.location(field_path, field_pos), field=f.name,
                                    flag=f.flag)
             values[f.name] = r.scalar(fr.F64, field_pos, 0.0) if has else None
         elif f.kind == "opt_i32":
@@ -199,7 +168,7 @@ def _read_attrs(r: TableReader, table: AttrTable, pos: int, path: str) -> Attrib
             if f.enum is not None:
                 member = _ENUM_MEMBERS[f.enum].get(raw)  # type: ignore[call-overload]
                 if member is None:
-                    raise format_error("UNKNOWN_ENUM", where=fv.location(field_path, field_pos or pos),
+                    raise format_error("UNKNOWN_ENUM", where=fr.location(field_path, field_pos or pos),
                                        enum=f.enum.__name__, value=raw)
                 raw = member
             values[f.name] = raw
@@ -207,9 +176,8 @@ def _read_attrs(r: TableReader, table: AttrTable, pos: int, path: str) -> Attrib
     return attrs
 
 
-# the Attributes union's members: layouts by table name (the TableSpecs above), tables by class and tag
-_ATTR_SPECS = {s.name: s for s in (_BINARY, _GELU, _AXIS, _FUSED, _CONV2D, _LAYER_NORM, _POOL2D, _SHAPE, _PERMUTE,
-                                   _FLATTEN, _CLAMP, _REDUCE, _SLICE)}
+# the Attributes union's members: layouts by table name (generated from the fbs), tables by class and tag
+_ATTR_SPECS = {t.name: fr.spec("demo_program", t.name) for t in ATTRIBUTE_TABLES}
 _ATTR_LAYOUTS = {name: fr.layout(s) for name, s in _ATTR_SPECS.items()}
 _BY_CLASS = {t.cls: t for t in ATTRIBUTE_TABLES}
 _BY_TAG = {t.tag: t for t in ATTRIBUTE_TABLES}
@@ -229,19 +197,19 @@ def encode_program(program: Program) -> bytes:
     A Program the schema cannot express (wrong attribute type for an opcode, a pair that is not
     2 long, a negative slot...) is a bug of its producer: :class:`InternalError`.
     """
-    with fv.encoding("program"):
+    with fw.encoding("program"):
         b = Builder(1024)
         method = b.CreateString(program.method)
         inputs = [_write_value_info(b, v) for v in program.inputs]
         constants = [_write_constant(b, c) for c in program.constants]
         instructions = [_write_instruction(b, i) for i in program.instructions]
         _bug(_outputs_problem(tuple(program.outputs), tuple(program.output_debug_handles)))
-        outputs = fv.write_scalars(b, g.ProgramStartOutputsVector, b.PrependUint32, program.outputs)
-        handles = fv.write_scalars(b, g.ProgramStartOutputDebugHandlesVector, b.PrependInt64,
+        outputs = fw.write_scalars(b, g.ProgramStartOutputsVector, b.PrependUint32, program.outputs)
+        handles = fw.write_scalars(b, g.ProgramStartOutputDebugHandlesVector, b.PrependInt64,
                                    program.output_debug_handles)
-        input_vec = fv.write_offsets(b, g.ProgramStartInputsVector, inputs)
-        constant_vec = fv.write_offsets(b, g.ProgramStartConstantsVector, constants)
-        instruction_vec = fv.write_offsets(b, g.ProgramStartInstructionsVector, instructions)
+        input_vec = fw.write_offsets(b, g.ProgramStartInputsVector, inputs)
+        constant_vec = fw.write_offsets(b, g.ProgramStartConstantsVector, constants)
+        instruction_vec = fw.write_offsets(b, g.ProgramStartInstructionsVector, instructions)
         g.ProgramStart(b)
         g.ProgramAddFormatVersion(b, program.format_version)
         g.ProgramAddMethod(b, method)
@@ -251,13 +219,13 @@ def encode_program(program: Program) -> bytes:
         g.ProgramAddInstructions(b, instruction_vec)
         g.ProgramAddOutputs(b, outputs)
         g.ProgramAddOutputDebugHandles(b, handles)
-        return fv.finish(b, int(g.ProgramEnd(b)), PROGRAM_FILE_IDENTIFIER)
+        return fw.finish(b, int(g.ProgramEnd(b)), PROGRAM_FILE_IDENTIFIER)
 
 
 def _write_value_info(b: Builder, info: ValueInfo) -> int:
     shape = None
     if info.shape is not None:
-        shape = fv.write_scalars(b, g.ValueInfoStartShapeVector, b.PrependInt64, info.shape)
+        shape = fw.write_scalars(b, g.ValueInfoStartShapeVector, b.PrependInt64, info.shape)
     g.ValueInfoStart(b)
     g.ValueInfoAddDtype(b, int(DType(info.dtype)))
     if shape is not None:
@@ -280,8 +248,8 @@ def _write_instruction(b: Builder, inst: Instruction) -> int:
     _bug(_coded_problem(op, inst.attributes)[0])
     codec = None if attrs_cls is None else _BY_CLASS[attrs_cls]
     attrs = None if codec is None else _write_attrs(b, codec, inst.attributes)
-    inputs = fv.write_scalars(b, g.InstructionStartInputsVector, b.PrependUint32, inst.inputs)
-    outputs = fv.write_scalars(b, g.InstructionStartOutputsVector, b.PrependUint32, inst.outputs)
+    inputs = fw.write_scalars(b, g.InstructionStartInputsVector, b.PrependUint32, inst.inputs)
+    outputs = fw.write_scalars(b, g.InstructionStartOutputsVector, b.PrependUint32, inst.outputs)
     g.InstructionStart(b)
     g.InstructionAddOp(b, int(op))
     g.InstructionAddInputs(b, inputs)
@@ -298,26 +266,8 @@ def decode_program(buf: Buffer) -> Program:
 
     Raises :class:`FormatError` for anything malformed, and nothing else.
     """
-    with fv.hostile_input("program"):
+    with fr.hostile_input("program"):
         return _read_program(TableReader(buf))
-
-
-def verify_structure(buf: Buffer) -> Verifier:
-    """Check with the generic :class:`fb_verify.Verifier` that every table, vector, string and
-    union member of a program buffer lies inside it (no value checks). Nothing at run time
-    needs it: the fuzz harness records through it where a program keeps its offsets, lengths
-    and scalars, and the tests check that it and :func:`decode_program` accept the same layouts."""
-    v = Verifier(buf)
-    root = v.table(v.root(PROGRAM_FILE_IDENTIFIER, "Program"), _PROGRAM, "Program")
-    for name, spec in (("inputs", _VALUE_INFO), ("constants", _CONSTANT)):
-        for _ in v.children(root, name, spec):
-            pass
-    for inst in v.children(root, "instructions", _INSTRUCTION):
-        tag_at = inst.fields.get("attributes_type")
-        codec = None if tag_at is None else _BY_TAG.get(v.buf[tag_at])
-        if codec is not None:
-            v.child(inst, "attributes", _ATTR_SPECS[codec.name])
-    return v
 
 
 def _read_program(r: TableReader) -> Program:
@@ -326,7 +276,7 @@ def _read_program(r: TableReader) -> Program:
         pos, _PROGRAM_L, "Program")
     found = r.scalar(fr.U32, version, 0)
     if found != PROGRAM_FORMAT_VERSION:
-        raise format_error("UNSUPPORTED_VERSION", where=fv.location("Program.format_version", version or pos),
+        raise format_error("UNSUPPORTED_VERSION", where=fr.location("Program.format_version", version or pos),
                            found=found, supported=PROGRAM_FORMAT_VERSION)
     output_slots = r.scalars("I", outputs, "Program.outputs")
     output_handles = r.scalars("q", handles, "Program.output_debug_handles")
@@ -347,11 +297,11 @@ def _read_value_info(r: TableReader, pos: int, path: str) -> ValueInfo:
     dtype, shape, has_shape = r.table(pos, _VALUE_INFO_L, path)
     known = r.scalar(fr.BOOL, has_shape, False)
     if shape and not known:
-        raise format_error("FIELD_WITHOUT_FLAG", where=fv.location(f"{path}.shape", shape), field="shape",
+        raise format_error("FIELD_WITHOUT_FLAG", where=fr.location(f"{path}.shape", shape), field="shape",
                            flag="has_shape")
     raw = r.scalar(fr.I8, dtype, int(DType.FLOAT32))
     if raw != DType.FLOAT32:
-        raise format_error("UNKNOWN_ENUM", where=fv.location(f"{path}.dtype", dtype or pos), enum="DType", value=raw)
+        raise format_error("UNKNOWN_ENUM", where=fr.location(f"{path}.dtype", dtype or pos), enum="DType", value=raw)
     return ValueInfo(shape=r.scalars("q", shape, f"{path}.shape") if known else None, dtype=DType.FLOAT32)
 
 
@@ -365,20 +315,20 @@ def _read_instruction(r: TableReader, pos: int, path: str) -> Instruction:
     raw = r.scalar(fr.U16, op_at, 0)
     op: OpCode | None = _OPCODES.get(raw)  # type: ignore[call-overload]
     if op is None:
-        raise format_error("UNKNOWN_ENUM", where=fv.location(f"{path}.op", op_at or pos), enum="OpCode", value=raw)
+        raise format_error("UNKNOWN_ENUM", where=fr.location(f"{path}.op", op_at or pos), enum="OpCode", value=raw)
     tag = r.scalar(fr.U8, tag_at, 0)
     codec = _BY_TAG.get(tag)  # type: ignore[call-overload]
     attrs: Attributes = None
     if tag == g.Attributes.NONE:
         if attributes:
-            raise format_error("ATTRIBUTES_WITHOUT_TYPE", where=fv.location(f"{path}.attributes", attributes))
+            raise format_error("ATTRIBUTES_WITHOUT_TYPE", where=fr.location(f"{path}.attributes", attributes))
         _bad(attribute_problem(op, None), path + ".attributes_type", tag_at or pos)
     else:
         if codec is None or _OP_ATTRIBUTES[op] is not codec.cls:
             problem = ("UNKNOWN_ATTRIBUTE_TYPE", {"tag": tag}) if codec is None else attribute_problem(op, codec.cls)
             _bad(problem, f"{path}.attributes_type", tag_at or pos)
         if not attributes:
-            raise format_error("ATTRIBUTES_MISSING", where=fv.location(f"{path}.attributes", pos),
+            raise format_error("ATTRIBUTES_MISSING", where=fr.location(f"{path}.attributes", pos),
                                table=codec.name)
         attrs_path = path + ".attributes"
         child = r.target(attributes, attrs_path)

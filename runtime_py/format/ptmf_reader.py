@@ -7,9 +7,7 @@ into the ``ptmf`` dataclasses: it runs on every load, so it avoids the generated
 Index-level checks (ivalue, storage, register... indexes) are ``ptmf_verify``'s; a function's
 instructions are decoded, and their indexes checked, when first used (``ptmf.LazyInstructions``).
 
-:func:`verify_structure` walks the same layouts with the generic :class:`fb_verify.Verifier`;
-nothing at run time needs it: the fuzz harness records through it where a bundle keeps its
-offsets, lengths and scalars, and the tests check that both accept the same buffers.
+The table layouts are flatc's reading of the schema (``fb_reader.spec``, generated), not restated.
 """
 
 from __future__ import annotations
@@ -21,113 +19,33 @@ from typing import Any
 
 import numpy as np
 
-from runtime_py.errors import FormatError
+from runtime_py.errors import FormatError, InternalError
 from runtime_py.format import fb_reader as fr
-from runtime_py.format import fb_verify as fv
 from runtime_py.format import ptmf
 from runtime_py.format.fb_reader import TableReader
-from runtime_py.format.fb_verify import CheckedTable, Verifier
 from runtime_py.format.ptmf_verify import check_code
 
-# --- the tables' layouts (schema/mobile_bytecode.fbs), fields in schema id order ---
+# --- the tables' layouts: flatc's reading of schema/mobile_bytecode.fbs (_generated/layouts.py) ---
 # content is a flatbuffers string holding arbitrary bytes (our debug table is binary): no UTF-8 check
-_EXTRA_FILE = fv.TableSpec("ExtraFile", (fv.string("name"), fv.vector("content", 1)))
-_STORAGE = fv.TableSpec("StorageData", (fv.vector("data", 1),))
-_OBJECT_TYPE = fv.TableSpec("ObjectType", (fv.string("type_name"), fv.scalar("type", 1), fv.strings("attr_names")))
-_TENSOR = fv.TableSpec("TensorMetadata", (
-    fv.scalar("storage_location_index", 4), fv.scalar("scalar_type", 1), fv.scalar("storage_offset", 4),
-    fv.vector("sizes", 4), fv.vector("strides", 4), fv.scalar("requires_grad", 1), fv.table("quantized_schema")))
-_QUANTIZED = fv.TableSpec("QuantizedSchema", (
-    fv.scalar("qscheme", 1), fv.scalar("scale", 8), fv.scalar("zero_point", 4), fv.table("scales"),
-    fv.table("zero_points"), fv.scalar("axis", 4)))
-_OPERATOR = fv.TableSpec("Operator", (
-    fv.string("name"), fv.string("overload_name"), fv.scalar("num_args_serialized", 4)))
-_ARG = fv.TableSpec("Arg", (fv.string("name"), fv.string("type"), fv.scalar("default_value", 4)))
-_SCHEMA = fv.TableSpec("Schema", (fv.tables("arguments"), fv.tables("returns")))
-_DEBUG_INFO = fv.TableSpec("DebugInfo", (fv.vector("debug_handle", 8),))
-_FUNCTION = fv.TableSpec("Function", (
-    fv.string("qn"), fv.vector("instructions", 8), fv.tables("operators"), fv.vector("constants", 4),
-    fv.strings("type_annotations"), fv.scalar("register_size", 4), fv.table("schema"), fv.table("debug_info"),
-    fv.scalar("class_type", 4)))
-_IVALUE = fv.TableSpec("IValue", (fv.scalar("val_type", 1), fv.table("val")))
-_MODULE = fv.TableSpec("Module", (
-    fv.scalar("bytecode_version", 4), fv.tables("extra_files"), fv.vector("methods", 4), fv.scalar("state_obj", 4),
-    fv.tables("ivalues"), fv.scalar("storage_data_size", 4), fv.tables("storage_data"), fv.tables("object_types"),
-    fv.tables("jit_sources"), fv.vector("jit_constants", 4), fv.scalar("operator_version", 4),
-    fv.scalar("mobile_ivalue_size", 4)))
-# union tag -> the member's layout: a struct (tags 1..4; how to read it, what it becomes) or a table spec
+_EXTRA_FILE = fr.spec("mobile_bytecode", "ExtraFile", binary=("content",))
+(_STORAGE, _OBJECT_TYPE, _TENSOR, _QUANTIZED, _OPERATOR, _ARG, _SCHEMA, _DEBUG_INFO, _FUNCTION, _IVALUE,
+ _MODULE) = (fr.spec("mobile_bytecode", name) for name in (
+    "StorageData", "ObjectType", "TensorMetadata", "QuantizedSchema", "Operator", "Arg", "Schema", "DebugInfo",
+    "Function", "IValue", "Module"))
+_MEMBERS = fr.union_members("mobile_bytecode", "IValueUnion")
+# union tag -> the member's layout: a struct (how to read it, what it becomes) or a table spec
 _UNION_STRUCT_READERS: dict[int, tuple[struct.Struct, Callable[..., ptmf.IValue]]] = {
-    1: (struct.Struct("<q"), ptmf.IntValue),
-    2: (struct.Struct("<?"), ptmf.BoolValue),
-    3: (struct.Struct("<d"), ptmf.DoubleValue),
-    4: (struct.Struct("<dd"), ptmf.ComplexDoubleValue),
+    tag: (fmt, build) for tag, fmt, build in (
+        (1, struct.Struct("<q"), ptmf.IntValue),
+        (2, struct.Struct("<?"), ptmf.BoolValue),
+        (3, struct.Struct("<d"), ptmf.DoubleValue),
+        (4, struct.Struct("<dd"), ptmf.ComplexDoubleValue),
+    ) if _MEMBERS[tag][1] == fmt.size  # the schema's struct members, as they are read
 }
-_UNION_TABLES: dict[int, fv.TableSpec] = {
-    5: _TENSOR,
-    6: fv.TableSpec("String", (fv.string("data"),)),
-    7: fv.TableSpec("List", (fv.vector("items", 4), fv.string("annotation_str"))),
-    8: fv.TableSpec("Tuple", (fv.vector("items", 4),)),
-    9: fv.TableSpec("Dict", (fv.vector("keys", 4), fv.vector("values", 4), fv.string("annotation_str"))),
-    10: fv.TableSpec("Object", (
-        fv.scalar("type_index", 4), fv.scalar("state", 4), fv.vector("attrs", 4), fv.scalar("setstate_func", 4))),
-    11: fv.TableSpec("IntList", (fv.vector("items", 8),)),
-    12: fv.TableSpec("DoubleList", (fv.vector("items", 8),)),
-    13: fv.TableSpec("BoolList", (fv.vector("items", 1),)),
-    14: fv.TableSpec("Device", (fv.string("str"),)),
-    15: fv.TableSpec("EnumValue", (fv.string("type_name"), fv.scalar("value", 4))),
-    16: _FUNCTION,
-}
-
-
-def _verify_tensor(v: Verifier, tensor: CheckedTable) -> None:
-    quantized = v.child(tensor, "quantized_schema", _QUANTIZED)
-    if quantized is not None:
-        for name in ("scales", "zero_points"):
-            nested = v.child(quantized, name, _TENSOR)
-            if nested is not None:
-                _verify_tensor(v, nested)  # nesting is bounded by the verifier's depth limit
-
-
-def _verify_ivalue(v: Verifier, ivalue: CheckedTable) -> None:
-    tag = v.buf[ivalue.fields["val_type"]] if ivalue.has("val_type") else 0
-    target = ivalue.child("val")
-    if tag == 0:
-        return
-    if target is None:
-        raise FormatError(f"IValue with union tag {tag} has no value", where=ivalue.loc())
-    if tag in _UNION_STRUCT_READERS:
-        v.check_range(target, _UNION_STRUCT_READERS[tag][0].size, "struct", ivalue.path + ".val")
-        return
-    spec = _UNION_TABLES.get(tag)
-    if spec is None:
-        raise FormatError(f"unknown IValue union tag {tag}", where=ivalue.loc("val_type"))
-    value = v.child(ivalue, "val", spec)
-    assert value is not None
-    if tag == 5:
-        _verify_tensor(v, value)
-    elif tag == 16:
-        for _operator in v.children(value, "operators", _OPERATOR):
-            pass  # checking each table is the point
-        schema = v.child(value, "schema", _SCHEMA)
-        if schema is not None:
-            for _ in v.children(schema, "arguments", _ARG):
-                pass
-            for _ in v.children(schema, "returns", _ARG):
-                pass
-        v.child(value, "debug_info", _DEBUG_INFO)
-
-
-def verify_structure(buf: Any) -> Verifier:
-    """Check every table, vector, string and union member of a PTMF buffer lies inside it."""
-    v = Verifier(buf)
-    root = v.table(v.root(ptmf.PTMF_FILE_IDENTIFIER, "Module"), _MODULE, "Module")
-    for name, spec in (("extra_files", _EXTRA_FILE), ("jit_sources", _EXTRA_FILE),
-                       ("storage_data", _STORAGE), ("object_types", _OBJECT_TYPE)):
-        for _ in v.children(root, name, spec):
-            pass
-    for ivalue in v.children(root, "ivalues", _IVALUE):
-        _verify_ivalue(v, ivalue)
-    return v
+_UNION_TABLES: dict[int, fr.TableSpec] = {
+    tag: fr.spec("mobile_bytecode", member) for tag, (member, size) in _MEMBERS.items() if not size}
+if len(_UNION_STRUCT_READERS) + len(_UNION_TABLES) != len(_MEMBERS):
+    raise InternalError("ptmf_reader's IValue struct readers do not match schema/mobile_bytecode.fbs")
 
 
 # --- single-pass decoding ----------------------------------------------------------------------
@@ -142,7 +60,7 @@ _NONE = ptmf.NoneValue()
 
 def read_module(buf: bytes | bytearray | memoryview | Any) -> ptmf.Module:
     """Verify and decode a PTMF buffer. Storage arrays are views into ``buf``."""
-    with fv.hostile_input("PTMF bundle"):
+    with fr.hostile_input("PTMF bundle"):
         return _read_module(TableReader(buf))
 
 
@@ -169,7 +87,7 @@ def _strings(r: TableReader, pos: int, path: str) -> tuple[str, ...]:
     """The string-vector field at ``pos``, () when absent."""
     if not pos:
         return ()
-    start, count = r._vector(pos, fv.UOFFSET_SIZE, path)
+    start, count = r._vector(pos, fr.UOFFSET_SIZE, path)
     return tuple([r.string(start + 4 * i, f"{path}[{i}]") or "" for i in range(count)])
 
 
@@ -208,7 +126,7 @@ def _ivalue(r: TableReader, pos: int, path: str) -> ptmf.IValue:
     if tag == 0:
         return _NONE
     if not val:
-        raise FormatError(f"IValue with union tag {tag} has no value", where=fv.location(path, pos))
+        raise FormatError(f"IValue with union tag {tag} has no value", where=fr.location(path, pos))
     path += ".val"
     target = r.target(val, path)
     member = _UNION_STRUCT_READERS.get(tag)
@@ -219,7 +137,7 @@ def _ivalue(r: TableReader, pos: int, path: str) -> ptmf.IValue:
         return build(*fmt.unpack_from(r.buf, target))
     read = _UNION_TABLE_READERS.get(tag)
     if read is None:
-        raise FormatError(f"unknown IValue union tag {tag}", where=fv.location(path + "_type", tag_at))
+        raise FormatError(f"unknown IValue union tag {tag}", where=fr.location(path + "_type", tag_at))
     return read(r, target, path)
 
 
@@ -242,8 +160,8 @@ def _tensor(r: TableReader, pos: int, path: str) -> ptmf.TensorMetadata:
     pending = [(quantized, path + ".quantized_schema", 1)] if quantized else []
     while pending:
         at, qpath, depth = pending.pop()
-        if depth > fv.DEFAULT_MAX_DEPTH:
-            r.fail(f"tables nested deeper than {fv.DEFAULT_MAX_DEPTH} levels", qpath, at)
+        if depth > fr.DEFAULT_MAX_DEPTH:
+            r.fail(f"tables nested deeper than {fr.DEFAULT_MAX_DEPTH} levels", qpath, at)
         fields = r.table(r.target(at, qpath), _QUANTIZED_L, qpath)
         for name, nested in (("scales", fields[3]), ("zero_points", fields[4])):
             if nested:
@@ -262,7 +180,7 @@ def _instructions(r: TableReader, pos: int, path: str, limits: ptmf.CodeLimits) 
 
 
 def _check_code(instructions: tuple[ptmf.Instruction, ...], limits: ptmf.CodeLimits, where: str) -> None:
-    with fv.hostile_input("PTMF function"):
+    with fr.hostile_input("PTMF function"):
         check_code(instructions, limits, where)
 
 

@@ -24,7 +24,7 @@ from runtime_py.errors import FormatError
 from runtime_py.format import ptmf, zip_bytecode, zip_debug_info
 from runtime_py.format.debug_table import DEBUG_TABLE_EXTRA_FILE
 from runtime_py.format.debug_table_codec import encode_debug_table
-from runtime_py.format.fb_verify import hostile_input
+from runtime_py.format.fb_reader import hostile_input
 from runtime_py.format.restricted_unpickler import PickledObject, restricted_loads
 
 MIN_ZIP_BYTECODE_VERSION = 5

@@ -23,19 +23,17 @@ import signal
 import struct
 import tempfile
 import zipfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from runtime_py.errors import ExecutionError, FormatError, InternalError, LiteExportError
-from runtime_py.format import debug_table_codec, fb_verify, program_codec, ptmf_reader
 from runtime_py.format.bundle_file import read_bundle_bytes
 from runtime_py.format.debug_table_codec import decode_debug_table
 from runtime_py.format.program_codec import decode_program
 from runtime_py.module import Module
+from tests.fuzz.format_structure import FbPoints, verify_structure
 
 SEEDS = Path(__file__).parent / "seeds"
 # a mutant's forward may loop forever: its bytecode runs under this budget (the seeds need < 100)
@@ -138,79 +136,8 @@ def bounded_failure(data: bytes, kind: str, shapes: list[list[int]] | None, desc
 
 # --- flatbuffer-aware mutation points -------------------------------------------------------------
 
-@dataclass
-class FbPoints:
-    """Where a valid flatbuffer keeps its uoffsets, lengths, scalars and vector elements."""
-
-    offsets: set[int] = field(default_factory=set)  # positions of uoffsets (incl. vector elements)
-    lengths: set[int] = field(default_factory=set)  # positions of vector/string length prefixes
-    tables: set[int] = field(default_factory=set)  # table starts (their soffset to the vtable)
-    scalars: set[tuple[int, int]] = field(default_factory=set)  # (position, byte size)
-    elements: set[tuple[int, int]] = field(default_factory=set)  # (position, byte size) of scalar vector items
-
-
-class _Recorder(fb_verify.Verifier):
-    points: FbPoints
-
-    def offset_target(self, pos: int, path: str) -> int:
-        self.points.offsets.add(pos)
-        return super().offset_target(pos, path)
-
-    def table(self, pos: int, spec: fb_verify.TableSpec, path: str, depth: int = 0) -> fb_verify.CheckedTable:
-        self.points.tables.add(pos)
-        t = super().table(pos, spec, path, depth)
-        sizes = {f.name: f.size for f in spec.fields}
-        kinds = {f.name: f.kind for f in spec.fields}
-        for name, fpos in t.fields.items():
-            if kinds[name] is fb_verify.Kind.SCALAR:
-                self.points.scalars.add((fpos, sizes[name]))
-        return t
-
-    def vector(self, pos: int, elem_size: int, path: str) -> int:
-        self.points.lengths.add(pos)
-        count = super().vector(pos, elem_size, path)
-        if elem_size in (1, 2, 4, 8):
-            for i in range(min(count, 64)):
-                self.points.elements.add((pos + 4 + i * elem_size, elem_size))
-        return count
-
-    def offset_vector(self, pos: int, path: str) -> tuple[int, ...]:
-        out = super().offset_vector(pos, path)
-        self.points.offsets.update(pos + 4 + 4 * i for i in range(len(out)))
-        return out
-
-    def string(self, pos: int, path: str) -> str:
-        self.points.lengths.add(pos)
-        return super().string(pos, path)
-
-
-@contextmanager
-def _recording(points: FbPoints) -> Iterator[None]:
-    class Recorder(_Recorder):
-        pass
-
-    Recorder.points = points
-    modules = (ptmf_reader, program_codec, debug_table_codec)
-    saved = [m.Verifier for m in modules]
-    for m in modules:
-        m.Verifier = Recorder  # type: ignore[misc]
-    try:
-        yield
-    finally:
-        for m, v in zip(modules, saved, strict=True):
-            m.Verifier = v  # type: ignore[misc]
-
-
 def flatbuffer_points(data: bytes, kind: str) -> FbPoints:
-    points = FbPoints()
-    with _recording(points):
-        if kind == "program":
-            program_codec.verify_structure(data)
-        elif kind == "debug":
-            decode_debug_table(data)
-        else:
-            ptmf_reader.verify_structure(data)
-    return points
+    return verify_structure(data, kind)
 
 
 # --- zip-aware mutation points --------------------------------------------------------------------

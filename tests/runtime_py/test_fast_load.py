@@ -24,6 +24,8 @@ from runtime_py.module import Module
 sys.path.insert(0, str(Path(__file__).parents[1] / "fuzz"))
 import harness  # noqa: E402
 
+from tests.fuzz.format_structure import verify_structure  # noqa: E402
+
 
 def _index(module: ptmf.Module, matches: object) -> int:
     return next(i for i, v in enumerate(module.ivalues) if matches(v))  # type: ignore[operator]
@@ -145,13 +147,13 @@ def test_good_debug_table_maps_errors(linear_relu_module: CompiledModule) -> Non
 
 @pytest.mark.parametrize("name", sorted(n for n in harness.load_seeds() if harness.kind_of(n) == "ptmf"))
 def test_single_pass_reader_accepts_what_the_generic_verifier_accepts(name: str) -> None:
-    """read_module (fb_reader, one pass) and verify_structure (fb_verify) check the same layouts
-    independently: on every mutant of every PTMF seed, both accept it or both reject it."""
+    """read_module (the decoder) and verify_structure (the schema-driven walk of every table,
+    with the same checker) agree: on every mutant of every PTMF seed, both accept it or both reject it."""
     mutator = harness.Mutator(harness.load_seeds()[name], "ptmf")
     for i in range(300):
         data = mutator.mutant(i)
         outcomes = []
-        for check in (ptmf_reader.verify_structure, ptmf_reader.read_module):
+        for check in (lambda d: verify_structure(d, "ptmf"), ptmf_reader.read_module):
             try:
                 check(data)
                 outcomes.append("ok")

@@ -10,9 +10,9 @@ import pytest
 
 from runtime_py.errors import FormatError
 from runtime_py.format import fb_reader as fr
-from runtime_py.format import fb_verify as fv
 
-_PAIR = fr.layout(fv.TableSpec("Pair", (fv.string("a"), fv.string("b"), fv.scalar("n", 4))))
+_PAIR = fr.layout(fr.TableSpec("Pair", (fr.Field("a", fr.Kind.STRING, 4), fr.Field("b", fr.Kind.STRING, 4),
+                                        fr.Field("n", fr.Kind.SCALAR, 4))))
 
 
 def _pair(shared: bool) -> tuple[bytes, int]:
@@ -43,8 +43,8 @@ def test_a_shared_string_is_checked_and_charged_once() -> None:
     r_separate, c, d = _read(separate, other_root)
     assert c == d == "hello"
     # one string's work less (5 bytes), once the budgets' different starts are set aside
-    spent_shared = fv.DEFAULT_WORK_FACTOR * len(shared) + fv.WORK_SLACK - r_shared.work_left
-    spent_separate = fv.DEFAULT_WORK_FACTOR * len(separate) + fv.WORK_SLACK - r_separate.work_left
+    spent_shared = fr.DEFAULT_WORK_FACTOR * len(shared) + fr.WORK_SLACK - r_shared.work_left
+    spent_separate = fr.DEFAULT_WORK_FACTOR * len(separate) + fr.WORK_SLACK - r_separate.work_left
     assert spent_separate - spent_shared == len("hello")
 
 

@@ -34,6 +34,7 @@ from runtime_py.format.program import (
     ValueInfo,
 )
 from runtime_py.format.program_codec import decode_program, encode_program
+from tests.fuzz.format_structure import table_fields, verify_structure
 
 BIG = 2**32 - 1  # largest uint slot
 
@@ -264,14 +265,8 @@ def test_wrong_format_version_message() -> None:
 
 def _mutate_instruction(program: Program, field: str, new: bytes) -> bytes:
     """Encode ``program`` (one instruction) and overwrite one scalar field of its Instruction."""
-    from runtime_py.format.fb_verify import Verifier
-    from runtime_py.format.program_codec import _INSTRUCTION, _PROGRAM
-
     data = bytearray(encode_program(program))
-    v = Verifier(bytes(data))
-    root = v.table(v.root(b"LXDP", "Program"), _PROGRAM, "Program")
-    (inst,) = v.children(root, "instructions", _INSTRUCTION)
-    pos = inst.fields[field]
+    pos = table_fields(bytes(data), "program", (("instructions", 0),))[field]
     data[pos:pos + len(new)] = new
     return bytes(data)
 
@@ -308,17 +303,9 @@ def test_op_swapped_to_one_without_attributes() -> None:
 
 
 def test_bad_activation_enum() -> None:
-    from runtime_py.format.fb_verify import Verifier
-    from runtime_py.format.program_codec import _FUSED, _INSTRUCTION, _PROGRAM
-
     linear = Instruction(OpCode.LINEAR, (0,), (1,), FusedAttrs(Activation.RELU), 9)
     data = bytearray(encode_program(_program(linear)))
-    v = Verifier(bytes(data))
-    root = v.table(v.root(b"LXDP", "Program"), _PROGRAM, "Program")
-    (inst,) = v.children(root, "instructions", _INSTRUCTION)
-    fused = v.child(inst, "attributes", _FUSED)
-    assert fused is not None
-    data[fused.fields["activation"]] = 5
+    data[table_fields(bytes(data), "program", (("instructions", 0), ("attributes", -1)))["activation"]] = 5
     with pytest.raises(FormatError, match=r"unknown Activation value 5 \(at Program.instructions\[0\]"
                                           r".attributes.activation"):
         decode_program(bytes(data))
@@ -340,13 +327,10 @@ def test_outputs_and_handles_lengths_must_match() -> None:
 
 def test_shared_offsets_cannot_blow_up_work() -> None:
     """A vector of N offsets all pointing at one big table costs more work than the buffer allows."""
-    from runtime_py.format.fb_verify import Verifier
-    from runtime_py.format.program_codec import _PROGRAM
-
     one = encode_program(_program(Instruction(OpCode.RESHAPE, (0,) * 2000, (1,), ShapeAttrs((1,) * 2000), 0)))
-    v = Verifier(one)
-    root = v.table(v.root(b"LXDP", "Program"), _PROGRAM, "Program")
-    inst_pos = root.children("instructions")[0]
+    field = table_fields(one, "program", ())["instructions"]
+    first = field + struct.unpack_from("<I", one, field)[0] + 4  # the vector's element 0
+    inst_pos = first + struct.unpack_from("<I", one, first)[0]
     inst_vtable = inst_pos - struct.unpack_from("<i", one, inst_pos)[0]
     region_start = min(inst_pos, inst_vtable) // 8 * 8
     # uoffsets point forward: append a vector of `count` offsets, then a copy of the instruction
@@ -360,7 +344,6 @@ def test_shared_offsets_cannot_blow_up_work() -> None:
     for i in range(count):
         body += struct.pack("<I", copy_pos - (new_vec + 4 + 4 * i))
     body += one[region_start:]
-    field = root.fields["instructions"]
     body[field:field + 4] = struct.pack("<I", new_vec - field)
     with pytest.raises(FormatError, match="more work"):
         decode_program(bytes(body))
@@ -370,9 +353,8 @@ def test_shared_offsets_cannot_blow_up_work() -> None:
 
 
 def test_decoder_accepts_no_layout_the_generic_verifier_rejects() -> None:
-    """decode_program reads and checks in one pass (fb_reader); fb_verify's table-by-table
-    Verifier (verify_structure) is the independent check of the same layouts."""
-    from runtime_py.format.program_codec import verify_structure
+    """decode_program reads what it needs; verify_structure walks every table, vector and
+    string the generated layouts describe (with the same checker): a decodable buffer passes it."""
 
     rng = random.Random(7)
     seeds = [SMALL_BYTES, encode_program(PROGRAMS["all_ops"]), encode_program(PROGRAMS["big_slots"])]
@@ -389,5 +371,5 @@ def test_decoder_accepts_no_layout_the_generic_verifier_rejects() -> None:
         except FormatError:
             continue
         decoded += 1
-        verify_structure(bytes(data))  # must not raise
+        verify_structure(bytes(data), "program")  # must not raise
     assert decoded > 100

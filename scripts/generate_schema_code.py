@@ -28,7 +28,7 @@ import demo_ops_codegen
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = ROOT / "schema"
 OUT_DIR = ROOT / "runtime_py" / "format" / "_generated"
-CPP_OUT_DIR = ROOT / "liteexport" / "_generated_cpp"
+CPP_OUT_DIR = ROOT / "native_format" / "generated"
 CPP_HEADER = "// GENERATED CODE, DO NOT EDIT: made by scripts/generate_schema_code.py from schema/{name}.fbs\n"
 SCHEMAS = ("mobile_bytecode", "demo_program", "debug_table")
 HEADER = (

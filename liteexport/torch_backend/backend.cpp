@@ -6,7 +6,7 @@
 //   {"programs": Dict[str, Tensor(uint8)]  (method -> flatbuffer of schema/demo_program.fbs),
 //    "weights": List[Tensor(float32)]}
 // compile verifies and decodes every program with the decoder shared with the Android core
-// (liteexport/cpp/demo_program.h: the checks of runtime_py's program_codec.py and plan.py) into
+// (native_format/decoder/demo_program.h: the checks of runtime_py's program_codec.py and plan.py) into
 // a MethodPlan; execute runs a plan with ATen ops, with the semantics of runtime_py's numpy
 // kernels (runtime_py/backends/demo/*.py, the reference). A failing instruction throws
 // c10::BackendRuntimeException carrying its debug handle. Errors of programs and instructions

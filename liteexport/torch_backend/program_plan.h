@@ -1,5 +1,5 @@
 // A compiled program as a MethodPlan: decoded and checked by the shared decoder
-// (liteexport/cpp/demo_program.h, the checks of runtime_py's program_codec.py and plan.py),
+// (native_format/decoder/demo_program.h, the checks of runtime_py's program_codec.py and plan.py),
 // with its weights bound (part of backend.cpp's one translation unit; see there).
 #pragma once
 
@@ -34,7 +34,7 @@ std::string dtype_str(at::ScalarType type) {
   }
 }
 
-// A structured error (liteexport/cpp/demo_error.h) in the text torch reports: "[CODE] text";
+// A structured error (native_format/decoder/demo_error.h) in the text torch reports: "[CODE] text";
 // liteexport.torch_backend.demo_error_of reads the code and fields back from it.
 std::string coded_text(const liteexport::demo_errors::ProgramError& e) {
   return std::string("[") + liteexport::demo_errors::code_name(e.code) + "] " + e.what();

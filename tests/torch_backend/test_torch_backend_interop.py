@@ -199,7 +199,7 @@ def test_missing_compiler_raises_user_error(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_missing_flatbuffers_headers_raise_user_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tb, "_flatbuffers_include_dir", lambda: None)
+    monkeypatch.setattr(tb, "flatbuffers_include_dir", lambda: None)
     monkeypatch.setattr(tb, "_cached_library", lambda: None)
     monkeypatch.setattr(tb, "_extension", None)
     if tb._compiler() is None:

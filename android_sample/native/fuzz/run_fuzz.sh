@@ -26,7 +26,7 @@ if ! command -v "$cxx" >/dev/null || ! "$cxx" --version | grep -q clang; then
   exit 2
 fi
 python="${PYTHON:-$( [ -x "$repo/.venv/bin/python" ] && echo "$repo/.venv/bin/python" || command -v python3 )}"
-fb_dir="${FLATBUFFERS_INCLUDE_DIR:-$("$python" -c 'import sys, os; print(os.path.join(sys.prefix, "include"))')}"
+fb_dir="$(PYTHON="$python" "$here/flatbuffers_include.sh")"
 build="$here/build-fuzz"
 vectors="$here/build/vectors"
 

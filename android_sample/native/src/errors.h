@@ -22,7 +22,7 @@ namespace liteexport {
   throw Error(ErrorKind::Execution, message, handle);
 }
 
-// A structured error of the demo backend (liteexport/cpp/demo_error.h) as the core's Error.
+// A structured error of the demo backend (native_format/decoder/demo_error.h) as the core's Error.
 [[noreturn]] inline void throw_coded(ErrorKind kind, const demo_errors::ProgramError& e, int64_t handle = -1) {
   throw Error(kind, e.what(), handle, demo_errors::code_name(e.code), e.fields);
 }

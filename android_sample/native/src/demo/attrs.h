@@ -1,5 +1,5 @@
 // Decoded instruction attributes of demo programs: the shared decoder's types
-// (liteexport/cpp/demo_program.h), named in the core's namespace.
+// (native_format/decoder/demo_program.h), named in the core's namespace.
 #pragma once
 
 #include "demo_program.h"

@@ -1,5 +1,5 @@
 // The demo instruction set's kernel table and the kernel families (one .cpp each).
-// A factory binds an instruction's attributes (the shared decoder, liteexport/cpp/
+// A factory binds an instruction's attributes (the shared decoder, native_format/decoder/
 // demo_program.h, has checked them); the bound kernel computes one fresh output from its
 // inputs and reports bad inputs with KernelError (-> ExecutionError naming the instruction).
 #pragma once

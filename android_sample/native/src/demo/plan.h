@@ -1,4 +1,4 @@
-// A demo Program, decoded and validated by the shared decoder (liteexport/cpp/demo_program.h,
+// A demo Program, decoded and validated by the shared decoder (native_format/decoder/demo_program.h,
 // the checks of runtime_py's program_codec + plan.py) and prepared with bound kernels.
 #pragma once
 

@@ -1,6 +1,6 @@
 // GENERATED CODE, DO NOT EDIT: made by scripts/generate_schema_code.py from schema/demo_ops.toml
 // The demo attribute tables (schema/demo_ops.toml): one struct per Attributes union member, and
-// the field and constraint tables liteexport/cpp/demo_program.h reads and checks them with
+// the field and constraint tables native_format/decoder/demo_program.h reads and checks them with
 // (one loop each). Field names, types and defaults are runtime_py's dataclasses'.
 #pragma once
 

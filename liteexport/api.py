@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from runtime_py.errors import InputError, ModelError
+from liteexport.errors import ModelError
+from runtime_py.errors import InputError
 
 Shapes = Mapping[str, Sequence[Sequence[int]]]
 Examples = Mapping[str, Sequence[Sequence[Any]]] | Sequence[Sequence[Any]]

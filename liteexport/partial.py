@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from liteexport.atomic_write import write_atomic
-from runtime_py.errors import ModelError, UnsupportedNodesError
+from liteexport.errors import ModelError, UnsupportedNodesError
 from runtime_py.format.debug_table import DEBUG_TABLE_EXTRA_FILE, DebugTable
 from runtime_py.format.debug_table_codec import encode_debug_table
 
@@ -294,8 +294,9 @@ def _self_check(data: bytes, checked: Mapping[str, Sequence[Any]]) -> tuple[tupl
     import tempfile
 
     import runtime_py
+    from liteexport.errors import VerificationError
     from liteexport.parity import max_errors, structure_problem, within_tolerance
-    from runtime_py.errors import LiteExportError, VerificationError
+    from runtime_py.errors import LiteExportError
 
     with tempfile.TemporaryDirectory() as folder:
         scratch = Path(folder) / "bundle.ptl"

@@ -15,7 +15,7 @@ import builtins
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from runtime_py.errors import ModelError
+from liteexport.errors import ModelError
 
 SUFFIX = "_specialized"
 _ANNOTATIONS = {bool: "bool", int: "int", float: "float"}

@@ -21,8 +21,8 @@ import torch
 
 from liteexport.compiler import compile_module
 from liteexport.compiler.source import parse_torch_range
+from liteexport.errors import ModelError, UnsupportedNodesError
 from liteexport.lowered import CompiledModule
-from runtime_py.errors import ModelError, UnsupportedNodesError
 from runtime_py.format.debug_table import DebugTable
 from runtime_py.format.program import Program
 from runtime_py.format.program_codec import encode_program

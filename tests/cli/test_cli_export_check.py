@@ -88,7 +88,7 @@ def test_self_check_compares_constant_outputs(tmp_path: Path, monkeypatch: pytes
     """googlenet-like (logits, None, None): a planted bug returning 0 for None fails the check."""
     import liteexport
     from liteexport import compiler
-    from runtime_py.errors import VerificationError
+    from liteexport.errors import VerificationError
     from runtime_py.format import ptmf
     from tests.parity.parity_models import AuxiliaryHeads
 

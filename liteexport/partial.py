@@ -211,9 +211,9 @@ def export_partial(scripted: Any, path: str | Path, lower: Sequence[str], *,
     ``functions``: the compilation unit of a loaded archive (its free functions). ``examples``
     are stored as test vectors; with them or ``input_shapes`` (random inputs), the bundle is run in
     runtime_py against torch before it is written (``check``; ``methods`` limits which methods)."""
-    from liteexport.api import lower as lower_module
     from liteexport.mixed_debug import mixed_debug_table
     from liteexport.test_vectors import record_test_vectors
+    from liteexport.to_backend import lower as lower_module
     from liteexport.torch_backend import preprocess
 
     unlowered: list[tuple[str, str]] = []

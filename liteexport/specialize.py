@@ -59,7 +59,7 @@ def specialized(scripted: Any, values: Mapping[str, Mapping[str, Any]]) -> Any:
     argument must be a Tensor."""
     import torch
 
-    from liteexport.api import lower
+    from liteexport.to_backend import lower
 
     calls = []
     for method, arguments in values.items():

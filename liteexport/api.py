@@ -16,66 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from runtime_py.errors import InputError, ModelError
+from liteexport.backend import DEMO_BACKEND
+from liteexport.to_backend import Shapes, compile_spec, lower, scripted_module
+from runtime_py.errors import InputError
 
-Shapes = Mapping[str, Sequence[Sequence[int]]]
 Examples = Mapping[str, Sequence[Sequence[Any]]] | Sequence[Sequence[Any]]
 
-
-def scripted_module(module: Any) -> Any:
-    """``module`` as a ScriptModule in eval mode (an nn.Module is scripted; the caller's module is
-    left as it is)."""
-    import torch
-
-    if isinstance(module, torch.jit.ScriptModule):
-        return module
-    if not isinstance(module, torch.nn.Module):
-        raise ModelError(f"expected a torch.nn.Module or a ScriptModule, got {type(module).__name__}")
-    try:
-        scripted = torch.jit.script(module)
-    except Exception as exc:  # TorchScript's own message says what and where
-        raise ModelError(f"cannot script {type(module).__name__}: {exc}") from exc
-    return scripted.eval()
-
-
-def compile_spec(scripted: Any, methods: Sequence[str] | None = None,
-                 input_shapes: Shapes | None = None) -> dict[str, dict[str, Any]]:
-    """The method_compile_spec torch's to_backend takes: one entry per method to lower (default
-    ``forward``); ``input_shapes`` go into it (liteexport's preprocess reads them)."""
-    from liteexport.torch_backend.preprocess import INPUT_SHAPES_KEY
-
-    names = list(methods) if methods else ["forward"]
-    spec: dict[str, dict[str, Any]] = {}
-    for name in names:
-        shapes = (input_shapes or {}).get(name)
-        spec[name] = {INPUT_SHAPES_KEY: [list(map(int, s)) for s in shapes]} if shapes else {"": ""}
-    unknown = sorted(set(input_shapes or {}) - set(names))
-    if unknown:
-        raise ModelError(f"input_shapes names {', '.join(unknown)}, which is not lowered "
-                         f"(lowering: {', '.join(names)})")
-    return spec
-
-
-def lower(module: Any, methods: Sequence[str] | None = None, input_shapes: Shapes | None = None,
-          submodules: Sequence[str] | None = None) -> Any:
-    """``module`` lowered to ``backend_with_compiler_demo`` by torch's to_backend API with
-    liteexport's compiler; with ``submodules`` (dotted names), only those are lowered
-    (``torch._C._jit_to_backend_selective``) and the rest stays TorchScript. Loads (and on first
-    use builds) liteexport's torch backend. Raises UnsupportedNodesError's text as torch's
-    RuntimeError, as torch's demo backend does."""
-    import torch
-
-    from liteexport.torch_backend import BACKEND_NAME, load_torch_backend
-
-    load_torch_backend()
-    scripted = scripted_module(module)
-    if not submodules:
-        return torch._C._jit_to_backend(BACKEND_NAME, scripted, compile_spec(scripted, methods, input_shapes))
-
-    def to_backend(submodule: Any) -> Any:
-        return torch._C._jit_to_backend(BACKEND_NAME, submodule, compile_spec(submodule, methods, input_shapes))
-
-    return torch._C._jit_to_backend_selective(scripted, to_backend, list(submodules))
+__all__ = ["compile_spec", "export", "lower", "scripted_module"]
 
 
 def _examples(examples: Examples | None) -> dict[str, list[list[np.ndarray]]]:
@@ -109,7 +56,6 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
     ``specialize={"forward": {"k": 3}}`` lowers methods with non-Tensor arguments for those
     values (``liteexport.specialize``; a ScriptModule given gets the specialized method added)."""
     from liteexport.bundle import write_bundle
-    from liteexport.compiler import compile_module
     from liteexport.self_check import check_vectors
     from liteexport.test_vectors import TEST_VECTORS_EXTRA_FILE, encode_test_vectors, record_test_vectors
 
@@ -138,7 +84,7 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
     if has_lowered_parts(scripted):  # lowered already (torch's to_backend): packed as it is
         return write_mixed(scripted, path, record_test_vectors(scripted, examples) if examples else {})
     shapes = {name: [tuple(s) for s in method_shapes] for name, method_shapes in (input_shapes or {}).items()}
-    compiled = compile_module(scripted, methods=list(methods) if methods else None, input_shapes=shapes or None)
+    compiled = DEMO_BACKEND.preprocess(scripted, methods, shapes)
     vectors = record_test_vectors(scripted, examples) if examples else {}
     if check:
         check_vectors(scripted, compiled, shapes, vectors)

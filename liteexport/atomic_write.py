@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from runtime_py.errors import OutputError
+from liteexport.errors import OutputError
 
 _TMP_SUFFIX = ".tmp"
 # linkat needs /proc to name an O_TMPFILE file (without CAP_DAC_READ_SEARCH)

@@ -18,9 +18,10 @@ import click
 import numpy as np
 
 from liteexport import __version__
+from liteexport.errors import OutputError, VerificationError
 from liteexport.run_inputs import RandomSpec, parse_shape
 from liteexport.specialize import parse_specialization
-from runtime_py.errors import InputError, InternalError, LiteExportError, OutputError, VerificationError
+from runtime_py.errors import InputError, InternalError, LiteExportError
 
 
 class _Group(click.Group):

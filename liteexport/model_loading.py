@@ -21,7 +21,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from runtime_py.errors import ModelError
+from liteexport.errors import ModelError
 
 if TYPE_CHECKING:
     import torch

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from liteexport.atomic_write import write_atomic
-from runtime_py.errors import ModelError, UnsupportedNodesError
+from liteexport.errors import ModelError, UnsupportedNodesError
 from runtime_py.format.debug_table import DEBUG_TABLE_EXTRA_FILE, DebugTable
 from runtime_py.format.debug_table_codec import encode_debug_table
 
@@ -211,9 +211,9 @@ def export_partial(scripted: Any, path: str | Path, lower: Sequence[str], *,
     ``functions``: the compilation unit of a loaded archive (its free functions). ``examples``
     are stored as test vectors; with them or ``input_shapes`` (random inputs), the bundle is run in
     runtime_py against torch before it is written (``check``; ``methods`` limits which methods)."""
-    from liteexport.api import lower as lower_module
     from liteexport.mixed_debug import mixed_debug_table
     from liteexport.test_vectors import record_test_vectors
+    from liteexport.to_backend import lower as lower_module
     from liteexport.torch_backend import preprocess
 
     unlowered: list[tuple[str, str]] = []
@@ -294,8 +294,9 @@ def _self_check(data: bytes, checked: Mapping[str, Sequence[Any]]) -> tuple[tupl
     import tempfile
 
     import runtime_py
+    from liteexport.errors import VerificationError
     from liteexport.parity import max_errors, structure_problem, within_tolerance
-    from runtime_py.errors import LiteExportError, VerificationError
+    from runtime_py.errors import LiteExportError
 
     with tempfile.TemporaryDirectory() as folder:
         scratch = Path(folder) / "bundle.ptl"

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from liteexport.errors import VerificationError
 from liteexport.lowered import CompiledModule
 from liteexport.parity import (
     ATOL,
@@ -33,7 +34,7 @@ from liteexport.test_vectors import TestVector, record_test_vectors
 from liteexport.verify import Divergence, describe_divergence, divergence_at, localize
 from runtime_py.backends.demo import executor
 from runtime_py.backends.demo.plan import build_plan
-from runtime_py.errors import LiteExportError, VerificationError
+from runtime_py.errors import LiteExportError
 
 SEED = 0
 

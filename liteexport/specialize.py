@@ -15,7 +15,7 @@ import builtins
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from runtime_py.errors import ModelError
+from liteexport.errors import ModelError
 
 SUFFIX = "_specialized"
 _ANNOTATIONS = {bool: "bool", int: "int", float: "float"}
@@ -59,7 +59,7 @@ def specialized(scripted: Any, values: Mapping[str, Mapping[str, Any]]) -> Any:
     argument must be a Tensor."""
     import torch
 
-    from liteexport.api import lower
+    from liteexport.to_backend import lower
 
     calls = []
     for method, arguments in values.items():

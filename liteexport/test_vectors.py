@@ -20,8 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from liteexport.errors import ModelError
 from liteexport.parity import as_outputs, is_constant
-from runtime_py.errors import FormatError, ModelError
+from runtime_py.errors import FormatError
 
 TEST_VECTORS_EXTRA_FILE = "liteexport/test_vectors.npz"
 _KEY = re.compile(r"^(?P<method>[A-Za-z_]\w*)/(?P<vector>\d+)/(?P<kind>input|output|constant)_(?P<index>\d+)$")

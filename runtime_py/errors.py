@@ -1,9 +1,10 @@
 """The one exception hierarchy of liteexport and runtime_py.
 
-Errors are split into the user's errors (a bad model, an unsupported node, a bad
-bundle, a bad input) and our bugs (`InternalError`). Every error keeps structured
-fields and formats its message once; the CLI catches `LiteExportError` in one place,
-prints ``Error: <message>`` and exits with the error's ``exit_code``.
+Errors are split into the user's errors (a bad bundle, a bad input; the exporter's own
+ones, a bad model or an unsupported node, are in liteexport/errors.py) and our bugs
+(`InternalError`). Every error keeps structured fields and formats its message once; the
+CLI catches `LiteExportError` in one place, prints ``Error: <message>`` and exits with the
+error's ``exit_code``.
 """
 
 from __future__ import annotations
@@ -35,21 +36,6 @@ class UserError(LiteExportError):
     exit_code = 1
 
 
-class ModelError(UserError):
-    """The model cannot be loaded, constructed or scripted."""
-
-    exit_code = 3
-
-
-class UnsupportedNodesError(UserError):
-    """The demo compiler met nodes it cannot compile; lists every one of them."""
-
-    exit_code = 4
-
-    def __init__(self, reports: list[str], *, summary: str = "", counts: dict[str, int] | None = None) -> None:
-        self.reports = tuple(reports)
-        self.counts = dict(counts or {})  # node kind -> number of sites
-        super().__init__("\n\n".join(([summary] if summary else []) + reports))
 
 
 class FormatError(UserError):
@@ -91,16 +77,6 @@ class ExecutionError(UserError):
         super().__init__(message)
 
 
-class OutputError(UserError):
-    """An output file cannot be written."""
-
-    exit_code = 8
-
-
-class VerificationError(UserError):
-    """``liteexport verify``: an engine's outputs differ from the stored expected ones."""
-
-    exit_code = 9
 
 
 class InternalError(LiteExportError):

@@ -6,7 +6,7 @@ removes dead code, folds batch norms and fuses ReLUs, and returns plain data: on
 :class:`~runtime_py.format.program.Program` per method, the weights they load and a debug
 table mapping every instruction's handle to the model's source. Every node it cannot
 compile (and that matters for an output) is reported at once in one
-:class:`~runtime_py.errors.UnsupportedNodesError`.
+:class:`~liteexport.errors.UnsupportedNodesError`.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from liteexport.compiler.values import (
     find_blocked,
     find_poison,
 )
+from liteexport.errors import ModelError
 from liteexport.lowered import CompiledModule, MethodSignature
-from runtime_py.errors import ModelError
 from runtime_py.format import ptmf
 from runtime_py.format.program import Program, ValueInfo
 

@@ -15,7 +15,7 @@ import torch
 
 from liteexport.compiler.values import Sym, TensorConst, Unsupported
 
-Lowering = Any  # ops.Lowering (ops imports this module)
+Lowering = Any  # ops.Lowering (kept Any: this module needs nothing else of ops)
 
 # Ops without an instruction of their own: only compiled when their inputs are constants.
 # (Kept short: a node of these kinds after an unsupported one is not reported on its own.)

@@ -7,8 +7,8 @@ the module instance it runs in (``top(TinyCNN).features(Sequential).0(Conv2d)``)
 source frame of every call on the way (outermost first). ``prim::If`` with a condition known
 at compile time (``self.training``, ``bias is not None``) walks only the taken branch.
 
-Tensor nodes are lowered through ``ops.LOWERINGS``; nodes over Python values fold through
-``scalars.SCALAR_FOLDS``. ``prim::Loop`` with a trip count and condition known at compile
+Tensor nodes are lowered through ``lowerings.LOWERINGS``; nodes over Python values fold through
+``lowerings.SCALAR_FOLDS``. ``prim::Loop`` with a trip count and condition known at compile
 time is unrolled; lists and dicts are Python objects shared by reference, so ``append``
 and friends mutate them as TorchScript would. A node that cannot be compiled yields
 :class:`Poison`; whether it is reported depends on whether the poison reaches a method
@@ -28,9 +28,9 @@ import torch
 
 from liteexport.compiler.effects import CONTAINER_WRITES, IGNORED, mutates, returns_view, writes_first_argument
 from liteexport.compiler.environment import ENVIRONMENT, answers
-from liteexport.compiler.ops import INPLACE, LOWERINGS, SHAPES_HINT, Emitter
+from liteexport.compiler.lowerings import INPLACE, LOWERINGS, SCALAR_FOLDS
+from liteexport.compiler.ops import SHAPES_HINT, Emitter
 from liteexport.compiler.reports import ReportLog
-from liteexport.compiler.scalars import SCALAR_FOLDS
 from liteexport.compiler.source import parse_torch_range
 from liteexport.compiler.torch_eval import constant_results, meta_results
 from liteexport.compiler.trace_forms import normalize

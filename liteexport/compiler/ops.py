@@ -390,21 +390,3 @@ INPLACE: dict[str, str] = {
     f"aten::{name}_": f"aten::{name}"
     for name in ("add", "sub", "mul", "div", "neg", "reciprocal", "relu", "sigmoid", "tanh")
 }
-
-# The later op families live in their own modules, which use this module's helpers: merged
-# in last, so the walk sees one table.
-from liteexport.compiler import attention_ops, einsum, math_ops, recurrent, shape_ops  # noqa: E402
-from liteexport.compiler.constant_fold import CONSTANT_ONLY, with_constant_folding  # noqa: E402
-from liteexport.compiler.scalars import SCALAR_FOLDS  # noqa: E402
-
-LOWERINGS.update(math_ops.LOWERINGS)
-LOWERINGS.update(shape_ops.LOWERINGS)
-LOWERINGS.update(attention_ops.LOWERINGS)
-LOWERINGS.update(einsum.LOWERINGS)
-LOWERINGS.update(recurrent.LOWERINGS)
-INPLACE.update(math_ops.INPLACE)
-# integer and bool constants (index buffers, masks) fold with torch itself
-for _kind in [*LOWERINGS, *CONSTANT_ONLY]:
-    LOWERINGS[_kind] = with_constant_folding(_kind, LOWERINGS.get(_kind))
-# tensor factories (zeros, ones, full, arange) take no tensor: the walk folds them with the scalars
-SCALAR_FOLDS.update(shape_ops.FACTORY_FOLDS)

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from liteexport.compiler.values import NodeSite, Poison
-from runtime_py.errors import UnsupportedNodesError
+from liteexport.errors import UnsupportedNodesError
 
 NO_SOURCE = "  (no source range recorded)"
 

@@ -1,8 +1,8 @@
-"""liteexport's backend ``backend_with_compiler_demo``, registered with torch for interop.
+"""liteexport's backend (named `liteexport.backend.BACKEND_NAME`), registered with torch for interop.
 
-Torch loads a liteexport bundle only if a backend named ``backend_with_compiler_demo`` is
+Torch loads a liteexport bundle only if a backend of that name is
 registered with it: loading runs the LoweredModule's ``__setstate__``, which creates the custom
-class ``__torch__.torch.classes.__backends__.backend_with_compiler_demo`` and calls its
+class ``__torch__.torch.classes.__backends__.<BACKEND_NAME>`` and calls its
 ``compile(processed, method_compile_spec)``. :func:`load_torch_backend` builds (first use, a
 small C++ extension, ``backend.cpp`` next to this file, compiled with
 ``torch.utils.cpp_extension.load_inline`` and cached under torch's extensions directory) and
@@ -36,13 +36,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
+from liteexport.backend import BACKEND_NAME
 from runtime_py.error_codes import parse
 from runtime_py.errors import UserError
 from runtime_py.format._generated.demo_errors import KINDS
 
 _FORMAT_CODES = {code for code, kind in KINDS.items() if kind == "format"}
 
-BACKEND_NAME = "backend_with_compiler_demo"
 CUSTOM_CLASS = f"__torch__.torch.classes.__backends__.{BACKEND_NAME}"
 
 # The C++ source and the flatc-generated reader of the program schema, both package data.
@@ -221,7 +221,7 @@ def _build_lock(folder: Path) -> Iterator[None]:
 
 
 def _class_registered() -> bool:
-    """Whether some backend named ``backend_with_compiler_demo`` is already registered with torch."""
+    """Whether some backend named `BACKEND_NAME` is already registered with torch."""
     import torch
 
     try:
@@ -284,7 +284,7 @@ def _build_and_import() -> ModuleType:
 
 
 def load_torch_backend() -> None:
-    """Register liteexport's ``backend_with_compiler_demo`` with torch (builds it on first use).
+    """Register liteexport's backend (`BACKEND_NAME`) with torch (builds it on first use).
 
     Idempotent: later calls are no-ops. Raises :class:`TorchBackendUnavailable` when the
     extension cannot be built (no C++ compiler) or another library already registered a

@@ -1,6 +1,6 @@
 """liteexport's compiler as the preprocess of torch's to_backend API.
 
-``torch._C._jit_to_backend("backend_with_compiler_demo", scripted, spec)`` (and
+``torch._C._jit_to_backend(BACKEND_NAME, scripted, spec)`` (and
 ``_jit_to_backend_selective``) call the backend's registered preprocess with the module to lower.
 The C++ extension (``backend.cpp``) registers one that calls :func:`preprocess` here with the
 module, the compile spec and, per method, the debug handle torch generated for every node of the
@@ -19,10 +19,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from liteexport.backend import BACKEND_NAME
 from liteexport.compiler import compile_module
 from liteexport.compiler.source import parse_torch_range
+from liteexport.errors import ModelError, UnsupportedNodesError
 from liteexport.lowered import CompiledModule
-from runtime_py.errors import ModelError, UnsupportedNodesError
 from runtime_py.format.debug_table import DebugTable
 from runtime_py.format.program import Program
 from runtime_py.format.program_codec import encode_program
@@ -62,7 +63,7 @@ def preprocess(module: torch._C.ScriptModule, method_compile_spec: Mapping[str, 
     except UnsupportedNodesError as exc:
         raise RuntimeError(torch_wording(exc)) from None
     except ModelError as exc:
-        raise RuntimeError(f"backend_with_compiler_demo (liteexport): {exc}") from None
+        raise RuntimeError(f"{BACKEND_NAME} (liteexport): {exc}") from None
     compiled = with_torch_handles(compiled, nodes_by_method)
     debug_tables.append(compiled.debug_table)
     programs = {p.method: torch.frombuffer(bytearray(encode_program(p)), dtype=torch.uint8)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import flatbuffers
 import numpy as np
 
-from runtime_py.errors import ModelError
+from runtime_py.errors import FormatError
 from runtime_py.format import ptmf
 from runtime_py.format._generated import mobile_bytecode_generated as fb
 
@@ -276,6 +276,6 @@ def encode_module_chunks(module: ptmf.Module) -> list[memoryview]:
     # torch's own writer goes past 2 GiB (a 2.5 GB nn.Linear saves), but its loader's flatbuffer
     # verifier then refuses the file ("Malformed Flatbuffer module"): refuse before writing.
     if len(metadata) + tail_size >= 1 << 31:
-        raise ModelError(f"the bundle would be {len(metadata) + tail_size} bytes, but a PTMF bundle "
+        raise FormatError(f"the bundle would be {len(metadata) + tail_size} bytes, but a PTMF bundle "
                          "(a flatbuffer) holds at most 2 GiB: torch's lite interpreter refuses larger files")
     return [metadata, *tail]

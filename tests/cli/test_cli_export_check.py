@@ -45,10 +45,10 @@ def test_archive_exports_in_a_fresh_process_and_matches_torch(tmp_path: Path, ho
 def test_self_check_fails_a_miscompiled_export_naming_the_instruction(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A compiler bug, planted: ReLU lowered as a sigmoid.
-    from liteexport.compiler import ops
+    from liteexport.compiler import lowerings, ops
     from runtime_py.format.program import OpCode
 
-    monkeypatch.setitem(ops.LOWERINGS, "aten::relu", ops._unary(OpCode.SIGMOID))
+    monkeypatch.setitem(lowerings.LOWERINGS, "aten::relu", ops._unary(OpCode.SIGMOID))
     out = tmp_path / "bad.ptl"
     args = ["export", f"{TINY_CNN}:TinyCNN", "-o", str(out), "--input-shape", "forward:1x3x32x32", "-q"]
     result = invoke(args)
@@ -62,10 +62,10 @@ def test_self_check_fails_a_miscompiled_export_naming_the_instruction(
 
 
 def test_self_check_uses_example_inputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from liteexport.compiler import ops
+    from liteexport.compiler import lowerings, ops
     from runtime_py.format.program import OpCode
 
-    monkeypatch.setitem(ops.LOWERINGS, "aten::relu", ops._unary(OpCode.SIGMOID))
+    monkeypatch.setitem(lowerings.LOWERINGS, "aten::relu", ops._unary(OpCode.SIGMOID))
     np.save(tmp_path / "x.npy", np.ones((2, 3, 32, 32), np.float32))
     result = invoke(["export", f"{TINY_CNN}:TinyCNN", "-o", str(tmp_path / "b.ptl"),
                      "--example-inputs", str(tmp_path / "x.npy"), "-q"])
@@ -88,7 +88,7 @@ def test_self_check_compares_constant_outputs(tmp_path: Path, monkeypatch: pytes
     """googlenet-like (logits, None, None): a planted bug returning 0 for None fails the check."""
     import liteexport
     from liteexport import compiler
-    from runtime_py.errors import VerificationError
+    from liteexport.errors import VerificationError
     from runtime_py.format import ptmf
     from tests.parity.parity_models import AuxiliaryHeads
 

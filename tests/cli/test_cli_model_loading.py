@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime_py.errors import ModelError
+from liteexport.errors import ModelError
 
 torch = pytest.importorskip("torch")
 

@@ -11,7 +11,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from liteexport.compiler import compile_module
-from runtime_py.errors import UnsupportedNodesError
+from liteexport.errors import UnsupportedNodesError
 
 from .conftest import prepare
 from .reference import run_method

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from liteexport.compiler import compile_module
-from runtime_py.errors import UnsupportedNodesError
+from liteexport.errors import UnsupportedNodesError
 
 from .conftest import prepare
 from .models import effects

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from liteexport.compiler import compile_module
+from liteexport.errors import ModelError
 from liteexport.model_loading import load_model
-from runtime_py.errors import ModelError
 
 from .models import zoo
 

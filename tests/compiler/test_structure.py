@@ -12,8 +12,8 @@ from torch import nn
 
 from liteexport.compiler import compile_module
 from liteexport.compiler.source import display_path
+from liteexport.errors import ModelError, UnsupportedNodesError
 from liteexport.lowered import CompiledModule
-from runtime_py.errors import ModelError, UnsupportedNodesError
 from runtime_py.format.program import Activation, Conv2dAttrs, FusedAttrs, OpCode, Program
 
 from .conftest import prepare

@@ -9,7 +9,7 @@ import torch
 
 from liteexport.compiler import compile_module
 from liteexport.compiler.source import display_path
-from runtime_py.errors import UnsupportedNodesError
+from liteexport.errors import UnsupportedNodesError
 from runtime_py.format import ptmf
 
 from .models import unsupported, zoo

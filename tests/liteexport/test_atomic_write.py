@@ -10,7 +10,7 @@ import pytest
 
 from liteexport import atomic_write
 from liteexport.atomic_write import write_atomic
-from runtime_py.errors import OutputError
+from liteexport.errors import OutputError
 
 
 @pytest.fixture(params=["anonymous", "named"])

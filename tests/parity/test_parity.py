@@ -11,7 +11,7 @@ import torch
 import runtime_py
 from liteexport.bundle import write_bundle
 from liteexport.compiler import compile_module
-from runtime_py.errors import UnsupportedNodesError
+from liteexport.errors import UnsupportedNodesError
 from tests.parity.outputs import assert_same_outputs
 from tests.parity.parity_models import CASES, NEEDS_STATIC_SHAPES
 

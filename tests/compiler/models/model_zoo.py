@@ -21,6 +21,7 @@ from torch import nn
 
 from liteexport.bundle import write_bundle
 from liteexport.compiler import compile_module
+from liteexport.errors import ModelError, UnsupportedNodesError
 from liteexport.parity import (
     as_outputs,
     explained_by_float32,
@@ -32,7 +33,6 @@ from liteexport.parity import (
 from liteexport.self_check import exact_outputs
 from runtime_py.backends.demo import executor
 from runtime_py.backends.demo.plan import build_plan
-from runtime_py.errors import ModelError, UnsupportedNodesError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the repository, for the shared shim
 from benchmarks.torchvision_shim import import_torchvision  # noqa: E402

@@ -9,7 +9,7 @@ import pytest
 
 from liteexport.bundle import pack
 from liteexport.lowered import CompiledModule
-from runtime_py.errors import ModelError
+from runtime_py.errors import FormatError
 from runtime_py.format import ptmf
 from runtime_py.format.bundle_file import read_bundle_bytes
 from runtime_py.format.ptmf_writer import encode_module, encode_module_chunks
@@ -44,5 +44,5 @@ def test_a_bundle_over_2_gib_is_refused_before_anything_is_written(linear_relu_m
     """torch's loader refuses PTMF files over 2 GiB, so the writer does; np.zeros maps untouched
     pages, so the 2 GiB storage costs no memory."""
     huge = dataclasses.replace(pack(linear_relu_module), storage_data=(np.zeros(1 << 31, np.uint8),))
-    with pytest.raises(ModelError, match=r"would be 2147\d{6} bytes, .* at most 2 GiB"):
+    with pytest.raises(FormatError, match=r"would be 2147\d{6} bytes, .* at most 2 GiB"):
         encode_module_chunks(huge)

@@ -1,0 +1,48 @@
+"""The export side's backend seam, the counterpart of ExecuTorch's ``BackendDetails.preprocess``:
+a backend has a name (the one torch's to_backend and the bundle's lowered modules carry) and a
+``preprocess`` turning a scripted module's methods into a `CompiledModule`.
+
+liteexport has one backend, the demo compiler; its name is spelled here once for the export
+side (runtime_py registers the same name for loading bundles).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from liteexport.lowered import CompiledModule
+
+BACKEND_NAME = "backend_with_compiler_demo"
+
+
+class ExportBackend(Protocol):
+    """What the exporter needs of a backend."""
+
+    name: str
+
+    def preprocess(self, scripted: Any, methods: Sequence[str] | None = None,
+                   input_shapes: Mapping[str, Sequence[Sequence[int]]] | None = None,
+                   **options: Any) -> CompiledModule:
+        """The methods of ``scripted`` (a ScriptModule; default forward and every exported
+        method) compiled for this backend; ``input_shapes`` and ``options`` are its compile specs."""
+        ...
+
+
+class DemoCompilerBackend:
+    """The demo backend (`BACKEND_NAME`) with liteexport's compiler (`liteexport.compiler`)."""
+
+    name = BACKEND_NAME
+
+    def preprocess(self, scripted: Any, methods: Sequence[str] | None = None,
+                   input_shapes: Mapping[str, Sequence[Sequence[int]]] | None = None,
+                   **options: Any) -> CompiledModule:
+        from liteexport.compiler import compile_module  # torch: only when compiling
+
+        shapes = {name: [tuple(shape) for shape in method_shapes]
+                  for name, method_shapes in (input_shapes or {}).items()}
+        return compile_module(scripted, methods=list(methods) if methods else None,
+                              input_shapes=shapes or None, **options)
+
+
+DEMO_BACKEND: ExportBackend = DemoCompilerBackend()

@@ -16,13 +16,14 @@ from pathlib import Path
 import numpy as np
 
 from liteexport.atomic_write import write_atomic
+from liteexport.errors import ModelError
 from liteexport.lowered import CompiledModule
 from runtime_py.format import lowered_bytecode as wb
 from runtime_py.format import ptmf
 from runtime_py.format.debug_table import DEBUG_TABLE_EXTRA_FILE
 from runtime_py.format.debug_table_codec import encode_debug_table
 from runtime_py.format.program_codec import encode_program
-from runtime_py.format.ptmf_writer import encode_module_chunks
+from runtime_py.format.ptmf_writer import BundleTooLargeError, encode_module_chunks
 
 OPERATOR_VERSION = 1  # what torch 2.13 writes for a lowered module
 PROCESSED_PROGRAMS, PROCESSED_WEIGHTS = "programs", "weights"
@@ -100,6 +101,9 @@ def pack(compiled: CompiledModule, extra_files: Mapping[str, bytes] | None = Non
 
 def write_bundle(compiled: CompiledModule, path: str | Path, extra_files: Mapping[str, bytes] | None = None) -> int:
     """Write the bundle for ``compiled`` to ``path`` atomically; returns its size in bytes."""
-    chunks = encode_module_chunks(pack(compiled, extra_files))
+    try:
+        chunks = encode_module_chunks(pack(compiled, extra_files))
+    except BundleTooLargeError as exc:
+        raise ModelError(str(exc)) from exc
     write_atomic(path, chunks)
     return sum(chunk.nbytes for chunk in chunks)

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 import flatbuffers
 import numpy as np
 
-from runtime_py.errors import FormatError
 from runtime_py.format import ptmf
 from runtime_py.format._generated import mobile_bytecode_generated as fb
 
@@ -19,6 +18,11 @@ _TAGS: dict[type, int] = {
     ptmf.DictValue: 9, ptmf.ObjectValue: 10, ptmf.IntListValue: 11, ptmf.DoubleListValue: 12,
     ptmf.BoolListValue: 13, ptmf.DeviceValue: 14, ptmf.EnumValue: 15, ptmf.Function: 16,
 }
+
+
+class BundleTooLargeError(ValueError):
+    """The module does not fit in one PTMF flatbuffer (2 GiB). The exporter reports it as the
+    model's problem (liteexport.bundle: ModelError, exit 3); the format layer knows no exit codes."""
 
 
 def _numbers(builder: flatbuffers.Builder, items: Sequence[int] | Sequence[float], dtype: str) -> int:
@@ -276,6 +280,6 @@ def encode_module_chunks(module: ptmf.Module) -> list[memoryview]:
     # torch's own writer goes past 2 GiB (a 2.5 GB nn.Linear saves), but its loader's flatbuffer
     # verifier then refuses the file ("Malformed Flatbuffer module"): refuse before writing.
     if len(metadata) + tail_size >= 1 << 31:
-        raise FormatError(f"the bundle would be {len(metadata) + tail_size} bytes, but a PTMF bundle "
-                         "(a flatbuffer) holds at most 2 GiB: torch's lite interpreter refuses larger files")
+        raise BundleTooLargeError(f"the bundle would be {len(metadata) + tail_size} bytes, but a PTMF bundle "
+                                  "(a flatbuffer) holds at most 2 GiB: torch's lite interpreter refuses larger files")
     return [metadata, *tail]

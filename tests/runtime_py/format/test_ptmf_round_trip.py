@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from liteexport.bundle import pack
 from liteexport.lowered import CompiledModule
-from runtime_py.errors import FormatError
 from runtime_py.format import ptmf
 from runtime_py.format.bundle_file import read_bundle_bytes
-from runtime_py.format.ptmf_writer import encode_module, encode_module_chunks
+from runtime_py.format.ptmf_writer import BundleTooLargeError, encode_module, encode_module_chunks
 
 
 def test_round_trip_is_lossless(linear_relu_module: CompiledModule) -> None:
@@ -44,5 +44,23 @@ def test_a_bundle_over_2_gib_is_refused_before_anything_is_written(linear_relu_m
     """torch's loader refuses PTMF files over 2 GiB, so the writer does; np.zeros maps untouched
     pages, so the 2 GiB storage costs no memory."""
     huge = dataclasses.replace(pack(linear_relu_module), storage_data=(np.zeros(1 << 31, np.uint8),))
-    with pytest.raises(FormatError, match=r"would be 2147\d{6} bytes, .* at most 2 GiB"):
+    with pytest.raises(BundleTooLargeError, match=r"would be 2147\d{6} bytes, .* at most 2 GiB"):
         encode_module_chunks(huge)
+
+
+def test_the_exporter_reports_an_oversized_bundle_as_the_models_problem(
+        linear_relu_module: CompiledModule, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """write_bundle turns the format layer's size refusal into ModelError (exit 3) and writes nothing."""
+    import liteexport.bundle as bundle
+    from liteexport.errors import ModelError
+
+    real = bundle.encode_module_chunks
+
+    def oversized(module: ptmf.Module) -> list[memoryview]:
+        return real(dataclasses.replace(module, storage_data=(np.zeros(1 << 31, np.uint8),)))
+
+    monkeypatch.setattr(bundle, "encode_module_chunks", oversized)
+    with pytest.raises(ModelError, match="at most 2 GiB") as info:
+        bundle.write_bundle(linear_relu_module, tmp_path / "m.ptl")
+    assert info.value.exit_code == 3
+    assert list(tmp_path.iterdir()) == []

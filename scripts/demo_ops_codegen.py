@@ -262,7 +262,8 @@ def cpp_errors(errors: dict[str, dict[str, str]]) -> str:
     names = "\n".join(f"    {_cpp_string(code)}," for code, _ in codes)
     templates = "\n".join(f"    {_cpp_string(template)}," for _, template in codes)
     header = CPP_HEADER.replace("demo_ops.toml", "demo_errors.toml")
-    return header + f"""// The demo backend's error codes and their templates; native_format/decoder/demo_error.h renders them.
+    return header + f"""// The demo backend's error codes and their templates;
+// native_format/decoder/demo_error.h renders them.
 #pragma once
 
 #include <cstddef>

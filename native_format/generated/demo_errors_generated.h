@@ -1,5 +1,6 @@
 // GENERATED CODE, DO NOT EDIT: made by scripts/generate_schema_code.py from schema/demo_errors.toml
-// The demo backend's error codes and their templates; native_format/decoder/demo_error.h renders them.
+// The demo backend's error codes and their templates;
+// native_format/decoder/demo_error.h renders them.
 #pragma once
 
 #include <cstddef>

@@ -8,6 +8,7 @@ from __future__ import annotations
 from setuptools import find_namespace_packages, setup
 
 setup(
-    packages=[*find_namespace_packages(include=["liteexport*", "runtime_py*"]), "liteexport._native_format"],
+    packages=[*find_namespace_packages(include=["liteexport*", "runtime_py*", "bundle_format*"]),
+              "liteexport._native_format"],
     package_dir={"liteexport._native_format": "native_format"},
 )

@@ -54,8 +54,8 @@ def exports(case: str, ours: Path, theirs: Path, repeats: int = 3) -> dict[str, 
 
 
 def debug_table_bytes(bundle: Path) -> int:
-    from runtime_py.format.bundle_file import read_bundle_file
-    from runtime_py.format.debug_table import DEBUG_TABLE_EXTRA_FILE
+    from bundle_format.bundle_file import read_bundle_file
+    from bundle_format.debug_table import DEBUG_TABLE_EXTRA_FILE
 
     content = read_bundle_file(bundle).extra_file(DEBUG_TABLE_EXTRA_FILE)
     return len(content) if content is not None else 0

@@ -15,15 +15,15 @@ from pathlib import Path
 
 import numpy as np
 
+from bundle_format import lowered_bytecode as wb
+from bundle_format import ptmf
+from bundle_format.debug_table import DEBUG_TABLE_EXTRA_FILE
+from bundle_format.debug_table_codec import encode_debug_table
+from bundle_format.program_codec import encode_program
+from bundle_format.ptmf_writer import BundleTooLargeError, encode_module_chunks
 from liteexport.atomic_write import write_atomic
 from liteexport.errors import ModelError
 from liteexport.lowered import CompiledModule
-from runtime_py.format import lowered_bytecode as wb
-from runtime_py.format import ptmf
-from runtime_py.format.debug_table import DEBUG_TABLE_EXTRA_FILE
-from runtime_py.format.debug_table_codec import encode_debug_table
-from runtime_py.format.program_codec import encode_program
-from runtime_py.format.ptmf_writer import BundleTooLargeError, encode_module_chunks
 
 OPERATOR_VERSION = 1  # what torch 2.13 writes for a lowered module
 PROCESSED_PROGRAMS, PROCESSED_WEIGHTS = "programs", "weights"

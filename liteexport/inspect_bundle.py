@@ -14,13 +14,13 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from bundle_format import ptmf
+from bundle_format.bundle_file import ZIP_MAGIC, file_size, read_bundle_file
+from bundle_format.debug_table import DEBUG_TABLE_EXTRA_FILE
+from bundle_format.debug_table_codec import decode_debug_table
+from bundle_format.program import OpCode, Program
+from bundle_format.program_codec import decode_program
 from runtime_py.errors import FormatError
-from runtime_py.format import ptmf
-from runtime_py.format.bundle_file import ZIP_MAGIC, file_size, read_bundle_file
-from runtime_py.format.debug_table import DEBUG_TABLE_EXTRA_FILE
-from runtime_py.format.debug_table_codec import decode_debug_table
-from runtime_py.format.program import OpCode, Program
-from runtime_py.format.program_codec import decode_program
 
 # torch names every backend class __torch__.torch.classes.__backends__.<name>
 BACKENDS_MARKER = "__backends__"

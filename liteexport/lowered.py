@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime_py.format.debug_table import DebugTable
-from runtime_py.format.lowered_bytecode import MethodSignature
-from runtime_py.format.program import Program
+from bundle_format.debug_table import DebugTable
+from bundle_format.lowered_bytecode import MethodSignature
+from bundle_format.program import Program
 
 __all__ = ["CompiledModule", "MethodSignature"]
 

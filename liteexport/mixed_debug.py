@@ -19,12 +19,12 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from bundle_format import ptmf
+from bundle_format.debug_table import DEBUG_TABLE_EXTRA_FILE, DebugEntry, DebugTable
+from bundle_format.debug_table_codec import decode_debug_table
+from bundle_format.program_codec import decode_program
+from bundle_format.zip_reader import read_zip_module
 from runtime_py.delegate_trace import in_call_context, torch_style_trace
-from runtime_py.format import ptmf
-from runtime_py.format.debug_table import DEBUG_TABLE_EXTRA_FILE, DebugEntry, DebugTable
-from runtime_py.format.debug_table_codec import decode_debug_table
-from runtime_py.format.program_codec import decode_program
-from runtime_py.format.zip_reader import read_zip_module
 
 EXECUTE = "execute"  # the method the LoweredModule's bytecode calls on its backend
 LOWERED_ATTR = "__loweredModule__"

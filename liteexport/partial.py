@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from bundle_format.debug_table import DEBUG_TABLE_EXTRA_FILE, DebugTable
+from bundle_format.debug_table_codec import encode_debug_table
 from liteexport.atomic_write import write_atomic
 from liteexport.errors import ModelError, UnsupportedNodesError
-from runtime_py.format.debug_table import DEBUG_TABLE_EXTRA_FILE, DebugTable
-from runtime_py.format.debug_table_codec import encode_debug_table
 
 AUTO = "auto"
 BEYOND_FORWARD = "a lowered module has only forward, but the code around it reads"

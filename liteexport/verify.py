@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from bundle_format.debug_table import DebugTable
+from bundle_format.program import Program
 from liteexport.inspect_bundle import delegate_contents
 from liteexport.parity import as_outputs, constant_problem, is_constant, max_errors
 from liteexport.test_vectors import TEST_VECTORS_EXTRA_FILE, TestVector, decode_test_vectors
@@ -23,8 +25,6 @@ from runtime_py.backends.demo import executor
 from runtime_py.backends.demo.plan import build_plan, instruction_label
 from runtime_py.budgets import RunLimitExceeded
 from runtime_py.errors import LiteExportError, UserError
-from runtime_py.format.debug_table import DebugTable
-from runtime_py.format.program import Program
 from runtime_py.module import Module, load
 
 ENGINES = ("runtime_py", "torch")

@@ -20,7 +20,7 @@ def load(path: str | Path, *, max_instructions: int | None = None, timeout: floa
     """Read, verify and load the bundle at ``path`` (see runtime_py.module.load);
     ``max_instructions``/``timeout`` (seconds) optionally limit each method call, ``max_memory``
     (bytes, default 2 GiB) bounds what a compiled program holds alive."""
-    # Imported here so that the format layer (runtime_py.format) can be used on its own.
+    # Imported here so that the format layer (bundle_format) can be used on its own.
     from runtime_py.module import load as _load
 
     return _load(path, max_instructions=max_instructions, timeout=timeout, max_memory=max_memory)

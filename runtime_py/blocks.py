@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from bundle_format.ptmf import OpCode
 from runtime_py.errors import ExecutionError
-from runtime_py.format.ptmf import OpCode
 from runtime_py.operators.registry import DIRECT, FAILURES, DirectCall, fail
 
 # The instructions a block may hold: no control flow, no calls back into the runtime.

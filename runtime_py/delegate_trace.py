@@ -14,7 +14,7 @@ Torch builds this from a stack of debug handles: the handle the backend's error 
 one per interpreter frame on the way out. Each handle adds its module levels
 (``.<instance>(<type>)::<method>``) and its frames, each handle's first frame named
 ``<unknown>``; the node kind of the innermost ends the hierarchy. Debug tables read from torch's
-own zip files (``runtime_py.format.zip_debug_info``) hold one such handle per entry; the tables
+own zip files (``bundle_format.zip_debug_info``) hold one such handle per entry; the tables
 liteexport writes describe only the compiled program's nodes, so for a bundle whose root is
 torch's ``LoweredWrapper`` the two wrapper frames torch's to_backend code generator writes are
 rebuilt here from the method's signature, as torch's templates print them.
@@ -26,7 +26,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from runtime_py.format.debug_table import DebugEntry, SourceFrame
+from bundle_format.debug_table import DebugEntry, SourceFrame
 from runtime_py.source_range import format_frame, format_source_range
 
 ROOT_FUNCTION = "<unknown>"

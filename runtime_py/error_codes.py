@@ -13,8 +13,8 @@ import re
 from collections.abc import Mapping
 from string import Formatter
 
+from bundle_format._generated.demo_errors import TEMPLATES
 from runtime_py.errors import ExecutionError, FormatError
-from runtime_py.format._generated.demo_errors import TEMPLATES
 
 
 def render(code: str, fields: Mapping[str, object]) -> str:

@@ -21,11 +21,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from bundle_format.ptmf import NUMPY_DTYPES, OpCode
 from runtime_py.backends.demo.arrays import ignore_fp_errors, restore_fp_errors
 from runtime_py.blocks import block_spans, compile_block, pop_n
 from runtime_py.budgets import LoadBudget
 from runtime_py.errors import ExecutionError, FormatError, LiteExportError
-from runtime_py.format.ptmf import NUMPY_DTYPES, OpCode
 from runtime_py.value_format import format_ivalue
 from runtime_py.values import UNINITIALIZED, ScriptObject
 

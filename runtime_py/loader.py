@@ -10,11 +10,11 @@ from typing import Any
 
 import numpy as np
 
+from bundle_format import ptmf
+from bundle_format.ptmf_verify import ivalue_children
 from runtime_py import budgets, interpreter
 from runtime_py.backends import get_backend
 from runtime_py.errors import ExecutionError, FormatError, LiteExportError
-from runtime_py.format import ptmf
-from runtime_py.format.ptmf_verify import ivalue_children
 from runtime_py.lowered_methods import NOT_LOWERED, LoweredCall, is_lowered_setstate, recognize, run_setstate
 from runtime_py.operators import bind_operator
 from runtime_py.values import ScriptEnum, ScriptObject

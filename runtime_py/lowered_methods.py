@@ -21,10 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from runtime_py.backends.base import Backend
-from runtime_py.errors import ExecutionError, FormatError
-from runtime_py.format import ptmf
-from runtime_py.format.lowered_bytecode import (
+from bundle_format import ptmf
+from bundle_format.lowered_bytecode import (
     BACKEND_CLASS,
     CONSTANT_TYPES,
     DEBUG_INFO_CLASS,
@@ -39,6 +37,8 @@ from runtime_py.format.lowered_bytecode import (
     method_function,
     setstate_function,
 )
+from runtime_py.backends.base import Backend
+from runtime_py.errors import ExecutionError, FormatError
 from runtime_py.interpreter import Runtime, ScriptError
 from runtime_py.values import ScriptObject
 

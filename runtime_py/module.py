@@ -8,13 +8,13 @@ from typing import Any
 
 import numpy as np
 
+from bundle_format import ptmf
+from bundle_format.bundle_file import read_bundle_bytes, read_file
+from bundle_format.debug_table import DEBUG_TABLE_EXTRA_FILE, DebugTable
+from bundle_format.debug_table_codec import decode_debug_table
 from runtime_py.budgets import DEFAULT_MAX_MEMORY, PROGRAM_LIMITS, ProgramLimits, RunBudget
 from runtime_py.delegate_trace import WRAPPER_ROOT_PREFIX, WrapperSignature, torch_style_trace
 from runtime_py.errors import ExecutionError, InputError
-from runtime_py.format import ptmf
-from runtime_py.format.bundle_file import read_bundle_bytes, read_file
-from runtime_py.format.debug_table import DEBUG_TABLE_EXTRA_FILE, DebugTable
-from runtime_py.format.debug_table_codec import decode_debug_table
 from runtime_py.loader import LoadedModule
 
 # Functions of the root type that are plumbing, not methods a user calls.

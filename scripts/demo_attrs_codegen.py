@@ -2,7 +2,7 @@
 and constraint tables (used by demo_ops_codegen.py, driven by generate_schema_code.py).
 
 Every renderer emits data (one row per field, one row per constraint) that a hand-written loop
-per language interprets: runtime_py/format/program_codec.py and attribute_rules.py, and
+per language interprets: bundle_format/program_codec.py and attribute_rules.py, and
 native_format/decoder/demo_program.h. Only the struct declarations are spelled out per field.
 """
 
@@ -204,7 +204,7 @@ def python_module(enums: dict[str, Enum], tables: dict[str, Table], header: str)
     parts = [header + '"""The demo attribute tables (schema/demo_ops.toml): frozen dataclasses, the field\n'
              'descriptors program_codec loops over and the constraints attribute_rules checks."""\n\n'
              "from __future__ import annotations\n\nimport enum\nfrom dataclasses import dataclass\n\n"
-             "from runtime_py.format.attr_rows import AttrField, AttrRule, AttrTable\n"]
+             "from bundle_format.attr_rows import AttrField, AttrRule, AttrTable\n"]
     for e in enums.values():
         members = "\n".join(f"    {m.upper()} = {i}" for i, m in enumerate(e.members))
         parts.append(f"\n\nclass {e.name}(enum.IntEnum):\n    \"\"\"fbs enum {e.name}.\"\"\"\n\n{members}\n")

@@ -4,7 +4,7 @@
 flatbuffers' ``reflection.fbs``): every object with its fields, their ids, vtable offsets and
 types (base type, element type, sizes), every enum and union with its members. That is flatc's
 own reading of the schema, so nothing here parses ``.fbs`` text. :func:`python_module` turns
-the reflection data of each schema into ``runtime_py/format/_generated/layouts.py``: per table,
+the reflection data of each schema into ``bundle_format/_generated/layouts.py``: per table,
 its fields in id order as ``(name, kind, size)``, and per union, its members by tag.
 
 The .bfbs is flatc's trusted output, read with the flatbuffers runtime's ``Table``; the slots
@@ -166,7 +166,7 @@ def bfbs(flatc: str, name: str, text: str) -> bytes:
 def python_module(schemas: dict[str, bytes]) -> str:
     """``layouts.py``: TABLES[schema][table] and UNIONS[schema][union] for each schema's .bfbs."""
     lines = [HEADER, '"""Field layouts of every table and union of schema/*.fbs, by schema; read through',
-             'runtime_py.format.fb_reader.spec (never restated by hand)."""', "",
+             'bundle_format.fb_reader.spec (never restated by hand)."""', "",
              "from __future__ import annotations", "",
              "# (field name, kind, size, type) in field id order; kind: scalar (size: bytes; structs too),",
              "# string, vector (size: element bytes), string_vector, table (union values too), table_vector,",

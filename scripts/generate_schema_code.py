@@ -2,7 +2,7 @@
 """Regenerate the code made from schema/: the OpCode enum, attribute tables and Attributes union
 of schema/demo_program.fbs and the demo op and attribute tables of every language from
 schema/demo_ops.toml (scripts/demo_ops_codegen.py, demo_attrs_codegen.py), then flatc's
-output for schema/*.fbs - Python in runtime_py/format/_generated/, C++ headers in
+output for schema/*.fbs - Python in bundle_format/_generated/, C++ headers in
 native_format/generated/ (used by the torch backend and the Android sample's native core).
 
     python scripts/generate_schema_code.py           # rewrite the generated modules
@@ -12,7 +12,7 @@ flatc cannot generate Python for structs inside unions (mobile_bytecode.fbs's
 IValueUnion holds the structs Int, Bool, Double and ComplexDouble). For Python only,
 the union is rewritten to list its table members with their explicit tags; the four
 struct members keep their tags 1..4 and are read and written by hand in
-runtime_py/format/ptmf_codec.py. The structs themselves are still generated.
+bundle_format/ptmf_codec.py. The structs themselves are still generated.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import fb_layouts_codegen
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = ROOT / "schema"
-OUT_DIR = ROOT / "runtime_py" / "format" / "_generated"
+OUT_DIR = ROOT / "bundle_format" / "_generated"
 CPP_OUT_DIR = ROOT / "native_format" / "generated"
 CPP_HEADER = "// GENERATED CODE, DO NOT EDIT: made by scripts/generate_schema_code.py from schema/{name}.fbs\n"
 SCHEMAS = ("mobile_bytecode", "demo_program", "debug_table")

@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from liteexport.lowered import CompiledModule, MethodSignature
-from runtime_py.format.debug_table import DebugEntry, DebugTable, SourceFrame
-from runtime_py.format.program import (
+from bundle_format.debug_table import DebugEntry, DebugTable, SourceFrame
+from bundle_format.program import (
     Activation,
     Constant,
     FusedAttrs,
@@ -16,6 +15,7 @@ from runtime_py.format.program import (
     Program,
     ValueInfo,
 )
+from liteexport.lowered import CompiledModule, MethodSignature
 from tests.cpp_builds import reorder_and_start
 
 LINEAR_SNIPPET = '  File "m.py", line 7\n    return self.l(x)\n           ~~~~~~~~~ <--- HERE'

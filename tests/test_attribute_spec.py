@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from bundle_format import program as p
+from bundle_format import program_codec
+from bundle_format.program import Attributes, OpCode
+from bundle_format.program_codec import decode_program, encode_program
 from runtime_py.errors import FormatError
-from runtime_py.format import program as p
-from runtime_py.format import program_codec
-from runtime_py.format.program import Attributes, OpCode
-from runtime_py.format.program_codec import decode_program, encode_program
 from tests.runtime_py.backends.demo_backend_helpers import one_op_program, plan_of
 
 ROOT = Path(__file__).resolve().parent.parent

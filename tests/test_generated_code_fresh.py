@@ -1,4 +1,4 @@
-"""The flatc output in runtime_py/format/_generated/ matches schema/*.fbs."""
+"""The flatc output in bundle_format/_generated/ matches schema/*.fbs."""
 
 from __future__ import annotations
 

@@ -122,7 +122,7 @@ def test_find_cycles_names_the_cycle() -> None:
     assert find_cycles({"a": {"b"}, "b": set()}) == []
 
 
-@pytest.mark.parametrize("package", ["liteexport", "runtime_py"])
+@pytest.mark.parametrize("package", ["liteexport", "runtime_py", "bundle_format"])
 def test_no_import_cycles(package: str) -> None:
     cycles = find_cycles(import_graph(package))
     assert not cycles, "import cycles: " + "; ".join(" -> ".join(cycle) for cycle in cycles)

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from bundle_format.program import OP_SPECS, OpCode, attributes_class
 from liteexport.compiler import semantics, shapes
 from runtime_py.backends.demo.kernels import KERNELS
-from runtime_py.format.program import OP_SPECS, OpCode, attributes_class
 
 ALL = set(OpCode)
 ROOT = Path(__file__).resolve().parent.parent

@@ -3,7 +3,7 @@
 ``compile_module`` walks each method's graph (following submodule and function calls),
 lowers tensor nodes to the demo instruction set, folds what is known at compile time,
 removes dead code, folds batch norms and fuses ReLUs, and returns plain data: one
-:class:`~runtime_py.format.program.Program` per method, the weights they load and a debug
+:class:`~bundle_format.program.Program` per method, the weights they load and a debug
 table mapping every instruction's handle to the model's source. Every node it cannot
 compile (and that matters for an output) is reported at once in one
 :class:`~liteexport.errors.UnsupportedNodesError`.
@@ -16,6 +16,8 @@ from typing import Any
 
 import torch
 
+from bundle_format import ptmf
+from bundle_format.program import Program, ValueInfo
 from liteexport.compiler.emit import ModuleEmitter
 from liteexport.compiler.graph_walk import MethodWalk, module_type_name, node_frame
 from liteexport.compiler.passes import optimize
@@ -32,8 +34,6 @@ from liteexport.compiler.values import (
 )
 from liteexport.errors import ModelError
 from liteexport.lowered import CompiledModule, MethodSignature
-from runtime_py.format import ptmf
-from runtime_py.format.program import Program, ValueInfo
 
 __all__ = ["compile_module"]
 

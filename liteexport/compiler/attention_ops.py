@@ -10,10 +10,7 @@ from typing import Any
 
 import torch
 
-from liteexport.compiler.ops import Emitter, Lowering, is_number, optional_tensor, tensor
-from liteexport.compiler.shape_ops import reshape_to, static_shape
-from liteexport.compiler.values import TensorConst, TensorValue, Unsupported
-from runtime_py.format.program import (
+from bundle_format.program import (
     AxisAttrs,
     BinaryAttrs,
     FusedAttrs,
@@ -22,6 +19,9 @@ from runtime_py.format.program import (
     OpCode,
     PermuteAttrs,
 )
+from liteexport.compiler.ops import Emitter, Lowering, is_number, optional_tensor, tensor
+from liteexport.compiler.shape_ops import reshape_to, static_shape
+from liteexport.compiler.values import TensorConst, TensorValue, Unsupported
 
 
 def _causal_mask(length: int, source: int) -> TensorConst:

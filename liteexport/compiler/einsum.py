@@ -8,10 +8,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from bundle_format.program import OpCode
 from liteexport.compiler.ops import Emitter, Lowering, _permute_to, tensor
 from liteexport.compiler.shape_ops import reshape_to, static_shape
 from liteexport.compiler.values import TensorValue, Unsupported
-from runtime_py.format.program import OpCode
 
 
 def _parse(equation: str, n_operands: int) -> tuple[list[str], str]:

@@ -9,10 +9,10 @@ import heapq
 import numpy as np
 import torch
 
+from bundle_format.debug_table import DebugEntry, DebugTable
+from bundle_format.program import Constant, Instruction, Program, ValueInfo
 from liteexport.compiler.values import NodeSite, OpNode, Sym, TensorConst, TensorValue
 from runtime_py.errors import InternalError
-from runtime_py.format.debug_table import DebugEntry, DebugTable
-from runtime_py.format.program import Constant, Instruction, Program, ValueInfo
 
 _SAMPLE = 64  # values sampled, evenly spaced, to tell weights of the same shape apart
 _CHUNK = 1 << 20  # values compared at a time: stops at the first differing chunk, no big temporaries

@@ -26,6 +26,7 @@ from typing import Any
 
 import torch
 
+from bundle_format.debug_table import SourceFrame
 from liteexport.compiler.effects import CONTAINER_WRITES, IGNORED, mutates, returns_view, writes_first_argument
 from liteexport.compiler.environment import ENVIRONMENT, answers
 from liteexport.compiler.lowerings import INPLACE, LOWERINGS, SCALAR_FOLDS
@@ -45,7 +46,6 @@ from liteexport.compiler.values import (
     find_blocked,
     find_poison,
 )
-from runtime_py.format.debug_table import SourceFrame
 
 # Nodes that move values around without computing on them: a poisoned element of a list
 # (say one dynamic entry of ``x.size()``) poisons only what later reads that element.

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from bundle_format.program import BinaryAttrs, ClampAttrs, OpCode, ReduceAttrs
 from liteexport.compiler.ops import (
     _FLOAT32_SCALAR_TYPE,
     Emitter,
@@ -17,7 +18,6 @@ from liteexport.compiler.ops import (
     tensor,
 )
 from liteexport.compiler.values import Unsupported
-from runtime_py.format.program import BinaryAttrs, ClampAttrs, OpCode, ReduceAttrs
 
 
 def _bound(value: Any, name: str) -> float | None:

@@ -12,10 +12,7 @@ from typing import Any
 
 import torch
 
-from liteexport.compiler.semantics import run_op
-from liteexport.compiler.shapes import infer_shape
-from liteexport.compiler.values import NodeSite, OpNode, Poison, Sym, TensorConst, TensorValue, Unsupported
-from runtime_py.format.program import (
+from bundle_format.program import (
     Attributes,
     AxisAttrs,
     BinaryAttrs,
@@ -29,6 +26,9 @@ from runtime_py.format.program import (
     Pool2dAttrs,
     ShapeAttrs,
 )
+from liteexport.compiler.semantics import run_op
+from liteexport.compiler.shapes import infer_shape
+from liteexport.compiler.values import NodeSite, OpNode, Poison, Sym, TensorConst, TensorValue, Unsupported
 
 FLOAT32_ONLY = "only float32 tensors are compiled"
 _FLOAT32_SCALAR_TYPE = 6  # c10::ScalarType::Float, the value TorchScript passes as a dtype

@@ -8,8 +8,8 @@ import dataclasses
 
 import torch
 
+from bundle_format.program import Activation, Conv2dAttrs, FusedAttrs, OpCode
 from liteexport.compiler.values import OpNode, Sym, TensorConst, TensorValue
-from runtime_py.format.program import Activation, Conv2dAttrs, FusedAttrs, OpCode
 
 _FOLD_TARGETS = (OpCode.CONV2D, OpCode.LINEAR)
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import torch
 
+from bundle_format.program import BinaryAttrs, FusedAttrs, OpCode, PermuteAttrs
 from liteexport.compiler.ops import Emitter, Lowering, tensor
 from liteexport.compiler.shape_ops import _select, _unsqueeze, cat, slice_of, static_shape
 from liteexport.compiler.values import TensorConst, TensorValue, Unsupported
-from runtime_py.format.program import BinaryAttrs, FusedAttrs, OpCode, PermuteAttrs
 
 # (x projection, h projection, state) -> new state, for one step; LSTM's state is (h, c)
 Cell = Callable[[Emitter, TensorValue, TensorValue, Any], Any]

@@ -13,7 +13,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from runtime_py.format.program import (
+from bundle_format.program import (
     Activation,
     AxisAttrs,
     BinaryAttrs,

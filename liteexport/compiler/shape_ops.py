@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from bundle_format.program import SLICE_END, AxisAttrs, OpCode, ShapeAttrs, SliceAttrs
 from liteexport.compiler.ops import (
     _FLOAT32_SCALAR_TYPE,
     SHAPES_HINT,
@@ -26,7 +27,6 @@ from liteexport.compiler.ops import (
     tensor,
 )
 from liteexport.compiler.values import Sym, TensorConst, TensorValue, Unsupported
-from runtime_py.format.program import SLICE_END, AxisAttrs, OpCode, ShapeAttrs, SliceAttrs
 
 # c10::ScalarType numbers TorchScript passes as dtype, for the factories.
 _DTYPES = {3: torch.int32, 4: torch.int64, 6: torch.float32, 7: torch.float64, 11: torch.bool}

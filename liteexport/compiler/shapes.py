@@ -15,10 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from liteexport.compiler.values import Sym, TensorConst
-from runtime_py.backends.demo.slicing import expanded_shape
-from runtime_py.backends.demo.windows import output_size
-from runtime_py.format.program import (
+from bundle_format.program import (
     AxisAttrs,
     Conv2dAttrs,
     FlattenAttrs,
@@ -29,6 +26,9 @@ from runtime_py.format.program import (
     ShapeAttrs,
     SliceAttrs,
 )
+from liteexport.compiler.values import Sym, TensorConst
+from runtime_py.backends.demo.slicing import expanded_shape
+from runtime_py.backends.demo.windows import output_size
 
 # Stand-ins for dynamic dims: large enough for kernels, divisible for reshapes.
 _STAND_INS = (48, 96)

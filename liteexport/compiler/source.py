@@ -18,7 +18,7 @@ from functools import lru_cache
 
 import torch
 
-from runtime_py.format.debug_table import SourceFrame
+from bundle_format.debug_table import SourceFrame
 from runtime_py.source_range import format_source_range
 
 _HEADER = re.compile(r'^  File "(?P<file>.*)", line (?P<line>\d+)(?:, in .*)?$')

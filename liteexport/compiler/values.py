@@ -15,8 +15,8 @@ from typing import Any
 
 import torch
 
-from runtime_py.format.debug_table import SourceFrame
-from runtime_py.format.program import Attributes, OpCode
+from bundle_format.debug_table import SourceFrame
+from bundle_format.program import Attributes, OpCode
 
 
 @dataclass(frozen=True)

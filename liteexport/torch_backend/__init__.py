@@ -36,10 +36,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
+from bundle_format._generated.demo_errors import KINDS
 from liteexport.backend import BACKEND_NAME
 from runtime_py.error_codes import parse
 from runtime_py.errors import UserError
-from runtime_py.format._generated.demo_errors import KINDS
 
 _FORMAT_CODES = {code for code, kind in KINDS.items() if kind == "format"}
 
@@ -345,7 +345,7 @@ def debug_handle_of(exc: BaseException) -> int | None:
     liteexport bundle, or None when the error carries none.
 
     Map it to the source with the bundle's debug table
-    (``runtime_py.format.debug_table`` / ``runtime_py.module.source_mapped_message``).
+    (``bundle_format.debug_table`` / ``runtime_py.module.source_mapped_message``).
     """
     match = _HANDLES.search(str(exc))
     if match is None:

@@ -19,14 +19,14 @@ from typing import Any
 import numpy as np
 import torch
 
+from bundle_format.debug_table import DebugTable
+from bundle_format.program import Program
+from bundle_format.program_codec import encode_program
 from liteexport.backend import BACKEND_NAME
 from liteexport.compiler import compile_module
 from liteexport.compiler.source import parse_torch_range
 from liteexport.errors import ModelError, UnsupportedNodesError
 from liteexport.lowered import CompiledModule
-from runtime_py.format.debug_table import DebugTable
-from runtime_py.format.program import Program
-from runtime_py.format.program_codec import encode_program
 
 # (debug handle, node kind, module hierarchy, torch's source range text) of one inlined node
 NodeRecord = tuple[int, str, str, str]

@@ -1,7 +1,7 @@
 // The row types of the generated attribute tables (native_format/generated/demo_attrs_generated.h,
 // from schema/demo_ops.toml): how a field sits in the flatbuffer and which struct member it
 // fills, and one constraint. demo_program.h interprets them, one loop for reading and one for
-// checking; runtime_py/format/attr_rows.py holds the same rows for Python.
+// checking; bundle_format/attr_rows.py holds the same rows for Python.
 #pragma once
 
 #include <array>

@@ -43,7 +43,7 @@ using demo_errors::tuple_text;
 using demo_ops::Op;
 using demo_ops::OpInfo;
 
-constexpr uint32_t kFormatVersion = 1;  // runtime_py.format.program.PROGRAM_FORMAT_VERSION
+constexpr uint32_t kFormatVersion = 1;  // bundle_format.program.PROGRAM_FORMAT_VERSION
 
 // ---------------------------------------------------------------------------------------------
 // Decoded attributes: the structs, field tables and constraint tables generated from
@@ -82,7 +82,7 @@ inline std::string instruction_label(size_t index, const std::string& op_name, c
 
 // ---------------------------------------------------------------------------------------------
 // Attribute values each op accepts: one loop over the constraint rows of schema/demo_ops.toml
-// (runtime_py/format/attribute_rules.py loops over the same rows)
+// (bundle_format/attribute_rules.py loops over the same rows)
 
 namespace detail {
 
@@ -366,7 +366,7 @@ inline Program decode_program(const uint8_t* data, size_t size, size_t n_weights
   if (!fb::VerifyProgramBuffer(verifier)) fail(Code::CORRUPT_PROGRAM, {}, stored);
   const fb::Program* p = fb::GetProgram(data);
 
-  // --- the codec's checks (runtime_py/format/program_codec.py), where: the table path ---
+  // --- the codec's checks (bundle_format/program_codec.py), where: the table path ---
   if (p->format_version() != kFormatVersion)
     fail(Code::UNSUPPORTED_VERSION,
          {{"found", std::to_string(p->format_version())}, {"supported", std::to_string(kFormatVersion)}},

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bundle_format import ptmf
 from runtime_py.errors import ExecutionError
-from runtime_py.format import ptmf
 from runtime_py.operators import (  # noqa: F401  (each import registers its family)
     attention,
     containers,

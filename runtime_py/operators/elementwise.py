@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 
+from bundle_format.program import AxisAttrs, GeluAttrs
 from runtime_py.backends.demo.activations import silu as demo_silu
 from runtime_py.backends.demo.elementwise import make_gelu, make_log_softmax, make_softmax, relu_inplace
 from runtime_py.backends.demo.elementwise import sigmoid as demo_sigmoid
 from runtime_py.errors import ExecutionError
-from runtime_py.format.program import AxisAttrs, GeluAttrs
 from runtime_py.operators.registry import op, register_schema
 from runtime_py.operators.tensors import (
     BOOL,

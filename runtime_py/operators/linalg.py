@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
+from bundle_format.program import FusedAttrs
 from runtime_py.backends.demo.linalg import make_linear
 from runtime_py.errors import ExecutionError
-from runtime_py.format.program import FusedAttrs
 from runtime_py.operators.registry import op, register_schema
 from runtime_py.operators.site_kernels import F32, all_float32
 from runtime_py.operators.tensors import as_dtype, result_type

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from bundle_format.program import Conv2dAttrs, Pool2dAttrs, ShapeAttrs
 from runtime_py.backends.demo.conv import make_conv2d
 from runtime_py.backends.demo.pooling import (
     adaptive_bounds,
@@ -21,7 +22,6 @@ from runtime_py.backends.demo.pooling import (
 )
 from runtime_py.backends.demo.windows import output_size
 from runtime_py.errors import ExecutionError
-from runtime_py.format.program import Conv2dAttrs, Pool2dAttrs, ShapeAttrs
 from runtime_py.operators.registry import op, register_schema
 from runtime_py.operators.site_kernels import SiteKernels, all_float32, pair
 from runtime_py.operators.tensors import INT64, as_dtype, dim, float_dtype, result_type

@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
+from bundle_format.program import LayerNormAttrs
 from runtime_py.backends.demo.normalization import channel_affine, make_layer_norm
 from runtime_py.errors import ExecutionError
-from runtime_py.format.program import LayerNormAttrs
 from runtime_py.operators.registry import op, register_schema
 from runtime_py.operators.site_kernels import F32, SiteKernels, all_float32
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from bundle_format.ptmf import NUMPY_DTYPES
 from runtime_py.errors import ExecutionError
-from runtime_py.format.ptmf import NUMPY_DTYPES
 
 FLOAT32 = np.dtype(np.float32)
 INT64 = np.dtype(np.int64)

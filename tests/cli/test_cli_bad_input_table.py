@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runtime_py.format.bundle_file import read_bundle_bytes
-from runtime_py.format.ptmf_writer import encode_module
+from bundle_format.bundle_file import read_bundle_bytes
+from bundle_format.ptmf_writer import encode_module
 
 from .conftest import invoke
 from .test_cli_errors import Case

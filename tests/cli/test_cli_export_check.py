@@ -45,8 +45,8 @@ def test_archive_exports_in_a_fresh_process_and_matches_torch(tmp_path: Path, ho
 def test_self_check_fails_a_miscompiled_export_naming_the_instruction(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A compiler bug, planted: ReLU lowered as a sigmoid.
+    from bundle_format.program import OpCode
     from liteexport.compiler import lowerings, ops
-    from runtime_py.format.program import OpCode
 
     monkeypatch.setitem(lowerings.LOWERINGS, "aten::relu", ops._unary(OpCode.SIGMOID))
     out = tmp_path / "bad.ptl"
@@ -62,8 +62,8 @@ def test_self_check_fails_a_miscompiled_export_naming_the_instruction(
 
 
 def test_self_check_uses_example_inputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bundle_format.program import OpCode
     from liteexport.compiler import lowerings, ops
-    from runtime_py.format.program import OpCode
 
     monkeypatch.setitem(lowerings.LOWERINGS, "aten::relu", ops._unary(OpCode.SIGMOID))
     np.save(tmp_path / "x.npy", np.ones((2, 3, 32, 32), np.float32))
@@ -87,9 +87,9 @@ def test_a_passing_self_check_says_what_it_compared(tmp_path: Path) -> None:
 def test_self_check_compares_constant_outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """googlenet-like (logits, None, None): a planted bug returning 0 for None fails the check."""
     import liteexport
+    from bundle_format import ptmf
     from liteexport import compiler
     from liteexport.errors import VerificationError
-    from runtime_py.format import ptmf
     from tests.parity.parity_models import AuxiliaryHeads
 
     shapes = {"forward": [[2, 8]], "pair": [[2, 8]]}

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bundle_format import ptmf
+from bundle_format.bundle_file import read_bundle_bytes
+from bundle_format.ptmf_writer import encode_module
 from liteexport.test_vectors import TEST_VECTORS_EXTRA_FILE, TestVector, encode_test_vectors
-from runtime_py.format import ptmf
-from runtime_py.format.bundle_file import read_bundle_bytes
-from runtime_py.format.ptmf_writer import encode_module
 
 from .conftest import invoke
 

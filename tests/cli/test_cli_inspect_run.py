@@ -103,8 +103,8 @@ def test_run_shows_none_outputs_and_saves_the_tensors(linear_relu_module: Compil
     """googlenet-like (y, None, x): the None is printed as such, and left out of the npz, saying so."""
     import dataclasses
 
+    from bundle_format import ptmf
     from liteexport.bundle import write_bundle
-    from runtime_py.format import ptmf
 
     (sig,) = linear_relu_module.methods
     with_none = dataclasses.replace(sig, constants=((1, ptmf.NoneValue()),))

@@ -9,8 +9,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from bundle_format.program import Activation, BinaryAttrs, Instruction, OpCode
 from liteexport.lowered import CompiledModule
-from runtime_py.format.program import Activation, BinaryAttrs, Instruction, OpCode
 
 
 def _binary(ins: Instruction, xs: list[torch.Tensor]) -> torch.Tensor:

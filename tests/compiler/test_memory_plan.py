@@ -7,13 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from liteexport.compiler import compile_module
-from liteexport.compiler.semantics import run_op
-from liteexport.compiler.shapes import infer_shape
-from liteexport.compiler.values import Sym
-from runtime_py.backends.demo.executor import run
-from runtime_py.backends.demo.plan import build_plan
-from runtime_py.format.program import (
+from bundle_format.program import (
     AxisAttrs,
     BinaryAttrs,
     Conv2dAttrs,
@@ -24,6 +18,12 @@ from runtime_py.format.program import (
     Pool2dAttrs,
     ShapeAttrs,
 )
+from liteexport.compiler import compile_module
+from liteexport.compiler.semantics import run_op
+from liteexport.compiler.shapes import infer_shape
+from liteexport.compiler.values import Sym
+from runtime_py.backends.demo.executor import run
+from runtime_py.backends.demo.plan import build_plan
 from tests.compiler.conftest import prepare
 from tests.parity import parity_models as models
 

@@ -10,11 +10,11 @@ import pytest
 import torch
 from torch import nn
 
+from bundle_format.program import Activation, Conv2dAttrs, FusedAttrs, OpCode, Program
 from liteexport.compiler import compile_module
 from liteexport.compiler.source import display_path
 from liteexport.errors import ModelError, UnsupportedNodesError
 from liteexport.lowered import CompiledModule
-from runtime_py.format.program import Activation, Conv2dAttrs, FusedAttrs, OpCode, Program
 
 from .conftest import prepare
 from .models import zoo

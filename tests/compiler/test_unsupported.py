@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 import torch
 
+from bundle_format import ptmf
 from liteexport.compiler import compile_module
 from liteexport.compiler.source import display_path
 from liteexport.errors import UnsupportedNodesError
-from runtime_py.format import ptmf
 
 from .models import unsupported, zoo
 

@@ -33,11 +33,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 import crafted  # noqa: E402
 import harness  # noqa: E402
 
-from runtime_py.format import ptmf  # noqa: E402
-from runtime_py.format.program import Program  # noqa: E402
-from runtime_py.format.ptmf import Instruction, OpCode  # noqa: E402
-from runtime_py.format.ptmf_writer import encode_module  # noqa: E402
-from runtime_py.format.restricted_unpickler import STORAGE_TYPES  # noqa: E402
+from bundle_format import ptmf  # noqa: E402
+from bundle_format.program import Program  # noqa: E402
+from bundle_format.ptmf import Instruction, OpCode  # noqa: E402
+from bundle_format.ptmf_writer import encode_module  # noqa: E402
+from bundle_format.restricted_unpickler import STORAGE_TYPES  # noqa: E402
 
 ZIP_SEEDS = ("torch_linear.zip.bin", "torch_stateful.zip.bin", "torch_linear_debug.zip.bin")
 _STAND_INS = [("torch", name) for name in STORAGE_TYPES] + [
@@ -187,7 +187,7 @@ def program_bomb(rng: random.Random) -> bytes:
     """A compiled program that makes a huge value from one input element (issue 18): a broadcast
     of (a, 1) with (1, b), an outer product, an adaptive pool to a huge size, or a cat of many
     copies. Run under a memory budget it must stop before allocating past it."""
-    from runtime_py.format import program as prog
+    from bundle_format import program as prog
 
     big = rng.choice([1 << 15, 1 << 16, 3 << 14])
     kind = rng.randrange(4)

@@ -16,13 +16,13 @@ sys.path.insert(0, str(Path(__file__).parent))
 import harness  # noqa: E402
 import numpy as np  # noqa: E402
 
-from runtime_py.format import program as prog  # noqa: E402
-from runtime_py.format import ptmf  # noqa: E402
-from runtime_py.format.bundle_file import read_bundle_bytes  # noqa: E402
-from runtime_py.format.program import Program  # noqa: E402
-from runtime_py.format.program_codec import decode_program, encode_program  # noqa: E402
-from runtime_py.format.ptmf import Instruction, OpCode  # noqa: E402
-from runtime_py.format.ptmf_writer import encode_module  # noqa: E402
+from bundle_format import program as prog  # noqa: E402
+from bundle_format import ptmf  # noqa: E402
+from bundle_format.bundle_file import read_bundle_bytes  # noqa: E402
+from bundle_format.program import Program  # noqa: E402
+from bundle_format.program_codec import decode_program, encode_program  # noqa: E402
+from bundle_format.ptmf import Instruction, OpCode  # noqa: E402
+from bundle_format.ptmf_writer import encode_module  # noqa: E402
 
 SETSTATE_FN = 7  # torch_stateful.ptmf: ivalue index of Holder.__setstate__
 

@@ -1,5 +1,5 @@
 """Test-only: walk every table, vector, string and union member of a flatbuffer, driven by the
-generated layouts (runtime_py/format/_generated/layouts.py), with the one checker
+generated layouts (bundle_format/_generated/layouts.py), with the one checker
 (:class:`fb_reader.TableReader`). No value checks: the decoders' reading of the same bytes is the
 other half (tests check that a decoder accepts no layout this walk rejects), and the fuzz harness
 records through :class:`FbPoints` where a valid buffer keeps its offsets, lengths and scalars.
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from runtime_py.format import fb_reader as fr
-from runtime_py.format._generated import layouts
+from bundle_format import fb_reader as fr
+from bundle_format._generated import layouts
 
 # schema -> (file identifier, root table, string fields that hold bytes)
 SCHEMAS = {

@@ -28,10 +28,10 @@ from pathlib import Path
 
 import numpy as np
 
+from bundle_format.bundle_file import read_bundle_bytes
+from bundle_format.debug_table_codec import decode_debug_table
+from bundle_format.program_codec import decode_program
 from runtime_py.errors import ExecutionError, FormatError, InternalError, LiteExportError
-from runtime_py.format.bundle_file import read_bundle_bytes
-from runtime_py.format.debug_table_codec import decode_debug_table
-from runtime_py.format.program_codec import decode_program
 from runtime_py.module import Module
 from tests.fuzz.format_structure import FbPoints, verify_structure
 

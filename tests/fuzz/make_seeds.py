@@ -22,11 +22,11 @@ import torch
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from bundle_format.debug_table_codec import encode_debug_table  # noqa: E402
+from bundle_format.program_codec import encode_program  # noqa: E402
+from bundle_format.ptmf_writer import encode_module  # noqa: E402
 from liteexport.bundle import pack  # noqa: E402
 from liteexport.compiler import compile_module  # noqa: E402
-from runtime_py.format.debug_table_codec import encode_debug_table  # noqa: E402
-from runtime_py.format.program_codec import encode_program  # noqa: E402
-from runtime_py.format.ptmf_writer import encode_module  # noqa: E402
 from tests.parity import parity_models as models  # noqa: E402
 
 SEEDS = Path(__file__).parent / "seeds"

@@ -15,8 +15,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 import attacks  # noqa: E402
 import harness  # noqa: E402
 
+from bundle_format.bundle_file import read_bundle_bytes  # noqa: E402
 from runtime_py.errors import ExecutionError  # noqa: E402
-from runtime_py.format.bundle_file import read_bundle_bytes  # noqa: E402
 from runtime_py.module import Module  # noqa: E402
 
 ATTACKS_PER_KIND = 20

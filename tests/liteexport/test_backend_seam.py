@@ -7,9 +7,9 @@ from pathlib import Path
 import torch
 
 import liteexport
+from bundle_format.lowered_bytecode import BACKEND_NAME as RUNTIME_BACKEND_NAME
 from liteexport.backend import BACKEND_NAME, DEMO_BACKEND
 from liteexport.lowered import CompiledModule
-from runtime_py.format.lowered_bytecode import BACKEND_NAME as RUNTIME_BACKEND_NAME
 
 PACKAGE = Path(liteexport.__file__).parent
 

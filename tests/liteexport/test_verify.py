@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from bundle_format.program import OpCode
 from liteexport.cli import cli
 from liteexport.test_vectors import TEST_VECTORS_EXTRA_FILE, TestVector, decode_test_vectors, encode_test_vectors
 from liteexport.torch_backend import torch_backend_available
 from liteexport.verify import verify_bundle
 from runtime_py.backends.demo import kernels
 from runtime_py.errors import FormatError
-from runtime_py.format.program import OpCode
 from runtime_py.module import load
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from bundle_format import ptmf
+from bundle_format.bundle_file import read_bundle_file
+from bundle_format.debug_table import DebugTable
+from bundle_format.disassemble import disassemble_function
+from bundle_format.program import Program, ValueInfo
 from liteexport.bundle import pack
 from liteexport.lowered import CompiledModule, MethodSignature
-from runtime_py.format import ptmf
-from runtime_py.format.bundle_file import read_bundle_file
-from runtime_py.format.debug_table import DebugTable
-from runtime_py.format.disassemble import disassemble_function
-from runtime_py.format.program import Program, ValueInfo
 
 REFERENCE = Path(__file__).parent.parent / "data" / "torch_reference"
 

@@ -16,7 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT / "native_format"
 # what a build of the package reads: the packages, the shared C++ and the build configuration
-SOURCES = ("liteexport", "runtime_py", "native_format", "setup.py", "pyproject.toml", "README.md")
+SOURCES = ("liteexport", "runtime_py", "bundle_format", "native_format", "setup.py", "pyproject.toml", "README.md")
 
 # Prints where the torch backend looks for the shared C++, and whether every header it builds from is there.
 LOOKUP = ("import liteexport.torch_backend as t; "

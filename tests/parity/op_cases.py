@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime_py.format.program import (
+from bundle_format.program import (
     SLICE_END,
     Activation,
     Attributes,

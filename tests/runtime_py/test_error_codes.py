@@ -6,8 +6,8 @@ from string import Formatter
 
 import pytest
 
+from bundle_format._generated.demo_errors import KINDS, TEMPLATES
 from runtime_py.error_codes import execution_error, format_error, parse, render
-from runtime_py.format._generated.demo_errors import KINDS, TEMPLATES
 
 
 @pytest.mark.parametrize("code", sorted(TEMPLATES))

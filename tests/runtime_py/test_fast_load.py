@@ -10,15 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bundle_format import ptmf, ptmf_reader, ptmf_verify
+from bundle_format.bundle_file import read_bundle_bytes, read_bundle_file
+from bundle_format.debug_table import DEBUG_TABLE_EXTRA_FILE
+from bundle_format.ptmf_writer import encode_module
 from liteexport.bundle import pack
 from liteexport.lowered import CompiledModule
 from runtime_py import loader
 from runtime_py.backends.demo.backend import DemoBackend
 from runtime_py.errors import ExecutionError, FormatError
-from runtime_py.format import ptmf, ptmf_reader, ptmf_verify
-from runtime_py.format.bundle_file import read_bundle_bytes, read_bundle_file
-from runtime_py.format.debug_table import DEBUG_TABLE_EXTRA_FILE
-from runtime_py.format.ptmf_writer import encode_module
 from runtime_py.module import Module
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "fuzz"))

@@ -6,11 +6,11 @@ import random
 
 import pytest
 
+from bundle_format.bundle_file import read_bundle_bytes
+from bundle_format.ptmf_writer import encode_module
 from liteexport.bundle import pack
 from liteexport.lowered import CompiledModule
 from runtime_py.errors import FormatError, InternalError, LiteExportError
-from runtime_py.format.bundle_file import read_bundle_bytes
-from runtime_py.format.ptmf_writer import encode_module
 from runtime_py.module import Module
 
 

@@ -16,8 +16,8 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "fuzz"))
 import crafted  # noqa: E402
 import harness  # noqa: E402
 
+from bundle_format.bundle_file import read_bundle_bytes  # noqa: E402
 from runtime_py.errors import FormatError  # noqa: E402
-from runtime_py.format.bundle_file import read_bundle_bytes  # noqa: E402
 from runtime_py.module import Module  # noqa: E402
 from tests.watchdog import watchdog  # noqa: E402
 

@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bundle_format import ptmf
+from bundle_format.bundle_file import read_bundle_bytes, read_bundle_file
+from bundle_format.ptmf_writer import encode_module
 from liteexport.bundle import pack
 from liteexport.lowered import CompiledModule
 from runtime_py.errors import ExecutionError
-from runtime_py.format import ptmf
-from runtime_py.format.bundle_file import read_bundle_bytes, read_bundle_file
-from runtime_py.format.ptmf_writer import encode_module
 from runtime_py.lowered_methods import recognize
 from runtime_py.module import Module
 

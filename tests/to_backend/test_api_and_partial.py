@@ -15,10 +15,10 @@ from torch.jit.mobile import _load_for_lite_interpreter
 import liteexport
 import liteexport.partial
 import runtime_py
+from bundle_format.debug_table import DEBUG_TABLE_EXTRA_FILE
 from liteexport.errors import ModelError, UnsupportedNodesError
 from liteexport.test_vectors import TEST_VECTORS_EXTRA_FILE, decode_test_vectors
 from runtime_py.errors import ExecutionError
-from runtime_py.format.debug_table import DEBUG_TABLE_EXTRA_FILE
 from tests.cli.conftest import invoke
 from tests.to_backend import mixed_models
 

@@ -18,13 +18,8 @@ import torch.jit._serialization  # noqa: E402
 import torch.jit.mobile  # noqa: E402
 
 import liteexport.torch_backend as tb  # noqa: E402
-from liteexport.bundle import write_bundle  # noqa: E402
-from liteexport.compiler import compile_module  # noqa: E402
-from liteexport.lowered import CompiledModule, MethodSignature  # noqa: E402
-from runtime_py.backends.demo.backend import DemoBackend  # noqa: E402
-from runtime_py.errors import ExecutionError, FormatError  # noqa: E402
-from runtime_py.format.debug_table import DebugTable  # noqa: E402
-from runtime_py.format.program import (  # noqa: E402
+from bundle_format.debug_table import DebugTable  # noqa: E402
+from bundle_format.program import (  # noqa: E402
     Activation,
     Attributes,
     AxisAttrs,
@@ -43,7 +38,12 @@ from runtime_py.format.program import (  # noqa: E402
     ShapeAttrs,
     ValueInfo,
 )
-from runtime_py.format.program_codec import encode_program  # noqa: E402
+from bundle_format.program_codec import encode_program  # noqa: E402
+from liteexport.bundle import write_bundle  # noqa: E402
+from liteexport.compiler import compile_module  # noqa: E402
+from liteexport.lowered import CompiledModule, MethodSignature  # noqa: E402
+from runtime_py.backends.demo.backend import DemoBackend  # noqa: E402
+from runtime_py.errors import ExecutionError, FormatError  # noqa: E402
 from tests.parity.op_cases import OP_CASES as NEW_OP_CASES  # noqa: E402
 from tests.parity.outputs import assert_same_outputs  # noqa: E402
 from tests.parity.parity_models import CASES, NEEDS_STATIC_SHAPES  # noqa: E402

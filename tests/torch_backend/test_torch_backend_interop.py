@@ -14,12 +14,9 @@ import torch.jit._serialization  # noqa: E402
 import torch.jit.mobile  # noqa: E402
 
 import liteexport.torch_backend as tb  # noqa: E402
-from liteexport.bundle import pack, write_bundle  # noqa: E402
-from liteexport.lowered import CompiledModule, MethodSignature  # noqa: E402
-from runtime_py.errors import UserError  # noqa: E402
-from runtime_py.format import ptmf  # noqa: E402
-from runtime_py.format.debug_table import DebugEntry, DebugTable, SourceFrame  # noqa: E402
-from runtime_py.format.program import (  # noqa: E402
+from bundle_format import ptmf  # noqa: E402
+from bundle_format.debug_table import DebugEntry, DebugTable, SourceFrame  # noqa: E402
+from bundle_format.program import (  # noqa: E402
     Activation,
     Constant,
     FusedAttrs,
@@ -28,7 +25,10 @@ from runtime_py.format.program import (  # noqa: E402
     Program,
     ValueInfo,
 )
-from runtime_py.format.ptmf_writer import encode_module  # noqa: E402
+from bundle_format.ptmf_writer import encode_module  # noqa: E402
+from liteexport.bundle import pack, write_bundle  # noqa: E402
+from liteexport.lowered import CompiledModule, MethodSignature  # noqa: E402
+from runtime_py.errors import UserError  # noqa: E402
 
 pytestmark = pytest.mark.torch_oracle
 

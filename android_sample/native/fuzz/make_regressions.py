@@ -12,9 +12,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 
-from runtime_py.format import ptmf  # noqa: E402
-from runtime_py.format.ptmf_reader import read_module  # noqa: E402
-from runtime_py.format.ptmf_writer import encode_module  # noqa: E402
+from bundle_format import ptmf  # noqa: E402
+from bundle_format.ptmf_reader import read_module  # noqa: E402
+from bundle_format.ptmf_writer import encode_module  # noqa: E402
 
 Op = ptmf.OpCode
 
@@ -84,8 +84,8 @@ def empty_huge_dims_program() -> bytes:
     dims (int64 overflow under UBSan), passed memcpy a null data pointer in 2^32 empty copies
     (SLICE), or built a tap table per output row before seeing that the output is empty
     (MAX_POOL2D of a (0, 1, 2^35, 1) input: 2^35 entries). Each now gives an empty result, as torch."""
-    from runtime_py.format import program as pg
-    from runtime_py.format.program_codec import encode_program
+    from bundle_format import program as pg
+    from bundle_format.program_codec import encode_program
 
     big = 1 << 32
     steps = [("RESHAPE", (0,), (1,), pg.ShapeAttrs((big, big, 0))),

@@ -25,13 +25,13 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 
 import runtime_py  # noqa: E402
+from bundle_format import ptmf  # noqa: E402
+from bundle_format.debug_table import DebugTable  # noqa: E402
+from bundle_format.ptmf_writer import encode_module  # noqa: E402
 from liteexport.bundle import pack, write_bundle  # noqa: E402
 from liteexport.compiler import compile_module  # noqa: E402
 from liteexport.lowered import CompiledModule, MethodSignature  # noqa: E402
 from runtime_py.errors import ExecutionError, FormatError, InputError, LiteExportError  # noqa: E402
-from runtime_py.format import ptmf  # noqa: E402
-from runtime_py.format.debug_table import DebugTable  # noqa: E402
-from runtime_py.format.ptmf_writer import encode_module  # noqa: E402
 from tests.parity.op_cases import OP_CASES  # noqa: E402
 from tests.parity.parity_models import CASES, NEEDS_STATIC_SHAPES  # noqa: E402
 from tests.runtime_py.backends.demo_backend_helpers import one_op_program  # noqa: E402

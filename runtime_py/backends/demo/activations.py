@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from bundle_format.program import ClampAttrs
 from runtime_py.backends.demo.arrays import ONE, Array, Kernel
-from runtime_py.format.program import ClampAttrs
 
 _THREE = np.float32(3.0)
 _SIX = np.float32(6.0)

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import cast
 
+from bundle_format.program import Program
 from runtime_py.backends.base import Backend
 from runtime_py.backends.demo.executor import run
 from runtime_py.backends.demo.plan import MethodPlan, build_plan
 from runtime_py.error_codes import format_error
 from runtime_py.errors import FormatError
-from runtime_py.format.program import Program
 
 _WHERE = "processed module of backend_with_compiler_demo"
 
@@ -63,6 +63,6 @@ class DemoBackend(Backend):
 
 def _decode(encoded: object) -> Program:
     # imported here: the codec (and flatbuffers) are only needed for encoded programs
-    from runtime_py.format.program_codec import decode_program
+    from bundle_format.program_codec import decode_program
 
     return decode_program(encoded)  # type: ignore[arg-type]

@@ -12,6 +12,7 @@ from collections.abc import Callable
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from bundle_format.program import Activation, Conv2dAttrs
 from runtime_py.backends.demo.arrays import Array, Kernel, empty
 from runtime_py.backends.demo.elementwise import relu_inplace
 from runtime_py.backends.demo.windows import (
@@ -20,7 +21,6 @@ from runtime_py.backends.demo.windows import (
     check_window_attrs,
     output_size,
 )
-from runtime_py.format.program import Activation, Conv2dAttrs
 
 
 def make_conv2d(attrs: Conv2dAttrs, n_inputs: int, reuse_output: bool = False) -> Kernel:

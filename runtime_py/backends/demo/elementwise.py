@@ -10,8 +10,8 @@ import math
 
 import numpy as np
 
+from bundle_format.program import AxisAttrs, BinaryAttrs, GeluAttrs, OpCode
 from runtime_py.backends.demo.arrays import ONE, ZERO, Array, Kernel
-from runtime_py.format.program import AxisAttrs, BinaryAttrs, GeluAttrs, OpCode
 
 _UFUNCS = {OpCode.ADD: np.add, OpCode.SUB: np.subtract, OpCode.MUL: np.multiply, OpCode.DIV: np.divide,
            OpCode.POW: np.power}

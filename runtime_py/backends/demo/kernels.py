@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from bundle_format.program import OP_SPECS, OpCode, attributes_class
 from runtime_py.backends.demo import (
     activations,
     conv,
@@ -24,7 +25,6 @@ from runtime_py.backends.demo import (
     slicing,
 )
 from runtime_py.backends.demo.arrays import Kernel
-from runtime_py.format.program import OP_SPECS, OpCode, attributes_class
 
 # Binds an instruction's attributes (already of the entry's type) and its input count into a
 # kernel; raises ValueError for attribute values the op does not accept.

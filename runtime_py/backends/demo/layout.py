@@ -10,8 +10,8 @@ import math
 
 import numpy as np
 
+from bundle_format.program import AxisAttrs, FlattenAttrs, PermuteAttrs, ShapeAttrs
 from runtime_py.backends.demo.arrays import Array, Kernel
-from runtime_py.format.program import AxisAttrs, FlattenAttrs, PermuteAttrs, ShapeAttrs
 
 
 def make_transpose(attrs: PermuteAttrs, n_inputs: int) -> Kernel:

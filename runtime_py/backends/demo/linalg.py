@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from bundle_format.program import Activation, FusedAttrs
 from runtime_py.backends.demo.arrays import Array, Kernel
 from runtime_py.backends.demo.elementwise import relu_inplace
-from runtime_py.format.program import Activation, FusedAttrs
 
 
 def matmul(a: Array, b: Array) -> Array:

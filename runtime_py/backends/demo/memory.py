@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from runtime_py.format.program import Conv2dAttrs, OpCode, Pool2dAttrs, ShapeAttrs
+from bundle_format.program import Conv2dAttrs, OpCode, Pool2dAttrs, ShapeAttrs
 
 Bound = Callable[[Sequence[object]], int]  # the kernel's arguments -> bytes it may allocate
 _ITEM = 4  # float32

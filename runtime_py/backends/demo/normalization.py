@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from bundle_format.program import LayerNormAttrs
 from runtime_py.backends.demo.arrays import Array, Kernel, empty
-from runtime_py.format.program import LayerNormAttrs
 
 
 def channel_affine(x: Array, scale: Array, shift: Array) -> Array:

@@ -14,13 +14,13 @@ from operator import itemgetter
 
 import numpy as np
 
+from bundle_format.attribute_rules import attribute_problem
+from bundle_format.program import PROGRAM_FORMAT_VERSION, DType, Instruction, OpCode, Program
 from runtime_py.backends.demo.arrays import Array, Kernel
 from runtime_py.backends.demo.kernels import KERNELS, BufferedKernelSpec, KernelSpec
 from runtime_py.backends.demo.memory import Bound, output_bound
 from runtime_py.error_codes import format_error
 from runtime_py.errors import FormatError
-from runtime_py.format.attribute_rules import attribute_problem
-from runtime_py.format.program import PROGRAM_FORMAT_VERSION, DType, Instruction, OpCode, Program
 
 PEAKS_KEPT = 64
 ROW_SPLIT_OPS = (OpCode.MATMUL, OpCode.LINEAR)  # rows of the result depend on the same rows of input 0

@@ -6,6 +6,7 @@ import functools
 
 import numpy as np
 
+from bundle_format.program import Pool2dAttrs, ShapeAttrs
 from runtime_py.backends.demo.arrays import Array, Kernel, empty
 from runtime_py.backends.demo.windows import (
     as_batched,
@@ -14,7 +15,6 @@ from runtime_py.backends.demo.windows import (
     output_size,
     padded_windows,
 )
-from runtime_py.format.program import Pool2dAttrs, ShapeAttrs
 
 
 def _check_pool_attrs(

@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
+from bundle_format.program import ReduceAttrs
 from runtime_py.backends.demo.arrays import Array, Kernel
-from runtime_py.format.program import ReduceAttrs
 
 
 def _axes(attrs: ReduceAttrs) -> tuple[int, ...]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from bundle_format.program import ShapeAttrs, SliceAttrs
 from runtime_py.backends.demo.arrays import Array, Kernel
-from runtime_py.format.program import ShapeAttrs, SliceAttrs
 
 
 def make_slice(attrs: SliceAttrs, n_inputs: int) -> Kernel:

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from bundle_format.program import Attributes, Constant, Instruction, OpCode, Program, ValueInfo
 from runtime_py.backends.demo.executor import run
 from runtime_py.backends.demo.plan import MethodPlan, build_plan
-from runtime_py.format.program import Attributes, Constant, Instruction, OpCode, Program, ValueInfo
 
 
 def one_op_program(

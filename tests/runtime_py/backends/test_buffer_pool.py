@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from bundle_format.program import Conv2dAttrs
 from runtime_py.backends.demo.arrays import empty
 from runtime_py.backends.demo.conv import make_conv2d
-from runtime_py.format.program import Conv2dAttrs
 
 SHAPE = (1, 64, 64, 64)  # 1 MB: pooled
 

@@ -9,10 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runtime_py.backends import BACKENDS, Backend, get_backend
-from runtime_py.backends.demo.backend import DemoBackend
-from runtime_py.errors import FormatError
-from runtime_py.format.program import (
+from bundle_format.program import (
     Activation,
     Constant,
     FusedAttrs,
@@ -21,6 +18,9 @@ from runtime_py.format.program import (
     Program,
     ValueInfo,
 )
+from runtime_py.backends import BACKENDS, Backend, get_backend
+from runtime_py.backends.demo.backend import DemoBackend
+from runtime_py.errors import FormatError
 
 ROOT = Path(__file__).resolve().parents[3]
 WEIGHT = (np.arange(12, dtype=np.float32).reshape(3, 4) - 5) / 10
@@ -80,7 +80,7 @@ def test_compile_and_execute_decoded_programs() -> None:
 
 
 def test_compile_decodes_flatbuffer_programs() -> None:
-    codec = pytest.importorskip("runtime_py.format.program_codec")
+    codec = pytest.importorskip("bundle_format.program_codec")
     encoded = np.frombuffer(codec.encode_program(linear_relu("forward")), dtype=np.uint8)
     backend = get_backend("backend_with_compiler_demo")
     handles = backend.compile({"programs": {"forward": encoded}, "weights": [WEIGHT, BIAS]}, {"forward": {}})
@@ -134,7 +134,7 @@ class BlockTorch:
 sys.meta_path.insert(0, BlockTorch())
 import numpy as np
 from runtime_py.backends import get_backend
-from runtime_py.format.program import OpCode, Instruction, Program, ValueInfo, GeluAttrs
+from bundle_format.program import OpCode, Instruction, Program, ValueInfo, GeluAttrs
 program = Program("forward", 2, (ValueInfo((3,)),), (),
                   (Instruction(OpCode.GELU, (0,), (1,), GeluAttrs(), 1),), (1,), (1,))
 backend = get_backend("backend_with_compiler_demo")

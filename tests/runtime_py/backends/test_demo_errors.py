@@ -8,10 +8,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from runtime_py.backends.demo.executor import run
-from runtime_py.error_codes import render
-from runtime_py.errors import ExecutionError, FormatError
-from runtime_py.format.program import (
+from bundle_format.program import (
     AxisAttrs,
     BinaryAttrs,
     Constant,
@@ -27,6 +24,9 @@ from runtime_py.format.program import (
     ShapeAttrs,
     ValueInfo,
 )
+from runtime_py.backends.demo.executor import run
+from runtime_py.error_codes import render
+from runtime_py.errors import ExecutionError, FormatError
 from tests.runtime_py.backends.demo_backend_helpers import one_op_program, plan_of
 
 # forward(a[2, ?], b[3]) -> a + (-b); b is read first (by instruction #0), a by instruction #1

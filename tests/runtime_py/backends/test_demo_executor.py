@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from runtime_py.backends.demo.executor import run
-from runtime_py.format.program import (
+from bundle_format.program import (
     Activation,
     BinaryAttrs,
     Constant,
@@ -18,6 +17,7 @@ from runtime_py.format.program import (
     ShapeAttrs,
     ValueInfo,
 )
+from runtime_py.backends.demo.executor import run
 from tests.runtime_py.backends.demo_backend_helpers import one_op_program, plan_of
 
 WEIGHT = (np.arange(12, dtype=np.float32).reshape(3, 4) - 5) / 10

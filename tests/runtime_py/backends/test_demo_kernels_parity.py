@@ -9,9 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from runtime_py.backends.demo.elementwise import make_gelu
-from runtime_py.backends.demo.executor import run
-from runtime_py.format.program import (
+from bundle_format.program import (
     Activation,
     AxisAttrs,
     BinaryAttrs,
@@ -25,6 +23,8 @@ from runtime_py.format.program import (
     Pool2dAttrs,
     ShapeAttrs,
 )
+from runtime_py.backends.demo.elementwise import make_gelu
+from runtime_py.backends.demo.executor import run
 from tests.runtime_py.backends.demo_backend_helpers import one_op_program, plan_of, run_op
 
 torch = pytest.importorskip("torch")

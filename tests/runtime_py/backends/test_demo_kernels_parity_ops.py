@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from runtime_py.format.program import ClampAttrs, OpCode, ReduceAttrs, ShapeAttrs, SliceAttrs
+from bundle_format.program import ClampAttrs, OpCode, ReduceAttrs, ShapeAttrs, SliceAttrs
 from tests.parity.op_cases import OP_CASES
 from tests.runtime_py.backends.demo_backend_helpers import run_op
 

@@ -1,4 +1,4 @@
-"""Round trips and hostile inputs for runtime_py.format.debug_table_codec."""
+"""Round trips and hostile inputs for bundle_format.debug_table_codec."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from bundle_format.debug_table import DEBUG_TABLE_FORMAT_VERSION, DebugEntry, DebugTable, SourceFrame
+from bundle_format.debug_table_codec import decode_debug_table, encode_debug_table
 from runtime_py.errors import FormatError, InternalError
-from runtime_py.format.debug_table import DEBUG_TABLE_FORMAT_VERSION, DebugEntry, DebugTable, SourceFrame
-from runtime_py.format.debug_table_codec import decode_debug_table, encode_debug_table
 
 _SNIPPET = '    x = self.conv(x) + ü\n        ~~~~~~~~~ <--- HERE\n'
 
@@ -62,7 +62,7 @@ def test_encode_rejects_unsorted(entries: tuple[DebugEntry, ...]) -> None:
 
 
 def _encode_unchecked(table: DebugTable) -> bytes:
-    import runtime_py.format.debug_table_codec as codec
+    import bundle_format.debug_table_codec as codec
 
     original = codec._order_problem
     codec._order_problem = lambda previous, handle: None  # type: ignore[assignment]

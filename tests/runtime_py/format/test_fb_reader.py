@@ -8,8 +8,8 @@ import struct
 import flatbuffers
 import pytest
 
+from bundle_format import fb_reader as fr
 from runtime_py.errors import FormatError
-from runtime_py.format import fb_reader as fr
 
 _PAIR = fr.layout(fr.TableSpec("Pair", (fr.Field("a", fr.Kind.STRING, 4), fr.Field("b", fr.Kind.STRING, 4),
                                         fr.Field("n", fr.Kind.SCALAR, 4))))

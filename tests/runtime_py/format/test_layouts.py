@@ -13,8 +13,8 @@ import re
 import flatbuffers.number_types as nt
 import pytest
 
-from runtime_py.format import debug_table_codec, fb_reader, program_codec, ptmf_reader
-from runtime_py.format._generated import layouts
+from bundle_format import debug_table_codec, fb_reader, program_codec, ptmf_reader
+from bundle_format._generated import layouts
 
 _FLAGS = re.compile(r"number_types\.(\w+Flags), o \+ self\._tab\.Pos")
 _ELEMENT = re.compile(r"\bj\)? \* (\d+)")
@@ -32,7 +32,7 @@ def _camel(name: str) -> str:
 def test_layout_matches_flatc_python(schema: str, table: str, field_id: int,
                                      field: tuple[str, str, int, str]) -> None:
     name, kind, size, type_name = field
-    reader = getattr(importlib.import_module(f"runtime_py.format._generated.{schema}_generated"), table)
+    reader = getattr(importlib.import_module(f"bundle_format._generated.{schema}_generated"), table)
     source = inspect.getsource(getattr(reader, _camel(name)))
     assert f"self._tab.Offset({4 + 2 * field_id})" in source
     if kind == "scalar":
@@ -60,7 +60,7 @@ def test_layout_matches_flatc_python(schema: str, table: str, field_id: int,
 
 def test_every_table_flatc_generates_has_a_layout() -> None:
     for schema, tables in layouts.TABLES.items():
-        module = importlib.import_module(f"runtime_py.format._generated.{schema}_generated")
+        module = importlib.import_module(f"bundle_format._generated.{schema}_generated")
         generated = {name for name, obj in vars(module).items()
                      if inspect.isclass(obj) and obj.__module__ == module.__name__
                      and "GetRootAs" in vars(obj) and "SizeOf" not in vars(obj)}
@@ -68,7 +68,7 @@ def test_every_table_flatc_generates_has_a_layout() -> None:
 
 
 def test_union_struct_members_have_their_generated_sizes() -> None:
-    module = importlib.import_module("runtime_py.format._generated.mobile_bytecode_generated")
+    module = importlib.import_module("bundle_format._generated.mobile_bytecode_generated")
     for _tag, member, kind, size in layouts.UNIONS["mobile_bytecode"]["IValueUnion"]:
         if kind == "struct":
             assert getattr(module, member).SizeOf() == size

@@ -1,4 +1,4 @@
-"""Round trips and hostile inputs for runtime_py.format.program_codec."""
+"""Round trips and hostile inputs for bundle_format.program_codec."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from runtime_py.errors import FormatError, InternalError
-from runtime_py.format.program import (
+from bundle_format.program import (
     PROGRAM_FORMAT_VERSION,
     Activation,
     Attributes,
@@ -33,7 +32,8 @@ from runtime_py.format.program import (
     SliceAttrs,
     ValueInfo,
 )
-from runtime_py.format.program_codec import decode_program, encode_program
+from bundle_format.program_codec import decode_program, encode_program
+from runtime_py.errors import FormatError, InternalError
 from tests.fuzz.format_structure import table_fields, verify_structure
 
 BIG = 2**32 - 1  # largest uint slot
@@ -313,7 +313,7 @@ def test_bad_activation_enum() -> None:
 
 def test_outputs_and_handles_lengths_must_match() -> None:
     # build a mismatching buffer by hand: encode with the check bypassed
-    import runtime_py.format.program_codec as codec
+    import bundle_format.program_codec as codec
 
     original = codec._outputs_problem
     codec._outputs_problem = lambda outputs, handles: None  # type: ignore[assignment]

@@ -7,9 +7,8 @@ import numpy as np
 import pytest
 from flatbuffers import Builder
 
-from runtime_py.errors import FormatError
-from runtime_py.format._generated import demo_program_generated as g
-from runtime_py.format.program import (
+from bundle_format._generated import demo_program_generated as g
+from bundle_format.program import (
     SLICE_END,
     ClampAttrs,
     Instruction,
@@ -19,7 +18,8 @@ from runtime_py.format.program import (
     SliceAttrs,
     ValueInfo,
 )
-from runtime_py.format.program_codec import decode_program, encode_program
+from bundle_format.program_codec import decode_program, encode_program
+from runtime_py.errors import FormatError
 
 
 def _program(attrs: object, op: OpCode) -> Program:

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bundle_format import ptmf
+from bundle_format.bundle_file import read_bundle_bytes
+from bundle_format.ptmf_writer import BundleTooLargeError, encode_module, encode_module_chunks
 from liteexport.bundle import pack
 from liteexport.lowered import CompiledModule
-from runtime_py.format import ptmf
-from runtime_py.format.bundle_file import read_bundle_bytes
-from runtime_py.format.ptmf_writer import BundleTooLargeError, encode_module, encode_module_chunks
 
 
 def test_round_trip_is_lossless(linear_relu_module: CompiledModule) -> None:

@@ -7,10 +7,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from bundle_format.ptmf import OpCode as Op
 from runtime_py.blocks import block_spans
 from runtime_py.budgets import LoadBudget
 from runtime_py.errors import ExecutionError
-from runtime_py.format.ptmf import OpCode as Op
 from runtime_py.interpreter import Code, run
 from runtime_py.values import ScriptObject
 from tests.runtime_py.interpreter.test_instructions import _add, _fail, _Runtime
@@ -68,7 +68,7 @@ def test_a_short_stack_in_a_block_fails_as_the_step_does() -> None:
 
 
 def test_operators_with_a_direct_call_get_their_arguments_from_locals() -> None:
-    from runtime_py.format.ptmf import Operator
+    from bundle_format.ptmf import Operator
     from runtime_py.operators import bind_operator
     from runtime_py.operators.registry import DIRECT
 
@@ -106,7 +106,7 @@ def test_get_attr_in_a_block_fails_as_the_step_does(slot: int) -> None:
 
 def _linear_code() -> Code:
     """self.fc1(x) then self.fc2 (no bias) of that: two calls of one aten::linear operator entry."""
-    from runtime_py.format.ptmf import Operator
+    from bundle_format.ptmf import Operator
     from runtime_py.operators import bind_operator
 
     instructions = ((Op.STOREN, 1, 2), (Op.LOAD, 2, 0), (Op.LOAD, 1, 0), (Op.GET_ATTR, 0, 0), (Op.LOAD, 1, 0),
@@ -141,7 +141,7 @@ def test_each_call_of_a_shared_operator_keeps_its_own_constants() -> None:
 
 
 def test_numpy_floating_point_state_is_the_callers_after_a_run() -> None:
-    from runtime_py.format.ptmf import Operator
+    from bundle_format.ptmf import Operator
     from runtime_py.operators import bind_operator
 
     # x * x overflowing float32: inf, as in torch, even where numpy would raise; the caller's state stays

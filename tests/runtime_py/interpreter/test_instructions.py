@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from bundle_format.ptmf import OpCode as Op
 from runtime_py.errors import ExecutionError, FormatError
-from runtime_py.format.ptmf import OpCode as Op
 from runtime_py.interpreter import Code, ScriptError, run
 
 

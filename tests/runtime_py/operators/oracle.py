@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from runtime_py.format import ptmf
+from bundle_format import ptmf
 from runtime_py.operators import OPERATORS, bind_operator
 
 

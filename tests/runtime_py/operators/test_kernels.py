@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from bundle_format import ptmf
 from runtime_py.errors import ExecutionError
-from runtime_py.format import ptmf
 from runtime_py.operators import OPERATORS, bind_operator, is_supported
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime_py.format import ptmf
+from bundle_format import ptmf
 from runtime_py.operators import bind_operator
 from runtime_py.operators.nn import convolution
 from runtime_py.operators.normalization import batch_norm

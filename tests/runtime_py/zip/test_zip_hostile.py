@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bundle_format import ptmf
+from bundle_format.bundle_file import read_bundle_bytes
+from bundle_format.restricted_unpickler import restricted_loads
 from runtime_py.errors import FormatError
-from runtime_py.format import ptmf
-from runtime_py.format.bundle_file import read_bundle_bytes
-from runtime_py.format.restricted_unpickler import restricted_loads
 from runtime_py.module import Module
 
 
@@ -121,7 +121,7 @@ def test_build_on_shared_stand_ins_is_refused_and_poisons_nothing(payload: bytes
 
 
 def test_stand_ins_are_immutable() -> None:
-    from runtime_py.format import restricted_unpickler
+    from bundle_format import restricted_unpickler
 
     for stand_in in restricted_unpickler._ALLOWED.values():
         with pytest.raises((AttributeError, TypeError)):

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import runtime_py
+from bundle_format import ptmf
+from bundle_format.bundle_file import read_bundle_file
 from runtime_py.errors import ExecutionError
-from runtime_py.format import ptmf
-from runtime_py.format.bundle_file import read_bundle_file
 from tests.conformance.lite_oracle import assert_same, run_both, save
 
 torch = pytest.importorskip("torch")

@@ -14,16 +14,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from runtime_py.error_codes import format_error, render
-from runtime_py.errors import InternalError
-from runtime_py.format import fb_reader as fr
-from runtime_py.format import fb_writer as fw
-from runtime_py.format._generated import demo_program_generated as g
-from runtime_py.format.attr_rows import AttrTable
-from runtime_py.format.attribute_rules import coded_problem
-from runtime_py.format.fb_reader import Buffer, TableReader
-from runtime_py.format.fb_writer import Builder
-from runtime_py.format.program import (
+from bundle_format import fb_reader as fr
+from bundle_format import fb_writer as fw
+from bundle_format._generated import demo_program_generated as g
+from bundle_format.attr_rows import AttrTable
+from bundle_format.attribute_rules import coded_problem
+from bundle_format.fb_reader import Buffer, TableReader
+from bundle_format.fb_writer import Builder
+from bundle_format.program import (
     ATTRIBUTE_TABLES,
     OP_SPECS,
     PROGRAM_FILE_IDENTIFIER,
@@ -37,6 +35,8 @@ from runtime_py.format.program import (
     ValueInfo,
     attributes_class,
 )
+from runtime_py.error_codes import format_error, render
+from runtime_py.errors import InternalError
 
 __all__ = ["encode_program", "decode_program"]
 

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 import flatbuffers
 import numpy as np
 
-from runtime_py.format import ptmf
-from runtime_py.format._generated import mobile_bytecode_generated as fb
+from bundle_format import ptmf
+from bundle_format._generated import mobile_bytecode_generated as fb
 
 # Union tags of schema/mobile_bytecode.fbs's IValueUnion, in declaration order.
 _TAGS: dict[type, int] = {

@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
+from bundle_format import fb_reader as fr
+from bundle_format import ptmf
+from bundle_format.fb_reader import TableReader
+from bundle_format.ptmf_verify import check_code
 from runtime_py.errors import FormatError, InternalError
-from runtime_py.format import fb_reader as fr
-from runtime_py.format import ptmf
-from runtime_py.format.fb_reader import TableReader
-from runtime_py.format.ptmf_verify import check_code
 
 # --- the tables' layouts: flatc's reading of schema/mobile_bytecode.fbs (_generated/layouts.py) ---
 # content is a flatbuffers string holding arbitrary bytes (our debug table is binary): no UTF-8 check

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from operator import attrgetter
 from typing import Any
 
+from bundle_format import ptmf
+from bundle_format.ptmf import OpCode
 from runtime_py.errors import FormatError
-from runtime_py.format import ptmf
-from runtime_py.format.ptmf import OpCode
 
 _REGISTER_OPS = {OpCode.LOAD, OpCode.MOVE, OpCode.STORE, OpCode.DROPR}
 # A tensor's elements, counting only its non-zero sizes: bounds what numpy is asked to shape

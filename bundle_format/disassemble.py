@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from runtime_py.format import ptmf
+from bundle_format import ptmf
 
 
 def describe_ivalue(module: ptmf.Module, index: int, depth: int = 0) -> str:

@@ -8,19 +8,19 @@ duplicates (what makes :meth:`DebugTable.lookup` a binary search). Any violation
 
 from __future__ import annotations
 
-from runtime_py.errors import FormatError, InternalError
-from runtime_py.format import fb_reader as fr
-from runtime_py.format import fb_writer as fw
-from runtime_py.format._generated import debug_table_generated as g
-from runtime_py.format.debug_table import (
+from bundle_format import fb_reader as fr
+from bundle_format import fb_writer as fw
+from bundle_format._generated import debug_table_generated as g
+from bundle_format.debug_table import (
     DEBUG_TABLE_FILE_IDENTIFIER,
     DEBUG_TABLE_FORMAT_VERSION,
     DebugEntry,
     DebugTable,
     SourceFrame,
 )
-from runtime_py.format.fb_reader import Buffer, TableReader
-from runtime_py.format.fb_writer import Builder
+from bundle_format.fb_reader import Buffer, TableReader
+from bundle_format.fb_writer import Builder
+from runtime_py.errors import FormatError, InternalError
 
 __all__ = ["encode_debug_table", "decode_debug_table"]
 

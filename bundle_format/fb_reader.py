@@ -39,8 +39,8 @@ from typing import NoReturn, TypeVar
 
 import numpy as np
 
+from bundle_format._generated import layouts
 from runtime_py.errors import FormatError, InternalError
-from runtime_py.format._generated import layouts
 
 T = TypeVar("T")
 

@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from runtime_py.format import ptmf
-from runtime_py.format.ptmf import OpCode as Op
+from bundle_format import ptmf
+from bundle_format.ptmf import OpCode as Op
 
 BACKEND_NAME = "backend_with_compiler_demo"
 BACKEND_CLASS = f"__torch__.torch.classes.__backends__.{BACKEND_NAME}"

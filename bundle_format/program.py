@@ -13,27 +13,27 @@ import enum
 from dataclasses import dataclass
 
 # the attribute tables, generated from schema/demo_ops.toml (fields, defaults, constraints)
-from runtime_py.format._generated.demo_attrs import TABLES
-from runtime_py.format._generated.demo_attrs import Activation as Activation
-from runtime_py.format._generated.demo_attrs import AxisAttrs as AxisAttrs
-from runtime_py.format._generated.demo_attrs import BinaryAttrs as BinaryAttrs
-from runtime_py.format._generated.demo_attrs import ClampAttrs as ClampAttrs
-from runtime_py.format._generated.demo_attrs import Conv2dAttrs as Conv2dAttrs
-from runtime_py.format._generated.demo_attrs import FlattenAttrs as FlattenAttrs
-from runtime_py.format._generated.demo_attrs import FusedAttrs as FusedAttrs
-from runtime_py.format._generated.demo_attrs import GeluAttrs as GeluAttrs
-from runtime_py.format._generated.demo_attrs import LayerNormAttrs as LayerNormAttrs
-from runtime_py.format._generated.demo_attrs import PermuteAttrs as PermuteAttrs
-from runtime_py.format._generated.demo_attrs import Pool2dAttrs as Pool2dAttrs
-from runtime_py.format._generated.demo_attrs import ReduceAttrs as ReduceAttrs
-from runtime_py.format._generated.demo_attrs import ShapeAttrs as ShapeAttrs
-from runtime_py.format._generated.demo_attrs import SliceAttrs as SliceAttrs
+from bundle_format._generated.demo_attrs import TABLES
+from bundle_format._generated.demo_attrs import Activation as Activation
+from bundle_format._generated.demo_attrs import AxisAttrs as AxisAttrs
+from bundle_format._generated.demo_attrs import BinaryAttrs as BinaryAttrs
+from bundle_format._generated.demo_attrs import ClampAttrs as ClampAttrs
+from bundle_format._generated.demo_attrs import Conv2dAttrs as Conv2dAttrs
+from bundle_format._generated.demo_attrs import FlattenAttrs as FlattenAttrs
+from bundle_format._generated.demo_attrs import FusedAttrs as FusedAttrs
+from bundle_format._generated.demo_attrs import GeluAttrs as GeluAttrs
+from bundle_format._generated.demo_attrs import LayerNormAttrs as LayerNormAttrs
+from bundle_format._generated.demo_attrs import PermuteAttrs as PermuteAttrs
+from bundle_format._generated.demo_attrs import Pool2dAttrs as Pool2dAttrs
+from bundle_format._generated.demo_attrs import ReduceAttrs as ReduceAttrs
+from bundle_format._generated.demo_attrs import ShapeAttrs as ShapeAttrs
+from bundle_format._generated.demo_attrs import SliceAttrs as SliceAttrs
 
 # the instruction set, generated from schema/demo_ops.toml
-from runtime_py.format._generated.demo_ops import OP_SPECS as OP_SPECS
-from runtime_py.format._generated.demo_ops import OpCode as OpCode
-from runtime_py.format._generated.demo_ops import OpSpec as OpSpec
-from runtime_py.format.attr_rows import AttrTable
+from bundle_format._generated.demo_ops import OP_SPECS as OP_SPECS
+from bundle_format._generated.demo_ops import OpCode as OpCode
+from bundle_format._generated.demo_ops import OpSpec as OpSpec
+from bundle_format.attr_rows import AttrTable
 
 ATTRIBUTE_TABLES: tuple[AttrTable, ...] = TABLES  # in union tag order
 

@@ -26,9 +26,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from bundle_format.ptmf import ScalarType
+from bundle_format.ptmf_verify import MAX_KEY_TUPLE
 from runtime_py.errors import FormatError
-from runtime_py.format.ptmf import ScalarType
-from runtime_py.format.ptmf_verify import MAX_KEY_TUPLE
 
 TORCH_CLASS_PREFIX = "__torch__"
 # Model classes too: the types torch's to_backend gives a lowered module and its wrapper.

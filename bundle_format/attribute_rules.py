@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from runtime_py.format.attr_rows import AttrRule
-from runtime_py.format.program import ATTRIBUTE_TABLES
+from bundle_format.attr_rows import AttrRule
+from bundle_format.program import ATTRIBUTE_TABLES
 
 _RULES_OF = {table.cls: table.rules for table in ATTRIBUTE_TABLES}
 

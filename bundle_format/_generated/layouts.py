@@ -2,7 +2,7 @@
 # from flatc's reflection of schema/*.fbs
 
 """Field layouts of every table and union of schema/*.fbs, by schema; read through
-runtime_py.format.fb_reader.spec (never restated by hand)."""
+bundle_format.fb_reader.spec (never restated by hand)."""
 
 from __future__ import annotations
 

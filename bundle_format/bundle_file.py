@@ -8,11 +8,11 @@ import stat
 from dataclasses import replace
 from pathlib import Path
 
+from bundle_format import ptmf
+from bundle_format.ptmf_reader import read_module
+from bundle_format.ptmf_verify import verify_module
+from bundle_format.zip_reader import read_zip_module
 from runtime_py.errors import FormatError
-from runtime_py.format import ptmf
-from runtime_py.format.ptmf_reader import read_module
-from runtime_py.format.ptmf_verify import verify_module
-from runtime_py.format.zip_reader import read_zip_module
 
 ZIP_MAGIC = b"PK\x03\x04"
 

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from runtime_py.format.debug_table import DebugEntry, DebugTable, SourceFrame
+from bundle_format.debug_table import DebugEntry, DebugTable, SourceFrame
 from runtime_py.source_range import format_source_range
 
 STRING_TABLE_FORMAT = "FORMAT_WITH_STRING_TABLE"

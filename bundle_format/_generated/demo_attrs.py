@@ -8,7 +8,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from runtime_py.format.attr_rows import AttrField, AttrRule, AttrTable
+from bundle_format.attr_rows import AttrField, AttrRule, AttrTable
 
 
 class Activation(enum.IntEnum):

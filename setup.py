@@ -9,6 +9,7 @@ from setuptools import find_namespace_packages, setup
 
 setup(
     packages=[*find_namespace_packages(include=["liteexport*", "runtime_py*", "bundle_format*"]),
-              "liteexport._native_format"],
+              # its two folders are packages of their own, so setuptools ships their headers as package data
+              "liteexport._native_format", "liteexport._native_format.decoder", "liteexport._native_format.generated"],
     package_dir={"liteexport._native_format": "native_format"},
 )

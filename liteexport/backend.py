@@ -39,10 +39,8 @@ class DemoCompilerBackend:
                    **options: Any) -> CompiledModule:
         from liteexport.compiler import compile_module  # torch: only when compiling
 
-        shapes = {name: [tuple(shape) for shape in method_shapes]
-                  for name, method_shapes in (input_shapes or {}).items()}
         return compile_module(scripted, methods=list(methods) if methods else None,
-                              input_shapes=shapes or None, **options)
+                              input_shapes=input_shapes or None, **options)
 
 
 DEMO_BACKEND: ExportBackend = DemoCompilerBackend()

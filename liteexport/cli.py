@@ -222,12 +222,11 @@ def export(model: str, output: str, methods: tuple[str, ...],
             click.echo(f"Wrote {output}: {write_mixed(scripted, output):,} bytes (lowered by torch's to_backend)")
         return
     # Imported after loading: the compiler and packer need torch only through the scripted module.
+    from liteexport.backend import DEMO_BACKEND
     from liteexport.bundle import write_bundle
-    from liteexport.compiler import compile_module
     from liteexport.test_vectors import TEST_VECTORS_EXTRA_FILE, TestVector, encode_test_vectors, record_test_vectors
 
-    compiled = compile_module(scripted, methods=list(methods) or None, input_shapes=shapes or None,
-                              progress=progress, functions=functions)
+    compiled = DEMO_BACKEND.preprocess(scripted, methods, shapes, progress=progress, functions=functions)
     for note in compiled.notes:
         if not quiet:
             click.echo(f"Note: {note}", err=True)

@@ -79,13 +79,13 @@ def _submodule(scripted: Any, name: str) -> Any:
 
 def _why_not(module: Any, functions: Any = None) -> str | None:
     """None when ``module``'s forward compiles fully, else the reason (the blockers by kind)."""
-    from liteexport.compiler import compile_module
+    from liteexport.backend import DEMO_BACKEND
 
     if "forward" not in module._c._method_names():
         return "no forward method"
     try:
         # as the to_backend preprocess does
-        compile_module(module, ["forward"], functions=functions, constant_outputs=False)
+        DEMO_BACKEND.preprocess(module, ["forward"], functions=functions, constant_outputs=False)
     except UnsupportedNodesError as exc:
         return "unsupported: " + ", ".join(f"{kind} ({n} site{'s' * (n != 1)})" for kind, n in exc.counts.items())
     except ModelError as exc:

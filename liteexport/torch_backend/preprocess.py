@@ -22,8 +22,7 @@ import torch
 from bundle_format.debug_table import DebugTable
 from bundle_format.program import Program
 from bundle_format.program_codec import encode_program
-from liteexport.backend import BACKEND_NAME
-from liteexport.compiler import compile_module
+from liteexport.backend import BACKEND_NAME, DEMO_BACKEND
 from liteexport.compiler.source import parse_torch_range
 from liteexport.errors import ModelError, UnsupportedNodesError
 from liteexport.lowered import CompiledModule
@@ -57,9 +56,8 @@ def preprocess(module: torch._C.ScriptModule, method_compile_spec: Mapping[str, 
               for name, spec in method_compile_spec.items()
               if isinstance(spec, Mapping) and isinstance(spec.get(INPUT_SHAPES_KEY), (list, tuple))}
     try:
-        compiled = compile_module(scripted, list(method_compile_spec), input_shapes=shapes or None,
-                                  functions=functions,
-                                  constant_outputs=False)  # torch's wrapper wants them from execute
+        compiled = DEMO_BACKEND.preprocess(scripted, list(method_compile_spec), shapes, functions=functions,
+                                           constant_outputs=False)  # torch's wrapper wants them from execute
     except UnsupportedNodesError as exc:
         raise RuntimeError(torch_wording(exc)) from None
     except ModelError as exc:

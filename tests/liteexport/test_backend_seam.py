@@ -21,6 +21,14 @@ def test_backend_name_is_spelled_once_on_the_export_side() -> None:
     assert BACKEND_NAME == RUNTIME_BACKEND_NAME  # the loader's registration of the same name
 
 
+def test_every_export_path_compiles_through_the_seam() -> None:
+    """The CLI, the API, partial lowering and torch's to_backend preprocess all call
+    ``DEMO_BACKEND.preprocess``; only the seam calls the compiler's entry itself."""
+    callers = [path.relative_to(PACKAGE).as_posix() for path in sorted(PACKAGE.rglob("*.py"))
+               if "compile_module(" in path.read_text(encoding="utf-8") and "compiler" not in path.parts]
+    assert callers == ["backend.py"]
+
+
 def test_demo_backend_preprocess_compiles_the_methods() -> None:
     class Scale(torch.nn.Module):
         def forward(self, x: torch.Tensor) -> torch.Tensor:

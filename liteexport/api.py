@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from liteexport.backend import DEMO_BACKEND
+from liteexport.pipeline import Request
+from liteexport.pipeline import export as run_export
 from liteexport.to_backend import Shapes, compile_spec, lower, scripted_module
 from runtime_py.errors import InputError
 
@@ -25,71 +26,110 @@ Examples = Mapping[str, Sequence[Sequence[Any]]] | Sequence[Sequence[Any]]
 __all__ = ["compile_spec", "export", "lower", "scripted_module"]
 
 
-def _examples(examples: Examples | None) -> dict[str, list[list[np.ndarray]]]:
+def _by_method(value: Any, what: str, items: str) -> dict[str, Any]:
+    """A mapping method -> items as a dict; a plain sequence is forward's."""
+    if isinstance(value, Mapping):
+        for method in value:
+            if not isinstance(method, str) or not method.isidentifier():
+                raise InputError(f"{what}: {method!r} is not a method name")
+        return dict(value)
+    if isinstance(value, (list, tuple)):
+        return {"forward": value}
+    raise InputError(f"{what}: expected a mapping method -> {items}, or a list of {items} for forward, "
+                     f"got a {type(value).__name__}")
+
+
+def _examples(examples: Examples | None) -> dict[str, tuple[tuple[np.ndarray, ...], ...]]:
     """Example inputs by method: a mapping method -> input tuples, or input tuples of forward."""
     if examples is None:
         return {}
-    by_method = examples if isinstance(examples, Mapping) else {"forward": examples}
+    by_method = _by_method(examples, "example_inputs", "input tuples")
     for method, input_sets in by_method.items():
+        if not isinstance(input_sets, (list, tuple)) or not all(isinstance(s, (list, tuple)) for s in input_sets):
+            raise InputError(f"example_inputs of {method}: expected a list of input tuples, such as [(x,), (y,)]")
         for inputs in input_sets:
             for x in inputs:
                 if not (hasattr(x, "detach") or isinstance(x, np.ndarray)):
                     raise InputError(f"example_inputs of {method}: a {type(x).__name__} input; test vectors "
                                      "hold tensors (arrays) only")
-    return {method: [[np.asarray(x.detach().numpy() if hasattr(x, "detach") else x) for x in inputs]
-                     for inputs in input_sets]
+    return {method: tuple(tuple(np.asarray(x.detach().numpy() if hasattr(x, "detach") else x) for x in inputs)
+                          for inputs in input_sets)
             for method, input_sets in by_method.items()}
 
 
+def _shapes(input_shapes: Shapes | Sequence[Sequence[int]] | None) -> dict[str, tuple[tuple[int, ...], ...]]:
+    """Static input shapes by method: a mapping method -> shapes, or forward's shapes."""
+    if input_shapes is None:
+        return {}
+    shapes: dict[str, tuple[tuple[int, ...], ...]] = {}
+    for method, method_shapes in _by_method(input_shapes, "input_shapes", "shapes").items():
+        if not isinstance(method_shapes, (list, tuple)) or not all(
+                isinstance(s, (list, tuple)) and all(isinstance(d, int) and not isinstance(d, bool) for d in s)
+                for s in method_shapes):
+            raise InputError(f"input_shapes of {method}: expected a list of shapes (tuples of ints), such as "
+                             f"[(1, 3, 224, 224)], got {method_shapes!r}")
+        shapes[method] = tuple(tuple(s) for s in method_shapes)
+    return shapes
+
+
 def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
-           input_shapes: Shapes | None = None, example_inputs: Examples | None = None,
+           input_shapes: Shapes | Sequence[Sequence[int]] | None = None, example_inputs: Examples | None = None,
            lower: bool | str | Sequence[str] = True, check: bool = True,
            specialize: Mapping[str, Mapping[str, Any]] | None = None) -> int:
-    """Write ``module`` (an nn.Module or a ScriptModule) as a bundle at ``path``; returns its
-    size in bytes. ``lower=True`` compiles every method (``methods``, default forward and every
-    ``@torch.jit.export`` method) with the demo compiler, as ``liteexport export`` does;
-    ``lower=["encoder", ...]`` compiles those submodules and keeps the rest as TorchScript
-    bytecode, ``lower="auto"`` picks the largest submodules that compile (see
-    ``liteexport.partial``). ``example_inputs`` (input tuples of forward, or a mapping method ->
-    input tuples) are stored in the bundle as test vectors with torch's outputs; with them or
-    with ``input_shapes``, the compiled programs are checked against torch first (``check``).
-    ``specialize={"forward": {"k": 3}}`` lowers methods with non-Tensor arguments for those
-    values (``liteexport.specialize``; a ScriptModule given gets the specialized method added)."""
-    from liteexport.bundle import write_bundle
-    from liteexport.self_check import check_vectors
-    from liteexport.test_vectors import TEST_VECTORS_EXTRA_FILE, encode_test_vectors, record_test_vectors
+    """Write ``module`` as a bundle at ``path``, as ``liteexport export`` does; returns its size in bytes.
 
-    scripted = scripted_module(module)
-    examples = _examples(example_inputs)
-    if specialize:
-        from liteexport.partial import write_mixed
-        from liteexport.specialize import specialized
+    Parameters
+    ----------
+    module
+        An ``nn.Module`` (scripted here, in eval mode; yours is left as it is), a ScriptModule, or
+        what the CLI's MODEL takes: ``"path/file.py:Name"`` or a TorchScript archive's path.
+    path
+        The bundle to write (``.ptl``). Nothing is written when the export fails.
+    methods
+        The methods to compile; default ``forward`` and every ``@torch.jit.export`` method.
+    input_shapes
+        Static input shapes, ``{"forward": [(1, 3, 224, 224)]}``, or a list of shapes for forward.
+        With them, the compiled program is checked against torch on random inputs.
+    example_inputs
+        Input tuples of forward, ``[(x,), (x2,)]``, or a mapping method -> input tuples. They are
+        stored in the bundle as test vectors with torch's outputs (``liteexport verify``) and checked.
+    lower
+        ``True``: compile the whole module. A list of dotted submodule names: compile those and keep
+        the rest as TorchScript bytecode. ``"auto"``: the largest submodules that compile.
+    check
+        Run the self-check (runtime_py against torch) when there are inputs to run it on.
+    specialize
+        ``{"forward": {"k": 3}}`` lowers methods with non-Tensor arguments for those values.
 
-        if lower is not True or methods or input_shapes:
-            raise InputError("specialize lowers the methods it names whole: give no lower, methods or input_shapes")
-        return write_mixed(specialized(scripted, specialize), path,
-                           record_test_vectors(scripted, examples) if examples else {})
-    if lower is not True:
-        if lower is False:
-            raise InputError("lower=False: export needs something to lower (True, submodule names or 'auto')")
-        from liteexport.model_loading import script_unshared
-        from liteexport.partial import export_partial
+    Returns
+    -------
+    int
+        The bundle's size in bytes.
 
-        unshared = None if scripted is module else lambda: script_unshared(module).eval()
-        return export_partial(scripted, path, [lower] if isinstance(lower, str) else list(lower),
-                              methods=methods, input_shapes=input_shapes, examples=examples,
-                              unshared=unshared, check=check).size
-    from liteexport.partial import has_lowered_parts, write_mixed
+    Raises
+    ------
+    ModelError, UnsupportedNodesError, VerificationError, OutputError, InputError
+        Each a ``runtime_py.errors.LiteExportError`` with the CLI's exit code in ``exit_code``.
 
-    if has_lowered_parts(scripted):  # lowered already (torch's to_backend): packed as it is
-        return write_mixed(scripted, path, record_test_vectors(scripted, examples) if examples else {})
-    shapes = {name: [tuple(s) for s in method_shapes] for name, method_shapes in (input_shapes or {}).items()}
-    compiled = DEMO_BACKEND.preprocess(scripted, methods, shapes)
-    vectors = record_test_vectors(scripted, examples) if examples else {}
-    if check:
-        check_vectors(scripted, compiled, shapes, vectors)
-    extra_files = {TEST_VECTORS_EXTRA_FILE: encode_test_vectors(vectors)} if vectors else {}
-    return write_bundle(compiled, path, extra_files)
-
-
-__all__ = ["compile_spec", "export", "lower", "scripted_module"]
+    Examples
+    --------
+    >>> import torch, liteexport
+    >>> model = torch.nn.Sequential(torch.nn.Linear(4, 2), torch.nn.ReLU())
+    >>> liteexport.export(model, "tiny.ptl", input_shapes={"forward": [(1, 4)]})  # doctest: +SKIP
+    1520
+    >>> liteexport.export(model, "tiny.ptl", example_inputs=[(torch.randn(1, 4),)])  # doctest: +SKIP
+    """
+    if lower is False:
+        raise InputError("lower=False: export needs something to lower (True, submodule names or 'auto')")
+    if lower is not True and not isinstance(lower, (str, list, tuple)):
+        raise InputError(f"lower: expected True, 'auto' or a list of submodule names, got {lower!r}")
+    if methods is not None and (isinstance(methods, str) or not all(isinstance(m, str) for m in methods)):
+        raise InputError(f"methods: expected a list of method names, got {methods!r}")
+    if specialize is not None and not (isinstance(specialize, Mapping)
+                                       and all(isinstance(v, Mapping) for v in specialize.values())):
+        raise InputError(f"specialize: expected a mapping method -> {{argument: value}}, got {specialize!r}")
+    request = Request(methods=tuple(methods or ()), input_shapes=_shapes(input_shapes),
+                      examples=_examples(example_inputs),
+                      lower=() if lower is True else ((lower,) if isinstance(lower, str) else tuple(lower)),
+                      specialize={m: dict(v) for m, v in (specialize or {}).items()}, check=check)
+    return run_export(module, path, request).size

@@ -99,11 +99,17 @@ def pack(compiled: CompiledModule, extra_files: Mapping[str, bytes] | None = Non
         object_types=object_types, operator_version=OPERATOR_VERSION, mobile_ivalue_size=len(ivalues.values))
 
 
-def write_bundle(compiled: CompiledModule, path: str | Path, extra_files: Mapping[str, bytes] | None = None) -> int:
-    """Write the bundle for ``compiled`` to ``path`` atomically; returns its size in bytes."""
+def pack_chunks(compiled: CompiledModule, extra_files: Mapping[str, bytes] | None = None) -> list[memoryview]:
+    """The bundle's bytes for ``compiled`` in chunks, the weights in their own memory (not copied);
+    a bundle over the format's size limit is the model's problem (ModelError, exit 3)."""
     try:
-        chunks = encode_module_chunks(pack(compiled, extra_files))
+        return encode_module_chunks(pack(compiled, extra_files))
     except BundleTooLargeError as exc:
         raise ModelError(str(exc)) from exc
+
+
+def write_bundle(compiled: CompiledModule, path: str | Path, extra_files: Mapping[str, bytes] | None = None) -> int:
+    """Write the bundle for ``compiled`` to ``path`` atomically; returns its size in bytes."""
+    chunks = pack_chunks(compiled, extra_files)
     write_atomic(path, chunks)
     return sum(chunk.nbytes for chunk in chunks)

@@ -11,16 +11,14 @@ from __future__ import annotations
 import json
 import traceback
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import click
-import numpy as np
 
 from liteexport import __version__
-from liteexport.errors import OutputError, VerificationError
+from liteexport.errors import VerificationError
 from liteexport.run_inputs import RandomSpec, parse_shape
-from liteexport.specialize import parse_specialization
+from liteexport.specialize import by_method, parse_specialization
 from runtime_py.errors import InputError, InternalError, LiteExportError
 
 
@@ -176,87 +174,22 @@ def export(model: str, output: str, methods: tuple[str, ...],
       liteexport export net.py:Net -o net.ptl --lower encoder --lower head
       liteexport export net.py:Net -o net.ptl --lower auto
     """
-    from liteexport.model_loading import load_model
+    from liteexport import pipeline
     from liteexport.progress import Progress
-    from liteexport.run_inputs import read_input_file
 
-    shapes: dict[str, list[tuple[int, ...]]] = {}
+    shapes: dict[str, tuple[tuple[int, ...], ...]] = {}
     for method, method_shapes in input_shapes:
-        shapes.setdefault(method, []).extend(method_shapes)
+        shapes[method] = shapes.get(method, ()) + method_shapes
     progress = Progress(enabled=not quiet)
 
-    _check_output(output)
-    progress(f"loading and scripting {model}")
-    scripted, functions = load_model(model)
-    from liteexport.partial import export_partial, has_lowered_parts, write_mixed
-
-    if lower or specialize or has_lowered_parts(scripted):  # lowered parts and TorchScript bytecode
-        if (not lower and (methods or input_shapes or example_inputs)) or (lower and specialize):
-            raise InputError("--method, --input-shape and --example-inputs apply to whole-module lowering and "
-                             "--lower, not to --specialize (one or the other) or a module already lowered")
-        if specialize:
-            from liteexport.specialize import by_method, specialized
-
-            size = write_mixed(specialized(scripted, by_method(specialize)), output)
-            names = ", ".join(f"{method}:{arg}" for method, arg, _ in specialize)
-            click.echo(f"Wrote {output}: {size:,} bytes; specialized: {names}")
-        elif lower:
-            def unshared() -> Any:  # Python source: scripted again with a type per module, if needed
-                return load_model(model, share_types=False)[0]
-
-            inputs_by_method: dict[str, list[list[np.ndarray]]] = {}
-            for method, path in example_inputs:  # named by the method's own arguments (self left out)
-                if method not in scripted._c._method_names():
-                    raise InputError(f"--example-inputs names method '{method}', which the model does not have")
-                arg_names = [a.name for a in scripted._c._get_method(method).schema.arguments][1:]
-                inputs_by_method.setdefault(method, []).append(read_input_file(path, arg_names))
-            from_source = model.rpartition(":")[0].endswith(".py")
-            result = export_partial(scripted, output, list(lower), unshared=unshared if from_source else None,
-                                    functions=functions, methods=list(methods) or None, input_shapes=shapes,
-                                    examples=inputs_by_method, check=not no_check)
-            for note in result.notes:
-                if not quiet:
-                    click.echo(f"Note: {note}", err=True)
-            click.echo(result.summary(output))
-        else:
-            click.echo(f"Wrote {output}: {write_mixed(scripted, output):,} bytes (lowered by torch's to_backend)")
-        return
-    # Imported after loading: the compiler and packer need torch only through the scripted module.
-    from liteexport.backend import DEMO_BACKEND
-    from liteexport.bundle import write_bundle
-    from liteexport.test_vectors import TEST_VECTORS_EXTRA_FILE, TestVector, encode_test_vectors, record_test_vectors
-
-    compiled = DEMO_BACKEND.preprocess(scripted, methods, shapes, progress=progress, functions=functions)
-    for note in compiled.notes:
+    def note(text: str) -> None:
         if not quiet:
-            click.echo(f"Note: {note}", err=True)
-    extra_files = {}
-    vectors: dict[str, list[TestVector]] = {}
-    if example_inputs:
-        examples: dict[str, list[list[np.ndarray]]] = {}
-        for method, path in example_inputs:
-            sig = next((m for m in compiled.methods if m.name == method), None)
-            if sig is None:
-                raise InputError(f"--example-inputs names method '{method}', which is not lowered "
-                                 f"(lowered: {', '.join(m.name for m in compiled.methods)})")
-            examples.setdefault(method, []).append(read_input_file(path, sig.arg_names))
-        progress(f"recording outputs for {sum(len(v) for v in examples.values())} test vector(s)")
-        vectors = record_test_vectors(scripted, examples)
-        extra_files[TEST_VECTORS_EXTRA_FILE] = encode_test_vectors(vectors)
-    if not no_check:
-        from liteexport.self_check import check_vectors
+            click.echo(f"Note: {text}", err=True)
 
-        progress("self-check: runtime_py against torch")
-        for note in check_vectors(scripted, compiled, shapes, vectors):
-            if not quiet:
-                click.echo(f"Note: {note}", err=True)
-    progress(f"packing {output}")
-    size = write_bundle(compiled, output, extra_files)
-    instructions = sum(len(p.instructions) for p in compiled.programs)
-    weight_bytes = sum(int(w.nbytes) for w in compiled.weights)
-    names = ", ".join(m.name for m in compiled.methods)
-    click.echo(f"Wrote {output}: {size:,} bytes; methods: {names}; {instructions} instructions; "
-               f"weights: {len(compiled.weights)} tensors, {weight_bytes:,} bytes")
+    request = pipeline.Request(methods=methods, input_shapes=shapes, example_files=example_inputs, lower=lower,
+                               specialize=by_method(specialize), check=not no_check)
+    result = pipeline.export(model, output, request, progress, note)
+    click.echo(result.summary)
 
 
 @cli.command(short_help="Show what a bundle holds and how big each part is.")
@@ -324,10 +257,11 @@ def run(bundle: str, method: str, input_files: tuple[str, ...], randoms: tuple[R
     import runtime_py
     from liteexport.inspect_bundle import format_signature
     from liteexport.parity import as_outputs
+    from liteexport.pipeline import check_output
     from liteexport.run_inputs import collect_inputs, format_outputs, save_outputs
 
     if output is not None:
-        _check_output(output)
+        check_output(output)
     module = runtime_py.load(bundle, max_instructions=max_instructions, timeout=timeout, max_memory=max_memory)
     schema = module.method_schema(method)  # InputError naming the methods there are
     arg_names = [a.name for a in schema.arguments if a.name != "self"]
@@ -377,16 +311,6 @@ def verify(bundle: str, engine: str, atol: float, rtol: float, max_instructions:
     if not report.passed:
         failed = sum(not c.passed for c in report.checks)
         raise VerificationError(f"{failed} of {len(report.checks)} output check(s) failed")
-
-
-def _check_output(path: str) -> None:
-    """Fail before the slow work when ``path`` obviously cannot be written."""
-    target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
-    if target.is_dir():
-        raise OutputError(f"cannot write {path}: it is a directory")
-    if not folder.is_dir():
-        raise OutputError(f"cannot write {path}: folder {folder} does not exist")
 
 
 def main() -> None:

@@ -17,11 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from bundle_format.debug_table import DEBUG_TABLE_EXTRA_FILE, DebugTable
 from bundle_format.debug_table_codec import encode_debug_table
-from liteexport.atomic_write import write_atomic
 from liteexport.errors import ModelError, UnsupportedNodesError
 
 AUTO = "auto"
@@ -30,22 +27,22 @@ LOWERED_TYPE = "torch.jit.LoweredModule."  # in the qualified name of every type
 
 
 @dataclass(frozen=True)
-class PartialExport:
-    size: int  # bytes written
-    lowered: tuple[str, ...]  # dotted names of the submodules compiled ("" : the whole module)
-    unlowered: tuple[tuple[str, str], ...]  # (dotted name, why it stayed TorchScript), auto only
-    engines: tuple[str, ...] = ()  # which engine runs the bundle, one line each (see engine_report)
-    notes: tuple[str, ...] = ()  # the self-check's, one per method checked
+class Selection:
+    """The submodules to lower, of the module they belong to (scripted again, if it had to be)."""
 
-    def summary(self, path: str | Path) -> str:
-        lines = [f"Wrote {path}: {self.size:,} bytes; lowered: {', '.join(self.lowered)}"]
-        if self.unlowered:
-            lines.append("kept as TorchScript bytecode:")
-            lines += [f"  {name}: {why}" for name, why in self.unlowered]
-        if self.engines:
-            lines.append("runs in:")
-            lines += [f"  {line}" for line in self.engines]
-        return "\n".join(lines)
+    module: Any  # the ScriptModule the names refer to
+    chosen: tuple[str, ...]  # dotted names of the submodules to compile
+    unlowered: tuple[tuple[str, str], ...]  # (dotted name, why it stays TorchScript), auto only
+
+
+@dataclass(frozen=True)
+class PartialLowering:
+    """The chosen submodules lowered, the rest TorchScript: what the pipeline packs."""
+
+    module: Any  # the ScriptModule holding the lowered submodules
+    debug_table: DebugTable  # the lowered nodes, seen from the outer call (torch's hierarchy and frames)
+    lowered: tuple[str, ...]  # dotted names of the submodules compiled
+    unlowered: tuple[tuple[str, str], ...]  # (dotted name, why it stayed TorchScript), auto only
 
 
 def engine_report(path: str | Path) -> tuple[str, ...]:
@@ -198,28 +195,19 @@ def choose_auto(scripted: Any, unique_types: bool = False,
     return chosen, unlowered
 
 
-def export_partial(scripted: Any, path: str | Path, lower: Sequence[str], *,
-                   methods: Sequence[str] | None = None, input_shapes: Mapping[str, Any] | None = None,
-                   examples: Mapping[str, Sequence[Sequence[np.ndarray]]] | None = None,
-                   unshared: Callable[[], Any] | None = None, functions: Any = None,
-                   check: bool = True) -> PartialExport:
-    """Lower the submodules named in ``lower`` (dotted names, or ``["auto"]``) of ``scripted``
-    and write the mixed bundle to ``path``. ``unshared`` scripts the model again with a
-    TorchScript type per module (for a model from Python source, as torch's own selective-lowering
-    tests do): it is used when the selection needs it; without it (an archive), ``auto`` picks
-    only what torch accepts and named submodules torch would refuse are reported (exit 4).
-    ``functions``: the compilation unit of a loaded archive (its free functions). ``examples``
-    are stored as test vectors; with them or ``input_shapes`` (random inputs), the bundle is run in
-    runtime_py against torch before it is written (``check``; ``methods`` limits which methods)."""
-    from liteexport.mixed_debug import mixed_debug_table
-    from liteexport.test_vectors import record_test_vectors
-    from liteexport.to_backend import lower as lower_module
-    from liteexport.torch_backend import preprocess
-
+def select_submodules(scripted: Any, lower: Sequence[str], *, rescript: Callable[[], Any] | None = None,
+                      functions: Any = None) -> Selection:
+    """The submodules named in ``lower`` (dotted names, or ``["auto"]``: the largest that compile)
+    of ``scripted``, as torch's selective lowering accepts them. ``rescript`` scripts the model
+    again with a TorchScript type per module (for a model from Python source, as torch's own
+    selective-lowering tests do): it is used when the selection needs it, and the selection then
+    belongs to that module; without it (an archive), ``auto`` picks only what torch accepts and
+    named submodules torch would refuse are reported (exit 4). ``functions``: the compilation
+    unit of a loaded archive."""
     unlowered: list[tuple[str, str]] = []
     if list(lower) == [AUTO]:
         chosen, unlowered = choose_auto(scripted, functions=functions)
-        if selection_problem(scripted, chosen) is not None and unshared is None:
+        if selection_problem(scripted, chosen) is not None and rescript is None:
             chosen, unlowered = choose_auto(scripted, unique_types=True, functions=functions)
         if not chosen:
             reasons = "; ".join(f"{name}: {why}" for name, why in unlowered) or "the module has no submodules"
@@ -229,129 +217,38 @@ def export_partial(scripted: Any, path: str | Path, lower: Sequence[str], *,
         for name in chosen:
             _submodule(scripted, name)
     problem = selection_problem(scripted, chosen)
-    if problem is not None and unshared is not None:
-        scripted = unshared()
+    if problem is not None and rescript is not None:
+        scripted = rescript()
         problem = selection_problem(scripted, chosen)
     if problem is not None:  # an archive (or a module scripted by its own code): its types are fixed
         raise UnsupportedNodesError([f"--lower {problem}. A TorchScript archive's types are fixed; a model "
                                      "given as Python source (file.py:Name, or an nn.Module to liteexport.export) "
                                      "is scripted with a type per module when the selection needs it"])
-    vectors = record_test_vectors(scripted, examples) if examples else {}
-    checked = _check_inputs(scripted, methods, input_shapes, vectors) if check else {}
+    return Selection(scripted, tuple(chosen), tuple(unlowered))
+
+
+def lower_selection(selection: Selection, functions: Any = None) -> PartialLowering:
+    """The selected submodules lowered with torch's selective lowering, which edits the selection's
+    module (record torch's outputs of it before)."""
+    from liteexport.mixed_debug import mixed_debug_table
+    from liteexport.to_backend import lower as lower_module
+    from liteexport.torch_backend import preprocess
+
     preprocess.debug_tables.clear()
     preprocess.functions = functions
     try:
-        lowered = lower_module(scripted, submodules=chosen)
+        lowered = lower_module(selection.module, submodules=list(selection.chosen))
     finally:
         preprocess.functions = None
     entries = [e for table in preprocess.debug_tables for e in table.entries]
-    # the debug table sees each lowered node from the outer call (torch's hierarchy and frames)
-    data = mixed_bytes(lowered, vectors, mixed_debug_table(lowered, entries, chosen))
-    engines, notes = _self_check(data, checked)
-    write_atomic(path, memoryview(data))
-    return PartialExport(len(data), tuple(chosen), tuple(unlowered), engines, notes)
-
-
-def _check_inputs(scripted: Any, methods: Sequence[str] | None, input_shapes: Mapping[str, Any] | None,
-                  vectors: Mapping[str, Sequence[Any]]) -> dict[str, list[Any]]:
-    """The test vectors the self-check runs: the examples', else random inputs of the static
-    input shapes (torch's outputs recorded here), for ``methods`` (default: every one given)."""
-    from liteexport.self_check import random_inputs
-    from liteexport.test_vectors import record_test_vectors
-
-    shapes = dict(input_shapes or {})
-    names = list(methods) if methods else list(dict.fromkeys([*vectors, *shapes]))
-    checked: dict[str, list[Any]] = {}
-    for method in names:
-        items = list(vectors.get(method, ()))
-        if not items and method in shapes:
-            items = record_test_vectors(scripted, {method: [random_inputs(shapes[method])]})[method]
-        if items:
-            checked[method] = items
-    return checked
-
-
-def _leaves(value: Any) -> tuple[Any, ...]:
-    """A result's tensors (numpy arrays) and constants in order, through tuples, lists and dicts
-    (lraspp returns {"out": ...}; as_outputs keeps such a container as one object array)."""
-    from liteexport.parity import as_outputs, is_constant
-
-    if isinstance(value, np.ndarray) and value.dtype == object and value.ndim == 0:
-        value = value.item()
-    if isinstance(value, dict):
-        return tuple(leaf for key in value for leaf in _leaves(value[key]))
-    if isinstance(value, (tuple, list)):
-        return tuple(leaf for item in value for leaf in _leaves(item))
-    return (value,) if is_constant(value) else as_outputs(value)
-
-
-def _self_check(data: bytes, checked: Mapping[str, Sequence[Any]]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The engine report of the bundle ``data`` and the self-check's notes: each checked method
-    run by runtime_py on the bundle against torch's outputs (VerificationError, exit 9, on a
-    difference: nothing is written); skipped when runtime_py reaches an operator it lacks (torch's
-    lite interpreter has them all; a lacking operator on a path not taken, such as F.interpolate's
-    other ranks in ghostnetv2, stops nothing)."""
-    import tempfile
-
-    import runtime_py
-    from liteexport.errors import VerificationError
-    from liteexport.parity import max_errors, structure_problem, within_tolerance
-    from runtime_py.errors import LiteExportError
-
-    with tempfile.TemporaryDirectory() as folder:
-        scratch = Path(folder) / "bundle.ptl"
-        scratch.write_bytes(data)
-        engines = engine_report(scratch)
-        if not checked:
-            return engines, ()
-        module = runtime_py.load(scratch)
-        notes = []
-        for method, items in checked.items():
-            largest = 0.0
-            for vector in items:
-                try:
-                    got = _leaves(getattr(module, method)(*vector.inputs))
-                except LiteExportError as exc:
-                    if "not implemented in runtime_py" in str(exc):  # torch's lite interpreter runs it
-                        notes.append(f"self-check skipped for {method}: {exc}")
-                        break
-                    raise VerificationError(f"self-check failed: {method} does not run in runtime_py on the check "
-                                            f"inputs: {exc}") from exc
-                expected = _leaves(vector.expected)
-                problem = structure_problem(got, expected)
-                if problem:
-                    raise VerificationError(f"self-check failed: {method} returns another structure than torch's "
-                                            f"({problem}). Nothing was written; --no-check skips this check")
-                for i, (g, e) in enumerate(zip(got, expected, strict=True)):
-                    if not isinstance(e, np.ndarray):
-                        continue
-                    g = np.asarray(g)
-                    if g.shape != e.shape or not within_tolerance(g, e):
-                        what = (f"got shape {list(g.shape)}, torch {list(e.shape)}" if g.shape != e.shape
-                                else f"max abs err {max_errors(g, e)[0]:.3g}")
-                        raise VerificationError(f"self-check failed: {method} output {i} of the mixed bundle in "
-                                                f"runtime_py differs from torch's ({what}). Nothing was written; "
-                                                "--no-check skips this check")
-                    largest = max(largest, max_errors(g, e)[0])
-            else:
-                notes.append(f"self-check passed for {method}: max abs error {largest:.2g} against torch "
-                             f"on {len(items)} input set{'s' if len(items) > 1 else ''} (runtime_py, mixed bundle)")
-    return engines, tuple(notes)
+    return PartialLowering(lowered, mixed_debug_table(lowered, entries, list(selection.chosen)), selection.chosen,
+                           selection.unlowered)
 
 
 def has_lowered_parts(scripted: Any) -> bool:
     """Whether ``scripted`` is, or holds, a module torch's to_backend lowered (e.g. one saved with
     torch.jit.save after ``_jit_to_backend``): it is packed as it is."""
     return any(LOWERED_TYPE in str(module._c._type().qualified_name()) for module in scripted.modules())
-
-
-def write_mixed(module: Any, path: str | Path, vectors: Mapping[str, Any] | None = None,
-                debug_table: DebugTable | None = None) -> int:
-    """Write ``module`` (TorchScript holding lowered parts) with torch's flatbuffer writer, plus
-    our debug table and test vectors as extra files; returns the size written."""
-    data = mixed_bytes(module, vectors, debug_table)
-    write_atomic(path, memoryview(data))
-    return len(data)
 
 
 def mixed_bytes(module: Any, vectors: Mapping[str, Any] | None = None,
@@ -367,5 +264,5 @@ def mixed_bytes(module: Any, vectors: Mapping[str, Any] | None = None,
     return bytes(module._c._save_to_buffer_for_mobile(extra_files, False, True))
 
 
-__all__ = ["AUTO", "PartialExport", "choose_auto", "export_partial", "has_lowered_parts", "engine_report",
-           "selection_problem", "write_mixed"]
+__all__ = ["AUTO", "PartialLowering", "Selection", "choose_auto", "engine_report", "has_lowered_parts",
+           "lower_selection", "mixed_bytes", "select_submodules", "selection_problem"]

@@ -172,12 +172,14 @@ def test_lower_refuses_constant_outputs_torchs_wrapper_cannot_take(tmp_path: Pat
 
 
 def test_auto_lists_what_stayed_torchscript(mixed: torch.nn.Module, tmp_path: Path) -> None:
-    from liteexport.partial import export_partial
+    from liteexport.partial import select_submodules
+    from liteexport.pipeline import Request, export
 
-    result = export_partial(torch.jit.script(mixed), tmp_path / "auto.ptl", ["auto"])
-    assert result.lowered == ("enc", "head")
+    result = select_submodules(torch.jit.script(mixed), ["auto"])
+    assert result.chosen == ("enc", "head")
     assert result.unlowered == (("sorter", "unsupported: aten::sort (1 site)"),)
-    assert "sorter: unsupported: aten::sort (1 site)" in result.summary(tmp_path / "auto.ptl")
+    summary = export(torch.jit.script(mixed), tmp_path / "auto.ptl", Request(lower=("auto",))).summary
+    assert "kept as TorchScript bytecode:\n  sorter: unsupported: aten::sort (1 site)\nruns in:" in summary
 
 
 def test_partial_refuses_bad_names_and_shared_types(tmp_path: Path, mixed: torch.nn.Module) -> None:
@@ -206,11 +208,12 @@ def test_auto_on_an_archive_with_shared_types_picks_what_torch_accepts_regressio
     # archives exited 70 ("Selective lowering is only supported for module hierarchies with unique types")
     torch.manual_seed(0)
     model = mixed_models.SharedBlocks().eval()
-    result = liteexport.partial.export_partial(torch.jit.script(model), tmp_path / "a.ptl", ["auto"])
-    assert result.lowered == ("head",)
+    result = liteexport.partial.select_submodules(torch.jit.script(model), ["auto"])
+    assert result.chosen == ("head",)
     assert dict(result.unlowered)["blocks.0"].endswith(
         "its submodules stay TorchScript too: blocks.1 share its TorchScript type, and torch lowers "
         "submodules only of a parent of its own type")
+    liteexport.export(torch.jit.script(model), tmp_path / "a.ptl", lower="auto")
     _runs_as_torch(tmp_path / "a.ptl", model)
 
 
@@ -263,7 +266,8 @@ def test_cli_specialize_refuses_whole_module_options(tmp_path: Path) -> None:
     result = invoke(["export", f"{MODELS}:Mixed", "-o", str(tmp_path / "x.ptl"), "--specialize", "k=3",
                      "--method", "forward"])
     assert result.exit_code == 6
-    assert "apply to whole-module lowering and --lower" in result.stderr
+    assert result.stderr.startswith("Error: specialize lowers the methods it names whole: give no methods or input "
+                                    "shapes"), result.stderr
 
 
 def test_cli_lower_auto_self_checks_the_mixed_bundle_regression(tmp_path: Path) -> None:

@@ -1,0 +1,338 @@
+"""The export pipeline: the one place an export runs, for ``liteexport export`` and
+``liteexport.export`` alike, with one set of rules.
+
+Its stages, each a function of this module handing plain data to the next:
+
+    load     MODEL (``file.py:Name``, an archive, or a module object) -> `Source`: the module
+             scripted in eval mode ("script"), the archive's compilation unit, and how to script
+             it again with a type per module (partial lowering needs that of Python sources)
+    refer    torch's outputs on the example inputs (stored as test vectors) and on random
+             inputs of the static input shapes (for the self-check only); recorded before
+             lowering, because torch's selective lowering edits the module it lowers
+    select   partial lowering only: the submodules to lower (the model scripted again with a
+             type per module when torch's selective lowering needs that)
+    lower    `Source` -> `Lowering`: whole (every method compiled: a CompiledModule), or mixed
+             (partial, specialized, or lowered already by torch's to_backend: a ScriptModule
+             holding lowered parts, the rest TorchScript bytecode)
+    pack     the bundle's bytes (debug table and test vectors as extra files)
+    check    the self-check: the lowered methods in runtime_py against torch's outputs; a mixed
+             bundle is checked as the bytes packed, so what is written is what was checked
+    write    the bytes to the output, atomically (nothing is written when any stage fails)
+
+The rules: ``lower`` (submodules or ``auto``) and ``specialize`` exclude each other;
+``specialize`` and a module lowered already take no ``methods`` or ``input_shapes`` (they lower
+what they name, or nothing); example inputs are stored and checked in every mode; the
+self-check runs whenever there is something to run it on, unless ``check`` is False.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from liteexport.errors import OutputError
+from liteexport.lowered import CompiledModule
+from liteexport.test_vectors import TestVector
+from runtime_py.errors import InputError
+
+Inputs = Sequence[np.ndarray]
+Shape = tuple[int, ...]
+Report = Callable[[str], None]
+
+WHOLE, PARTIAL, SPECIALIZED, PRELOWERED = "whole", "partial", "specialized", "lowered by torch's to_backend"
+
+
+def _quiet(_: str) -> None:
+    """A report nobody reads."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """What to export and how; every field has the meaning of the CLI option of the same name."""
+
+    methods: tuple[str, ...] = ()  # () : forward and every @torch.jit.export method
+    input_shapes: Mapping[str, tuple[Shape, ...]] = field(default_factory=dict)  # method -> static shapes
+    examples: Mapping[str, tuple[tuple[np.ndarray, ...], ...]] = field(default_factory=dict)  # method -> input sets
+    example_files: tuple[tuple[str, str], ...] = ()  # (method, .npy/.npz file): read once the model is loaded
+    lower: tuple[str, ...] = ()  # () : the whole module; ("auto",) or dotted submodule names
+    specialize: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # method -> argument -> value
+    check: bool = True
+
+
+@dataclass(frozen=True)
+class Source:
+    """The model, scripted: the ``load`` and ``script`` stages' result."""
+
+    scripted: Any  # a ScriptModule in eval mode
+    functions: Any = None  # an archive's compilation unit (its free functions); None otherwise
+    rescript: Callable[[], Any] | None = None  # the model scripted with a type per module, when it can be
+    selection: Any = None  # partial lowering: the submodules chosen (liteexport.partial.Selection), once chosen
+
+
+@dataclass(frozen=True)
+class Lowering:
+    """The ``lower`` stage's result: a CompiledModule (whole) or a module with lowered parts (mixed)."""
+
+    mode: str  # WHOLE, PARTIAL, SPECIALIZED or PRELOWERED
+    compiled: CompiledModule | None = None  # WHOLE
+    module: Any = None  # the others: a ScriptModule holding lowered parts
+    debug_table: Any = None  # PARTIAL: the lowered nodes seen from the outer call (DebugTable)
+    lowered: tuple[str, ...] = ()  # PARTIAL: the submodules compiled; SPECIALIZED: METHOD:ARG names
+    unlowered: tuple[tuple[str, str], ...] = ()  # PARTIAL with auto: (submodule, why it stayed TorchScript)
+
+    @property
+    def method_names(self) -> tuple[str, ...]:
+        if self.compiled is not None:
+            return tuple(m.name for m in self.compiled.methods)
+        return tuple(self.module._c._method_names())
+
+
+@dataclass(frozen=True)
+class Result:
+    """What an export wrote, and what the CLI prints of it."""
+
+    path: str
+    size: int  # bytes written
+    summary: str  # "Wrote PATH: N bytes; ..." (and, for partial lowering, what went where)
+    notes: tuple[str, ...] = ()  # the compiler's and the self-check's, one line each
+
+
+# ---- load and script ---------------------------------------------------------------------------
+
+def check_output(path: str | Path) -> None:
+    """Fail before the slow work when ``path`` obviously cannot be written (OutputError, exit 8)."""
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        raise OutputError(f"cannot write {path}: it is a directory")
+    if not folder.is_dir():
+        raise OutputError(f"cannot write {path}: folder {folder} does not exist")
+
+
+def load(model: Any) -> Source:
+    """MODEL scripted in eval mode: ``file.py:Name`` or an archive path (liteexport.model_loading),
+    an nn.Module (scripted here; the caller's module is left as it is) or a ScriptModule."""
+    from liteexport.model_loading import load_model, script_unshared
+    from liteexport.to_backend import scripted_module
+
+    if isinstance(model, (str, Path)):
+        spec = str(model)
+        scripted, functions = load_model(spec)
+        from_source = spec.rpartition(":")[0].endswith(".py")
+        return Source(scripted, functions, (lambda: load_model(spec, share_types=False)[0]) if from_source else None)
+    scripted = scripted_module(model)
+    return Source(scripted, None, None if scripted is model else lambda: script_unshared(model).eval())
+
+
+def read_examples(scripted: Any, files: Sequence[tuple[str, str]]) -> dict[str, tuple[tuple[np.ndarray, ...], ...]]:
+    """The input sets of ``--example-inputs METHOD:FILE`` (an .npz's arrays named by the method's
+    own arguments are taken in their order); InputError for a method the model does not have."""
+    from liteexport.run_inputs import read_input_file
+
+    examples: dict[str, list[tuple[np.ndarray, ...]]] = {}
+    for method, path in files:
+        if method not in scripted._c._method_names():
+            raise InputError(f"--example-inputs names method '{method}', which the model does not have")
+        arg_names = [a.name for a in scripted._c._get_method(method).schema.arguments][1:]  # self left out
+        examples.setdefault(method, []).append(tuple(read_input_file(path, arg_names)))
+    return {method: tuple(sets) for method, sets in examples.items()}
+
+
+def check_request(source: Source, request: Request) -> str:
+    """The lowering mode of ``request`` for ``source``; InputError when its options conflict."""
+    from liteexport.partial import has_lowered_parts
+
+    if request.lower and request.specialize:
+        raise InputError("lower (--lower) and specialize (--specialize) exclude each other: give one")
+    if has_lowered_parts(source.scripted):
+        if request.lower or request.specialize or request.methods or request.input_shapes:
+            raise InputError("the module is lowered already (torch's to_backend): it is packed as it is, so "
+                             "methods, input shapes, lower and specialize do not apply")
+        return PRELOWERED
+    if request.specialize:
+        if request.methods or request.input_shapes:
+            raise InputError("specialize lowers the methods it names whole: give no methods or input shapes")
+        return SPECIALIZED
+    return PARTIAL if request.lower else WHOLE
+
+
+# ---- refer: torch's outputs, before lowering ------------------------------------------------------
+
+def refer(source: Source, request: Request, methods: Sequence[str] | None,
+          progress: Report = _quiet) -> tuple[dict[str, list[TestVector]], dict[str, list[TestVector]]]:
+    """(stored, checked): the test vectors of the example inputs, stored in the bundle, and what the
+    self-check runs: for each of ``methods`` (None: every method with examples or input shapes),
+    its stored vectors, else torch's outputs on one random input set of its static input shapes."""
+    from liteexport.self_check import random_inputs
+    from liteexport.test_vectors import record_test_vectors
+
+    stored: dict[str, list[TestVector]] = {}
+    if request.examples:
+        progress(f"recording outputs for {sum(len(v) for v in request.examples.values())} test vector(s)")
+        stored = record_test_vectors(source.scripted, request.examples)
+    if not request.check:
+        return stored, {}
+    names = list(methods) if methods is not None else list(dict.fromkeys([*stored, *request.input_shapes]))
+    checked: dict[str, list[TestVector]] = {}
+    for method in names:
+        if method in stored:
+            checked[method] = stored[method]
+        elif method in request.input_shapes:
+            inputs = random_inputs(request.input_shapes[method])
+            checked.update(record_test_vectors(source.scripted, {method: [inputs]}))
+    return stored, checked
+
+
+# ---- lower -------------------------------------------------------------------------------------
+
+def select(source: Source, request: Request, progress: Report = _quiet) -> Source:
+    """Partial lowering's first step: the submodules to lower chosen (``request.lower``), and the
+    source as that choice needs it (scripted again with a type per module, when it can and must be)."""
+    from liteexport.partial import select_submodules
+
+    progress(f"choosing the submodules to lower ({', '.join(request.lower)})")
+    selection = select_submodules(source.scripted, request.lower, rescript=source.rescript, functions=source.functions)
+    return replace(source, scripted=selection.module, selection=selection)
+
+
+def lower(source: Source, request: Request, mode: str, progress: Report = _quiet) -> Lowering:
+    """The module lowered as ``mode`` says (see ``check_request``; partial lowering lowers the
+    submodules ``select`` chose)."""
+    if mode == PRELOWERED:
+        return Lowering(PRELOWERED, module=source.scripted)
+    if mode == SPECIALIZED:
+        from liteexport.specialize import specialized
+
+        progress("lowering the specialized methods")
+        names = tuple(f"{method}:{arg}" for method, arguments in request.specialize.items() for arg in arguments)
+        return Lowering(SPECIALIZED, module=specialized(source.scripted, request.specialize), lowered=names)
+    if mode == PARTIAL:
+        from liteexport.partial import lower_selection
+
+        if source.selection is None:
+            source = select(source, request, progress)
+        assert source.selection is not None
+        progress(f"lowering {', '.join(source.selection.chosen)}")
+        partial = lower_selection(source.selection, source.functions)
+        return Lowering(PARTIAL, module=partial.module, debug_table=partial.debug_table, lowered=partial.lowered,
+                        unlowered=partial.unlowered)
+    from liteexport.backend import DEMO_BACKEND
+
+    shapes = {method: [tuple(s) for s in method_shapes] for method, method_shapes in request.input_shapes.items()}
+    compiled = DEMO_BACKEND.preprocess(source.scripted, request.methods, shapes, progress=progress,
+                                       functions=source.functions)
+    return Lowering(WHOLE, compiled=compiled)
+
+
+# ---- pack, check, write --------------------------------------------------------------------------
+
+def pack(lowering: Lowering, stored: Mapping[str, Sequence[TestVector]]) -> list[memoryview]:
+    """The bundle's bytes, in chunks: our own layout for a whole lowering, torch's flatbuffer
+    writer for a mixed module; the debug table and ``stored`` test vectors ride as extra files."""
+    from liteexport.test_vectors import TEST_VECTORS_EXTRA_FILE, encode_test_vectors
+
+    if lowering.compiled is None:
+        from liteexport.partial import mixed_bytes
+
+        return [memoryview(mixed_bytes(lowering.module, stored, lowering.debug_table))]
+    from liteexport.bundle import pack_chunks
+
+    return pack_chunks(lowering.compiled, {TEST_VECTORS_EXTRA_FILE: encode_test_vectors(stored)} if stored else {})
+
+
+def check(source: Source, lowering: Lowering, chunks: Sequence[memoryview],
+          checked: Mapping[str, Sequence[TestVector]]) -> tuple[str, ...]:
+    """The self-check's notes, one per method (passed with its largest error, or skipped and why);
+    VerificationError (exit 9) when a method's outputs differ from torch's."""
+    from liteexport import self_check
+
+    if lowering.compiled is not None:
+        return tuple(self_check.check_vectors(source.scripted, lowering.compiled, checked))
+    return self_check.check_mixed(b"".join(chunks), checked)
+
+
+def write(path: str | Path, chunks: Sequence[memoryview]) -> int:
+    """Write the bundle atomically; returns its size."""
+    from liteexport.atomic_write import write_atomic
+
+    write_atomic(path, chunks)
+    return sum(chunk.nbytes for chunk in chunks)
+
+
+def summary(path: str | Path, size: int, lowering: Lowering) -> str:
+    """The result line(s) the CLI prints."""
+    if lowering.mode == WHOLE:
+        compiled = lowering.compiled
+        assert compiled is not None
+        instructions = sum(len(p.instructions) for p in compiled.programs)
+        weight_bytes = sum(int(w.nbytes) for w in compiled.weights)
+        return (f"Wrote {path}: {size:,} bytes; methods: {', '.join(lowering.method_names)}; {instructions} "
+                f"instructions; weights: {len(compiled.weights)} tensors, {weight_bytes:,} bytes")
+    if lowering.mode == SPECIALIZED:
+        return f"Wrote {path}: {size:,} bytes; specialized: {', '.join(lowering.lowered)}"
+    if lowering.mode == PRELOWERED:
+        return f"Wrote {path}: {size:,} bytes (lowered by torch's to_backend)"
+    from liteexport.partial import engine_report
+
+    lines = [f"Wrote {path}: {size:,} bytes; lowered: {', '.join(lowering.lowered)}"]
+    if lowering.unlowered:
+        lines.append("kept as TorchScript bytecode:")
+        lines += [f"  {name}: {why}" for name, why in lowering.unlowered]
+    lines.append("runs in:")
+    lines += [f"  {line}" for line in engine_report(path)]
+    return "\n".join(lines)
+
+
+def _check_examples_lowered(request: Request, lowering: Lowering) -> None:
+    """Whole lowering stores test vectors of lowered methods only (InputError otherwise)."""
+    unlowered = sorted(set(request.examples) - set(lowering.method_names))
+    if lowering.mode == WHOLE and unlowered:
+        raise InputError(f"--example-inputs names method '{unlowered[0]}', which is not lowered "
+                         f"(lowered: {', '.join(lowering.method_names)})")
+
+
+# ---- the whole run -----------------------------------------------------------------------------
+
+def export(model: Any, path: str | Path, request: Request, progress: Report = _quiet,
+           note: Report = _quiet) -> Result:
+    """Run every stage: ``model`` (see ``load``) exported to ``path`` as ``request`` says.
+    ``progress`` hears each stage as it starts, ``note`` each note as it is made (also in the
+    result). Nothing is written when a stage fails."""
+    check_output(path)
+    progress(f"loading and scripting {model if isinstance(model, (str, Path)) else type(model).__name__}")
+    source = load(model)
+    if request.example_files:
+        examples = dict(request.examples)
+        for method, sets in read_examples(source.scripted, request.example_files).items():
+            examples[method] = examples.get(method, ()) + sets
+        request = replace(request, examples=examples, example_files=())
+    mode = check_request(source, request)
+    if mode == PARTIAL:  # torch's selective lowering edits the module: torch's outputs come first
+        source = select(source, request, progress)
+        stored, checked = refer(source, request, request.methods or None, progress)
+    lowering = lower(source, request, mode, progress)
+    notes = list(lowering.compiled.notes if lowering.compiled is not None else ())
+    for text in notes:
+        note(text)
+    if mode != PARTIAL:  # after lowering: a model that does not compile fails before torch runs it
+        _check_examples_lowered(request, lowering)
+        stored, checked = refer(source, request, lowering.method_names if mode == WHOLE else None, progress)
+    progress(f"packing {path}")
+    chunks = pack(lowering, stored)
+    if request.check and (checked or mode == WHOLE):
+        if checked:  # whole lowering notes the methods it could not check, without a stage of its own
+            progress("self-check: runtime_py against torch")
+        for text in check(source, lowering, chunks, checked):
+            note(text)
+            notes.append(text)
+    size = write(path, chunks)
+    return Result(str(path), size, summary(path, size, lowering), tuple(notes))
+
+
+__all__ = ["PARTIAL", "PRELOWERED", "SPECIALIZED", "WHOLE", "Lowering", "Request", "Result", "Source",
+           "check", "check_output", "check_request", "export", "load", "lower", "pack",
+           "read_examples", "refer", "select", "summary", "write"]

@@ -75,7 +75,8 @@ def _shapes(input_shapes: Shapes | Sequence[Sequence[int]] | None) -> dict[str, 
 def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
            input_shapes: Shapes | Sequence[Sequence[int]] | None = None, example_inputs: Examples | None = None,
            lower: bool | str | Sequence[str] = True, check: bool = True,
-           specialize: Mapping[str, Mapping[str, Any]] | None = None) -> int:
+           specialize: Mapping[str, Mapping[str, Any]] | None = None,
+           extra_files: Mapping[str, str | bytes] | None = None, strip_debug: bool = False) -> int:
     """Write ``module`` as a bundle at ``path``, as ``liteexport export`` does; returns its size in bytes.
 
     Parameters
@@ -100,6 +101,12 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
         Run the self-check (runtime_py against torch) when there are inputs to run it on.
     specialize
         ``{"forward": {"k": 3}}`` lowers methods with non-Tensor arguments for those values.
+    extra_files
+        ``{"labels.txt": "cat\\ndog"}``: files stored in the bundle as torch stores ``_extra_files``
+        (text is stored as UTF-8), read back by ``runtime_py.Module.extra_files``,
+        ``torch.jit.load(path, _extra_files=...)`` and the Java API's ``Module.extraFile``.
+    strip_debug
+        Leave the debug table out (errors then name instructions, not source lines).
 
     Returns
     -------
@@ -128,7 +135,13 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
     if specialize is not None and not (isinstance(specialize, Mapping)
                                        and all(isinstance(v, Mapping) for v in specialize.values())):
         raise InputError(f"specialize: expected a mapping method -> {{argument: value}}, got {specialize!r}")
+    if extra_files is not None and not (isinstance(extra_files, Mapping) and all(
+            isinstance(k, str) and isinstance(v, (str, bytes)) for k, v in extra_files.items())):
+        raise InputError("extra_files: expected a mapping name -> content (str or bytes)")
+    files = {name: content.encode() if isinstance(content, str) else content
+             for name, content in (extra_files or {}).items()}
     request = Request(methods=tuple(methods or ()), input_shapes=_shapes(input_shapes),
+                      extra_files=files, strip_debug=strip_debug,
                       examples=_examples(example_inputs),
                       lower=() if lower is True else ((lower,) if isinstance(lower, str) else tuple(lower)),
                       specialize={m: dict(v) for m, v in (specialize or {}).items()}, check=check)

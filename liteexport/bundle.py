@@ -63,9 +63,10 @@ def _tensor(storages: list[np.ndarray], array: np.ndarray, scalar_type: ptmf.Sca
                                storage_offset=0, sizes=tuple(array.shape), strides=strides)
 
 
-def pack(compiled: CompiledModule, extra_files: Mapping[str, bytes] | None = None) -> ptmf.Module:
+def pack(compiled: CompiledModule, extra_files: Mapping[str, bytes] | None = None, debug: bool = True) -> ptmf.Module:
     """The PTMF module (plain dataclasses) for ``compiled``; ``extra_files`` are stored
-    beside the debug table (sorted by name, so the bytes do not depend on dict order)."""
+    beside the debug table (sorted by name, so the bytes do not depend on dict order), which
+    ``debug=False`` leaves out (errors then name instructions only)."""
     ivalues, storages = _IValues(), list[np.ndarray]()
     methods = [ivalues.function(wb.method_function(compiled.qualname, sig, class_type=0))
                for sig in compiled.methods]
@@ -91,19 +92,21 @@ def pack(compiled: CompiledModule, extra_files: Mapping[str, bytes] | None = Non
         ptmf.ObjectType(wb.wrapper_type(compiled.qualname), ptmf.TypeType.CLASS_WITH_FIELD, ("__loweredModule__",)),
         ptmf.ObjectType(wb.lowered_type(compiled.qualname), ptmf.TypeType.CLASS_WITH_SETSTATE),
     )
+    debug_file = (ptmf.ExtraFile(DEBUG_TABLE_EXTRA_FILE, encode_debug_table(compiled.debug_table)),) if debug else ()
+    user_files = tuple(ptmf.ExtraFile(name, data) for name, data in sorted((extra_files or {}).items()))
     return ptmf.Module(
         bytecode_version=ptmf.BYTECODE_VERSION,
-        extra_files=(ptmf.ExtraFile(DEBUG_TABLE_EXTRA_FILE, encode_debug_table(compiled.debug_table)),)
-        + tuple(ptmf.ExtraFile(name, content) for name, content in sorted((extra_files or {}).items())),
+        extra_files=debug_file + user_files,
         methods=tuple(methods), state_obj=root, ivalues=tuple(ivalues.values), storage_data=tuple(storages),
         object_types=object_types, operator_version=OPERATOR_VERSION, mobile_ivalue_size=len(ivalues.values))
 
 
-def pack_chunks(compiled: CompiledModule, extra_files: Mapping[str, bytes] | None = None) -> list[memoryview]:
+def pack_chunks(compiled: CompiledModule, extra_files: Mapping[str, bytes] | None = None,
+                debug: bool = True) -> list[memoryview]:
     """The bundle's bytes for ``compiled`` in chunks, the weights in their own memory (not copied);
     a bundle over the format's size limit is the model's problem (ModelError, exit 3)."""
     try:
-        return encode_module_chunks(pack(compiled, extra_files))
+        return encode_module_chunks(pack(compiled, extra_files, debug))
     except BundleTooLargeError as exc:
         raise ModelError(str(exc)) from exc
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -76,6 +77,16 @@ def _parse_example_inputs(text: str) -> tuple[str, str]:
     """``embed:pair.npz`` -> ("embed", "pair.npz"); a bare file is for forward."""
     method, sep, path = text.partition(":")
     return (method, path) if sep and method.isidentifier() else ("forward", text)
+
+
+def _parse_extra_file(text: str) -> tuple[str, str]:
+    """``labels=labels.txt`` -> ("labels", "labels.txt"); a bare path is stored under its file name."""
+    name, sep, path = text.partition("=")
+    if not sep:
+        name, path = Path(text).name, text
+    if not name or not path:
+        raise ValueError(f"'{text}' is not NAME=PATH (e.g. labels.txt=data/labels.txt)")
+    return name, path
 
 
 _BYTE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
@@ -150,10 +161,19 @@ def cli(debug: bool) -> None:
               type=_ParsedType("[METHOD:]ARG=VALUE", parse_specialization),
               help="Lower a method with non-Tensor arguments for this value (e.g. forward:k=3, scale=0.5, "
                    "dims=[1,2]; repeat per argument); the bundle checks at run time that calls pass it.")
+@click.option("--extra-file", "extra_files", multiple=True, metavar="NAME=PATH",
+              type=_ParsedType("NAME=PATH", _parse_extra_file),
+              help="Store this file in the bundle under NAME (labels, normalization constants, ...), as torch "
+                   "stores _extra_files: runtime_py, torch.jit.load(_extra_files=...), the Java API and "
+                   "`liteexport inspect` read it. Repeatable; a bare PATH is stored under its file name.")
+@click.option("--strip-debug", is_flag=True,
+              help="Leave the debug table out of the bundle (smaller; errors then name instructions, not "
+                   "source lines).")
 def export(model: str, output: str, methods: tuple[str, ...],
            input_shapes: tuple[tuple[str, tuple[tuple[int, ...], ...]], ...],
            example_inputs: tuple[tuple[str, str], ...], no_check: bool, quiet: bool,
-           lower: tuple[str, ...], specialize: tuple[tuple[str, str, Any], ...]) -> None:
+           lower: tuple[str, ...], specialize: tuple[tuple[str, str, Any], ...],
+           extra_files: tuple[tuple[str, str], ...], strip_debug: bool) -> None:
     """Script MODEL in eval mode, compile it with the demo backend and write a bundle.
 
     MODEL is a TorchScript archive written by torch.jit.save (model.pt; scripted or
@@ -173,6 +193,7 @@ def export(model: str, output: str, methods: tuple[str, ...],
       liteexport export net.py:Net -o net.ptl --example-inputs x1.npy --example-inputs x2.npy
       liteexport export net.py:Net -o net.ptl --lower encoder --lower head
       liteexport export net.py:Net -o net.ptl --lower auto
+      liteexport export net.py:Net -o net.ptl --extra-file labels.txt=labels.txt --strip-debug
     """
     from liteexport import pipeline
     from liteexport.progress import Progress
@@ -187,7 +208,8 @@ def export(model: str, output: str, methods: tuple[str, ...],
             click.echo(f"Note: {text}", err=True)
 
     request = pipeline.Request(methods=methods, input_shapes=shapes, example_files=example_inputs, lower=lower,
-                               specialize=by_method(specialize), check=not no_check)
+                               specialize=by_method(specialize), check=not no_check,
+                               extra_files=pipeline.read_extra_files(extra_files), strip_debug=strip_debug)
     result = pipeline.export(model, output, request, progress, note)
     click.echo(result.summary)
 

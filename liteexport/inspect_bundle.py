@@ -343,8 +343,14 @@ def format_description(d: dict[str, Any]) -> str:
         out += ["", f"Delegate: none at the root; {_plural(len(parts), 'lowered submodule type')} "
                     f"(partially lowered): {', '.join(parts)}" if parts else "Delegate: none (not a lowered module)",
                 f"Storage: {_plural(storage['count'], 'tensor')}, {_fmt_count(storage['total_bytes'])} bytes"]
+    user_files = [e for e in d["extra_files"] if not e["name"].startswith("liteexport/")]  # ours: below
+    if user_files:
+        out += ["", f"Extra files: {len(user_files)}"]
+        out += _table(("name", "bytes"), [(e["name"], _fmt_count(e["bytes"])) for e in user_files], (False, True))
     table = d["debug_table"]
-    if table is not None:
+    if table is None:
+        out += ["", "Debug table: none (stripped: errors name instructions only)"]
+    else:
         out += ["", f"Debug table: {_plural(table['count'], 'entry', 'entries')}"]
         if table["entries"]:
             out += _table(("handle", "node", "location", "module"),

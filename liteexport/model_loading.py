@@ -19,7 +19,7 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from liteexport.errors import ModelError
 
@@ -27,18 +27,26 @@ if TYPE_CHECKING:
     import torch
 
 
+class LoadedModel(NamedTuple):
+    """MODEL loaded: scripted in eval mode, with what the export needs to know of it."""
+
+    scripted: torch.jit.ScriptModule
+    functions: Any  # an archive's compilation unit (its free functions); None for Python sources
+    was_training: bool  # the model came in training mode (it is exported in eval mode)
+
+
 def load_scripted(spec: str) -> torch.jit.ScriptModule:
     """Load MODEL (``model.pt`` or ``file.py:Name``) as a ScriptModule in eval mode."""
-    return load_model(spec)[0]
+    return load_model(spec).scripted
 
 
-def load_model(spec: str, share_types: bool = True) -> tuple[torch.jit.ScriptModule, Any]:
+def load_model(spec: str, share_types: bool = True) -> LoadedModel:
     """MODEL as a ScriptModule in eval mode, and the compilation unit holding its free
     functions when it comes from an archive (None: this process's own, for a scripted
     model). ``torch.jit.load`` keeps an archive's unit to itself, so it is loaded here."""
     path_text, sep, name = spec.rpartition(":")
     if sep and path_text.endswith(".py"):
-        return _load_python(Path(path_text), name, share_types), None
+        return _load_python(Path(path_text), name, share_types)
     if spec.endswith(".py"):
         raise ModelError(f"{spec}: name the model inside the file, as {spec}:ClassName")
     return _load_archive(Path(spec))
@@ -74,7 +82,7 @@ def _torchscript_quietly() -> Iterator[None]:
         yield
 
 
-def _load_archive(path: Path) -> tuple[torch.jit.ScriptModule, Any]:
+def _load_archive(path: Path) -> LoadedModel:
     _check_file(path)
     torch = _import_torch()
     _backend_for_lowered(path)
@@ -88,7 +96,8 @@ def _load_archive(path: Path) -> tuple[torch.jit.ScriptModule, Any]:
     except Exception as exc:  # torch reports a bad archive as RuntimeError, ValueError, ...
         raise ModelError(f"cannot load {path} as a TorchScript archive (written by torch.jit.save): "
                          f"{_first_line(exc)}") from exc
-    return module.eval(), unit
+    training = bool(module.training)
+    return LoadedModel(module.eval(), unit, training)
 
 
 def _backend_for_lowered(path: Path) -> None:
@@ -183,7 +192,7 @@ def _where(exc: BaseException, path: Path) -> str:
     return f' (File "{frame.filename}", line {frame.lineno})'
 
 
-def _load_python(path: Path, name: str, share_types: bool = True) -> torch.jit.ScriptModule:
+def _load_python(path: Path, name: str, share_types: bool = True) -> LoadedModel:
     _check_file(path)
     if not name.isidentifier():
         raise ModelError(f"{path}:{name}: '{name}' is not a Python name; give it as {path}:ClassName")
@@ -201,14 +210,15 @@ def _load_python(path: Path, name: str, share_types: bool = True) -> torch.jit.S
                 model = _instantiate(getattr(module, name), f"{path}:{name}", torch)
             except (SystemExit, _ProcessEnded) as exc:
                 raise _ended(exc, path) from exc
+        training = bool(getattr(model, "training", False))
         if isinstance(model, torch.jit.ScriptModule):
-            return model.eval()
+            return LoadedModel(model.eval(), None, training)
         try:
             with _torchscript_quietly():
                 scripted = torch.jit.script(model.eval()) if share_types else script_unshared(model.eval())
         except Exception as exc:  # TorchScript raises several types; its text carries the source range
             raise ModelError(f"TorchScript cannot script {path}:{name}:\n{str(exc).strip()}") from exc
-        return scripted.eval()
+        return LoadedModel(scripted.eval(), None, training)
     finally:
         if folder in sys.path:
             sys.path.remove(folder)

@@ -251,17 +251,13 @@ def has_lowered_parts(scripted: Any) -> bool:
     return any(LOWERED_TYPE in str(module._c._type().qualified_name()) for module in scripted.modules())
 
 
-def mixed_bytes(module: Any, vectors: Mapping[str, Any] | None = None,
-                debug_table: DebugTable | None = None) -> bytes:
-    """``module`` as torch's flatbuffer, with our debug table and test vectors as extra files."""
-    from liteexport.test_vectors import TEST_VECTORS_EXTRA_FILE, encode_test_vectors
-
-    extra_files: dict[str, bytes] = {}
+def mixed_bytes(module: Any, extra_files: Mapping[str, bytes], debug_table: DebugTable | None = None) -> bytes:
+    """``module`` as torch's flatbuffer, with ``extra_files`` and our debug table (when given) as
+    extra files, as torch stores ``_extra_files``."""
+    files = dict(extra_files)
     if debug_table is not None and debug_table.entries:
-        extra_files[DEBUG_TABLE_EXTRA_FILE] = encode_debug_table(debug_table)
-    if vectors:
-        extra_files[TEST_VECTORS_EXTRA_FILE] = encode_test_vectors(dict(vectors))
-    return bytes(module._c._save_to_buffer_for_mobile(extra_files, False, True))
+        files[DEBUG_TABLE_EXTRA_FILE] = encode_debug_table(debug_table)
+    return bytes(module._c._save_to_buffer_for_mobile(files, False, True))
 
 
 __all__ = ["AUTO", "PartialLowering", "Selection", "choose_auto", "engine_report", "has_lowered_parts",

@@ -43,6 +43,7 @@ Inputs = Sequence[np.ndarray]
 Shape = tuple[int, ...]
 Report = Callable[[str], None]
 
+RESERVED_PREFIX = "liteexport/"  # the extra files liteexport writes itself (debug table, test vectors)
 WHOLE, PARTIAL, SPECIALIZED, PRELOWERED = "whole", "partial", "specialized", "lowered by torch's to_backend"
 
 
@@ -61,6 +62,8 @@ class Request:
     lower: tuple[str, ...] = ()  # () : the whole module; ("auto",) or dotted submodule names
     specialize: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # method -> argument -> value
     check: bool = True
+    extra_files: Mapping[str, bytes] = field(default_factory=dict)  # name -> content, as torch's _extra_files
+    strip_debug: bool = False  # leave the debug table out (errors then name instructions only)
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,7 @@ class Source:
     functions: Any = None  # an archive's compilation unit (its free functions); None otherwise
     rescript: Callable[[], Any] | None = None  # the model scripted with a type per module, when it can be
     selection: Any = None  # partial lowering: the submodules chosen (liteexport.partial.Selection), once chosen
+    was_training: bool = False  # the model came in training mode; it is exported in eval mode
 
 
 @dataclass(frozen=True)
@@ -121,11 +125,15 @@ def load(model: Any) -> Source:
 
     if isinstance(model, (str, Path)):
         spec = str(model)
-        scripted, functions = load_model(spec)
+        loaded = load_model(spec)
         from_source = spec.rpartition(":")[0].endswith(".py")
-        return Source(scripted, functions, (lambda: load_model(spec, share_types=False)[0]) if from_source else None)
-    scripted = scripted_module(model)
-    return Source(scripted, None, None if scripted is model else lambda: script_unshared(model).eval())
+        return Source(loaded.scripted, loaded.functions,
+                      (lambda: load_model(spec, share_types=False).scripted) if from_source else None,
+                      was_training=loaded.was_training)
+    training = bool(getattr(model, "training", False))
+    scripted = scripted_module(model)  # in eval mode; the caller's module is left as it is
+    return Source(scripted, None, None if scripted is model else lambda: script_unshared(model).eval(),
+                  was_training=training)
 
 
 def read_examples(scripted: Any, files: Sequence[tuple[str, str]]) -> dict[str, tuple[tuple[np.ndarray, ...], ...]]:
@@ -142,9 +150,28 @@ def read_examples(scripted: Any, files: Sequence[tuple[str, str]]) -> dict[str, 
     return {method: tuple(sets) for method, sets in examples.items()}
 
 
+def read_extra_files(items: Sequence[tuple[str, str]]) -> dict[str, bytes]:
+    """The contents of ``--extra-file NAME=PATH`` files, by name; InputError when one cannot be read
+    or a name is given twice."""
+    files: dict[str, bytes] = {}
+    for name, path in items:
+        if name in files:
+            raise InputError(f"--extra-file {name}: the name is given twice")
+        try:
+            files[name] = Path(path).read_bytes()
+        except OSError as exc:
+            raise InputError(f"--extra-file {name}={path}: cannot read it: {exc.strerror or exc}") from exc
+    return files
+
+
 def check_request(source: Source, request: Request) -> str:
     """The lowering mode of ``request`` for ``source``; InputError when its options conflict."""
     from liteexport.partial import has_lowered_parts
+
+    for name in request.extra_files:
+        if not name or name.startswith(RESERVED_PREFIX):
+            raise InputError(f"extra file name {name!r}: give a name, not one under {RESERVED_PREFIX!r} "
+                             "(liteexport's own files: debug table, test vectors)")
 
     if request.lower and request.specialize:
         raise InputError("lower (--lower) and specialize (--specialize) exclude each other: give one")
@@ -230,18 +257,23 @@ def lower(source: Source, request: Request, mode: str, progress: Report = _quiet
 
 # ---- pack, check, write --------------------------------------------------------------------------
 
-def pack(lowering: Lowering, stored: Mapping[str, Sequence[TestVector]]) -> list[memoryview]:
+def pack(lowering: Lowering, stored: Mapping[str, Sequence[TestVector]], request: Request) -> list[memoryview]:
     """The bundle's bytes, in chunks: our own layout for a whole lowering, torch's flatbuffer
-    writer for a mixed module; the debug table and ``stored`` test vectors ride as extra files."""
+    writer for a mixed module; the debug table (unless stripped), the ``stored`` test vectors and
+    the user's extra files ride as extra files."""
     from liteexport.test_vectors import TEST_VECTORS_EXTRA_FILE, encode_test_vectors
 
+    extra_files = dict(request.extra_files)
+    if stored:
+        extra_files[TEST_VECTORS_EXTRA_FILE] = encode_test_vectors(stored)
     if lowering.compiled is None:
         from liteexport.partial import mixed_bytes
 
-        return [memoryview(mixed_bytes(lowering.module, stored, lowering.debug_table))]
+        debug_table = None if request.strip_debug else lowering.debug_table
+        return [memoryview(mixed_bytes(lowering.module, extra_files, debug_table))]
     from liteexport.bundle import pack_chunks
 
-    return pack_chunks(lowering.compiled, {TEST_VECTORS_EXTRA_FILE: encode_test_vectors(stored)} if stored else {})
+    return pack_chunks(lowering.compiled, extra_files, debug=not request.strip_debug)
 
 
 def check(source: Source, lowering: Lowering, chunks: Sequence[memoryview],
@@ -311,28 +343,35 @@ def export(model: Any, path: str | Path, request: Request, progress: Report = _q
             examples[method] = examples.get(method, ()) + sets
         request = replace(request, examples=examples, example_files=())
     mode = check_request(source, request)
+    notes: list[str] = []
+
+    def say(text: str) -> None:
+        note(text)
+        notes.append(text)
+
+    if source.was_training:
+        say("the model was in training mode; it is exported in eval mode (dropout off, batch norm with its "
+            "running statistics), as inference needs")
     if mode == PARTIAL:  # torch's selective lowering edits the module: torch's outputs come first
         source = select(source, request, progress)
         stored, checked = refer(source, request, request.methods or None, progress)
     lowering = lower(source, request, mode, progress)
-    notes = list(lowering.compiled.notes if lowering.compiled is not None else ())
-    for text in notes:
-        note(text)
+    for text in lowering.compiled.notes if lowering.compiled is not None else ():
+        say(text)
     if mode != PARTIAL:  # after lowering: a model that does not compile fails before torch runs it
         _check_examples_lowered(request, lowering)
         stored, checked = refer(source, request, lowering.method_names if mode == WHOLE else None, progress)
     progress(f"packing {path}")
-    chunks = pack(lowering, stored)
+    chunks = pack(lowering, stored, request)
     if request.check and (checked or mode == WHOLE):
         if checked:  # whole lowering notes the methods it could not check, without a stage of its own
             progress("self-check: runtime_py against torch")
         for text in check(source, lowering, chunks, checked):
-            note(text)
-            notes.append(text)
+            say(text)
     size = write(path, chunks)
     return Result(str(path), size, summary(path, size, lowering), tuple(notes))
 
 
 __all__ = ["PARTIAL", "PRELOWERED", "SPECIALIZED", "WHOLE", "Lowering", "Request", "Result", "Source",
            "check", "check_output", "check_request", "export", "load", "lower", "pack",
-           "read_examples", "refer", "select", "summary", "write"]
+           "read_examples", "read_extra_files", "refer", "select", "summary", "write"]

@@ -62,6 +62,13 @@ class Module:
         return decode_debug_table(raw_table) if raw_table is not None else None
 
     @property
+    def extra_files(self) -> dict[str, bytes]:
+        """The files stored beside the model (``liteexport export --extra-file``, torch's
+        ``_extra_files``): labels, normalization constants...; liteexport's own (``liteexport/...``:
+        debug table, test vectors) are left out."""
+        return {e.name: bytes(e.content) for e in self.ptmf.extra_files if not e.name.startswith("liteexport/")}
+
+    @property
     def method_names(self) -> tuple[str, ...]:
         return self._method_names
 

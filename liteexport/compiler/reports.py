@@ -101,5 +101,13 @@ def unsupported_error(reports: list[Report]) -> UnsupportedNodesError:
     width = max(len(kind) for kind in counts)
     summary = "\n".join([f"{sites} unsupported node{'s' * (sites != 1)} of {len(counts)} "
                          f"kind{'s' * (len(counts) != 1)}:"]
-                        + [f"  {kind:<{width}}  {n} site{'s' * (n != 1)}" for kind, n in counts.items()])
+                        + [f"  {kind:<{width}}  {n} site{'s' * (n != 1)}" for kind, n in counts.items()]
+                        + [WHAT_TO_TRY])
     return UnsupportedNodesError(texts, summary=summary, counts=counts)
+
+
+# said once, under the counts, so a user need not scroll through every site to learn the ways out
+WHAT_TO_TRY = ("What to try: --lower auto compiles the submodules that can be and keeps the rest as TorchScript "
+               "bytecode (runtime_py and torch's lite interpreter run it; the native core does not); "
+               "--specialize ARG=VALUE fixes a non-Tensor argument; or rewrite the lines below with supported "
+               "ops (README, \"Limitations\").")

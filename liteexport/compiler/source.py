@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -87,19 +88,21 @@ _TORCH_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(torch.__file__)))
 
 
 def display_path(file: str) -> str:
-    """How a source file is named in reports and bundles: torch's own files relative to
-    torch's installation (``torch/nn/modules/conv.py``), others relative to the working
-    directory when they lie inside it (``examples/tiny_cnn.py``). Bundles then hold no
-    machine's install or checkout paths, and two exports of one model are byte-identical."""
-    return _display_path(file, os.getcwd())
+    """How a source file is named in reports and bundles, never absolute: torch's own files
+    relative to torch's installation (``torch/nn/modules/conv.py``), files in the working
+    directory relative to it (``examples/tiny_cnn.py``), installed packages' relative to their
+    import root (``transformers/models/bert/modeling_bert.py``), any other relative to the working
+    directory (``../models/net.py``). Bundles then hold no machine's install or checkout paths,
+    and two exports of one model are byte-identical."""
+    return _display_path(file, os.getcwd(), tuple(p for p in sys.path if os.path.isabs(p)))
 
 
 @lru_cache(maxsize=1024)
-def _display_path(file: str, cwd: str) -> str:
+def _display_path(file: str, cwd: str, import_roots: tuple[str, ...]) -> str:
     if not os.path.isabs(file):
         return file
-    for root in (_TORCH_ROOT, cwd):
+    for root in (_TORCH_ROOT, cwd, *sorted(import_roots, key=len, reverse=True)):
         relative = os.path.relpath(file, root)
         if not relative.startswith(".."):
             return relative
-    return file
+    return os.path.relpath(file, cwd)

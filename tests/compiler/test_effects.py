@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from liteexport.compiler import compile_module
+from liteexport.compiler.reports import WHAT_TO_TRY
 from liteexport.errors import UnsupportedNodesError
 
 from .conftest import prepare
@@ -110,7 +111,8 @@ def test_repeated_sites_are_grouped_with_counts() -> None:
         compile_module(torch.jit.script(Net()))
     error = info.value
     assert error.counts == {"aten::erfinv": 3, "aten::cos": 1}
-    assert str(error).startswith("4 unsupported nodes of 2 kinds:\n  aten::erfinv  3 sites\n  aten::cos     1 site\n\n")
+    assert str(error).startswith("4 unsupported nodes of 2 kinds:\n  aten::erfinv  3 sites\n  aten::cos     1 site\n"
+                                 f"{WHAT_TO_TRY}\n\n")
     erfinv_report, cos_report = error.reports
     assert [line for line in erfinv_report.splitlines() if line.startswith("Module hierarchy:")] == [
         f"Module hierarchy: top(Net).blocks(Sequential).{i}(Block)" for i in range(3)]

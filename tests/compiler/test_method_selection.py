@@ -26,7 +26,7 @@ def test_archive_helpers_are_skipped_with_notes(tmp_path: Path) -> None:
     # Loaded from a file there is no Python class saying what was exported: every public
     # method is a candidate, forward_head(x, pre_logits: bool) included.
     torch.jit.script(zoo.WithHelpers()).save(str(tmp_path / "m.pt"))
-    scripted, functions = load_model(str(tmp_path / "m.pt"))
+    scripted, functions, _ = load_model(str(tmp_path / "m.pt"))
     compiled = compile_module(scripted, functions=functions)
     assert [m.name for m in compiled.methods] == ["forward"]
     assert sorted(n.split("'")[1] for n in compiled.notes) == ["forward_head", "scaled"]

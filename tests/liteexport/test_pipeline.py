@@ -100,3 +100,67 @@ def test_api_accepts_the_cli_model_text(tmp_path: Path) -> None:
     size = liteexport.export(f"{ROOT / 'examples' / 'tiny_cnn.py'}:TinyCNN", out,
                              input_shapes={"forward": [(1, 3, 32, 32)]})
     assert size == out.stat().st_size > 0
+
+
+def test_extra_files_are_stored_as_torch_stores_them(tmp_path: Path) -> None:
+    from bundle_format.bundle_file import read_bundle_file
+
+    out = tmp_path / "m.ptl"
+    liteexport.export(Small(), out, extra_files={"labels.txt": "cat\ndog", "mean.bin": b"\x00\x01"})
+    assert runtime_py.load(out).extra_files == {"labels.txt": b"cat\ndog", "mean.bin": b"\x00\x01"}
+    # in the flatbuffer's extra_files, where torch's _save_for_lite_interpreter(_extra_files=...) puts them
+    names = [e.name for e in read_bundle_file(out).extra_files]
+    assert "labels.txt" in names and "mean.bin" in names
+    reference = tmp_path / "torch.ptl"
+    torch.jit.script(Small())._save_for_lite_interpreter(str(reference), _extra_files={"labels.txt": "cat\ndog"},
+                                                         _use_flatbuffer=True)
+    assert runtime_py.load(reference).extra_files == {"labels.txt": b"cat\ndog"}
+    with pytest.raises(InputError, match="not one under 'liteexport/'"):
+        liteexport.export(Small(), tmp_path / "x.ptl", extra_files={"liteexport/debug_table": b""})
+
+
+def test_cli_extra_file_and_strip_debug(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from liteexport.cli import cli
+
+    labels = tmp_path / "labels.txt"
+    labels.write_text("cat\ndog\n")
+    out = tmp_path / "t.ptl"
+    args = ["export", f"{ROOT / 'examples' / 'tiny_cnn.py'}:TinyCNN", "-o", str(out), "-q"]
+    done = CliRunner().invoke(cli, [*args, "--extra-file", f"labels={labels}", "--extra-file", str(labels)])
+    assert done.exit_code == 0, done.output
+    with_debug = out.stat().st_size
+    assert runtime_py.load(out).extra_files == {"labels": b"cat\ndog\n", "labels.txt": b"cat\ndog\n"}
+    shown = CliRunner().invoke(cli, ["inspect", str(out)]).output
+    assert "Extra files: 2" in shown and "labels.txt" in shown
+    done = CliRunner().invoke(cli, [*args, "--strip-debug"])
+    assert done.exit_code == 0, done.output
+    assert runtime_py.load(out).debug_table is None and out.stat().st_size < with_debug - 100
+    assert "Debug table: none (stripped" in CliRunner().invoke(cli, ["inspect", str(out)]).output
+    done = CliRunner().invoke(cli, [*args, "--extra-file", f"x={tmp_path / 'missing'}"])
+    assert done.exit_code == 6 and "--extra-file x=" in done.output and "cannot read it" in done.output
+
+
+def test_source_paths_in_the_debug_table_are_never_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    work, models = tmp_path / "work", tmp_path / "models"
+    work.mkdir()
+    models.mkdir()
+    (models / "net.py").write_text((ROOT / "examples" / "tiny_cnn.py").read_text())
+    monkeypatch.chdir(work)  # the model lies outside the working directory and every import root
+    out = work / "t.ptl"
+    liteexport.export(f"{models / 'net.py'}:TinyCNN", out)
+    table = runtime_py.load(out).debug_table
+    assert table is not None and table.entries
+    files = {frame.file for e in table.entries for frame in e.frames}
+    assert files and not any(f.startswith("/") for f in files), files
+    assert "../models/net.py" in files, files
+
+
+def test_a_model_in_training_mode_is_said_to_be_exported_in_eval_mode(tmp_path: Path) -> None:
+    model = Small().train()
+    result = pipeline.export(model, tmp_path / "m.ptl", pipeline.Request())
+    assert any("training mode; it is exported in eval mode" in n for n in result.notes), result.notes
+    assert model.training  # the caller's module is left as it is
+    result = pipeline.export(Small().eval(), tmp_path / "m.ptl", pipeline.Request())
+    assert not any("training mode" in n for n in result.notes)

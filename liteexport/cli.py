@@ -301,6 +301,56 @@ def run(bundle: str, method: str, input_files: tuple[str, ...], randoms: tuple[R
     click.echo(f"Wrote {output}: {len(outputs) - len(constants)} output(s){left_out}")
 
 
+@cli.command(short_help="Show where a bundle's time goes, per instruction and op, by source line.")
+@click.argument("bundle", metavar="BUNDLE")
+@click.option("--method", default="forward", show_default=True, metavar="NAME", help="Method to profile.")
+@click.option("-i", "--input", "input_files", multiple=True, metavar="FILE",
+              help="Input arrays (.npy/.npz), as for `liteexport run`. Repeatable.")
+@click.option("-r", "--random", "randoms", multiple=True, type=RANDOM_SPEC,
+              help="A random input of this shape, e.g. 1x3x224x224 or 1x8:int64. Repeatable.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed for --random inputs.")
+@click.option("--engine", type=click.Choice(["runtime_py", "native", "torch"]), default="runtime_py",
+              show_default=True, help="Engine to profile (runtime_py for now).")
+@click.option("--runs", default=20, show_default=True, type=click.IntRange(min=1), help="Measured runs.")
+@click.option("--warmup", default=2, show_default=True, type=click.IntRange(min=0), help="Unmeasured runs first.")
+@click.option("--top", default=15, show_default=True, type=click.IntRange(min=1), help="Instructions listed.")
+@click.option("--json", "as_json", is_flag=True, help="Print every instruction's and op's cost as JSON.")
+@click.option("--chart", type=click.Path(), default=None, help="Also write a PNG bar chart of the top instructions.")
+def profile(bundle: str, method: str, input_files: tuple[str, ...], randoms: tuple[RandomSpec, ...], seed: int,
+            engine: str, runs: int, warmup: int, top: int, as_json: bool, chart: str | None) -> None:
+    """Run a method of BUNDLE repeatedly and show where its time goes: per op and per compiled
+    instruction (time, calls, share), each instruction with the source line and module
+    hierarchy it was compiled from (the bundle's debug table), most expensive first.
+
+    \b
+    Examples:
+      liteexport profile tiny.ptl --random 1x3x32x32
+      liteexport profile model.ptl --random 1x3x224x224 --top 5 --chart profile.png
+      liteexport profile model.ptl --input x.npy --json > profile.json
+    """
+    from liteexport.inspect_bundle import format_signature
+    from liteexport.pipeline import check_output
+    from liteexport.profile import format_profile, profile_bundle, write_chart
+    from liteexport.run_inputs import collect_inputs
+
+    if chart is not None:
+        check_output(chart)
+    import runtime_py
+
+    schema = runtime_py.load(bundle).method_schema(method)
+    arg_names = [a.name for a in schema.arguments if a.name != "self"]
+    inputs = collect_inputs(input_files, randoms, seed, arg_names)
+    if arg_names and not inputs:
+        raise InputError(f"{format_signature(method, schema)} needs {len(arg_names)} input(s): "
+                         "give them with --input FILE or --random SHAPE")
+    result = profile_bundle(bundle, method, inputs, runs=runs, warmup=warmup, engine=engine)
+    click.echo(json.dumps(result.as_json(), indent=2) if as_json else format_profile(result, top))
+    if chart is not None:
+        write_chart(result, chart, top)
+        if not as_json:
+            click.echo(f"Wrote {chart}")
+
+
 @cli.command(short_help="Check a bundle's stored test vectors on runtime_py and/or torch.")
 @click.argument("bundle", metavar="BUNDLE")
 @click.option("--engine", type=click.Choice(["runtime_py", "torch", "all"]), default="runtime_py",

@@ -10,9 +10,10 @@ from liteexport.cli import cli
 from .conftest import invoke
 
 COMMANDS = {
-    None: ["--version", "--debug", "--help", "export", "inspect", "run", "verify", "Exit codes"],
+    None: ["--version", "--debug", "--help", "export", "inspect", "run", "verify", "profile", "Exit codes"],
     "export": ["MODEL", "-o, --output", "--method", "--input-shape", "--example-inputs", "-q, --quiet",
-               "torch.jit.save", "file.py:Name"],
+               "torch.jit.save", "file.py:Name", "--extra-file", "--strip-debug"],
+    "profile": ["BUNDLE", "--method", "--random", "--engine", "--runs", "--json", "--chart", "module hierarchy"],
     "inspect": ["BUNDLE", "--json", "size breakdown"],
     "run": ["BUNDLE", "--method", "-i, --input", "-r, --random", "--seed", "-o, --output", ".npz"],
     "verify": ["BUNDLE", "--engine", "--atol", "--rtol", "runtime_py", "torch", "debug handle"],

@@ -11,6 +11,7 @@ from runtime_py.backends.demo.executor import run
 from runtime_py.backends.demo.plan import MethodPlan, build_plan
 from runtime_py.error_codes import format_error
 from runtime_py.errors import FormatError
+from runtime_py.profiling import active_profiler
 
 _WHERE = "processed module of backend_with_compiler_demo"
 
@@ -57,8 +58,15 @@ class DemoBackend(Backend):
         if not isinstance(handle, MethodPlan):  # the bundle's own bytecode passed something else
             raise FormatError(f"execute was given a {type(handle).__name__} as the method handle, not one "
                               "that compile returned", where=f"{_WHERE}, execute")
-        # run's list is new and the caller's: typing it as a list of objects is safe
-        return cast("list[object]", run(handle, inputs))
+        profiler = active_profiler()
+        if profiler is None:
+            # run's list is new and the caller's: typing it as a list of objects is safe
+            return cast("list[object]", run(handle, inputs))
+        observe, finish = profiler.observer(handle.method, handle.instructions)
+        try:
+            return cast("list[object]", run(handle, inputs, observe))
+        finally:
+            finish()
 
 
 def _decode(encoded: object) -> Program:

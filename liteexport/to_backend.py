@@ -50,11 +50,38 @@ def compile_spec(scripted: Any, methods: Sequence[str] | None = None,
 
 def lower(module: Any, methods: Sequence[str] | None = None, input_shapes: Shapes | None = None,
           submodules: Sequence[str] | None = None) -> Any:
-    """``module`` lowered to the demo backend (`BACKEND_NAME`) by torch's to_backend API with
-    liteexport's compiler; with ``submodules`` (dotted names), only those are lowered
-    (``torch._C._jit_to_backend_selective``) and the rest stays TorchScript. Loads (and on first
-    use builds) liteexport's torch backend. Raises UnsupportedNodesError's text as torch's
-    RuntimeError, as torch's demo backend does."""
+    """``module`` lowered by torch's own to_backend API, with liteexport's compiler as the preprocess.
+
+    Parameters
+    ----------
+    module
+        An ``nn.Module`` (scripted here, in eval mode) or a ScriptModule.
+    methods
+        The methods to lower; default ``forward``.
+    input_shapes
+        Static input shapes by method, ``{"forward": [(1, 3, 224, 224)]}``.
+    submodules
+        Dotted names: only these are lowered (``torch._C._jit_to_backend_selective``); the rest
+        stays TorchScript.
+
+    Returns
+    -------
+    torch.jit.ScriptModule
+        torch's lowered module: it runs in TorchScript and saves with ``torch.jit.save`` or
+        ``_save_for_lite_interpreter`` like any module torch lowered itself.
+
+    Raises
+    ------
+    RuntimeError
+        torch's, with UnsupportedNodesError's text when a node does not compile (as torch's demo
+        backend does). Loads (and on first use builds) liteexport's torch backend: a C++ compiler
+        is needed once.
+
+    Examples
+    --------
+    >>> lowered = liteexport.lower(model, input_shapes={"forward": [(1, 3, 32, 32)]})  # doctest: +SKIP
+    >>> lowered._save_for_lite_interpreter("model.ptl")  # doctest: +SKIP
+    """
     import torch
 
     from liteexport.torch_backend import load_torch_backend

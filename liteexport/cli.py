@@ -125,7 +125,7 @@ def cli(debug: bool) -> None:
 
     \b
     Exit codes:
-      0 success, 2 usage error, 3 bad model, 4 unsupported nodes,
+      0 success, 1 other user error, 2 usage error, 3 bad model, 4 unsupported nodes,
       5 bad bundle, 6 bad input, 7 execution failure (--max-instructions/--timeout
       exceeded included), 8 output not writable,
       9 verification failed, 130 interrupted (Ctrl-C),

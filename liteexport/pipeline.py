@@ -319,6 +319,20 @@ def summary(path: str | Path, size: int, lowering: Lowering) -> str:
     return "\n".join(lines)
 
 
+def _reads_training(scripted: Any) -> bool:
+    """Whether any method's code reads a module's ``training`` flag (dropout, batch norm, or the
+    model's own ``if self.training``): only then does exporting in eval mode change what it computes."""
+
+    def nodes(block: Any) -> Any:
+        for node in block.nodes():
+            yield node
+            for inner in node.blocks():
+                yield from nodes(inner)
+
+    return any(n.kind() == "prim::GetAttr" and n.s("name") == "training"
+               for name in scripted._c._method_names() for n in nodes(scripted._c._get_method(name).inlined_graph))
+
+
 def _check_examples_lowered(request: Request, lowering: Lowering) -> None:
     """Whole lowering stores test vectors of lowered methods only (InputError otherwise)."""
     unlowered = sorted(set(request.examples) - set(lowering.method_names))
@@ -349,7 +363,7 @@ def export(model: Any, path: str | Path, request: Request, progress: Report = _q
         note(text)
         notes.append(text)
 
-    if source.was_training:
+    if source.was_training and _reads_training(source.scripted):
         say("the model was in training mode; it is exported in eval mode (dropout off, batch norm with its "
             "running statistics), as inference needs")
     if mode == PARTIAL:  # torch's selective lowering edits the module: torch's outputs come first

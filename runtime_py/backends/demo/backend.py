@@ -32,6 +32,9 @@ class DemoBackend(Backend):
         named in ``method_compile_spec`` must have a program; a handle is returned for every
         program. Raises ``FormatError``.
         """
+        if not isinstance(method_compile_spec, Mapping):  # the bundle's bytecode passes it: nobody checked it
+            raise FormatError(f"compile was given a {type(method_compile_spec).__name__} as the method compile "
+                              "spec, not a dict", where=f"{_WHERE}, compile")
         if not isinstance(processed, Mapping) or set(processed) != {"programs", "weights"}:
             got = sorted(map(str, processed)) if isinstance(processed, Mapping) else type(processed).__name__
             raise format_error("PROCESSED_MODULE", where=_WHERE, got=got)
@@ -57,6 +60,9 @@ class DemoBackend(Backend):
         if not isinstance(handle, MethodPlan):  # the bundle's own bytecode passed something else
             raise FormatError(f"execute was given a {type(handle).__name__} as the method handle, not one "
                               "that compile returned", where=f"{_WHERE}, execute")
+        if not isinstance(inputs, list | tuple):
+            raise FormatError(f"execute was given a {type(inputs).__name__} as the inputs, not a list",
+                              where=f"{_WHERE}, execute")
         # run's list is new and the caller's: typing it as a list of objects is safe
         return cast("list[object]", run(handle, inputs))
 

@@ -109,3 +109,21 @@ def _ufunc_type_error() -> type[Exception]:
 # fit, a dtype numpy has no loop for, a division by zero, an overflow, a singular matrix): the
 # bundle's values, so the user's ExecutionError (exit 7). LinAlgError is a ValueError.
 VALUE_FAILURES = (ValueError, ArithmeticError, _ufunc_type_error())
+
+
+def is_value_failure(exc: BaseException) -> bool:
+    """Whether an operator's or a kernel's ``exc`` is about the values it was given: one of
+    VALUE_FAILURES, one of the plain TypeErrors numpy's ufuncs raise for operands of a dtype they
+    have no loop for (``ufunc 'floor' not supported for the input types``, ``numpy boolean
+    subtract ... is not supported``: torch refuses those dtypes too, "not implemented for 'Bool'"),
+    or numpy's IndexError for an index tensor's value out of bounds (``index 5 is out of bounds for
+    axis 0 with size 3``). Those messages are numpy's own wording, checked by tests."""
+    if isinstance(exc, VALUE_FAILURES):
+        return True
+    message = str(exc)
+    if type(exc) is IndexError:  # numpy's bounds check of an index tensor's values
+        return " is out of bounds for axis " in message and message.startswith("index ")
+    if type(exc) is not TypeError:
+        return False
+    return ((message.startswith("ufunc '") and "not supported for the input types" in message)
+            or message.startswith(("numpy boolean ", "The numpy boolean ")))

@@ -92,7 +92,9 @@ register_schema("aten::linear(Tensor input, Tensor weight, Tensor? bias=None) ->
 
 def _check_linear_shapes(x: np.ndarray, weight: np.ndarray) -> None:
     """torch's words for an input that does not fit the weight (before the kernel runs)."""
-    if weight.ndim not in (1, 2) or x.shape[-1:] != weight.shape[-1:]:
+    if weight.ndim not in (1, 2):
+        raise ExecutionError(f"linear expects a weight of 1 or 2 dims, got shape {list(weight.shape)}")
+    if x.shape[-1:] != weight.shape[-1:]:
         raise ExecutionError(f"mat1 and mat2 shapes cannot be multiplied ({int(np.prod(x.shape[:-1]))}x"
                              f"{x.shape[-1] if x.ndim else 1} and {weight.shape[-1]}x{weight.shape[0]})")
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime_py.errors import VALUE_FAILURES, ExecutionError, InternalError, LiteExportError
+from runtime_py.errors import ExecutionError, InternalError, LiteExportError, is_value_failure
 from runtime_py.operators.schema import Schema, argument_mismatch, parse_schema
 
 Kernel = Callable[[list[Any]], None]
@@ -78,7 +78,8 @@ def fail(name: str, exc: BaseException, schema: Schema, args: Sequence[Any]) -> 
 
     - our own errors stay what they are (an ExecutionError is prefixed with the operator's name),
       and so do MemoryError and RecursionError (the interpreter reports them where they happened);
-    - VALUE_FAILURES are about the values: ExecutionError;
+    - errors.is_value_failure (ValueError, ArithmeticError, numpy's dtype refusals) is about the
+      values: ExecutionError;
     - anything else (TypeError, AttributeError, KeyError, IndexError, NameError, AssertionError...)
       is the bundle's only when an argument does not have its schema's type - the bytecode that
       pushed it was never type-checked - and an ExecutionError naming that argument; with
@@ -88,7 +89,7 @@ def fail(name: str, exc: BaseException, schema: Schema, args: Sequence[Any]) -> 
         return exc if str(exc).startswith(name) else ExecutionError(f"{name}: {exc}")
     if isinstance(exc, LiteExportError | MemoryError | RecursionError):
         return exc
-    if isinstance(exc, VALUE_FAILURES):
+    if is_value_failure(exc):
         message = str(exc)
         if isinstance(exc, ValueError) and "read-only" in message:
             message = ("cannot write into a tensor loaded from the bundle: the bundle's tensors are "

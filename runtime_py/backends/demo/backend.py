@@ -41,6 +41,11 @@ class DemoBackend(Backend):
         programs, weights = processed["programs"], processed["weights"]
         if not isinstance(programs, Mapping) or not isinstance(weights, Sequence):
             raise format_error("PROCESSED_TYPES", where=_WHERE)
+        for table, names in (("method compile spec", method_compile_spec), ("programs", programs)):
+            odd = [name for name in names if not isinstance(name, str)]
+            if odd:
+                raise FormatError(f"the {table} is keyed by a {type(odd[0]).__name__}, not a method name",
+                                  where=f"{_WHERE}, compile")
         missing = sorted(set(method_compile_spec) - set(programs))
         if missing:
             raise format_error("MISSING_PROGRAMS", where=_WHERE, methods=", ".join(missing))

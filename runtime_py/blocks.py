@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from bundle_format.ptmf import OpCode
-from runtime_py.operators.registry import DIRECT, DirectCall, fail
+from runtime_py.operators.registry import DIRECT, DirectCall, reraise
 from runtime_py.values import ScriptObject
 
 # The instructions a block may hold: no control flow, no calls back into the runtime.
@@ -157,9 +157,7 @@ class _Emitter:
         arguments = ", ".join(self.take(direct.arity) + defaults)
         t = self.local()
         self.push_set(t, f"try:\n        {t} = op{pc}({arguments})\n    except Exception as exc:\n"
-                           f"        failure = fail(name{pc}, exc, schema{pc}, [{arguments}])\n"
-                           "        if failure is exc:\n            raise\n"
-                           "        raise failure from exc\n"
+                           f"        reraise(name{pc}, exc, schema{pc}, [{arguments}])\n"
                            f"    if type({t}) is not ndarray:\n        {t} = asarray({t})")
 
     def flush(self) -> None:
@@ -177,7 +175,7 @@ def compile_block(instructions: Sequence[tuple[int, int, int]], start: int, end:
     offers a DirectCall and whose arguments are all locals is called with them directly, through
     an implementation of its own when the operator keeps state per call site."""
     e = _Emitter()
-    namespace: dict[str, Any] = {"pop_n": pop_n, "get_slot": get_slot, "fail": fail, "ndarray": np.ndarray,
+    namespace: dict[str, Any] = {"pop_n": pop_n, "get_slot": get_slot, "reraise": reraise, "ndarray": np.ndarray,
                                  "asarray": np.asarray}
     for pc in range(start, end):
         op, x, n = instructions[pc]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -101,6 +101,14 @@ def fail(name: str, exc: BaseException, schema: Schema, args: Sequence[Any]) -> 
     return InternalError(f"{name} failed on arguments of its schema's types: {type(exc).__name__}: {exc}")
 
 
+def reraise(name: str, exc: Exception, schema: Schema, args: Sequence[Any]) -> NoReturn:
+    """Raise what ``fail`` makes of ``exc`` (``exc`` itself, as it was, or a new error caused by it)."""
+    failure = fail(name, exc, schema, args)
+    if failure is exc:
+        raise exc
+    raise failure from exc
+
+
 def _pusher(schema: Schema) -> Callable[[list[Any], Any], None]:
     """How a call site pushes the implementation's result, chosen once per site."""
     returns = schema.returns
@@ -139,10 +147,7 @@ def bind(definition: OperatorDef, num_args: int) -> Kernel:
             try:
                 result = impl(*args)
             except Exception as exc:
-                failure = fail(name, exc, schema, args)
-                if failure is exc:
-                    raise
-                raise failure from exc
+                reraise(name, exc, schema, args)
             push(stack, result)
 
         return vararg_kernel
@@ -168,10 +173,7 @@ def bind(definition: OperatorDef, num_args: int) -> Kernel:
         try:
             result = impl(*args)
         except Exception as exc:
-            failure = fail(name, exc, schema, args)
-            if failure is exc:
-                raise
-            raise failure from exc
+            reraise(name, exc, schema, args)
         push(stack, result)
 
     if schema.returns == ("Tensor",) and not schema.varret and not mutable:
@@ -186,8 +188,8 @@ DIRECT = "direct_call"  # the kernel attribute holding its DirectCall, when it h
 @dataclass(frozen=True)
 class DirectCall:
     """A kernel that returns one tensor, as compiled blocks call it when its ``arity`` arguments
-    are at hand: ``impl(*arguments, *defaults)``, a failure becomes ``fail(name, exc, schema,
-    arguments)`` and a result that is not an ndarray goes through np.asarray, as in the
+    are at hand: ``impl(*arguments, *defaults)``, a failure goes through ``reraise(name, exc,
+    schema, arguments)`` and a result that is not an ndarray goes through np.asarray, as in the
     kernel, without the trip through the stack (the block inlines these steps: no wrapper call)."""
 
     impl: Callable[..., Any]

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from bundle_format.ptmf import OpCode
-from runtime_py.errors import ExecutionError
-from runtime_py.operators.registry import DIRECT, FAILURES, DirectCall, fail
+from runtime_py.operators.registry import DIRECT, DirectCall, reraise
+from runtime_py.values import ScriptObject
 
 # The instructions a block may hold: no control flow, no calls back into the runtime.
 BLOCK_OPS = frozenset({OpCode.LOAD, OpCode.MOVE, OpCode.LOADC, OpCode.STORE, OpCode.STOREN, OpCode.DROP,
@@ -55,10 +55,35 @@ def block_spans(instructions: Sequence[tuple[int, int, int]]) -> list[tuple[int,
     return spans
 
 
+class Refused(Exception):  # noqa: N818  (not an error of ours: the bundle's, reported as one by run)
+    """An instruction refusing what the bundle's bytecode gave it - a value of the wrong kind, too
+    few values on the stack. Nobody type-checked that bytecode, so this is the bundle's error:
+    ``interpreter.run`` reports it as an ExecutionError naming the instruction, pc and function."""
+
+
+def kind(value: Any) -> str:
+    """A value's kind in an error message: ``Tensor``, ``int``, ``object of type M``..."""
+    if isinstance(value, ScriptObject):
+        return f"an object of type {value.type_name}"
+    if value is None:
+        return "None"
+    name = "Tensor" if isinstance(value, np.ndarray) else type(value).__name__
+    return f"{'an' if name[0] in 'aeiouAEIOU' else 'a'} {name}"
+
+
+def get_slot(obj: Any, index: int) -> Any:
+    """GET_ATTR: attribute slot ``index`` of ``obj``, which the bytecode promised is an object."""
+    if type(obj) is not ScriptObject:
+        raise Refused(f"GET_ATTR of attribute slot {index} needs an object, got {kind(obj)}")
+    if not 0 <= index < len(obj.slots):  # the index comes from the file: -1 is no slot either
+        raise Refused(f"object of type {obj.type_name} has no attribute slot {index}")
+    return obj.slots[index]
+
+
 def pop_n(stack: list[Any], n: int) -> list[Any]:
     """The top ``n`` values, bottom first, removed from the stack."""
     if n > len(stack):
-        raise ExecutionError(f"instruction needs {n} values but the stack holds {len(stack)}")
+        raise Refused(f"instruction needs {n} values but the stack holds {len(stack)}")
     items = stack[len(stack) - n:]
     del stack[len(stack) - n:]
     return items
@@ -126,12 +151,13 @@ class _Emitter:
         tuple. The try costs nothing unless an exception is raised (Python >= 3.11)."""
         namespace[f"op{pc}"] = direct.site() if direct.site is not None else direct.impl
         namespace[f"name{pc}"] = direct.name
+        namespace[f"schema{pc}"] = direct.schema
         defaults = [f"op{pc}_d{i}" for i in range(len(direct.defaults))]
         namespace.update(zip(defaults, direct.defaults, strict=True))
         arguments = ", ".join(self.take(direct.arity) + defaults)
         t = self.local()
-        self.push_set(t, f"try:\n        {t} = op{pc}({arguments})\n    except FAILURES as exc:\n"
-                           f"        raise fail(name{pc}, exc) from exc\n"
+        self.push_set(t, f"try:\n        {t} = op{pc}({arguments})\n    except Exception as exc:\n"
+                           f"        reraise(name{pc}, exc, schema{pc}, [{arguments}])\n"
                            f"    if type({t}) is not ndarray:\n        {t} = asarray({t})")
 
     def flush(self) -> None:
@@ -149,7 +175,7 @@ def compile_block(instructions: Sequence[tuple[int, int, int]], start: int, end:
     offers a DirectCall and whose arguments are all locals is called with them directly, through
     an implementation of its own when the operator keeps state per call site."""
     e = _Emitter()
-    namespace: dict[str, Any] = {"pop_n": pop_n, "FAILURES": FAILURES, "fail": fail, "ndarray": np.ndarray,
+    namespace: dict[str, Any] = {"pop_n": pop_n, "get_slot": get_slot, "reraise": reraise, "ndarray": np.ndarray,
                                  "asarray": np.asarray}
     for pc in range(start, end):
         op, x, n = instructions[pc]
@@ -177,17 +203,17 @@ def compile_block(instructions: Sequence[tuple[int, int, int]], start: int, end:
         elif op == OpCode.GET_ATTR:
             obj = e.pop(pc)
             e.lines.append(f"f.pc = {pc}")
-            # a script object's slot read directly (a method call costs more than the read); anything
-            # else, or a slot it lacks, fails in get_slot as the step does
+            # a script object's slot read directly (a call costs more than the read); anything else,
+            # or a slot it lacks, is refused in get_slot as the step refuses it
             if obj == "s.pop()":  # evaluated once
                 e.push(obj)
                 obj = e.pop(pc)
             t = e.local()
             if x < 0:  # no slot: get_slot says so
-                e.push_set(t, f"{t} = {obj}.get_slot({x})")
+                e.push_set(t, f"{t} = get_slot({obj}, {x})")
             else:
                 e.push_set(t, f"try:\n        {t} = {obj}.slots[{x}]\n    except (AttributeError, IndexError):\n"
-                                f"        {t} = {obj}.get_slot({x})")
+                                f"        {t} = get_slot({obj}, {x})")
         elif op == OpCode.OP:
             direct: DirectCall | None = getattr(operators[x], DIRECT, None) if 0 <= x < len(operators) else None
             e.lines.append(f"f.pc = {pc}")

@@ -23,9 +23,9 @@ import numpy as np
 
 from bundle_format.ptmf import NUMPY_DTYPES, OpCode
 from runtime_py.backends.demo.arrays import ignore_fp_errors, restore_fp_errors
-from runtime_py.blocks import block_spans, compile_block, pop_n
+from runtime_py.blocks import Refused, block_spans, compile_block, get_slot, kind, pop_n
 from runtime_py.budgets import LoadBudget
-from runtime_py.errors import ExecutionError, FormatError, LiteExportError
+from runtime_py.errors import ExecutionError, FormatError, InternalError, LiteExportError
 from runtime_py.value_format import format_ivalue
 from runtime_py.values import UNINITIALIZED, ScriptObject
 
@@ -135,9 +135,9 @@ def is_instance(value: Any, type_str: str) -> bool:
         return check(value)
     if type_str.startswith("Optional[") and type_str.endswith("]"):
         return value is None or is_instance(value, type_str[len("Optional["):-1])
-    for prefix, kind in (("List[", list), ("Tuple[", tuple), ("Dict[", dict)):
+    for prefix, container in (("List[", list), ("Tuple[", tuple), ("Dict[", dict)):
         if type_str.startswith(prefix):
-            return isinstance(value, kind)
+            return isinstance(value, container)
     return isinstance(value, ScriptObject) and value.type_name == type_str
 
 
@@ -205,8 +205,15 @@ def _loop(f: Frame, x: int, n: int) -> None:
     counters (the loop-carried values move down) and jump by X."""
     stack = f.stack
     base = len(stack) - (n + 1)
+    if base < 0 or n < 2:  # the three counters at least
+        raise Refused(f"LOOP needs {max(n + 1, 3)} values (N = {n}) but the stack holds {len(stack)}")
     trip = stack[base]
-    if trip < stack[base + 1] and stack[base + 2]:
+    try:
+        go = trip < stack[base + 1] and stack[base + 2]
+    except TypeError:  # the counters are the bundle's values: ints, unless its bytecode is broken
+        raise Refused(f"LOOP needs an int trip count and maximum, got {kind(trip)} and {kind(stack[base + 1])}") \
+            from None
+    if go:
         stack[base + 2] = trip
         stack[base] = trip + 1
     else:
@@ -227,22 +234,41 @@ def _call(f: Frame, x: int, n: int) -> None:  # call function X of the code (tor
 
 def _interface_call(f: Frame, x: int, n: int) -> None:  # method named constants[X], N inputs, object first
     if n == 0:
-        raise ExecutionError("INTERFACE_CALL with no inputs")
+        raise Refused("INTERFACE_CALL with no inputs")
     args = pop_n(f.stack, n)
-    f.stack.append(f.runtime.call_method(args[0], f.code.constants[x], args[1:]))
+    name = f.code.constants[x]
+    if not isinstance(name, str):
+        raise Refused(f"INTERFACE_CALL needs a method name, got {kind(name)}")
+    f.stack.append(f.runtime.call_method(args[0], name, args[1:]))
 
 
 def _get_attr(f: Frame, x: int, n: int) -> None:  # pop object, push its slot X
-    f.stack.append(f.stack.pop().get_slot(x))
+    f.stack.append(get_slot(f.stack.pop(), x))
 
 
 def _set_attr(f: Frame, x: int, n: int) -> None:  # pop value and object, set slot X
     value = f.stack.pop()
-    f.stack.pop().set_slot(x, value)
+    obj = f.stack.pop()
+    if type(obj) is not ScriptObject:
+        raise Refused(f"SET_ATTR of attribute slot {x} needs an object, got {kind(obj)}")
+    if x < 0:
+        raise Refused(f"object of type {obj.type_name} has no attribute slot {x}")
+    obj.set_slot(x, value)
+
+
+def _sequence(value: Any, what: str) -> list[Any] | tuple[Any, ...]:
+    if not isinstance(value, list | tuple):
+        raise Refused(f"{what} needs a list or tuple, got {kind(value)}")
+    return value
+
+
+def _hashable(key: Any, what: str) -> None:
+    if not isinstance(key, str | int | float | complex | type(None)):  # bool is an int
+        raise Refused(f"{what}: a dict key must be a str, int, float or bool, got {kind(key)}")
 
 
 def _list_unpack(f: Frame, x: int, n: int) -> None:  # pop a list of X items, push them
-    items = f.stack.pop()
+    items = _sequence(f.stack.pop(), "LIST_UNPACK")
     if len(items) != x:
         raise ExecutionError(f"Expected {x} elements in a list but found {len(items)}")
     f.stack.extend(items)
@@ -261,7 +287,11 @@ def _list_construct(f: Frame, x: int, n: int) -> None:  # pop N values, push a l
 
 
 def _dict_construct(f: Frame, x: int, n: int) -> None:  # pop N values (key, value, ...), push a dict
+    if n % 2:
+        raise Refused(f"DICT_CONSTRUCT needs keys and values in pairs, got {n} values")
     items = pop_n(f.stack, n)
+    for key in items[0::2]:
+        _hashable(key, "DICT_CONSTRUCT")
     f.stack.append(dict(zip(items[0::2], items[1::2], strict=True)))
 
 
@@ -275,12 +305,14 @@ def _isinstance(f: Frame, x: int, n: int) -> None:  # pop, push whether it is on
 
 
 def _tuple_slice(f: Frame, x: int, n: int) -> None:  # pop a tuple, push tuple[X:X+N]
-    f.stack.append(tuple(f.stack.pop()[x:x + n]))
+    f.stack.append(tuple(_sequence(f.stack.pop(), "TUPLE_SLICE")[x:x + n]))
 
 
 def _tuple_index(f: Frame, x: int, n: int) -> None:  # pop index and tuple, push tuple[index]
     index = f.stack.pop()
-    items = f.stack.pop()
+    items = _sequence(f.stack.pop(), "TUPLE_INDEX")
+    if type(index) is not int:
+        raise Refused(f"TUPLE_INDEX needs an int index, got {kind(index)}")
     if not -len(items) <= index < len(items):
         raise ExecutionError("Tuple list index out of range")
     f.stack.append(items[index])
@@ -295,6 +327,9 @@ def _raise_exception(f: Frame, x: int, n: int) -> None:  # pop class name (or No
 def _dict_index(f: Frame, x: int, n: int) -> None:  # pop key and dict, push dict[key]
     key = f.stack.pop()
     d = f.stack.pop()
+    if not isinstance(d, dict):
+        raise Refused(f"DICT_INDEX needs a dict, got {kind(d)}")
+    _hashable(key, "DICT_INDEX")
     if key not in d:
         raise ExecutionError(f"KeyError: {format_ivalue(key)}")
     f.stack.append(d[key])
@@ -320,6 +355,8 @@ def _un_initialized(f: Frame, x: int, n: int) -> None:  # push a placeholder (va
 
 def _format(f: Frame, x: int, n: int) -> None:  # pop X values (format string first), push str.format result
     args = pop_n(f.stack, x)
+    if not args or not isinstance(args[0], str):
+        raise Refused(f"FORMAT needs a format string, got {kind(args[0]) if args else 'no values'}")
     fmt = args[0]
     out: list[str] = []
     begin = 0
@@ -343,7 +380,12 @@ def _device(f: Frame, x: int, n: int) -> None:  # pop a tensor, push its device
 
 def _dtype(f: Frame, x: int, n: int) -> None:  # pop a tensor, push its c10::ScalarType number
     t = f.stack.pop()
-    f.stack.append(SCALAR_TYPES[np.asarray(t).dtype])
+    if not isinstance(t, np.ndarray):
+        raise Refused(f"DTYPE needs a Tensor, got {kind(t)}")
+    code = SCALAR_TYPES.get(t.dtype)
+    if code is None:
+        raise Refused(f"DTYPE: runtime_py has no c10 ScalarType for {t.dtype} tensors")
+    f.stack.append(code)
 
 
 def _dim(f: Frame, x: int, n: int) -> None:  # pop a tensor, push its number of dimensions
@@ -360,11 +402,13 @@ _TO_LIST_KINDS = {0: "i", 1: "f", 2: "b", 3: "c"}  # tolist's element type code 
 def _to_list(f: Frame, x: int, n: int) -> None:  # pop element type code, dim and tensor; push nested lists
     elem_type = f.stack.pop()
     dim = f.stack.pop()
-    t = np.asarray(f.stack.pop())
-    kind = _TO_LIST_KINDS.get(elem_type)
-    if kind is None:
+    t = f.stack.pop()
+    if not isinstance(t, np.ndarray) or type(elem_type) is not int:
+        raise Refused(f"TO_LIST needs a Tensor and an int element type, got {kind(t)} and {kind(elem_type)}")
+    element = _TO_LIST_KINDS.get(elem_type)
+    if element is None:
         raise ExecutionError("Unsupported element type for tolist; only int, float, complex and bool are supported")
-    if t.dtype.kind != kind and not (kind == "i" and t.dtype.kind == "u"):
+    if t.dtype.kind != element and not (element == "i" and t.dtype.kind == "u"):
         raise ExecutionError("Output annotation element type and runtime tensor element type must match for "
                              "tolist()")
     if t.ndim != dim:
@@ -378,7 +422,10 @@ _SCALAR_TENSOR_DTYPES = {bool: np.bool_, int: np.int64, float: np.float64, compl
 
 def _num_to_tensor(f: Frame, x: int, n: int) -> None:  # pop a number, push it as a 0-dim tensor
     value = f.stack.pop()
-    f.stack.append(np.array(value, dtype=_SCALAR_TENSOR_DTYPES.get(type(value), None)))
+    dtype = _SCALAR_TENSOR_DTYPES.get(type(value))
+    if dtype is None:
+        raise Refused(f"NUM_TO_TENSOR needs a number, got {kind(value)}")
+    f.stack.append(np.array(value, dtype=dtype))
 
 
 def _is_cuda(f: Frame, x: int, n: int) -> None:  # pop a tensor, push False (runtime_py is CPU only)
@@ -476,12 +523,19 @@ def _run_budgeted(f: Frame, budget: LoadBudget) -> None:
         budget.depth -= 1
 
 
+def _where(code: Code, pc: int) -> str:
+    handle = code.debug_handle(pc)
+    return (f"{code.describe(pc)} at pc {pc} of function {code.qn}"
+            + (f", debug handle {handle}" if handle >= 0 else ""))
+
+
 def run(code: Code, args: list[Any], runtime: Runtime, budget: LoadBudget | None = None) -> Any:
     """Run ``code`` on ``args`` (``self`` first) and return its result.
 
-    Any failure becomes an ExecutionError that names the instruction, pc and function and
-    carries the instruction's debug handle (so the caller can map it to source). With a
-    ``budget``, exceeding it is a FormatError (LoadBudget: code run at load) or a
+    A failure that is the bundle's becomes an ExecutionError that names the instruction, pc and
+    function and carries the instruction's debug handle (so the caller can map it to source); a
+    bug of ours an InternalError that names them too (see the rule at the except clauses). With
+    a ``budget``, exceeding it is a FormatError (LoadBudget: code run at load) or a
     RunLimitExceeded (RunBudget: limits the caller set)."""
     # first: decoding checks the instructions, register_size among them, before any use; under a
     # budget code runs instruction by instruction (each counted), otherwise as compiled blocks
@@ -508,8 +562,15 @@ def run(code: Code, args: list[Any], runtime: Runtime, budget: LoadBudget | None
         else:  # the frames it passes through on the way out: torch's handle stack
             exc.outer_handles.append(code.debug_handle(f.pc))
         raise
+    except InternalError as exc:
+        if exc.where:  # an inner frame said where already
+            raise
+        raise InternalError(exc.detail, where=_where(code, f.pc)) from exc
     except LiteExportError:
         raise
+    except Refused as exc:  # an instruction refused a value of the wrong kind: the bundle's bytecode
+        raise ExecutionError(f"{code.describe(f.pc)} failed at pc {f.pc} of function {code.qn}: {exc}",
+                             debug_handle=code.debug_handle(f.pc)) from None
     except MemoryError as exc:
         if budget is not None:
             raise budget.out_of_memory(code, f.pc) from exc
@@ -518,9 +579,27 @@ def run(code: Code, args: list[Any], runtime: Runtime, budget: LoadBudget | None
     except RecursionError as exc:
         raise ExecutionError(f"recursion too deep at pc {f.pc} of function {code.qn}",
                              debug_handle=code.debug_handle(f.pc)) from exc
-    except Exception as exc:  # a kernel's or a handler's own failure: say where it happened
+    # The rule. Operators classify their implementations' failures themselves (registry.fail):
+    # what reaches here comes from the instructions' own code, which refuses every value of the
+    # wrong kind the bundle's bytecode can give it (Refused, above). What is left:
+    # - ValueError and ArithmeticError: a complaint about a value (the truth of a many-element
+    #   tensor at JF, say): the bundle's, an ExecutionError;
+    # - IndexError "pop from empty list" with the stack empty: the bytecode popped more values
+    #   than it pushed (the stack's depth is not checked ahead, to keep each step cheap): the
+    #   bundle's, an ExecutionError;
+    # - anything else (TypeError, AttributeError, KeyError, IndexError, NameError,
+    #   AssertionError...) is a bug of ours: InternalError, exit 70, naming where it happened.
+    except (ValueError, ArithmeticError) as exc:
         raise ExecutionError(f"{code.describe(f.pc)} failed at pc {f.pc} of function {code.qn}: "
                              f"{type(exc).__name__}: {exc}", debug_handle=code.debug_handle(f.pc)) from exc
+    except IndexError as exc:
+        if f.stack or str(exc) != "pop from empty list":
+            raise InternalError(f"{type(exc).__name__}: {exc}", where=_where(code, f.pc)) from exc
+        raise ExecutionError(f"{code.describe(f.pc)} failed at pc {f.pc} of function {code.qn}: the stack is "
+                             "empty (the bytecode pops more values than it pushed)",
+                             debug_handle=code.debug_handle(f.pc)) from None
+    except Exception as exc:
+        raise InternalError(f"{type(exc).__name__}: {exc}", where=_where(code, f.pc)) from exc
     finally:
         restore_fp_errors(fp_errors)
     raise FormatError(f"function {code.qn} ran past its last instruction without RET",

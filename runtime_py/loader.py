@@ -4,6 +4,7 @@ and functions ready for the interpreter."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
@@ -13,8 +14,8 @@ import numpy as np
 from bundle_format import ptmf
 from bundle_format.ptmf_verify import ivalue_children
 from runtime_py import budgets, interpreter
-from runtime_py.backends import get_backend
-from runtime_py.errors import ExecutionError, FormatError, LiteExportError
+from runtime_py.backends import Backend, get_backend
+from runtime_py.errors import ExecutionError, FormatError, InternalError, LiteExportError
 from runtime_py.lowered_methods import NOT_LOWERED, LoweredCall, is_lowered_setstate, recognize, run_setstate
 from runtime_py.operators import bind_operator
 from runtime_py.values import ScriptEnum, ScriptObject
@@ -175,6 +176,8 @@ class LoadedModule:
                 interpreter.run(self.value(v.setstate_func), [obj, state], self, self._budget)
             except FormatError as exc:
                 raise exc.at(f"Module.ivalues[{index}]") from exc.__cause__
+            except InternalError:  # a bug of ours stays one
+                raise
             except LiteExportError as exc:  # the file's own code failed: the file is at fault
                 raise FormatError(f"__setstate__ of {object_type.type_name} failed at load: {exc}",
                                   where=f"Module.ivalues[{index}]") from exc
@@ -224,10 +227,24 @@ class LoadedModule:
             if code is None:
                 raise ExecutionError(f"object of type {obj.type_name} has no method {name}")
             return interpreter.run(code, [obj, *args], self, self._budget or _RUN_BUDGET.get())
-        method = getattr(obj, name, None) if not name.startswith("_") or name == "__init__" else None
+        # not a script object: only what create_object makes besides them (a delegate backend, the
+        # debug info holder) has methods to call, and only the public ones its class defines
+        method = (getattr(obj, name, None) if isinstance(obj, Backend | _BackendDebugInfo)
+                  and (not name.startswith("_") or name == "__init__") else None)
         if method is None:
-            raise ExecutionError(f"{type(obj).__name__} has no method {name}")
-        return method(*args)
+            callable_object = isinstance(obj, Backend | _BackendDebugInfo)
+            raise ExecutionError(f"{type(obj).__name__} has no method {name}" if callable_object
+                                 else f"method {name} called on a {type(obj).__name__}, not an object")
+        try:
+            inspect.signature(method).bind(*args)
+        except TypeError as exc:  # the bundle's bytecode chose the arguments
+            raise ExecutionError(f"{type(obj).__name__}.{name}: {exc}") from None
+        try:
+            return method(*args)
+        except (LiteExportError, MemoryError, RecursionError):
+            raise
+        except Exception as exc:  # the backend refuses what it is given with our errors: this is a bug
+            raise InternalError(f"{type(obj).__name__}.{name} failed: {type(exc).__name__}: {exc}") from exc
 
     def create_object(self, type_name: str) -> Any:
         if type_name.startswith(BACKEND_CLASS_PREFIX):

@@ -38,7 +38,7 @@ from bundle_format.lowered_bytecode import (
     setstate_function,
 )
 from runtime_py.backends.base import Backend
-from runtime_py.errors import ExecutionError, FormatError
+from runtime_py.errors import ExecutionError, FormatError, LiteExportError
 from runtime_py.interpreter import Runtime, ScriptError
 from runtime_py.values import ScriptObject
 
@@ -167,8 +167,8 @@ def run_setstate(obj: ScriptObject, state: Any, runtime: Runtime) -> bool:
     """What a recognized LoweredModule ``__setstate__`` does, step for step, without interpreting it.
 
     True when done. False when ``state`` is not the ``(spec, processed, True)`` this handles, or
-    a step failed with anything but a FormatError: the caller then interprets the bytecode on a
-    fresh object, which ends (in an error or not) exactly as it always did. (Only a failing load
+    a step failed with one of our errors other than a FormatError: the caller then interprets the
+    bytecode on a fresh object, which ends (in an error or not) exactly as it always did. (Only a failing load
     pays for the second run; every step is the runtime's own, so the two cannot disagree.)
     """
     if type(state) is not tuple or len(state) != 3 or state[2] is not True:
@@ -186,6 +186,9 @@ def run_setstate(obj: ScriptObject, state: Any, runtime: Runtime) -> bool:
         obj.set_slot(SLOT_HANDLES, runtime.call_method(backend, "compile", [state[1], state[0]]))
     except FormatError:
         raise
-    except Exception:
+    except LiteExportError:
+        # an ExecutionError, or an InternalError of a step (the backend's): the interpreter runs the
+        # same steps and ends in the same error, naming the instruction. Any other exception is a
+        # bug of this function's own and propagates (exit 70), never a fallback.
         return False
     return True

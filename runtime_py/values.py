@@ -31,7 +31,7 @@ class ScriptObject:
 
     def get_slot(self, index: int) -> Any:
         if not 0 <= index < len(self.slots):  # the index comes from the file: -1 is no slot either
-            raise IndexError(f"object of type {self.type_name} has no attribute slot {index}")
+            raise ExecutionError(f"object of type {self.type_name} has no attribute slot {index}")
         return self.slots[index]
 
     def set_slot(self, index: int, value: Any) -> None:

@@ -45,6 +45,9 @@ def scaled_dot_product_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, at
                                  enable_gqa: bool) -> np.ndarray:
     if dropout_p > 0:
         raise ExecutionError("attention dropout is random and not supported by runtime_py (dropout_p > 0)")
+    if min(q.ndim, k.ndim, v.ndim) < 2:
+        raise ExecutionError(f"scaled_dot_product_attention expects query, key and value of at least 2 dims, got "
+                             f"shapes {list(q.shape)}, {list(k.shape)} and {list(v.shape)}")
     if enable_gqa and q.ndim >= 3 and k.shape[-3] != q.shape[-3]:
         k = np.repeat(k, q.shape[-3] // k.shape[-3], axis=-3)
         v = np.repeat(v, q.shape[-3] // v.shape[-3], axis=-3)

@@ -4,6 +4,7 @@ mutation (append/insert/pop/_set_item...), slicing and the str methods scripts u
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 from typing import Any
 
 from runtime_py.errors import ExecutionError
@@ -181,8 +182,25 @@ register_schema('aten::rstrip(str self, str chars=" \\n\\t\\f\\v") -> str', str.
 register_schema("aten::replace(str self, str old, str new, int max=-1) -> str", str.replace)
 register_schema("aten::splitlines(str self, bool keepends=False) -> str[]", str.splitlines)
 register_schema("aten::zfill(str self, int width) -> str", str.zfill)
-register_schema('aten::ljust(str self, int width, str fillchar=" ") -> str', str.ljust)
-register_schema('aten::rjust(str self, int width, str fillchar=" ") -> str', str.rjust)
+
+
+def _justify(method: Callable[[str, int, str], str]) -> Callable[[str, int, str], str]:
+    def impl(s: str, width: int, fillchar: str) -> str:
+        if len(fillchar) != 1:
+            raise ExecutionError(f"the fill character must be exactly one character long, got {fillchar!r}")
+        return method(s, width, fillchar)
+
+    return impl
+
+
+def _ord(s: str) -> int:
+    if len(s) != 1:
+        raise ExecutionError(f"ord() expected a character, but string of length {len(s)} found")
+    return ord(s)
+
+
+register_schema('aten::ljust(str self, int width, str fillchar=" ") -> str', _justify(str.ljust))
+register_schema('aten::rjust(str self, int width, str fillchar=" ") -> str', _justify(str.rjust))
 register_schema("aten::startswith(str self, str substr, int start=0, int end=-1) -> bool",
                 lambda s, sub, start, end: s.startswith(sub, *_str_range(s, start, end)))
 register_schema("aten::endswith(str self, str substr, int start=0, int end=-1) -> bool",
@@ -193,5 +211,5 @@ register_schema("aten::rfind(str self, str substr, int start=0, int end=-1) -> i
                 lambda s, sub, start, end: s.rfind(sub, *_str_range(s, start, end)))
 register_schema("aten::count(str self, str substr, int start=0, int end=-1) -> int",
                 lambda s, sub, start, end: s.count(sub, *_str_range(s, start, end)))
-register_schema("aten::ord(str string) -> int", ord)
+register_schema("aten::ord(str string) -> int", _ord)
 register_schema("aten::chr(int i) -> str", chr)

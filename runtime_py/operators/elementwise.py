@@ -25,6 +25,7 @@ from runtime_py.operators.tensors import (
     is_floating,
     numpy_dtype,
     result_type,
+    shape_dim,
     write,
 )
 
@@ -374,7 +375,7 @@ def prelu(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
 
 @op("aten::glu(Tensor self, int dim=-1) -> Tensor")  # first half * sigmoid(second half)
 def glu(x: np.ndarray, d: int) -> np.ndarray:
-    a, b = np.split(x, 2, axis=dim(d, x.ndim))
+    a, b = np.split(x, 2, axis=shape_dim(x, d))
     return a * sigmoid(b)
 
 

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from bundle_format.program import FusedAttrs
+from runtime_py.backends.demo.arrays import Kernel
 from runtime_py.backends.demo.linalg import make_linear
 from runtime_py.errors import ExecutionError
 from runtime_py.operators.registry import op, register_schema
@@ -61,9 +62,9 @@ register_schema("aten::addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta
 
 
 def _linear_site() -> Any:
-    """linear at one call site: float32 runs the demo kernel (which keeps the transposed weight),
-    other dtypes ``linear``; a shape that does not fit is refused first, in torch's words. A
-    failure of the demo kernel is its own: no second implementation runs in its place."""
+    """linear at one call site, on the demo backend's linear kernel (which keeps the transposed
+    weight); a shape that does not fit is refused first, in torch's words, and operands of other
+    dtypes are promoted as torch does before the kernel runs."""
     kernel = make_linear(FusedAttrs(), 3)
     # (weight, bias) of the last call, once found float32 with a 2-D weight: the usual call (the
     # same constants every time) then checks only x in fewer steps (dtypes and ndim never change)
@@ -74,13 +75,13 @@ def _linear_site() -> Any:
         last = checked
         if last[0] is not weight or last[1] is not bias:
             if not (weight.ndim == 2 and all_float32(weight, bias)):
-                return linear(x, weight, bias)
+                return _promoted_linear(kernel, x, weight, bias)
             checked = (weight, bias)
         if type(x) is np.ndarray and (x.dtype is F32 or x.dtype == F32) and x.ndim:
             if x.shape[-1] != weight.shape[1]:
                 _check_linear_shapes(x, weight)
             return kernel(x, weight, bias)
-        return linear(x, weight, bias)
+        return _promoted_linear(kernel, x, weight, bias)
 
     return linear_site
 
@@ -90,16 +91,23 @@ register_schema("aten::linear(Tensor input, Tensor weight, Tensor? bias=None) ->
 
 
 def _check_linear_shapes(x: np.ndarray, weight: np.ndarray) -> None:
-    """torch's words for an input that does not fit the weight (before either kernel runs)."""
+    """torch's words for an input that does not fit the weight (before the kernel runs)."""
+    if weight.ndim not in (1, 2):
+        raise ExecutionError(f"linear expects a weight of 1 or 2 dims, got shape {list(weight.shape)}")
     if x.shape[-1:] != weight.shape[-1:]:
         raise ExecutionError(f"mat1 and mat2 shapes cannot be multiplied ({int(np.prod(x.shape[:-1]))}x"
                              f"{x.shape[-1] if x.ndim else 1} and {weight.shape[-1]}x{weight.shape[0]})")
 
 
-def linear(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+def _promoted_linear(kernel: Kernel, x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+    """The kernel on operands of torch's promoted dtype (a 1-D weight, torch's vector product,
+    as a single row)."""
     _check_linear_shapes(x, weight)
-    y = matmul(x, weight.T)
-    return y if bias is None else np.asarray(y + bias).astype(y.dtype, copy=False)
+    dtype = result_type(x, weight) if bias is None else result_type(x, weight, bias)
+    row = weight.ndim == 1
+    y: np.ndarray = kernel(as_dtype(x, dtype), as_dtype(weight, dtype)[None] if row else as_dtype(weight, dtype),
+                           None if bias is None else as_dtype(bias, dtype))
+    return y[..., 0] if row else y
 
 
 @op("aten::bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor")  # x1^T W_k x2 + b_k

@@ -1,30 +1,39 @@
 """Neural-network layers: convolution (and transposed), pooling, embedding,
 dropout (eval: identity), padding and distances.
 
-float32 2-D convolution and pooling run the demo backend's kernels (see site_kernels); the
-code here covers the rest: other dtypes, 1-D and 3-D windows, transposed convolution. N-d
-where torch is; im2col + matmul. Normalization layers are in normalization.py."""
+Convolution and max, average and adaptive average pooling have one implementation each, the
+demo backend's 2-D kernels (runtime_py/backends/demo/conv.py, pooling.py): the call sites here
+bind them to the arguments, promote dtypes as torch does, and map a 1-D window onto them as a
+window of unit height and a 3-D window as a loop over its depth taps. Transposed convolution and
+adaptive max pooling have no demo kernel and are here. Normalization layers are in
+normalization.py."""
 
 from __future__ import annotations
 
+import functools
 import itertools
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from bundle_format.program import Conv2dAttrs, Pool2dAttrs, ShapeAttrs
+from runtime_py.backends.demo.arrays import Kernel
 from runtime_py.backends.demo.conv import make_conv2d
 from runtime_py.backends.demo.pooling import (
     adaptive_bounds,
+    lowest,
     make_adaptive_avg_pool2d,
     make_avg_pool2d,
     make_max_pool2d,
+    max_pool2d_with_indices,
+    window_counts,
 )
 from runtime_py.backends.demo.windows import output_size
 from runtime_py.errors import ExecutionError
 from runtime_py.operators.registry import op, register_schema
-from runtime_py.operators.site_kernels import SiteKernels, all_float32, pair
-from runtime_py.operators.tensors import INT64, as_dtype, dim, float_dtype, result_type
+from runtime_py.operators.site_kernels import SiteKernels
+from runtime_py.operators.tensors import INT64, as_dtype, dim, result_type
 
 
 def _expand(values: list[int] | int, n: int, what: str) -> list[int]:
@@ -36,27 +45,56 @@ def _expand(values: list[int] | int, n: int, what: str) -> list[int]:
     return values
 
 
-def _batched(x: np.ndarray, nd: int, name: str) -> tuple[np.ndarray, bool]:
-    """(N, C, *spatial) view of x, and whether x had no batch dim."""
-    if x.ndim == nd + 1:
-        return x[None], True
-    if x.ndim != nd + 2:
+def _check_rank(x: np.ndarray, nd: int, name: str) -> None:
+    if x.ndim not in (nd + 1, nd + 2):
         raise ExecutionError(f"{name} expects a {nd + 1}-D (unbatched) or {nd + 2}-D (batched) input, "
                              f"got shape {list(x.shape)}")
-    return x, False
 
 
-def _windows(x: np.ndarray, kernel: list[int], stride: list[int], dilation: list[int],
-             out: list[int]) -> np.ndarray:
-    """Stack of the strided windows of the last len(kernel) dims: shape (*lead, prod(kernel), *out)."""
-    nd = len(kernel)
-    lead = x.ndim - nd
-    slices = []
-    for offsets in itertools.product(*[range(k) for k in kernel]):
-        index = [slice(None)] * lead + [slice(o * d, o * d + s * (n - 1) + 1, s)
-                                        for o, d, s, n in zip(offsets, dilation, stride, out, strict=True)]
-        slices.append(x[tuple(index)])
-    return np.stack(slices, axis=lead)
+def _float_dtype(name: str, *arrays: np.ndarray | None) -> np.dtype:
+    """The dtype the operands promote to, which must be a floating one (torch has no integer
+    convolution or average pooling on the CPU)."""
+    dtype = result_type(*[a for a in arrays if a is not None])
+    if dtype.kind != "f":
+        raise ExecutionError(f"{name} is not implemented for {dtype} tensors (floating-point only, as in torch)")
+    return dtype
+
+
+def _last2(values: list[int], unit: int) -> tuple[int, int]:
+    """The (height, width) part of a 1-, 2- or 3-D window attribute: a 1-D one gets ``unit`` as height."""
+    return (unit, values[0]) if len(values) == 1 else (values[-2], values[-1])
+
+
+def _planar(nd: int, x: np.ndarray, kernel: Kernel) -> np.ndarray:
+    """``kernel`` (a 2-D one) on a 1-D or 2-D input: a 1-D input runs with a unit height."""
+    if nd == 1:
+        y: np.ndarray = kernel(x[..., None, :])
+        return y[..., 0, :]
+    return np.asarray(kernel(x))
+
+
+def _by_depth(x: np.ndarray, name: str, window: tuple[int, int, int, int], ceil_mode: bool, fill: Any,
+              planar: Callable[[int, np.ndarray], np.ndarray]) -> tuple[list[np.ndarray], int, int]:
+    """A 3-D window as 2-D ones: the input (N, C, D, H, W) padded in depth with ``fill``, and
+    ``planar(tap, planes)`` for each depth tap, ``planes`` the (N, C, OD, H, W) input planes the
+    tap reads for every output depth. Returns the taps' results, the output depth and the input's."""
+    kernel, stride, padding, dilation = window
+    if min(kernel, stride, dilation) < 1 or padding < 0:
+        raise ExecutionError(f"{name}: depth kernel {kernel}, stride {stride} and dilation {dilation} must be "
+                             f"positive and padding {padding} non-negative")
+    depth = x.shape[2]
+    out = output_size(depth, kernel, stride, padding, dilation, ceil_mode)
+    if out < 1:
+        raise ExecutionError(f"{name}: input of depth {depth} is too small: output depth would be {out}")
+    extra = max((out - 1) * stride + dilation * (kernel - 1) + 1 - (depth + 2 * padding), 0)
+    if padding or extra:
+        x = np.pad(x, [(0, 0), (0, 0), (padding, padding + extra), (0, 0), (0, 0)], constant_values=fill)
+    taps = [planar(t, x[:, :, t * dilation: t * dilation + stride * (out - 1) + 1: stride]) for t in range(kernel)]
+    return taps, out, depth
+
+
+def _batched5(x: np.ndarray) -> tuple[np.ndarray, bool]:
+    return (x[None], True) if x.ndim == 4 else (x, False)
 
 
 # ---- convolution -------------------------------------------------------------------------------
@@ -72,32 +110,57 @@ def _conv_padding(padding: Any, kernel: list[int], dilation: list[int], nd: int)
     return [(p, p) for p in _expand(padding, nd, "padding")]
 
 
-def convolution(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, stride: Any, padding: Any,
-                dilation: Any, groups: int) -> np.ndarray:
-    nd = weight.ndim - 2
-    xb, unbatched = _batched(x, nd, f"conv{nd}d")
-    kernel = list(weight.shape[2:])
-    stride, dilation = _expand(stride, nd, "stride"), _expand(dilation, nd, "dilation")
-    pads = _conv_padding(padding, kernel, dilation, nd)
-    n, c = xb.shape[:2]
-    o, cg = weight.shape[:2]
-    if c != cg * groups or o % groups:
-        raise ExecutionError(f"expected input with {cg * groups} channels (weight {list(weight.shape)}, groups "
-                             f"{groups}), but got input of shape {list(x.shape)}")
-    dtype = result_type(x, weight)
-    xp = np.pad(as_dtype(xb, dtype), [(0, 0), (0, 0)] + pads)
-    out = [(size - d * (k - 1) - 1) // s + 1 for size, k, s, d in zip(xp.shape[2:], kernel, stride, dilation,
-                                                                       strict=True)]
-    if min(out) <= 0:
-        raise ExecutionError(f"kernel size {kernel} can't be greater than the padded input size "
-                             f"{list(xp.shape[2:])}")
-    cols = _windows(xp, kernel, stride, dilation, out)  # (N, C, K, *out)
-    cols = cols.reshape(n, groups, cg * int(np.prod(kernel)), -1)
-    w = as_dtype(weight, dtype).reshape(groups, o // groups, -1)
-    y = np.matmul(w, cols).reshape(n, o, *out)
-    if bias is not None:
-        y = y + bias.reshape((-1,) + (1,) * nd).astype(dtype)
-    return y[0] if unbatched else y
+def _conv_site() -> Any:
+    """A convolution call site, 1-, 2- or 3-D, on the demo backend's conv2d kernel (which keeps its
+    weight matrix and buffers between calls)."""
+    # one kernel per weight too: a method's call site serves every instance of its class (each
+    # block of a ResNet), and a kernel's buffers and weight matrix are sized for one weight
+    kernels = SiteKernels(max_kernels=256)
+
+    def conv(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, stride: Any, padding: Any, dilation: Any,
+             groups: int) -> np.ndarray:
+        nd = w.ndim - 2
+        if nd not in (1, 2, 3):
+            raise ExecutionError(f"convolution expects a weight of 3 to 5 dims, got shape {list(w.shape)}")
+        name = f"conv{nd}d"
+        _check_rank(x, nd, name)
+        dtype = _float_dtype(name, x, w, b)
+        weight_id = id(w)  # of the weight as given: the views made of it below are new on every call
+        x, w = as_dtype(x, dtype), as_dtype(w, dtype)
+        b = None if b is None else as_dtype(b, dtype)
+        sizes = list(w.shape[2:])
+        strides, dilations = _expand(stride, nd, "stride"), _expand(dilation, nd, "dilation")
+        pads = _conv_padding(padding, sizes, dilations, nd)
+        if any(lo != hi for lo, hi in pads):  # "same" with an odd total: the extra one goes on the right
+            x = np.pad(x, [(0, 0)] * (x.ndim - nd) + [(0, hi - lo) for lo, hi in pads])
+        lows = [lo for lo, _ in pads]
+        attrs = Conv2dAttrs(_last2(strides, 1), _last2(lows, 0), _last2(dilations, 1), groups)
+        kernel = kernels.get((attrs, weight_id), lambda: make_conv2d(attrs, 3))
+        if nd == 1:
+            y: np.ndarray = kernel(x[..., None, :], w[:, :, None, :], b)
+            return y[..., 0, :]
+        if nd == 2:
+            return np.asarray(kernel(x, w, b))
+        # 3-D: one 2-D convolution per depth tap, the output depths as its batch, summed
+        x5, unbatched = _batched5(x)
+        n, c = x5.shape[:2]
+
+        def planar(tap: int, planes: np.ndarray) -> np.ndarray:
+            rows = planes.transpose(0, 2, 1, 3, 4).reshape(-1, c, *planes.shape[3:])
+            return np.asarray(kernel(rows, w[:, :, tap], b if tap == 0 else None))
+
+        taps, out, _ = _by_depth(x5, name, (sizes[0], strides[0], lows[0], dilations[0]), False, 0, planar)
+        y = functools.reduce(np.add, taps)
+        y = np.ascontiguousarray(y.reshape(n, out, *y.shape[1:]).transpose(0, 2, 1, 3, 4))
+        return y[0] if unbatched else y
+
+    return conv
+
+
+def _batched(x: np.ndarray, nd: int, name: str) -> tuple[np.ndarray, bool]:
+    """(N, C, *spatial) view of x, and whether x had no batch dim."""
+    _check_rank(x, nd, name)
+    return (x[None], True) if x.ndim == nd + 1 else (x, False)
 
 
 def conv_transpose(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, stride: Any, padding: Any,
@@ -131,24 +194,6 @@ def conv_transpose(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, s
         y = y + bias.reshape((-1,) + (1,) * nd).astype(dtype)
     return y[0] if unbatched else y
 
-
-def _conv_site() -> Any:
-    """A convolution call site: float32 2-D convolutions run the demo kernel (which keeps its
-    weight matrix and buffers between calls), others ``convolution``. A demo kernel's
-    failure is its own: no second implementation runs in its place (a bug shows)."""
-    # one kernel per weight too: a method's call site serves every instance of its class (each
-    # block of a ResNet), and a kernel's buffers and weight matrix are sized for one weight
-    kernels = SiteKernels(max_kernels=256)
-
-    def conv(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, stride: Any, padding: Any, dilation: Any,
-             groups: int) -> np.ndarray:
-        if w.ndim == 4 and x.ndim in (3, 4) and all_float32(x, w, b) and type(groups) is int:
-            attrs = (pair(stride), pair(padding), pair(dilation), groups)
-            if None not in attrs:
-                return kernels.get((attrs, id(w)), lambda: make_conv2d(Conv2dAttrs(*attrs), 3))(x, w, b)
-        return convolution(x, w, b, stride, padding, dilation, groups)
-
-    return conv
 
 
 for _n, _ones, _zeros in ((1, "[1]", "[0]"), (2, "[1, 1]", "[0, 0]"), (3, "[1, 1, 1]", "[0, 0, 0]")):
@@ -186,123 +231,103 @@ register_schema("aten::_convolution(Tensor input, Tensor weight, Tensor? bias, S
 
 # ---- pooling -----------------------------------------------------------------------------------
 
-def _pool_setup(x: np.ndarray, nd: int, kernel: Any, stride: Any, padding: Any, dilation: Any,
-                ceil_mode: bool, name: str) -> tuple[list[int], ...]:
+def _window(nd: int, kernel: Any, stride: Any, padding: Any, dilation: Any) -> tuple[list[int], ...]:
     kernel = _expand(kernel, nd, "kernel_size")
     stride = _expand(stride, nd, "stride") if stride else list(kernel)
-    padding, dilation = _expand(padding, nd, "padding"), _expand(dilation, nd, "dilation")
-    if any(p > k // 2 for p, k in zip(padding, kernel, strict=True)):
-        raise ExecutionError(f"pad should be at most half of effective kernel size, but got pad={padding} and "
-                             f"kernel_size={kernel}")
-    spatial = x.shape[-nd:]
-    out = [output_size(n, k, s, p, d, ceil_mode) for n, k, s, p, d in zip(spatial, kernel, stride, padding, dilation,
-                                                                         strict=True)]
-    if min(out) <= 0:
-        raise ExecutionError(f"{name}: output size is too small for input of shape {list(x.shape)}")
-    extra = [max((o - 1) * s + d * (k - 1) + 1 - (n + 2 * p), 0)
-             for o, s, d, k, n, p in zip(out, stride, dilation, kernel, spatial, padding, strict=True)]
-    return kernel, stride, padding, dilation, out, extra
+    return kernel, stride, _expand(padding, nd, "padding"), _expand(dilation, nd, "dilation")
 
 
-def _pad_spatial(x: np.ndarray, padding: list[int], extra: list[int], value: Any) -> np.ndarray:
-    widths = [(0, 0)] * (x.ndim - len(padding)) + [(p, p + e) for p, e in zip(padding, extra, strict=True)]
-    return np.pad(x, widths, constant_values=value)
+def _max_pool_site(nd: int) -> Callable[[], Any]:
+    """max_pool{nd}d at one call site, on the demo backend's max_pool2d kernel."""
+
+    def site() -> Any:
+        kernels = SiteKernels()
+
+        def max_pool(x: np.ndarray, kernel: Any, stride: Any, padding: Any, dilation: Any,
+                     ceil_mode: bool) -> np.ndarray:
+            name = f"max_pool{nd}d"
+            _check_rank(x, nd, name)
+            k, s, p, d = _window(nd, kernel, stride, padding, dilation)
+            attrs = Pool2dAttrs(_last2(k, 1), _last2(s, 1), _last2(p, 0), _last2(d, 1), bool(ceil_mode))
+            pool = kernels.get(attrs, lambda: make_max_pool2d(attrs, 1))
+            if nd < 3:
+                return _planar(nd, x, pool)
+            x5, unbatched = _batched5(x)
+            n, c = x5.shape[:2]
+            taps, out, _ = _by_depth(x5, name, (k[0], s[0], p[0], d[0]), bool(ceil_mode), lowest(x.dtype),
+                                     lambda _, planes: pool(planes.reshape(n, -1, *planes.shape[3:])))
+            y = functools.reduce(np.maximum, taps)  # NaN wins, as in torch
+            y = y.reshape(n, c, out, *y.shape[2:])
+            return y[0] if unbatched else y
+
+        return max_pool
+
+    return site
 
 
-def max_pool(x: np.ndarray, nd: int, kernel: Any, stride: Any, padding: Any, dilation: Any,
-             ceil_mode: bool, with_indices: bool = False) -> Any:
-    if x.ndim not in (nd + 1, nd + 2):
-        raise ExecutionError(f"max_pool{nd}d expects a {nd + 1}-D or {nd + 2}-D input, got {list(x.shape)}")
-    kernel, stride, padding, dilation, out, extra = _pool_setup(x, nd, kernel, stride, padding, dilation,
-                                                                ceil_mode, f"max_pool{nd}d")
-    low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-    windows = _windows(_pad_spatial(x, padding, extra, low), kernel, stride, dilation, out)
-    axis = x.ndim - nd
-    values = np.max(windows, axis=axis)
-    if not with_indices:
-        return values
-    which = np.argmax(windows, axis=axis)  # offset inside the window -> flat index into the input plane
-    offsets = np.unravel_index(which, kernel)
-    flat = np.zeros(which.shape, INT64)
-    for i in range(nd):
-        grid = np.arange(out[i]).reshape((-1,) + (1,) * (nd - 1 - i)) * stride[i] - padding[i]
-        flat = flat * x.shape[axis + i] + grid + offsets[i] * dilation[i]
-    return values, flat
+for _n in (1, 2, 3):
+    _empty = "[0]" if _n == 1 else "0"
+    register_schema(f"aten::max_pool{_n}d(Tensor self, int[{_n}] kernel_size, int[{_n}] stride=[], "
+                    f"int[{_n}] padding={_empty}, int[{_n}] dilation={'[1]' if _n == 1 else '1'}, "
+                    "bool ceil_mode=False) -> Tensor", _max_pool_site(_n), per_site=True)
 
 
-register_schema("aten::max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], "
-                "int[1] dilation=[1], bool ceil_mode=False) -> Tensor", lambda x, *a: max_pool(x, 1, *a))
+def _max_pool2d_with_indices(x: np.ndarray, kernel: Any, stride: Any, padding: Any, dilation: Any,
+                             ceil_mode: bool) -> tuple[np.ndarray, np.ndarray]:
+    _check_rank(x, 2, "max_pool2d_with_indices")
+    k, s, p, d = _window(2, kernel, stride, padding, dilation)
+    attrs = Pool2dAttrs(_last2(k, 1), _last2(s, 1), _last2(p, 0), _last2(d, 1), bool(ceil_mode))
+    return max_pool2d_with_indices(attrs, x)
 
 
-def _max_pool2d_site() -> Any:
-    """max_pool2d at one call site: float32 runs the demo kernel (see _conv_site)."""
-    kernels = SiteKernels()
-
-    def max_pool2d(x: np.ndarray, kernel: Any, stride: Any, padding: Any, dilation: Any,
-                   ceil_mode: bool) -> np.ndarray:
-        if x.ndim in (3, 4) and x.dtype == np.float32:
-            key = (pair(kernel), pair(stride) if stride else pair(kernel), pair(padding), pair(dilation),
-                   bool(ceil_mode))
-            if None not in key:
-                return kernels.get(key, lambda: make_max_pool2d(Pool2dAttrs(*key), 1))(x)
-        return max_pool(x, 2, kernel, stride, padding, dilation, ceil_mode)
-
-    return max_pool2d
-
-
-register_schema("aten::max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
-                "int[2] dilation=1, bool ceil_mode=False) -> Tensor", _max_pool2d_site, per_site=True)
-register_schema("aten::max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, "
-                "int[3] dilation=1, bool ceil_mode=False) -> Tensor", lambda x, *a: max_pool(x, 3, *a))
 register_schema("aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], "
                 "int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
-                lambda x, *a: max_pool(x, 2, *a, with_indices=True))
+                _max_pool2d_with_indices)
 
 
-def avg_pool(x: np.ndarray, nd: int, kernel: Any, stride: Any, padding: Any, ceil_mode: bool,
-             count_include_pad: bool, divisor_override: int | None = None) -> np.ndarray:
-    kernel, stride, padding, dilation, out, extra = _pool_setup(x, nd, kernel, stride, padding, 1, ceil_mode,
-                                                                f"avg_pool{nd}d")
-    dtype = float_dtype(x)
-    axis = x.ndim - nd
-    sums = np.sum(_windows(_pad_spatial(x.astype(np.float64), padding, extra, 0), kernel, stride, dilation, out),
-                  axis=axis)
-    if divisor_override:
-        divisor: Any = divisor_override
-    else:
-        ones = np.ones(x.shape[-nd:])
-        if count_include_pad:  # padding counts, the ceil_mode overhang does not
-            mask = np.pad(np.pad(ones, [(p, p) for p in padding], constant_values=1), [(0, e) for e in extra])
-        else:
-            mask = _pad_spatial(ones, padding, extra, 0)
-        divisor = np.sum(_windows(mask, kernel, stride, dilation, out), axis=0)
-    return (sums / divisor).astype(dtype)
+def _avg_pool_site(nd: int) -> Callable[[], Any]:
+    """avg_pool{nd}d at one call site, on the demo backend's avg_pool2d kernel. A 3-D window's
+    divisor is the product of its per-axis counts, so the mean of a 3-D window is the sum of the
+    2-D means of its depth taps over the depth count (or, with divisor_override, their sum)."""
+
+    def site() -> Any:
+        kernels = SiteKernels()
+
+        def avg_pool(x: np.ndarray, kernel: Any, stride: Any, padding: Any, ceil_mode: bool,
+                     count_include_pad: bool, divisor_override: int | None = None) -> np.ndarray:
+            name = f"avg_pool{nd}d"
+            _check_rank(x, nd, name)
+            x = as_dtype(x, _float_dtype(name, x))
+            k, s, p, _ = _window(nd, kernel, stride, padding, 1)
+            attrs = Pool2dAttrs(_last2(k, 1), _last2(s, 1), _last2(p, 0), (1, 1), bool(ceil_mode),
+                                bool(count_include_pad), divisor_override or 0)
+            pool = kernels.get(attrs, lambda: make_avg_pool2d(attrs, 1))
+            if nd < 3:
+                return _planar(nd, x, pool)
+            if p[0] > k[0] // 2:
+                raise ExecutionError(f"{name}: padding {p} should be at most half of the kernel size {k}")
+            x5, unbatched = _batched5(x)
+            n, c = x5.shape[:2]
+            taps, out, depth = _by_depth(x5, name, (k[0], s[0], p[0], 1), bool(ceil_mode), 0,
+                                         lambda _, planes: pool(planes.reshape(n, -1, *planes.shape[3:])))
+            y = functools.reduce(np.add, taps)
+            y = y.reshape(n, c, out, *y.shape[2:])
+            if not divisor_override:
+                counts = window_counts(depth, k[0], s[0], p[0], out, bool(count_include_pad))
+                y = y / counts.reshape(-1, 1, 1).astype(y.dtype)
+            return y[0] if unbatched else y
+
+        return avg_pool
+
+    return site
 
 
 register_schema("aten::avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], "
-                "bool ceil_mode=False, bool count_include_pad=True) -> Tensor", lambda x, *a: avg_pool(x, 1, *a))
-def _avg_pool2d_site() -> Any:
-    """avg_pool2d at one call site: float32 runs the demo kernel (see _conv_site)."""
-    kernels = SiteKernels()
-
-    def avg_pool2d(x: np.ndarray, kernel: Any, stride: Any, padding: Any, ceil_mode: bool,
-                   count_include_pad: bool, divisor_override: int | None) -> np.ndarray:
-        if x.ndim in (3, 4) and x.dtype == np.float32:
-            key = (pair(kernel), pair(stride) if stride else pair(kernel), pair(padding), (1, 1), bool(ceil_mode),
-                   bool(count_include_pad), divisor_override)
-            if None not in key[:4]:
-                return kernels.get(key, lambda: make_avg_pool2d(Pool2dAttrs(*key), 1))(x)
-        return avg_pool(x, 2, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
-
-    return avg_pool2d
-
-
-register_schema("aten::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
-                "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
-                _avg_pool2d_site, per_site=True)
-register_schema("aten::avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, "
-                "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
-                lambda x, *a: avg_pool(x, 3, *a))
+                "bool ceil_mode=False, bool count_include_pad=True) -> Tensor", _avg_pool_site(1), per_site=True)
+for _n in (2, 3):
+    register_schema(f"aten::avg_pool{_n}d(Tensor self, int[{_n}] kernel_size, int[{_n}] stride=[], "
+                    f"int[{_n}] padding=0, bool ceil_mode=False, bool count_include_pad=True, "
+                    "int? divisor_override=None) -> Tensor", _avg_pool_site(_n), per_site=True)
 
 
 def _adaptive_bounds(size: int, out: int) -> list[tuple[int, int]]:
@@ -310,32 +335,28 @@ def _adaptive_bounds(size: int, out: int) -> list[tuple[int, int]]:
     return list(zip(starts.tolist(), ends.tolist(), strict=True))
 
 
-def adaptive_avg_pool(x: np.ndarray, output_size: list[int], nd: int) -> np.ndarray:
-    output_size = _expand(output_size, nd, "output_size")
-    y = x.astype(np.float64)
-    for i, out in enumerate(output_size):  # separable: average one axis at a time
-        axis = x.ndim - nd + i
-        out = x.shape[axis] if out is None else out
-        matrix = np.zeros((out, x.shape[axis]))
-        for j, (start, end) in enumerate(_adaptive_bounds(x.shape[axis], out)):
-            matrix[j, start:end] = 1.0 / (end - start)
-        y = np.moveaxis(np.tensordot(y, matrix, axes=([axis], [1])), -1, axis)
-    return y.astype(float_dtype(x))
+def adaptive_avg_pool(x: np.ndarray, output_size: list[int | None], nd: int) -> np.ndarray:
+    """On the demo backend's adaptive_avg_pool2d kernel; a 3-D one as two 2-D ones: the (H, W)
+    bins of every depth plane, then the depth bins of those (bins are boxes: the mean of a box is
+    the mean over its depth of the planes' means)."""
+    name = f"adaptive_avg_pool{nd}d"
+    _check_rank(x, nd, name)
+    x = as_dtype(x, _float_dtype(name, x))
+    sizes = [-1 if size is None else size for size in _expand(output_size, nd, "output_size")]
+    if nd < 3:
+        return _planar(nd, x, make_adaptive_avg_pool2d(ShapeAttrs(_last2(sizes, 1)), 1))
+    x5, unbatched = _batched5(x)
+    n, c, depth, h, w = x5.shape
+    planes = make_adaptive_avg_pool2d(ShapeAttrs((sizes[1], sizes[2])), 1)(x5.reshape(n, c * depth, h, w))
+    oh, ow = planes.shape[2:]
+    y = make_adaptive_avg_pool2d(ShapeAttrs((sizes[0], -1)), 1)(planes.reshape(n, c, depth, oh * ow))
+    y = y.reshape(n, c, -1, oh, ow)
+    return y[0] if unbatched else y
 
 
-register_schema("aten::adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor",
-                lambda x, o: adaptive_avg_pool(x, o, 1))
-def _adaptive_avg_pool2d(x: np.ndarray, size: Any) -> np.ndarray:
-    """float32 runs the demo kernel (stateless: made per call, it costs a closure)."""
-    dims = pair(size)
-    if x.ndim in (3, 4) and x.dtype == np.float32 and dims is not None and min(dims) >= 1:
-        return make_adaptive_avg_pool2d(ShapeAttrs(dims), 1)(x)
-    return adaptive_avg_pool(x, size, 2)
-
-
-register_schema("aten::adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor", _adaptive_avg_pool2d)
-register_schema("aten::adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor",
-                lambda x, o: adaptive_avg_pool(x, o, 3))
+for _n in (1, 2, 3):
+    register_schema(f"aten::adaptive_avg_pool{_n}d(Tensor self, {'int' if _n == 1 else 'SymInt'}[{_n}] "
+                    "output_size) -> Tensor", functools.partial(lambda nd, x, o: adaptive_avg_pool(x, o, nd), _n))
 
 
 @op("aten::adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)")

@@ -1,7 +1,9 @@
 """Normalization layers: batch, instance, layer and group norm.
 
-float32 inference batch norm and layer norm run the demo backend's kernels (channel_affine,
-layer_norm; see site_kernels); the code here covers other dtypes and batch statistics."""
+Batch norm (and instance norm, a batch norm of one sample's channels) and layer norm have one
+implementation each, the demo backend's kernels (runtime_py/backends/demo/normalization.py):
+batch norm is its channel_affine with the statistics (running or the batch's) folded into a
+scale and a shift, layer norm its layer_norm. The code here binds them to the arguments."""
 
 from __future__ import annotations
 
@@ -10,10 +12,12 @@ from typing import Any
 import numpy as np
 
 from bundle_format.program import LayerNormAttrs
+from runtime_py.backends.demo.arrays import Kernel
 from runtime_py.backends.demo.normalization import channel_affine, make_layer_norm
 from runtime_py.errors import ExecutionError
 from runtime_py.operators.registry import op, register_schema
 from runtime_py.operators.site_kernels import F32, SiteKernels, all_float32
+from runtime_py.operators.tensors import as_dtype
 
 
 def _channel(v: np.ndarray, ndim: int) -> np.ndarray:
@@ -21,16 +25,16 @@ def _channel(v: np.ndarray, ndim: int) -> np.ndarray:
 
 
 def _folded_norm(weight: np.ndarray | None, bias: np.ndarray | None, mean: np.ndarray, var: np.ndarray,
-                 eps: float) -> tuple[np.ndarray, np.ndarray]:
-    """Inference batch norm as x * scale + shift (as ATen's CPU kernel computes it), in float64
-    and then rounded once to float32."""
+                 eps: float, dtype: np.dtype = F32) -> tuple[np.ndarray, np.ndarray]:
+    """Batch norm as x * scale + shift (as ATen's CPU kernel computes it), in float64 and then
+    rounded once to ``dtype``."""
     scale = 1.0 / np.sqrt(var.astype(np.float64) + eps)
     if weight is not None:
         scale = scale * weight
     shift = -mean * scale
     if bias is not None:
         shift = shift + bias
-    return scale.astype(np.float32), shift.astype(np.float32)
+    return scale.astype(dtype), shift.astype(dtype)
 
 
 def _batch_norm_site() -> Any:
@@ -69,18 +73,18 @@ register_schema("aten::batch_norm(Tensor input, Tensor? weight, Tensor? bias, Te
 
 def batch_norm(x: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None, mean: np.ndarray | None,
                var: np.ndarray | None, training: bool, momentum: float, eps: float, cudnn: bool) -> np.ndarray:
-    x64 = x.astype(np.float64)
-    if training or mean is None or var is None:  # batch statistics (running stats are not updated)
+    """channel_affine with the running statistics, or in training mode (or without them) the
+    batch's (running statistics are not updated), folded into a scale and a shift."""
+    if x.ndim < 2:
+        raise ExecutionError(f"batch_norm expects an input of at least 2 dims (N, C, ...), got shape {list(x.shape)}")
+    if x.dtype.kind != "f":
+        raise ExecutionError(f"batch_norm is not implemented for {x.dtype} tensors (floating-point only, as in torch)")
+    if training or mean is None or var is None:
         axes = (0,) + tuple(range(2, x.ndim))
-        m, v = np.mean(x64, axis=axes), np.var(x64, axis=axes)
-    else:
-        m, v = mean.astype(np.float64), var.astype(np.float64)
-    y = (x64 - _channel(m, x.ndim)) / np.sqrt(_channel(v, x.ndim) + eps)
-    if weight is not None:
-        y = y * _channel(weight, x.ndim)
-    if bias is not None:
-        y = y + _channel(bias, x.ndim)
-    return y.astype(x.dtype)
+        x64 = x.astype(np.float64)
+        mean, var = np.mean(x64, axis=axes), np.var(x64, axis=axes)
+    scale, shift = _folded_norm(weight, bias, mean, var, eps, x.dtype)
+    return channel_affine(x, scale, shift)
 
 
 @op("aten::instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
@@ -90,18 +94,19 @@ def instance_norm(x: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | N
                   cudnn: bool) -> np.ndarray:
     if not use_input_stats and mean is not None and var is not None:
         return batch_norm(x, weight, bias, mean, var, False, momentum, eps, cudnn)
-    x64 = x.astype(np.float64)
-    axes = tuple(range(2, x.ndim))
-    y = (x64 - x64.mean(axis=axes, keepdims=True)) / np.sqrt(x64.var(axis=axes, keepdims=True) + eps)
-    if weight is not None:
-        y = y * _channel(weight, x.ndim)
-    if bias is not None:
-        y = y + _channel(bias, x.ndim)
-    return y.astype(x.dtype)
+    if x.ndim < 2:
+        raise ExecutionError(f"instance_norm expects an input of at least 2 dims (N, C, ...), got shape "
+                             f"{list(x.shape)}")
+    # as torch computes it: a batch norm with batch statistics of one sample whose channels are
+    # every (sample, channel) pair
+    n = x.shape[0]
+    y = batch_norm(x.reshape(1, -1, *x.shape[2:]), None if weight is None else np.tile(weight, n),
+                   None if bias is None else np.tile(bias, n), None, None, True, momentum, eps, cudnn)
+    return y.reshape(x.shape)
 
 
 def _layer_norm_site() -> Any:
-    """layer_norm at one call site: float32 runs the demo kernel (see _conv_site)."""
+    """layer_norm at one call site, on the demo kernel (see layer_norm)."""
     kernels = SiteKernels()
     # (x's shape, normalized_shape, eps, weight, bias, kernel) of the last float32 call, its checks
     # passed: the usual call (the same constants, the same shape) goes straight to the kernel
@@ -114,14 +119,10 @@ def _layer_norm_site() -> Any:
         if (type(x) is np.ndarray and last[0] == x.shape and last[1] == shape and last[2] == eps
                 and last[3] is weight and last[4] is bias and x.dtype is F32):
             return last[5](x, weight, bias)
-        _check_normalized_shape(x, shape)
-        if shape and all_float32(x, weight, bias):
-            key = (len(shape), eps)
-            kernel = kernels.get(key, lambda: make_layer_norm(LayerNormAttrs(*key), 3))
-            y = kernel(x, weight, bias)
+        y, kernel = _layer_norm(kernels, x, shape, weight, bias, eps)
+        if all_float32(x, weight, bias):
             checked = (x.shape, list(shape), eps, weight, bias, kernel)
-            return y
-        return layer_norm(x, shape, weight, bias, eps, cudnn)
+        return y
 
     return layer_norm_site
 
@@ -133,23 +134,33 @@ register_schema("aten::layer_norm(Tensor input, SymInt[] normalized_shape, Tenso
 
 def _check_normalized_shape(x: np.ndarray, shape: list[int]) -> None:
     n = len(shape)
+    if not n:
+        raise ExecutionError("layer_norm expects normalized_shape to name at least one dim, got []")
     if list(x.shape[x.ndim - n:]) != list(shape):
         raise ExecutionError(f"given normalized_shape={list(shape)}, expected input with shape [*, "
                              f"{', '.join(map(str, shape))}], but got input of size {list(x.shape)}")
 
 
+def _layer_norm(kernels: SiteKernels, x: np.ndarray, shape: list[int], weight: np.ndarray | None,
+                bias: np.ndarray | None, eps: float) -> tuple[np.ndarray, Kernel]:
+    """The demo kernel of (len(shape), eps) from ``kernels`` and its result. float16 is normalized
+    in float32 (torch's CPU kernel accumulates a half tensor in float too) and rounded back."""
+    _check_normalized_shape(x, shape)
+    if x.dtype.kind != "f":
+        raise ExecutionError(f"layer_norm is not implemented for {x.dtype} tensors (floating-point only, as in torch)")
+    key = (len(shape), eps)
+    kernel = kernels.get(key, lambda: make_layer_norm(LayerNormAttrs(*key), 3))
+    dtype = F32 if x.dtype == np.float16 else x.dtype
+    if dtype == x.dtype and all(p is None or p.dtype == dtype for p in (weight, bias)):
+        return kernel(x, weight, bias), kernel
+    y = kernel(as_dtype(x, dtype), *(None if p is None else as_dtype(p, dtype) for p in (weight, bias)))
+    return as_dtype(y, x.dtype), kernel
+
+
 def layer_norm(x: np.ndarray, shape: list[int], weight: np.ndarray | None, bias: np.ndarray | None, eps: float,
                cudnn: bool = True) -> np.ndarray:
-    _check_normalized_shape(x, shape)
-    n = len(shape)
-    axes = tuple(range(x.ndim - n, x.ndim))
-    x64 = x.astype(np.float64)
-    y = (x64 - x64.mean(axis=axes, keepdims=True)) / np.sqrt(x64.var(axis=axes, keepdims=True) + eps)
-    if weight is not None:
-        y = y * weight
-    if bias is not None:
-        y = y + bias
-    return y.astype(x.dtype)
+    """layer_norm outside a call site (a composite op's step): a kernel made for the call."""
+    return _layer_norm(SiteKernels(), x, shape, weight, bias, eps)[0]
 
 
 @op("aten::group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, "

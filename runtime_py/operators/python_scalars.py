@@ -201,7 +201,10 @@ for _name, _fn in (("min", min), ("max", max)):
 
 def _tensor_number(kind: Callable[[Any], Any]) -> Callable[[np.ndarray], Any]:
     def impl(x: np.ndarray) -> Any:
-        return kind(scalar_value(x))
+        value = scalar_value(x)
+        if isinstance(value, complex) and kind is not bool:
+            raise ExecutionError(f"a complex tensor has no {'float' if kind is float else 'int'} value")
+        return kind(value)
 
     return impl
 

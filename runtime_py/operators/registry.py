@@ -9,14 +9,14 @@ that many), fill the omitted trailing ones with the schema's defaults, call, pus
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
-from runtime_py.errors import ExecutionError
-from runtime_py.operators.schema import Schema, parse_schema
+from runtime_py.errors import ExecutionError, InternalError, LiteExportError, is_value_failure
+from runtime_py.operators.schema import Schema, argument_mismatch, parse_schema
 
 Kernel = Callable[[list[Any]], None]
 
@@ -72,19 +72,41 @@ def _to_value(value: Any, type_str: str) -> Any:
     return value
 
 
-def fail(name: str, exc: BaseException) -> ExecutionError:
-    """An implementation's failure as operator ``name``'s ExecutionError (FAILURES: the kinds caught)."""
-    message = str(exc)
-    if isinstance(exc, ValueError) and "read-only" in message:
-        message = ("cannot write into a tensor loaded from the bundle: the bundle's tensors are "
-                   "read-only (clone() it first)")
-    if isinstance(exc, ExecutionError) and message.startswith(name):
+def fail(name: str, exc: BaseException, schema: Schema, args: Sequence[Any]) -> BaseException:
+    """What operator ``name``'s implementation raising ``exc`` on ``args`` becomes (``exc`` itself:
+    re-raise it as it is). The rule:
+
+    - our own errors stay what they are (an ExecutionError is prefixed with the operator's name),
+      and so do MemoryError and RecursionError (the interpreter reports them where they happened);
+    - errors.is_value_failure (ValueError, ArithmeticError, numpy's dtype refusals) is about the
+      values: ExecutionError;
+    - anything else (TypeError, AttributeError, KeyError, IndexError, NameError, AssertionError...)
+      is the bundle's only when an argument does not have its schema's type - the bytecode that
+      pushed it was never type-checked - and an ExecutionError naming that argument; with
+      arguments of the schema's types it is a bug in the implementation: InternalError (exit 70).
+    """
+    if isinstance(exc, ExecutionError):
+        return exc if str(exc).startswith(name) else ExecutionError(f"{name}: {exc}")
+    if isinstance(exc, LiteExportError | MemoryError | RecursionError):
         return exc
-    return ExecutionError(f"{name}: {message}")
+    if is_value_failure(exc):
+        message = str(exc)
+        if isinstance(exc, ValueError) and "read-only" in message:
+            message = ("cannot write into a tensor loaded from the bundle: the bundle's tensors are "
+                       "read-only (clone() it first)")
+        return ExecutionError(f"{name}: {message}")
+    mismatch = argument_mismatch(schema, args)
+    if mismatch is not None:
+        return ExecutionError(f"{name}: {mismatch}")
+    return InternalError(f"{name} failed on arguments of its schema's types: {type(exc).__name__}: {exc}")
 
 
-FAILURES = (ExecutionError, ValueError, TypeError, IndexError, KeyError, ZeroDivisionError, OverflowError,
-            AttributeError, np.linalg.LinAlgError)
+def reraise(name: str, exc: Exception, schema: Schema, args: Sequence[Any]) -> NoReturn:
+    """Raise what ``fail`` makes of ``exc`` (``exc`` itself, as it was, or a new error caused by it)."""
+    failure = fail(name, exc, schema, args)
+    if failure is exc:
+        raise exc
+    raise failure from exc
 
 
 def _pusher(schema: Schema) -> Callable[[list[Any], Any], None]:
@@ -124,8 +146,8 @@ def bind(definition: OperatorDef, num_args: int) -> Kernel:
             del stack[len(stack) - count:]
             try:
                 result = impl(*args)
-            except FAILURES as exc:
-                raise fail(name, exc) from exc
+            except Exception as exc:
+                reraise(name, exc, schema, args)
             push(stack, result)
 
         return vararg_kernel
@@ -150,12 +172,12 @@ def bind(definition: OperatorDef, num_args: int) -> Kernel:
             args.extend(copy.deepcopy(defaults) if mutable else defaults)
         try:
             result = impl(*args)
-        except FAILURES as exc:
-            raise fail(name, exc) from exc
+        except Exception as exc:
+            reraise(name, exc, schema, args)
         push(stack, result)
 
     if schema.returns == ("Tensor",) and not schema.varret and not mutable:
-        kernel.__dict__[DIRECT] = DirectCall(impl, given, defaults, name,
+        kernel.__dict__[DIRECT] = DirectCall(impl, given, defaults, name, schema,
                                              definition.impl if definition.per_site else None)
     return kernel
 
@@ -166,14 +188,15 @@ DIRECT = "direct_call"  # the kernel attribute holding its DirectCall, when it h
 @dataclass(frozen=True)
 class DirectCall:
     """A kernel that returns one tensor, as compiled blocks call it when its ``arity`` arguments
-    are at hand: ``impl(*arguments, *defaults)``, a failure in FAILURES becomes
-    ``fail(name, exc)`` and a result that is not an ndarray goes through np.asarray, as in the
+    are at hand: ``impl(*arguments, *defaults)``, a failure goes through ``reraise(name, exc,
+    schema, arguments)`` and a result that is not an ndarray goes through np.asarray, as in the
     kernel, without the trip through the stack (the block inlines these steps: no wrapper call)."""
 
     impl: Callable[..., Any]
     arity: int
     defaults: tuple[Any, ...]  # immutable (no list): shared by every call
     name: str
+    schema: Schema
     # for an implementation that keeps state per call site (OperatorDef.per_site), its factory: a
     # block gives each of its instructions an implementation of its own, where the kernel serves
     # every instruction calling this operator (a function's linear layers share one operator entry)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -153,3 +154,65 @@ def parse_schema(text: str) -> Schema:
     else:
         returns = (_strip_alias(ret),)
     return Schema(text, name, overload, tuple(arguments), varargs, returns, varret)
+
+
+# --- arguments against their declared types -----------------------------------------------------
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float | complex) and not isinstance(value, bool)
+
+
+# a schema's base type -> whether a value has it; types missing here (t, Any, Storage...) take any value
+_BASE_TYPES: dict[str, Any] = {
+    "Tensor": lambda v: type(v).__name__ == "ndarray",
+    "int": _is_int, "SymInt": _is_int, "ScalarType": _is_int, "Layout": _is_int, "MemoryFormat": _is_int,
+    "float": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "bool": lambda v: isinstance(v, bool),
+    "str": lambda v: isinstance(v, str),
+    "Device": lambda v: isinstance(v, str),
+    "Scalar": lambda v: isinstance(v, int | float | complex),
+    "Generator": lambda v: v is None,
+}
+_LIST_TYPE = re.compile(r"^(.*)\[(\d*)\]$")
+
+
+def has_type(type_str: str, value: Any) -> bool:
+    """Whether ``value`` is of schema type ``type_str`` (``Tensor?``, ``int[2]``, ``Dict(str, t)``...),
+    as far as runtime_py's values tell: type variables (``t``) and types it does not know match anything."""
+    if type_str.endswith("?"):
+        return value is None or has_type(type_str[:-1], value)
+    listed = _LIST_TYPE.match(type_str)
+    if listed:
+        element, size = listed.groups()
+        if size and has_type(element, value) and element in ("int", "SymInt", "float", "bool"):
+            return True  # int[2] takes one int for both, as torch's schema matcher does
+        return isinstance(value, list | tuple) and all(has_type(element, v) for v in value)
+    if type_str.startswith("Dict("):
+        return isinstance(value, dict)
+    check = _BASE_TYPES.get(type_str)
+    return True if check is None else bool(check(value))
+
+
+def describe_value(value: Any) -> str:
+    """``Tensor``, ``int``, ``List[...]``...: a value's type in the words of a schema."""
+    if type(value).__name__ == "ndarray":
+        return "Tensor"
+    if isinstance(value, list | tuple):
+        return f"{type(value).__name__} of {', '.join(sorted({describe_value(v) for v in value})) or 'nothing'}"
+    return "None" if value is None else type(value).__name__
+
+
+def argument_mismatch(schema: Schema, args: Sequence[Any]) -> str | None:
+    """Why ``args`` (every argument, defaults filled in) do not fit ``schema``, or None when they do.
+    The bytecode that pushes an operator's arguments is the bundle's: nobody type-checked it."""
+    declared = schema.arguments
+    if not schema.varargs and len(args) != len(declared):
+        return f"called with {len(args)} arguments, its schema takes {len(declared)}"
+    for argument, value in zip(declared, args, strict=False):
+        if not has_type(argument.type, value):
+            return f"argument '{argument.name}' must be {argument.type}, got {describe_value(value)}"
+    return None

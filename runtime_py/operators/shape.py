@@ -10,7 +10,7 @@ import numpy as np
 
 from runtime_py.errors import ExecutionError
 from runtime_py.operators.registry import op, register_schema
-from runtime_py.operators.tensors import BOOL, INT64, as_dtype, dim, numpy_dtype, result_type
+from runtime_py.operators.tensors import BOOL, INT64, as_dtype, dim, numpy_dtype, result_type, shape_dim
 
 
 def _sizes(x: np.ndarray) -> list[int]:
@@ -32,9 +32,9 @@ def _infer_shape(shape: list[int], numel: int) -> tuple[int, ...]:
 
 # ---- sizes -------------------------------------------------------------------------------------
 register_schema("aten::size(Tensor self) -> int[]", _sizes)
-register_schema("aten::size.int(Tensor self, int dim) -> int", lambda x, d: x.shape[dim(d, x.ndim)] if x.ndim
+register_schema("aten::size.int(Tensor self, int dim) -> int", lambda x, d: x.shape[shape_dim(x, d)] if x.ndim
                 else _no_dims("size", d))
-register_schema("aten::sym_size.int(Tensor self, int dim) -> SymInt", lambda x, d: x.shape[dim(d, x.ndim)])
+register_schema("aten::sym_size.int(Tensor self, int dim) -> SymInt", lambda x, d: x.shape[shape_dim(x, d)])
 register_schema("aten::dim(Tensor self) -> int", lambda x: x.ndim)
 register_schema("aten::numel(Tensor self) -> int", lambda x: int(x.size))
 register_schema("aten::len.Tensor(Tensor t) -> int", lambda x: x.shape[0] if x.ndim else _no_dims("len", 0))
@@ -174,7 +174,7 @@ def flatten(x: np.ndarray, start: int, end: int) -> np.ndarray:
 
 @op("aten::unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)")
 def unflatten(x: np.ndarray, d: int, sizes: list[int]) -> np.ndarray:
-    axis = dim(d, x.ndim)
+    axis = shape_dim(x, d)
     inner = _infer_shape(list(sizes), x.shape[axis])
     return x.reshape(x.shape[:axis] + inner + x.shape[axis + 1:])
 
@@ -238,7 +238,7 @@ register_schema("aten::vstack(Tensor[] tensors) -> Tensor", lambda ts: np.vstack
 
 
 def _split_at(x: np.ndarray, sizes: list[int], d: int) -> list[np.ndarray]:
-    axis = dim(d, x.ndim)
+    axis = shape_dim(x, d)
     if sum(sizes) != x.shape[axis]:
         raise ExecutionError(f"split_with_sizes expects split_sizes to sum exactly to {x.shape[axis]} "
                              f"(input tensor's size at dimension {axis}), but got split_sizes={sizes}")
@@ -251,7 +251,7 @@ def _split_at(x: np.ndarray, sizes: list[int], d: int) -> list[np.ndarray]:
 
 @op("aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]")
 def split(x: np.ndarray, size: int, d: int) -> list[np.ndarray]:
-    length = x.shape[dim(d, x.ndim)]
+    length = x.shape[shape_dim(x, d)]
     if size <= 0 and length:
         raise ExecutionError(f"split expects split_size be non-negative, but got split_size={size}")
     sizes = [min(size, length - i) for i in range(0, length, size)] if length else [0]
@@ -269,7 +269,7 @@ register_schema("aten::split(Tensor(a -> *) self, int[] split_sizes, int dim=0) 
 def chunk(x: np.ndarray, chunks: int, d: int) -> list[np.ndarray]:
     if chunks <= 0:
         raise ExecutionError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    length = x.shape[dim(d, x.ndim)]
+    length = x.shape[shape_dim(x, d)]
     return split(x, max(-(-length // chunks), 1), d)
 
 
@@ -278,14 +278,14 @@ register_schema("aten::unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tenso
 
 @op("aten::tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]")
 def tensor_split(x: np.ndarray, sections: int, d: int) -> list[np.ndarray]:
-    length = x.shape[dim(d, x.ndim)]
+    length = x.shape[shape_dim(x, d)]
     base, extra = divmod(length, sections)
     return _split_at(x, [base + 1] * extra + [base] * (sections - extra), d)
 
 
 @op("aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]")
 def unbind(x: np.ndarray, d: int) -> list[np.ndarray]:
-    axis = dim(d, x.ndim)
+    axis = shape_dim(x, d)
     return [select(x, axis, i) for i in range(x.shape[axis])]
 
 
@@ -330,10 +330,17 @@ register_schema("aten::index_put_(Tensor(a!) self, Tensor?[] indices, Tensor val
                 "Tensor(a!)", index_put_)
 register_schema("aten::index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor",
                 lambda x, i, v, a: index_put_(x.copy(), i, v, a))
+def _integer_index(index: np.ndarray, op_name: str) -> np.ndarray:
+    """``index`` if it holds integers: torch takes an int64 (or int32) index tensor, nothing else."""
+    if index.dtype.kind not in "iu":
+        raise ExecutionError(f"{op_name}(): expected an index of an integer dtype, got {index.dtype}")
+    return index
+
+
 register_schema("aten::index_select(Tensor self, int dim, Tensor index) -> Tensor",
-                lambda x, d, i: np.take(x, i.reshape(-1), axis=dim(d, x.ndim)))
+                lambda x, d, i: np.take(x, _integer_index(i, "index_select").reshape(-1), axis=dim(d, x.ndim)))
 register_schema("aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
-                lambda x, d, i, s: np.take_along_axis(x, i, axis=dim(d, x.ndim)))
+                lambda x, d, i, s: np.take_along_axis(x, _integer_index(i, "gather"), axis=dim(d, x.ndim)))
 register_schema("aten::masked_select(Tensor self, Tensor mask) -> Tensor",
                 lambda x, m: np.broadcast_arrays(x, m)[0][np.broadcast_arrays(x, m)[1].astype(bool)])
 
@@ -341,6 +348,12 @@ register_schema("aten::masked_select(Tensor self, Tensor mask) -> Tensor",
 def _scatter(x: np.ndarray, d: int, index: np.ndarray, src: Any, add: bool = False) -> np.ndarray:
     out = x.copy()
     axis = dim(d, x.ndim)
+    index = _integer_index(index, "scatter")
+    if x.ndim == 0:
+        raise ExecutionError("scatter() of a 0-dim tensor is not supported by runtime_py")
+    if index.ndim != x.ndim:
+        raise ExecutionError(f"scatter(): index tensor must have the same number of dimensions as self tensor "
+                             f"({index.ndim} and {x.ndim})")
     grids = list(np.indices(index.shape, sparse=True))
     grids[axis] = index
     values = np.asarray(src)[tuple(slice(0, s) for s in index.shape)] if np.ndim(src) else \

@@ -26,8 +26,12 @@ def numpy_dtype(scalar_type: int | None, default: np.dtype | None = None) -> np.
 
 
 def scalar_type(dtype: np.dtype) -> int:
-    """The c10 ScalarType code of a numpy dtype."""
-    return int(_SCALAR_TYPES[np.dtype(dtype).newbyteorder("<") if dtype.itemsize > 1 else np.dtype(dtype)])
+    """The c10 ScalarType code of a numpy dtype (a complex tensor, which only arithmetic on complex
+    numbers makes, has none in runtime_py: the bundle format has no complex dtype)."""
+    code = _SCALAR_TYPES.get(np.dtype(dtype).newbyteorder("<") if dtype.itemsize > 1 else np.dtype(dtype))
+    if code is None:
+        raise ExecutionError(f"runtime_py has no c10 ScalarType for {dtype} tensors")
+    return int(code)
 
 
 def category(dtype: np.dtype) -> int:
@@ -110,6 +114,13 @@ def dim(d: int, ndim: int) -> int:
         raise ExecutionError(f"dimension out of range (expected to be in range of [{-size}, {size - 1}], "
                              f"but got {d})")
     return d % size
+
+
+def shape_dim(x: np.ndarray, d: int) -> int:
+    """``dim(d, x.ndim)`` for an op that reads ``x.shape`` there: a 0-dim tensor has no size to read."""
+    if x.ndim == 0:
+        raise ExecutionError(f"dimension specified as {d} but the tensor has no dimensions")
+    return dim(d, x.ndim)
 
 
 def dims(ds: list[int] | None, ndim: int) -> tuple[int, ...] | None:

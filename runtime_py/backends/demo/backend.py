@@ -33,12 +33,20 @@ class DemoBackend(Backend):
         named in ``method_compile_spec`` must have a program; a handle is returned for every
         program. Raises ``FormatError``.
         """
+        if not isinstance(method_compile_spec, Mapping):  # the bundle's bytecode passes it: nobody checked it
+            raise FormatError(f"compile was given a {type(method_compile_spec).__name__} as the method compile "
+                              "spec, not a dict", where=f"{_WHERE}, compile")
         if not isinstance(processed, Mapping) or set(processed) != {"programs", "weights"}:
             got = sorted(map(str, processed)) if isinstance(processed, Mapping) else type(processed).__name__
             raise format_error("PROCESSED_MODULE", where=_WHERE, got=got)
         programs, weights = processed["programs"], processed["weights"]
         if not isinstance(programs, Mapping) or not isinstance(weights, Sequence):
             raise format_error("PROCESSED_TYPES", where=_WHERE)
+        for table, names in (("method compile spec", method_compile_spec), ("programs", programs)):
+            odd = [name for name in names if not isinstance(name, str)]
+            if odd:
+                raise FormatError(f"the {table} is keyed by a {type(odd[0]).__name__}, not a method name",
+                                  where=f"{_WHERE}, compile")
         missing = sorted(set(method_compile_spec) - set(programs))
         if missing:
             raise format_error("MISSING_PROGRAMS", where=_WHERE, methods=", ".join(missing))
@@ -58,6 +66,9 @@ class DemoBackend(Backend):
         if not isinstance(handle, MethodPlan):  # the bundle's own bytecode passed something else
             raise FormatError(f"execute was given a {type(handle).__name__} as the method handle, not one "
                               "that compile returned", where=f"{_WHERE}, execute")
+        if not isinstance(inputs, list | tuple):
+            raise FormatError(f"execute was given a {type(inputs).__name__} as the inputs, not a list",
+                              where=f"{_WHERE}, execute")
         profiler = active_profiler()
         if profiler is None:
             # run's list is new and the caller's: typing it as a list of objects is safe

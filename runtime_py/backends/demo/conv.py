@@ -1,5 +1,9 @@
 """2-D convolution: im2col through strided windows and one batched matmul over groups.
 
+The one convolution of runtime_py: the demo backend's programs call it on float32, the
+TorchScript operator table (runtime_py/operators/nn.py) on every float dtype and, through
+unit and depth dims, for 1-D and 3-D convolutions too. Buffers take the input's dtype.
+
 Depthwise convolutions (one input channel per group) take a different route (``_Depthwise``):
 their im2col matrix is taps times the input, so it is built a few channels at a time, from
 runs the input's layout makes contiguous.
@@ -43,7 +47,7 @@ def make_conv2d(attrs: Conv2dAttrs, n_inputs: int, reuse_output: bool = False) -
 
     def conv2d(x: Array, weight: Array, bias: Array | None = None) -> Array:
         x4, unbatched = as_batched(x, "conv2d")
-        key = (x4.shape, weight.shape, bias is not None)
+        key = (x4.shape, x4.dtype, weight.shape, bias is not None)
         ws = workspaces.get(key)
         if ws is None:
             ws = _workspace(x, x4, weight, bias, groups, stride, padding, dilation, pointwise, reuse_output)
@@ -69,7 +73,7 @@ def make_conv2d(attrs: Conv2dAttrs, n_inputs: int, reuse_output: bool = False) -
                 else:
                     windows = _windows(x4, weight.shape, stride, dilation, ws.out_hw)
                     np.copyto(cols_view, windows.reshape(cols_view.shape))
-            y3 = ws.out if ws.out is not None else empty(ws.out_shape)
+            y3 = ws.out if ws.out is not None else empty(ws.out_shape, x4.dtype)
             np.matmul(matrix, cols, out=y3)
             if bias is not None and ws.im2col is None:
                 y3 += bias.reshape(groups, -1, 1)
@@ -104,6 +108,7 @@ def _workspace(x: Array, x4: Array, weight: Array, bias: Array | None, groups: i
                padding: tuple[int, int], dilation: tuple[int, int], pointwise: bool,
                reuse_output: bool) -> _Workspace:
     n, c, h, w = x4.shape
+    dtype = x4.dtype
     if weight.ndim != 4:
         raise ValueError(f"conv2d expects a 4-D weight, got shape {weight.shape}")
     out_c, group_c, kh, kw = weight.shape
@@ -131,24 +136,26 @@ def _workspace(x: Array, x4: Array, weight: Array, bias: Array | None, groups: i
     if group_c == 1 and groups > 1:
         ws.own = _Depthwise(x4, weight, groups, stride, padding, dilation, out_hw)
         return ws
-    if (kh, kw, stride, dilation, groups) == (3, 3, (1, 1), (1, 1), 1) and c * out_c >= _WINOGRAD_MIN_CHANNELS:
+    # Winograd's transforms are float32 constants: other dtypes take im2col
+    if ((kh, kw, stride, dilation, groups) == (3, 3, (1, 1), (1, 1), 1) and c * out_c >= _WINOGRAD_MIN_CHANNELS
+            and dtype == np.float32):
         ws.own = _Winograd(x4, out_c, padding, out_hw)
         return ws
     if not (pointwise and kh == kw == 1):
         # (N, G, Cg*kh*kw [+1 row of ones for the bias], OH*OW)
         rows = k + (bias is not None)
-        cols = np.empty((n, groups, rows, length), dtype=np.float32)
+        cols = np.empty((n, groups, rows, length), dtype=dtype)
         if bias is not None:
             cols[:, :, k, :] = 1.0
         cols_view = cols[:, :, :k, :].reshape(n, groups, group_c, kh, kw, out_hw[0], out_hw[1])
         ws.im2col = (cols, cols_view)
         if padding != (0, 0):
-            padded = np.zeros((n, c, h + 2 * padding[0], w + 2 * padding[1]), dtype=np.float32)
+            padded = np.zeros((n, c, h + 2 * padding[0], w + 2 * padding[1]), dtype=dtype)
             interior = padded[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w]
             windows = _windows(padded, weight.shape, stride, dilation, out_hw).reshape(cols_view.shape)
             ws.padded = (interior, windows)
     if reuse_output:
-        ws.out = np.empty(ws.out_shape, dtype=np.float32)
+        ws.out = np.empty(ws.out_shape, dtype=dtype)
     return ws
 
 
@@ -214,7 +221,8 @@ class _Depthwise:
         self.result_shape = (n, out_c, oh, ow)
         # (sh, sw, N, C, rows * pitch); borders stay zero, each call copies the input into the
         # interiors: per phase, the input's rows and columns that fall into it
-        phases = np.zeros((sh, sw, n, c, rows * pitch), dtype=np.float32)
+        self.dtype = x.dtype
+        phases = np.zeros((sh, sw, n, c, rows * pitch), dtype=x.dtype)
         grid = phases.reshape(sh, sw, n, c, rows, pitch)
         self.fills: list[tuple[Array, tuple[slice, slice]]] = []
         for a in range(sh):
@@ -227,7 +235,7 @@ class _Depthwise:
                     into = grid[a, b, :, :, first_r : first_r + count_r, first_q : first_q + count_q]
                     self.fills.append((into, (x_rows, x_cols)))
         taps = kh * kw
-        self.chunk = max(1, _DEPTHWISE_CHUNK_BYTES // (taps * length * 4))
+        self.chunk = max(1, _DEPTHWISE_CHUNK_BYTES // (taps * length * x.dtype.itemsize))
         self.cols_shape = (self.chunk, taps, length)
         # per grid of taps (one phase's): (its first im2col row, its shape, the taps' runs for every channel)
         self.grids: list[tuple[int, tuple[int, ...], Array]] = []
@@ -258,17 +266,18 @@ class _Depthwise:
             np.copyto(into, x[:, :, x_rows, x_cols])
         # scratch from the pool: one im2col buffer serves every depthwise layer, so it stays in cache
         chunk, count, length = self.cols_shape
-        cols = empty((max(chunk * count * length, _DEPTHWISE_CHUNK_BYTES // 4),))[: chunk * count * length]
+        size = chunk * count * length
+        cols = empty((max(size, _DEPTHWISE_CHUNK_BYTES // self.dtype.itemsize),), self.dtype)[:size]
         cols = cols.reshape(self.cols_shape)
         grids = [(cols[:, row : row + shape[1] * shape[2]].reshape(shape), runs) for row, shape, runs in self.grids]
-        y = empty(self.shape)  # with the pitch's extra columns
+        y = empty(self.shape, self.dtype)  # with the pitch's extra columns
         for i in range(n):
             for g in range(0, groups, chunk):
                 m = min(chunk, groups - g)
                 for into, runs in grids:
                     np.copyto(into[:m], runs[i, g : g + m])
                 np.matmul(taps[g : g + m], cols[:m], out=y[i, g : g + m])
-        result = empty(self.result_shape)
+        result = empty(self.result_shape, self.dtype)
         np.copyto(result, y.reshape(self.pitched_shape)[..., : self.result_shape[3]])
         return result
 

@@ -12,7 +12,7 @@ from runtime_py.backends.demo.memory import live_bytes, owned_bytes
 from runtime_py.backends.demo.plan import PEAKS_KEPT, InputCheck, MethodPlan, Step
 from runtime_py.budgets import PROGRAM_LIMITS, ProgramLimits, RunLimitExceeded
 from runtime_py.error_codes import execution_error
-from runtime_py.errors import ExecutionError
+from runtime_py.errors import ExecutionError, InternalError, LiteExportError, is_value_failure
 
 _F32 = np.dtype(np.float32)
 
@@ -74,9 +74,17 @@ def _steps(plan: MethodPlan, slots: list[object], observe: Callable[[int, object
                 pass
             if len(plan.peaks) < PEAKS_KEPT:
                 plan.peaks[key] = reached
-    except RunLimitExceeded:
+    except (RunLimitExceeded, InternalError):
         raise
+    # The rule, as at the operator table's call sites (runtime_py/operators/registry.fail): a
+    # kernel's complaint about the values it was given - a LiteExportError of its own, a ValueError
+    # (shapes), an ArithmeticError, numpy's dtype refusals (errors.is_value_failure), running out
+    # of memory - is the bundle's
+    # (KERNEL_FAILED, exit 7). The plan checked every step's operands when the program was loaded
+    # (their count and kinds), so anything else a kernel raises is a bug of ours: InternalError.
     except Exception as exc:
+        if not isinstance(exc, LiteExportError | MemoryError) and not is_value_failure(exc):
+            raise InternalError(f"demo kernel of {plan.label(index)} failed: {type(exc).__name__}: {exc}") from exc
         reason = str(exc) or type(exc).__name__
         handle = plan.instructions[index].debug_handle
         raise execution_error("KERNEL_FAILED", debug_handle=handle, instruction=plan.label(index),

@@ -1,8 +1,13 @@
-"""2-D max, average and adaptive average pooling, with torch's window rules."""
+"""2-D max, average and adaptive average pooling, with torch's window rules.
+
+The one pooling of runtime_py: the demo backend's programs call these kernels on float32, the
+TorchScript operator table (runtime_py/operators/nn.py) on other dtypes and, through unit and
+depth dims, for 1-D and 3-D pooling too."""
 
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 
@@ -27,7 +32,8 @@ def _check_pool_attrs(
 
 
 def make_max_pool2d(attrs: Pool2dAttrs, n_inputs: int, reuse_output: bool = False) -> Kernel:
-    """max_pool2d: padding counts as -inf, so it never wins; NaN propagates like torch.
+    """max_pool2d: padding counts as -inf (an integer dtype's least value), so it never wins; NaN
+    propagates like torch.
 
     Non-overlapping windows without padding (kernel == stride, the common 2x2 pool) reduce
     rows first, then columns, into buffers kept per input shape when ``reuse_output``.
@@ -67,7 +73,7 @@ def make_max_pool2d(attrs: Pool2dAttrs, n_inputs: int, reuse_output: bool = Fals
             for j in range(2, kw):
                 np.maximum(y, rows[..., j : ow * kw : kw], out=y)
             return y[0] if unbatched else y
-        windows = padded_windows(x4, kernel, stride, padding, dilation, out_hw, -np.inf)
+        windows = padded_windows(x4, kernel, stride, padding, dilation, out_hw, lowest(x4.dtype))
         # one vectorized maximum per kernel tap beats a reduction over two tiny strided axes
         y = empty(windows.shape[:4], x4.dtype)
         np.copyto(y, windows[:, :, :, :, 0, 0])
@@ -78,6 +84,38 @@ def make_max_pool2d(attrs: Pool2dAttrs, n_inputs: int, reuse_output: bool = Fals
         return y[0] if unbatched else y
 
     return max_pool2d
+
+
+def lowest(dtype: np.dtype[Any]) -> Any:
+    """What padding holds in a max pool of ``dtype``: a value no element is below."""
+    if dtype.kind == "f":
+        return -np.inf
+    if dtype.kind == "b":
+        return False
+    return np.iinfo(dtype).min
+
+
+def max_pool2d_with_indices(attrs: Pool2dAttrs, x: Array) -> tuple[Array, Array]:
+    """max_pool2d and, per output, the flat index (h * W + w) of the input element that won: the
+    first maximum of its window, as torch picks it."""
+    kernel, stride, padding, dilation = attrs.kernel, attrs.stride, attrs.padding, attrs.dilation
+    _check_pool_attrs(kernel, stride, padding, dilation)
+    x4, unbatched = as_batched(x, "max_pool2d_with_indices")
+    h, w = x4.shape[2:]
+    out_hw = (
+        output_size(h, kernel[0], stride[0], padding[0], dilation[0], attrs.ceil_mode),
+        output_size(w, kernel[1], stride[1], padding[1], dilation[1], attrs.ceil_mode),
+    )
+    check_output_size("max_pool2d_with_indices", (h, w), out_hw)
+    windows = padded_windows(x4, kernel, stride, padding, dilation, out_hw, lowest(x4.dtype))
+    flat = windows.reshape(windows.shape[:4] + (-1,))
+    which = np.argmax(flat, axis=-1)  # a NaN is the maximum: argmax finds the first, as torch
+    values = np.take_along_axis(flat, which[..., None], -1)[..., 0]
+    i, j = np.divmod(which, kernel[1])
+    rows = np.arange(out_hw[0]).reshape(-1, 1) * stride[0] - padding[0] + i * dilation[0]
+    cols = np.arange(out_hw[1]) * stride[1] - padding[1] + j * dilation[1]
+    indices = (rows * w + cols).astype(np.int64)
+    return (values[0], indices[0]) if unbatched else (values, indices)
 
 
 def make_avg_pool2d(attrs: Pool2dAttrs, n_inputs: int) -> Kernel:
@@ -112,8 +150,8 @@ def make_avg_pool2d(attrs: Pool2dAttrs, n_inputs: int) -> Kernel:
         else:
             divisor = divisors.get((h, w))
             if divisor is None:
-                counts_h = _window_counts(h, kernel[0], stride[0], padding[0], out_hw[0], include_pad)
-                counts_w = _window_counts(w, kernel[1], stride[1], padding[1], out_hw[1], include_pad)
+                counts_h = window_counts(h, kernel[0], stride[0], padding[0], out_hw[0], include_pad)
+                counts_w = window_counts(w, kernel[1], stride[1], padding[1], out_hw[1], include_pad)
                 divisor = divisors[(h, w)] = np.outer(counts_h, counts_w).astype(np.float32)
             y /= divisor
         return y[0] if unbatched else y
@@ -121,7 +159,7 @@ def make_avg_pool2d(attrs: Pool2dAttrs, n_inputs: int) -> Kernel:
     return avg_pool2d
 
 
-def _window_counts(size: int, kernel: int, stride: int, padding: int, out: int, include_pad: bool) -> Array:
+def window_counts(size: int, kernel: int, stride: int, padding: int, out: int, include_pad: bool) -> Array:
     """How many elements each window along one axis averages over, as torch counts them:
     windows are clipped to input+padding (ceil mode's overhang never counts), and to the
     input alone without ``count_include_pad``."""
@@ -149,8 +187,8 @@ def make_adaptive_avg_pool2d(attrs: ShapeAttrs, n_inputs: int) -> Kernel:
         if oh == ow == 1 and h * w:
             # global pooling, the common case: the sums as one matrix-vector product, then a
             # division; np.mean's wrapper and a reduction over short rows (7x7) cost several times more
-            y: Array = (x4.reshape(n * c, h * w) @ _ones_column(h * w)).reshape(n, c, 1, 1)
-            y /= np.float32(h * w)
+            y: Array = (x4.reshape(n * c, h * w) @ _ones_column(h * w, x4.dtype)).reshape(n, c, 1, 1)
+            y /= y.dtype.type(h * w)
         elif h % oh == 0 and w % ow == 0:
             # equal bins: a reshape and one mean
             y = x4.reshape(n, c, oh, h // oh, ow, w // ow).mean(axis=(3, 5))
@@ -162,8 +200,8 @@ def make_adaptive_avg_pool2d(attrs: ShapeAttrs, n_inputs: int) -> Kernel:
 
 
 @functools.lru_cache(maxsize=16)
-def _ones_column(size: int) -> Array:
-    ones = np.ones((size, 1), dtype=np.float32)
+def _ones_column(size: int, dtype: np.dtype[Any]) -> Array:
+    ones = np.ones((size, 1), dtype=dtype)
     ones.flags.writeable = False
     return ones
 
@@ -184,7 +222,7 @@ def _adaptive_bins_mean(x: Array, oh: int, ow: int) -> Array:
         + table[:, :, hs[:, None], ws[None, :]]
     )
     counts = np.outer(he - hs, we - ws)
-    return (sums / counts).astype(np.float32)
+    return (sums / counts).astype(x.dtype)
 
 
 def adaptive_bounds(size: int, out: int) -> tuple[Array, Array]:

@@ -94,8 +94,8 @@ def test_get_attr_in_a_block_fails_as_the_step_does(slot: int) -> None:
     code = _code([(Op.STOREN, 1, 2), (Op.LOAD, 1, 0), (Op.GET_ATTR, slot, 0), (Op.STORE, 3, 0), (Op.LOAD, 3, 0),
                   (Op.RET, 0, 0)])
     assert block_spans(code.instructions) == [(0, 5)]
-    for obj, error in ((ScriptObject("M", [1]), f"IndexError: object of type M has no attribute slot {slot}"),
-                       (7, "AttributeError: 'int' object has no attribute 'get_slot'")):
+    for obj, error in ((ScriptObject("M", [1]), f": object of type M has no attribute slot {slot}"),
+                       (7, f": GET_ATTR of attribute slot {slot} needs an object, got an int")):
         messages = []
         for budget in (None, LoadBudget(100, 1 << 20)):
             with pytest.raises(ExecutionError, match="GET_ATTR failed at pc 2") as failure:

@@ -86,6 +86,27 @@ CASES: list[tuple[str, Callable[[], tuple[Any, ...]]]] = [
     ("aten::scaled_dot_product_attention", lambda: (f32(2, 5, 4), f32(2, 6, 4), f32(2, 6, 4),
                                                     R.random((5, 6)) > 0.3, 0.0, False, 0.3)),
     ("aten::scaled_dot_product_attention", lambda: (f32(2, 5, 4), f32(2, 6, 4), f32(2, 6, 4), f32(5, 6))),
+    # one kernel per op: 1-D windows run the 2-D kernels with a unit height, 3-D ones loop over
+    # the depth taps, other float dtypes run the same kernels
+    ("aten::conv3d", lambda: (f32(2, 4, 5, 6, 7), f32(6, 2, 3, 2, 3), f32(6), [2, 1, 2], [1, 0, 1], [1, 2, 1], 2)),
+    ("aten::conv3d", lambda: (f32(2, 5, 6, 7), f32(3, 2, 2, 3, 3), None)),  # unbatched
+    ("aten::conv3d.padding", lambda: (f32(1, 2, 5, 6, 5), f32(3, 2, 2, 3, 4), f32(3), [1, 1, 1], "same")),
+    ("aten::conv1d.padding", lambda: (f32(2, 3, 9), f32(4, 3, 4), f32(4), [1], "same", [2])),
+    ("aten::conv1d", lambda: (f32(2, 4, 9).astype(np.float64), f32(4, 1, 3).astype(np.float64), None, [1], [1],
+                              [1], 4)),  # depthwise, float64
+    ("aten::conv2d", lambda: (f32(2, 3, 7, 8).astype(np.float64), f32(4, 3, 3, 3).astype(np.float64),
+                              f32(4).astype(np.float64), [1, 2], [1, 0])),
+    ("aten::max_pool3d", lambda: (f32(2, 3, 7, 6, 5), [3, 2, 2], [2, 1, 2], [1, 1, 0], [1, 2, 1], True)),
+    ("aten::max_pool3d", lambda: (f32(3, 4, 4, 4), [2, 2, 2])),  # unbatched
+    ("aten::max_pool2d", lambda: (f32(2, 3, 8, 8).astype(np.float64), [3, 3], [2, 2], [1, 1])),
+    ("aten::max_pool1d", lambda: (f32(3, 9), [2])),  # unbatched
+    ("aten::avg_pool3d", lambda: (f32(2, 3, 7, 6, 5), [3, 2, 3], [2, 1, 2], [1, 1, 1], True, True)),
+    ("aten::avg_pool3d", lambda: (f32(2, 3, 7, 6, 5), [3, 2, 3], [2, 2, 2], [1, 1, 1], True, False)),
+    ("aten::avg_pool3d", lambda: (f32(3, 4, 5, 6), [2, 2, 2], [], [1, 0, 1], False, True, 3)),
+    ("aten::avg_pool2d", lambda: (f32(2, 3, 9, 7).astype(np.float64), [3, 3], [2, 2], [1, 1], True, False)),
+    ("aten::adaptive_avg_pool3d", lambda: (f32(2, 3, 7, 6, 5), [3, 4, 2])),
+    ("aten::adaptive_avg_pool3d", lambda: (f32(3, 4, 6, 5), [1, 1, 1])),
+    ("aten::adaptive_avg_pool2d", lambda: (f32(2, 3, 7, 9).astype(np.float64), [3, 4])),
     ("aten::cosine_similarity", lambda: (f32(3, 4), f32(3, 4))),
     ("aten::pairwise_distance", lambda: (f32(3, 4), f32(3, 4))),
 ]

@@ -31,6 +31,7 @@ enum class Code {
   WEIGHT_DTYPE,
   SLOT_DTYPES_LENGTH,
   OPERAND_DTYPE,
+  DTYPE_NOT_SUPPORTED,
   RESULT_DTYPE,
   ARITY,
   OUTPUT_COUNT,
@@ -47,7 +48,7 @@ enum class Code {
   KERNEL_FAILED,
 };
 
-constexpr size_t kNumCodes = 37;
+constexpr size_t kNumCodes = 38;
 
 // indexed by Code
 constexpr const char* kCodeNames[kNumCodes] = {
@@ -74,6 +75,7 @@ constexpr const char* kCodeNames[kNumCodes] = {
     "WEIGHT_DTYPE",
     "SLOT_DTYPES_LENGTH",
     "OPERAND_DTYPE",
+    "DTYPE_NOT_SUPPORTED",
     "RESULT_DTYPE",
     "ARITY",
     "OUTPUT_COUNT",
@@ -115,6 +117,7 @@ constexpr const char* kTemplates[kNumCodes] = {
     "constant for slot {slot} (weight {weight}): the slot holds {expected} values, the weight is {got}",
     "slot_dtypes has {found} entries for {num_slots} slots",
     "operand {index} ({name}) is {got}, but {op} takes {allowed}",
+    "method '{method}': this executor holds float32 values only, but slot {slot} holds {dtype} values",
     "its {result} result is written into slot {slot}, which holds {expected} values",
     "takes {expected}, got {got}",
     "writes 1 output, got {got}",

@@ -55,6 +55,13 @@ Kernel make_mean(const ReduceAttrs& a);                                 // reduc
 Kernel make_sum(const ReduceAttrs& a);                                  // reductions.cpp
 Kernel make_slice(const SliceAttrs& a);                                 // slicing.cpp
 Kernel make_expand(const ShapeAttrs& a);                                // slicing.cpp
+Kernel make_sin();                                                      // typed.cpp
+Kernel make_cos();                                                      // typed.cpp
+Kernel make_cumsum(const AxisAttrs& a);                                 // typed.cpp (float32)
+Kernel make_cast(const CastAttrs& a);                                   // typed.cpp (to float32)
+// EMBEDDING, GATHER, INDEX_SELECT, comparisons, bitwise ops, WHERE: typed operands or results,
+// refused (KernelError) until Array holds int64/int32/bool
+Kernel make_typed_op(Op op);                                            // typed.cpp
 
 // --- helpers shared by the families ---
 // y = max(y, 0) in place; NaN stays NaN, as in torch.

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from liteexport.errors import VerificationError
+from liteexport.input_spec import TensorSpec, as_tensor_spec
 from liteexport.lowered import CompiledModule
 from liteexport.parity import (
     ATOL,
@@ -31,6 +32,7 @@ from liteexport.parity import (
     within_tolerance,
 )
 from liteexport.test_vectors import TestVector, record_test_vectors
+from liteexport.typed_inputs import method_inputs
 from liteexport.verify import Divergence, describe_divergence, divergence_at, localize
 from runtime_py.backends.demo import executor
 from runtime_py.backends.demo.plan import build_plan
@@ -46,7 +48,7 @@ def random_inputs(shapes: Sequence[Sequence[int]], seed: int = SEED) -> list[np.
 
 
 def check_vectors(scripted: Any, compiled: CompiledModule,
-                  input_shapes: Mapping[str, Sequence[Sequence[int]]],
+                  input_shapes: Mapping[str, Sequence[Sequence[int] | TensorSpec]],
                   vectors: Mapping[str, Sequence[TestVector]]) -> list[str]:
     """Check every compiled method that has test vectors (given) or static input shapes
     (random inputs, torch run here). Returns a note per method (checked, with its largest
@@ -56,7 +58,9 @@ def check_vectors(scripted: Any, compiled: CompiledModule,
         method = signature.name
         items = list(vectors.get(method, ()))
         if not items and method in input_shapes:
-            inputs = random_inputs(input_shapes[method])
+            # per declared dtype: ids within the embedding tables they reach, masks, normal floats
+            shapes = [as_tensor_spec(s).static_shape for s in input_shapes[method]]
+            inputs = method_inputs(compiled.programs[index], compiled.weights, shapes, SEED)
             items = record_test_vectors(scripted, {method: [inputs]})[method]
         if not items:
             notes.append(f"self-check skipped for {method}: give --input-shape or --example-inputs")
@@ -75,8 +79,9 @@ def exact_outputs(scripted: Any, method: str, inputs: Sequence[np.ndarray]) -> l
     import torch
 
     double = copy.deepcopy(scripted).double()
-    with torch.no_grad():
-        result = getattr(double, method)(*[torch.from_numpy(np.asarray(x, np.float64)) for x in inputs])
+    with torch.no_grad():  # float inputs in float64; ids and masks as they are
+        result = getattr(double, method)(*[torch.from_numpy(np.asarray(x, np.float64) if np.asarray(x).dtype.kind == "f"
+                                                            else np.asarray(x)) for x in inputs])
     return list(as_outputs(result))
 
 

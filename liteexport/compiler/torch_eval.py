@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from bundle_format.program import DType
-from liteexport.compiler.dtypes import COMPILED_DTYPES
+from liteexport.compiler.dtypes import COMPILED_DTYPES, TORCH_DTYPES
 from liteexport.compiler.values import Sym, TensorConst
 
 _FAIL = object()
@@ -32,7 +32,8 @@ def _to_meta(value: Any) -> Any:
     if isinstance(value, Sym):
         if value.shape is None or any(d < 0 for d in value.shape):
             return _FAIL
-        return torch.empty(value.shape, device="meta")
+        # its own dtype: what comes after an unsupported node is checked (and reported) as it would be
+        return torch.empty(value.shape, device="meta", dtype=TORCH_DTYPES[value.dtype])
     if isinstance(value, TensorConst):
         return value.tensor.to("meta")
     return _plain(value, _to_meta)

@@ -13,12 +13,14 @@ import torch
 from bundle_format.program import (
     AxisAttrs,
     BinaryAttrs,
+    CastAttrs,
     DType,
     FusedAttrs,
     GeluAttrs,
     LayerNormAttrs,
     OpCode,
     PermuteAttrs,
+    ReduceAttrs,
 )
 from liteexport.compiler.dtypes import dtype_of
 from liteexport.compiler.ops import Emitter, Lowering, is_number, optional_tensor, tensor
@@ -61,7 +63,19 @@ def attend(b: Emitter, q: TensorValue, k: TensorValue, v: TensorValue, mask: Ten
     if mask is not None:
         scores = b.emit(OpCode.ADD, [scores, _additive_mask(b, mask)], BinaryAttrs())
     weights = b.emit(OpCode.SOFTMAX, [scores], AxisAttrs(axis=-1))
+    if mask is not None and not isinstance(mask, TensorConst):
+        weights = _safe(b, scores, weights)
     return b.emit(OpCode.MATMUL, [weights, v], None)
+
+
+def _safe(b: Emitter, scores: TensorValue, weights: TensorValue) -> TensorValue:
+    """torch's safe softmax (its math attention): a row whose scores are all -inf (a padding query
+    under a run-time mask, left-padded GPT-2) gives zeros, not NaN, so it does not spread."""
+    unmasked = b.emit(OpCode.CAST, [b.emit(OpCode.NE, [scores], BinaryAttrs(scalar=float("-inf")))],
+                      CastAttrs(dtype=int(DType.FLOAT32)))
+    count = b.emit(OpCode.SUM, [unmasked], ReduceAttrs(axes=(-1,), keepdim=True))
+    all_masked = b.emit(OpCode.EQ, [count], BinaryAttrs(scalar=0.0))
+    return b.emit(OpCode.WHERE, [all_masked, TensorConst(torch.tensor(0.0)), weights], None)
 
 
 def _sdpa(b: Emitter, args: list[Any]) -> Any:

@@ -57,13 +57,34 @@ def _bert() -> torch.nn.Module:
     return transformers.BertModel(config)
 
 
-MODELS: dict[str, Callable[[], torch.nn.Module]] = {"distilbert": _distilbert, "bert": _bert}
+def _gpt2() -> torch.nn.Module:
+    config = transformers.GPT2Config(vocab_size=VOCAB, n_embd=32, n_layer=2, n_head=2, n_positions=64, use_cache=False,
+                                     bos_token_id=0, eos_token_id=0)
+    return transformers.GPT2Model(config)
 
 
-def _inputs(seed: int, padding: int) -> list[torch.Tensor]:
+def _decoder(family: str) -> Callable[[], torch.nn.Module]:
+    """Llama or Qwen2: 2 layers, RoPE, a causal mask, grouped-query attention (4 heads, 2 kv heads)."""
+    def make() -> torch.nn.Module:
+        config_class, model_class = {"llama": (transformers.LlamaConfig, transformers.LlamaModel),
+                                     "qwen2": (transformers.Qwen2Config, transformers.Qwen2Model)}[family]
+        config = config_class(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                              num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                              use_cache=False)
+        return model_class(config)
+    return make
+
+
+MODELS: dict[str, Callable[[], torch.nn.Module]] = {
+    "distilbert": _distilbert, "bert": _bert, "gpt2": _gpt2, "llama": _decoder("llama"), "qwen2": _decoder("qwen2")}
+LEFT_PADDED = {"gpt2", "llama", "qwen2"}  # decoders pad on the left: padding queries see no key at all
+
+
+def _inputs(seed: int, padding: int, left: bool = False) -> list[torch.Tensor]:
     ids = torch.randint(0, VOCAB, (1, LENGTH), generator=torch.Generator().manual_seed(seed))
     mask = torch.ones(1, LENGTH, dtype=torch.int64)
-    mask[0, LENGTH - padding:] = 0
+    if padding:
+        mask[0, slice(0, padding) if left else slice(LENGTH - padding, LENGTH)] = 0
     return [ids, mask]
 
 
@@ -80,7 +101,7 @@ def test_lowers_whole_and_matches_eager_in_every_engine(name: str, tmp_path: Pat
     assert [info.dtype for info in program.inputs] == [DType.INT64, DType.INT64]
     assert {OpCode.EMBEDDING, OpCode.CAST, OpCode.WHERE} <= {ins.op for ins in program.instructions}
     for seed, padding in ((1, 0), (2, 3), (3, 6)):
-        inputs = _inputs(seed, padding)
+        inputs = _inputs(seed, padding, left=name in LEFT_PADDED)
         with torch.no_grad():
             expected = model(*inputs).numpy()
         ours, lite = run_engines(compiled, tmp_path / f"{name}.ptl", inputs)
@@ -92,8 +113,8 @@ def test_lowers_whole_and_matches_eager_in_every_engine(name: str, tmp_path: Pat
 def test_the_self_check_draws_ids_within_the_vocabulary_and_masks(name: str) -> None:
     model = _model(name)
     traced, compiled = compile_traced(model, _inputs(0, 0))
-    # the ids reach the word (and, for DistilBERT, no other) embedding: drawn below its 100 rows;
-    # the mask reaches none: ones then zeros
+    # the ids reach the word embedding only (positions and token types are constants): drawn below
+    # its 100 rows; the mask reaches none: ones then zeros
     assert index_bounds(compiled.programs[0], compiled.weights) == {0: VOCAB}
     shapes = {"forward": [(1, LENGTH), (1, LENGTH)]}
     (note,) = check_vectors(traced, compiled, shapes, {})

@@ -34,10 +34,9 @@ SCALAR_FOLDS: dict[str, ScalarFold] = {
     "aten::mul": operator.mul,
     "aten::div": _div,  # Python 3 true division
     "aten::floordiv": operator.floordiv,
-    # traced tensor ops on numbers (prim::NumToTensor's sizes): Python's // and % round toward -inf,
-    # as torch's floor_divide and remainder
+    # traced tensor ops on numbers (prim::NumToTensor's sizes): Python's // rounds toward -inf, as
+    # torch's floor_divide (aten::remainder already folds as %)
     "aten::floor_divide": operator.floordiv,
-    "aten::remainder": operator.mod,
     "aten::remainder": operator.mod,
     "aten::pow": operator.pow,
     "aten::neg": operator.neg,

@@ -365,7 +365,12 @@ def _scalar_type_number(number: int) -> DType:
     try:
         return DType(number)
     except ValueError:
-        raise Unsupported(f"c10::ScalarType {number} is not compiled (compiled: {COMPILED_NAMES})") from None
+        name = _SCALAR_TYPE_NAMES.get(number, f"c10::ScalarType {number}")
+        raise Unsupported(f"dtype {name} is not compiled (compiled: {COMPILED_NAMES})") from None
+
+
+# the c10::ScalarType numbers of the dtypes programs do not hold, for messages
+_SCALAR_TYPE_NAMES = {0: "uint8", 1: "int8", 2: "int16", 5: "float16", 7: "float64", 15: "bfloat16"}
 
 
 def _size(b: Emitter, args: list[Any]) -> Any:

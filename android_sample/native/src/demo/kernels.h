@@ -50,13 +50,11 @@ Kernel make_clamp(const ClampAttrs& a);                                 // activ
 Kernel make_hardsigmoid();                                              // activations.cpp
 Kernel make_hardswish();                                                // activations.cpp
 Kernel make_silu();                                                     // activations.cpp
-Kernel make_math(Op op);  // LOG, SQRT, RSQRT, ABS, EXP                  // activations.cpp
+Kernel make_math(Op op);  // LOG, SQRT, RSQRT, ABS, EXP, SIN, COS        // activations.cpp
 Kernel make_mean(const ReduceAttrs& a);                                 // reductions.cpp
 Kernel make_sum(const ReduceAttrs& a);                                  // reductions.cpp
 Kernel make_slice(const SliceAttrs& a);                                 // slicing.cpp
 Kernel make_expand(const ShapeAttrs& a);                                // slicing.cpp
-Kernel make_sin();                                                      // typed.cpp
-Kernel make_cos();                                                      // typed.cpp
 Kernel make_cumsum(const AxisAttrs& a);                                 // typed.cpp (float32)
 Kernel make_cast(const CastAttrs& a);                                   // typed.cpp (to float32)
 // EMBEDDING, GATHER, INDEX_SELECT, comparisons, bitwise ops, WHERE: typed operands or results,

@@ -1,38 +1,13 @@
-// The ops issue 20 added for text models: sin, cos, cumsum and casts over the core's float32
-// arrays, and the typed ops (embedding, gather, index_select, comparisons, bitwise logic, where).
+// The ops issue 20 added for text models: cumsum and casts over the core's float32 arrays (sin and
+// cos are in activations.cpp's make_math), and the typed ops (embedding, gather, index_select,
+// comparisons, bitwise logic, where).
 // The core's Array holds float32 only so far: build_plan refuses any program with an int64,
 // int32 or bool slot (DTYPE_NOT_SUPPORTED) before a kernel is bound, so a typed op, whose
 // operands or result are typed by the op spec, never reaches bind_kernel from a valid program.
-#include <cmath>
-
 #include "../errors.h"
 #include "kernels.h"
 
 namespace liteexport::demo_backend {
-
-namespace {
-
-template <typename F>
-Kernel elementwise(F f) {
-  return [f](const Inputs& in) {
-    const Array& x = *in[0];
-    float* y;
-    Array out = Array::zeros(x.shape, &y);
-    const float* p = x.ptr();
-    for (int64_t i = 0, n = x.size(); i < n; ++i) y[i] = f(p[i]);
-    return out;
-  };
-}
-
-}  // namespace
-
-Kernel make_sin() {
-  return elementwise([](float v) { return std::sin(v); });
-}
-
-Kernel make_cos() {
-  return elementwise([](float v) { return std::cos(v); });
-}
 
 Kernel make_cumsum(const AxisAttrs& a) {
   const int64_t axis_attr = a.axis;

@@ -14,12 +14,10 @@ from runtime_py.budgets import PROGRAM_LIMITS, ProgramLimits, RunLimitExceeded
 from runtime_py.error_codes import execution_error
 from runtime_py.errors import ExecutionError
 
-_F32 = np.dtype(np.float32)
-
 
 def run(plan: MethodPlan, inputs: Sequence[object],
         observe: Callable[[int, object], None] | None = None) -> list[Array]:
-    """Executes ``plan`` on ``inputs`` (float32 arrays) and returns its outputs.
+    """Executes ``plan`` on ``inputs`` (arrays of the dtypes the program declares) and returns its outputs.
 
     ``observe(index, value)``, when given, sees every instruction's result as it is made
     (``liteexport verify`` compares them across engines to find where they diverge).
@@ -31,7 +29,7 @@ def run(plan: MethodPlan, inputs: Sequence[object],
     if len(inputs) != len(plan.input_checks):
         raise execution_error("INPUT_COUNT", method=plan.method, expected=len(plan.input_checks), got=len(inputs))
     for check, value in zip(plan.input_checks, inputs, strict=True):
-        if not isinstance(value, np.ndarray) or (value.dtype is not _F32 and value.dtype != _F32):
+        if not isinstance(value, np.ndarray) or (value.dtype is not check.dtype and value.dtype != check.dtype):
             raise _input_error(plan, check, value)
         shape = check.shape
         if shape is not None and value.shape != shape and (check.exact or not _fits(value.shape, shape)):
@@ -150,7 +148,7 @@ def _fits(shape: tuple[int, ...], expected: tuple[int, ...]) -> bool:
 
 
 def _input_error(plan: MethodPlan, check: InputCheck, value: object) -> ExecutionError:
-    expected = "float32" if check.shape is None else f"float32 of shape {_format_shape(check.shape)}"
+    expected = str(check.dtype) if check.shape is None else f"{check.dtype} of shape {_format_shape(check.shape)}"
     if isinstance(value, np.ndarray):
         got = f"{value.dtype} of shape {_format_shape(value.shape)}"
     else:

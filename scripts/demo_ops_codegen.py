@@ -329,11 +329,11 @@ def _cpp_result(op: Op, spec: Spec) -> str:
 
 # --- errors (schema/demo_errors.toml) ---
 
-ERROR_KINDS = ("format", "execution")
+ERROR_KINDS = ("format", "input", "execution")
 
 
 def load_errors(path: Path) -> dict[str, dict[str, str]]:
-    """kind ("format", "execution") -> code -> template; codes are unique across kinds."""
+    """kind ("format", "input", "execution") -> code -> template; codes are unique across kinds."""
     raw = tomllib.loads(path.read_text())
     if set(raw) != set(ERROR_KINDS):
         raise SpecError(f"{path.name} must have the sections {list(ERROR_KINDS)}, found {list(raw)}")

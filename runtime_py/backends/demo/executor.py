@@ -11,8 +11,8 @@ from runtime_py.backends.demo.arrays import Array, Kernel, ignore_fp_errors, res
 from runtime_py.backends.demo.memory import live_bytes, owned_bytes
 from runtime_py.backends.demo.plan import PEAKS_KEPT, InputCheck, MethodPlan, Step
 from runtime_py.budgets import PROGRAM_LIMITS, ProgramLimits, RunLimitExceeded
-from runtime_py.error_codes import execution_error
-from runtime_py.errors import ExecutionError
+from runtime_py.error_codes import execution_error, input_error
+from runtime_py.errors import InputError
 
 
 def run(plan: MethodPlan, inputs: Sequence[object],
@@ -27,7 +27,7 @@ def run(plan: MethodPlan, inputs: Sequence[object],
     Outputs never alias weights; an output that is an input is that same array.
     """
     if len(inputs) != len(plan.input_checks):
-        raise execution_error("INPUT_COUNT", method=plan.method, expected=len(plan.input_checks), got=len(inputs))
+        raise input_error("INPUT_COUNT", method=plan.method, expected=len(plan.input_checks), got=len(inputs))
     for check, value in zip(plan.input_checks, inputs, strict=True):
         if not isinstance(value, np.ndarray) or (value.dtype is not check.dtype and value.dtype != check.dtype):
             raise _input_error(plan, check, value)
@@ -147,15 +147,15 @@ def _fits(shape: tuple[int, ...], expected: tuple[int, ...]) -> bool:
     )
 
 
-def _input_error(plan: MethodPlan, check: InputCheck, value: object) -> ExecutionError:
+def _input_error(plan: MethodPlan, check: InputCheck, value: object) -> InputError:
     expected = str(check.dtype) if check.shape is None else f"{check.dtype} of shape {_format_shape(check.shape)}"
     if isinstance(value, np.ndarray):
         got = f"{value.dtype} of shape {_format_shape(value.shape)}"
     else:
         got = f"{type(value).__name__} (not an ndarray)"
     blame, handle = plan.blame(check)
-    return execution_error("INPUT_MISMATCH", debug_handle=handle, instruction=blame, index=check.index,
-                           expected=expected, got=got)
+    return input_error("INPUT_MISMATCH", debug_handle=handle, instruction=blame, index=check.index,
+                       expected=expected, got=got)
 
 
 def _format_shape(shape: tuple[int, ...]) -> str:

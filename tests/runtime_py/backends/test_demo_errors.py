@@ -27,7 +27,7 @@ from bundle_format.program import (
 )
 from runtime_py.backends.demo.executor import run
 from runtime_py.error_codes import render
-from runtime_py.errors import ExecutionError, FormatError
+from runtime_py.errors import ExecutionError, FormatError, InputError
 from tests.runtime_py.backends.demo_backend_helpers import one_op_program, plan_of
 
 # forward(a[2, ?], b[3]) -> a + (-b); b is read first (by instruction #0), a by instruction #1
@@ -94,7 +94,8 @@ INPUT_CASES: list[tuple[str, list[object], str, int]] = [
     ("inputs", "message", "handle"), [c[1:] for c in INPUT_CASES], ids=[c[0] for c in INPUT_CASES]
 )
 def test_bad_inputs(inputs: list[object], message: str, handle: int) -> None:
-    with pytest.raises(ExecutionError) as info:
+    """Inputs that do not fit the program are the caller's to fix: InputError, exit 6."""
+    with pytest.raises(InputError) as info:
         run(plan_of(TWO_INPUTS), inputs)
     assert str(info.value) == message
     assert info.value.debug_handle == handle
@@ -103,7 +104,7 @@ def test_bad_inputs(inputs: list[object], message: str, handle: int) -> None:
 
 
 def test_an_input_mismatch_names_its_fields() -> None:
-    with pytest.raises(ExecutionError) as info:
+    with pytest.raises(InputError) as info:
         run(plan_of(TWO_INPUTS), [A, np.ones(4, np.float32)])
     assert info.value.code == "INPUT_MISMATCH"
     assert info.value.fields == {"instruction": NEG_LABEL, "index": "1", "expected": "float32 of shape (3,)",
@@ -114,7 +115,7 @@ def test_an_unread_input_is_blamed_on_the_method() -> None:
     program = dataclasses.replace(
         TWO_INPUTS, instructions=TWO_INPUTS.instructions[:1], outputs=(2,), output_debug_handles=(20,)
     )
-    with pytest.raises(ExecutionError) as info:
+    with pytest.raises(InputError) as info:
         run(plan_of(program), [A.astype(np.float16), B])
     assert (
         str(info.value)
@@ -535,7 +536,7 @@ def test_an_input_slot_rewritten_before_it_is_read_blames_the_method() -> None:
             Instruction(OpCode.ADD, (0, 1), (3,), None, 21),
         ),
     )
-    with pytest.raises(ExecutionError) as info:
+    with pytest.raises(InputError) as info:
         run(plan_of(program), [A.astype(np.float64), B])
     assert str(info.value).startswith("method 'forward': input 0: expected float32")
     assert info.value.debug_handle == -1

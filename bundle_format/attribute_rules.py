@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bundle_format.attr_rows import AttrRule
-from bundle_format.program import ATTRIBUTE_TABLES
+from bundle_format.program import ATTRIBUTE_TABLES, DType
 
 _RULES_OF = {table.cls: table.rules for table in ATTRIBUTE_TABLES}
 
@@ -37,10 +37,17 @@ def _permutation(attrs: Any, n_inputs: int) -> dict[str, object] | None:
     return None if sorted(perm) == list(range(len(perm))) else {"got": perm, "last": len(perm) - 1}
 
 
+def _known_dtype(attrs: Any, n_inputs: int) -> dict[str, object] | None:
+    return None if attrs.dtype in _DTYPE_CODES else {"got": attrs.dtype}
+
+
+_DTYPE_CODES = frozenset(int(d) for d in DType)
+
 NAMED_RULES: dict[str, Callable[[Any, int], dict[str, object] | None]] = {
     "padding_at_most_half_kernel": _padding_at_most_half_kernel,
     "scalar_iff_one_input": _scalar_iff_one_input,
     "permutation": _permutation,
+    "known_dtype": _known_dtype,
 }
 
 

@@ -9,7 +9,6 @@ them into bytes and back, and the runtimes execute them. Nothing here needs torc
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 
 # the attribute tables, generated from schema/demo_ops.toml (fields, defaults, constraints)
@@ -17,6 +16,7 @@ from bundle_format._generated.demo_attrs import TABLES
 from bundle_format._generated.demo_attrs import Activation as Activation
 from bundle_format._generated.demo_attrs import AxisAttrs as AxisAttrs
 from bundle_format._generated.demo_attrs import BinaryAttrs as BinaryAttrs
+from bundle_format._generated.demo_attrs import CastAttrs as CastAttrs
 from bundle_format._generated.demo_attrs import ClampAttrs as ClampAttrs
 from bundle_format._generated.demo_attrs import Conv2dAttrs as Conv2dAttrs
 from bundle_format._generated.demo_attrs import FlattenAttrs as FlattenAttrs
@@ -31,27 +31,31 @@ from bundle_format._generated.demo_attrs import SliceAttrs as SliceAttrs
 
 # the instruction set, generated from schema/demo_ops.toml
 from bundle_format._generated.demo_ops import OP_SPECS as OP_SPECS
+from bundle_format._generated.demo_ops import DType as DType
 from bundle_format._generated.demo_ops import OpCode as OpCode
 from bundle_format._generated.demo_ops import OpSpec as OpSpec
 from bundle_format.attr_rows import AttrTable
 
 ATTRIBUTE_TABLES: tuple[AttrTable, ...] = TABLES  # in union tag order
 
-PROGRAM_FORMAT_VERSION = 1
+# 2: typed slots and weights (slot_dtypes; int64/int32/bool inputs): a version-1 runtime would
+# read int64 ids as float32, so it must refuse these programs (it accepts exactly its version).
+# A version-1 program is a version-2 one whose slots are all float32: still read.
+PROGRAM_FORMAT_VERSION = 2
+READABLE_PROGRAM_VERSIONS = (1, 2)
+READABLE_VERSIONS_TEXT = " or ".join(str(v) for v in READABLE_PROGRAM_VERSIONS)  # for messages
 PROGRAM_FILE_IDENTIFIER = b"LXDP"
 
-
-class DType(enum.IntEnum):
-    """Element types; numbered as c10::ScalarType. Only float32 is compiled."""
-
-    FLOAT32 = 6
-
+# DType (schema/demo_ops.toml [dtypes]) <-> its name in the op spec and in messages
+DTYPE_NAMES: dict[DType, str] = {d: d.name.lower() for d in DType}
+DTYPES_BY_NAME: dict[str, DType] = {name: d for d, name in DTYPE_NAMES.items()}
 
 SLICE_END = (1 << 63) - 1  # "to the end of the axis" (SliceAttrs.end's default)
 
 Attributes = (
     BinaryAttrs | GeluAttrs | AxisAttrs | FusedAttrs | Conv2dAttrs | LayerNormAttrs
-    | Pool2dAttrs | ShapeAttrs | PermuteAttrs | FlattenAttrs | ClampAttrs | ReduceAttrs | SliceAttrs | None
+    | Pool2dAttrs | ShapeAttrs | PermuteAttrs | FlattenAttrs | ClampAttrs | ReduceAttrs | SliceAttrs | CastAttrs
+    | None
 )
 
 # the Attributes union's members (schema/demo_ops.toml [attributes]) -> their dataclasses
@@ -100,3 +104,9 @@ class Program:
     outputs: tuple[int, ...]
     output_debug_handles: tuple[int, ...]  # per output: handle of its producer, -1 for inputs
     format_version: int = PROGRAM_FORMAT_VERSION
+    # per slot: the dtype of every value it holds (the op spec's rules give each result's); empty:
+    # every slot is float32 (what a program without typed values writes)
+    slot_dtypes: tuple[DType, ...] = ()
+
+    def slot_dtype(self, slot: int) -> DType:
+        return self.slot_dtypes[slot] if self.slot_dtypes else DType.FLOAT32

@@ -25,7 +25,8 @@ from bundle_format.program import (
     ATTRIBUTE_TABLES,
     OP_SPECS,
     PROGRAM_FILE_IDENTIFIER,
-    PROGRAM_FORMAT_VERSION,
+    READABLE_PROGRAM_VERSIONS,
+    READABLE_VERSIONS_TEXT,
     Attributes,
     Constant,
     DType,
@@ -210,6 +211,12 @@ def encode_program(program: Program) -> bytes:
         input_vec = fw.write_offsets(b, g.ProgramStartInputsVector, inputs)
         constant_vec = fw.write_offsets(b, g.ProgramStartConstantsVector, constants)
         instruction_vec = fw.write_offsets(b, g.ProgramStartInstructionsVector, instructions)
+        slot_dtypes = None
+        if program.slot_dtypes:
+            _bug(None if len(program.slot_dtypes) == program.num_slots else
+                 f"{len(program.slot_dtypes)} slot dtypes for {program.num_slots} slots")
+            slot_dtypes = fw.write_scalars(b, g.ProgramStartSlotDtypesVector, b.PrependInt8,
+                                           [int(DType(d)) for d in program.slot_dtypes])
         g.ProgramStart(b)
         g.ProgramAddFormatVersion(b, program.format_version)
         g.ProgramAddMethod(b, method)
@@ -219,6 +226,8 @@ def encode_program(program: Program) -> bytes:
         g.ProgramAddInstructions(b, instruction_vec)
         g.ProgramAddOutputs(b, outputs)
         g.ProgramAddOutputDebugHandles(b, handles)
+        if slot_dtypes is not None:
+            g.ProgramAddSlotDtypes(b, slot_dtypes)
         return fw.finish(b, int(g.ProgramEnd(b)), PROGRAM_FILE_IDENTIFIER)
 
 
@@ -272,18 +281,25 @@ def decode_program(buf: Buffer) -> Program:
 
 def _read_program(r: TableReader) -> Program:
     pos = r.root(PROGRAM_FILE_IDENTIFIER, "Program")
-    version, method, num_slots, inputs, constants, instructions, outputs, handles = r.table(
+    version, method, num_slots, inputs, constants, instructions, outputs, handles, slot_dtypes = r.table(
         pos, _PROGRAM_L, "Program")
     found = r.scalar(fr.U32, version, 0)
-    if found != PROGRAM_FORMAT_VERSION:
+    if found not in READABLE_PROGRAM_VERSIONS:
         raise format_error("UNSUPPORTED_VERSION", where=fr.location("Program.format_version", version or pos),
-                           found=found, supported=PROGRAM_FORMAT_VERSION)
+                           found=found, supported=READABLE_VERSIONS_TEXT)
     output_slots = r.scalars("I", outputs, "Program.outputs")
     output_handles = r.scalars("q", handles, "Program.output_debug_handles")
     _bad(_outputs_problem(output_slots, output_handles), "Program.output_debug_handles", handles or pos)
+    slots: int = r.scalar(fr.U32, num_slots, 0)  # type: ignore[assignment]
+    dtypes = tuple(_dtype(raw, fr.location("Program.slot_dtypes", slot_dtypes))
+                   for raw in r.scalars("b", slot_dtypes, "Program.slot_dtypes"))
+    if dtypes and len(dtypes) != slots:
+        raise format_error("SLOT_DTYPES_LENGTH", where=fr.location("Program.slot_dtypes", slot_dtypes),
+                           found=len(dtypes), num_slots=slots)
     return Program(
         method=r.required_string(method, "Program.method", pos),
-        num_slots=r.scalar(fr.U32, num_slots, 0),  # type: ignore[arg-type]
+        num_slots=slots,
+        slot_dtypes=dtypes,
         inputs=r.each(inputs, "Program.inputs", _read_value_info),
         constants=r.each(constants, "Program.constants", _read_constant),
         instructions=r.each(instructions, "Program.instructions", _read_instruction),
@@ -299,10 +315,16 @@ def _read_value_info(r: TableReader, pos: int, path: str) -> ValueInfo:
     if shape and not known:
         raise format_error("FIELD_WITHOUT_FLAG", where=fr.location(f"{path}.shape", shape), field="shape",
                            flag="has_shape")
-    raw = r.scalar(fr.I8, dtype, int(DType.FLOAT32))
-    if raw != DType.FLOAT32:
-        raise format_error("UNKNOWN_ENUM", where=fr.location(f"{path}.dtype", dtype or pos), enum="DType", value=raw)
-    return ValueInfo(shape=r.scalars("q", shape, f"{path}.shape") if known else None, dtype=DType.FLOAT32)
+    raw: int = r.scalar(fr.I8, dtype, int(DType.FLOAT32))  # type: ignore[assignment]
+    return ValueInfo(shape=r.scalars("q", shape, f"{path}.shape") if known else None,
+                     dtype=_dtype(raw, fr.location(f"{path}.dtype", dtype or pos)))
+
+
+def _dtype(raw: int, where: str) -> DType:
+    try:
+        return DType(raw)
+    except ValueError:
+        raise format_error("UNKNOWN_ENUM", where=where, enum="DType", value=raw) from None
 
 
 def _read_constant(r: TableReader, pos: int, path: str) -> Constant:

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from liteexport.input_spec import DimRange, InputSpecError, TensorSpec, parse_tensor_spec
 from liteexport.pipeline import Request
 from liteexport.pipeline import export as run_export
 from liteexport.to_backend import Shapes, compile_spec, lower, scripted_module
@@ -57,26 +58,55 @@ def _examples(examples: Examples | None) -> dict[str, tuple[tuple[np.ndarray, ..
             for method, input_sets in by_method.items()}
 
 
-def _shapes(input_shapes: Shapes | Sequence[Sequence[int]] | None) -> dict[str, tuple[tuple[int, ...], ...]]:
-    """Static input shapes by method: a mapping method -> shapes, or forward's shapes."""
+def _shapes(input_shapes: Any) -> dict[str, tuple[TensorSpec, ...]]:
+    """Input specs by method: a mapping method -> shapes, or forward's shapes. A shape is a tuple of
+    sizes (ints, or dim names bounded by ``dims``; float32), a TensorSpec, or CLI text (``"1xS:int64"``)."""
     if input_shapes is None:
         return {}
-    shapes: dict[str, tuple[tuple[int, ...], ...]] = {}
+    specs: dict[str, tuple[TensorSpec, ...]] = {}
     for method, method_shapes in _by_method(input_shapes, "input_shapes", "shapes").items():
-        if not isinstance(method_shapes, (list, tuple)) or not all(
-                isinstance(s, (list, tuple)) and all(isinstance(d, int) and not isinstance(d, bool) for d in s)
-                for s in method_shapes):
-            raise InputError(f"input_shapes of {method}: expected a list of shapes (tuples of ints), such as "
-                             f"[(1, 3, 224, 224)], got {method_shapes!r}")
-        shapes[method] = tuple(tuple(s) for s in method_shapes)
-    return shapes
+        if not isinstance(method_shapes, (list, tuple)):
+            raise InputError(f"input_shapes of {method}: expected a list of shapes, such as [(1, 3, 224, 224)] "
+                             f"or ['1xS:int64'], got {method_shapes!r}")
+        try:
+            specs[method] = tuple(_spec(shape) for shape in method_shapes)
+        except (InputSpecError, TypeError) as exc:
+            raise InputError(f"input_shapes of {method}: {exc}; expected shapes such as (1, 3, 224, 224), "
+                             f"(1, 'S') or '1xS:int64'") from None
+    return specs
+
+
+def _spec(shape: Any) -> TensorSpec:
+    if isinstance(shape, TensorSpec):
+        return shape
+    if isinstance(shape, str):
+        return parse_tensor_spec(shape)
+    if not isinstance(shape, (list, tuple)) or any(isinstance(d, bool) for d in shape):
+        raise TypeError(f"{shape!r} is not a shape")
+    return TensorSpec(tuple(shape))
+
+
+def _dims(dims: Any) -> dict[str, DimRange]:
+    """Named dims' bounds: a mapping name -> (lo, hi) or DimRange."""
+    if dims is None:
+        return {}
+    if not isinstance(dims, Mapping):
+        raise InputError(f"dims: expected a mapping name -> (lo, hi), such as {{'S': (1, 128)}}, got {dims!r}")
+    bounds: dict[str, DimRange] = {}
+    for name, value in dims.items():
+        try:
+            bounds[name] = value if isinstance(value, DimRange) else DimRange(name, *map(int, value))
+        except (InputSpecError, TypeError, ValueError) as exc:
+            raise InputError(f"dims[{name!r}]: {exc}; expected (lo, hi) with 0 <= lo <= hi") from None
+    return bounds
 
 
 def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
-           input_shapes: Shapes | Sequence[Sequence[int]] | None = None, example_inputs: Examples | None = None,
+           input_shapes: Shapes | Sequence[Any] | None = None, example_inputs: Examples | None = None,
            lower: bool | str | Sequence[str] = True, check: bool = True,
            specialize: Mapping[str, Mapping[str, Any]] | None = None,
-           extra_files: Mapping[str, str | bytes] | None = None, strip_debug: bool = False) -> int:
+           extra_files: Mapping[str, str | bytes] | None = None, strip_debug: bool = False,
+           dims: Mapping[str, tuple[int, int] | DimRange] | None = None) -> int:
     """Write ``module`` as a bundle at ``path``, as ``liteexport export`` does; returns its size in bytes.
 
     Parameters
@@ -89,8 +119,15 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
     methods
         The methods to compile; default ``forward`` and every ``@torch.jit.export`` method.
     input_shapes
-        Static input shapes, ``{"forward": [(1, 3, 224, 224)]}``, or a list of shapes for forward.
-        With them, the compiled program is checked against torch on random inputs.
+        Input shapes, ``{"forward": [(1, 3, 224, 224)]}``, or a list of shapes for forward. A shape
+        may be a tuple of sizes (float32), CLI text with a dtype (``"1x8:int64"``), or a
+        ``liteexport.input_spec.TensorSpec``; a size may be a dim's name (``(1, "S")``,
+        ``"1xS:int64"``) bounded by ``dims``. With them, the compiled program is checked against
+        torch on inputs of those dtypes (ids within the embedding tables they index, masks of ones
+        and zeros, normal floats).
+    dims
+        Bounds of the named dims, inclusive: ``{"S": (1, 128)}``. The program is compiled once for
+        the whole range and self-checked at the lower bound, the upper bound and one size between.
     example_inputs
         Input tuples of forward, ``[(x,), (x2,)]``, or a mapping method -> input tuples. They are
         stored in the bundle as test vectors with torch's outputs (``liteexport verify``) and checked.
@@ -125,6 +162,8 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
     >>> liteexport.export(model, "tiny.ptl", input_shapes={"forward": [(1, 4)]})  # doctest: +SKIP
     1520
     >>> liteexport.export(model, "tiny.ptl", example_inputs=[(torch.randn(1, 4),)])  # doctest: +SKIP
+    >>> liteexport.export(bert, "bert.ptl", input_shapes=["1xS:int64", "1xS:int64"],
+    ...                   dims={"S": (1, 128)})  # doctest: +SKIP
     """
     if lower is False:
         raise InputError("lower=False: export needs something to lower (True, submodule names or 'auto')")
@@ -140,7 +179,7 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
         raise InputError("extra_files: expected a mapping name -> content (str or bytes)")
     files = {name: content.encode() if isinstance(content, str) else content
              for name, content in (extra_files or {}).items()}
-    request = Request(methods=tuple(methods or ()), input_shapes=_shapes(input_shapes),
+    request = Request(methods=tuple(methods or ()), input_shapes=_shapes(input_shapes), dims=_dims(dims),
                       extra_files=files, strip_debug=strip_debug,
                       examples=_examples(example_inputs),
                       lower=() if lower is True else ((lower,) if isinstance(lower, str) else tuple(lower)),

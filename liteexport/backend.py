@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
+from liteexport.input_spec import TensorSpec
 from liteexport.lowered import CompiledModule
 
 BACKEND_NAME = "backend_with_compiler_demo"
@@ -22,10 +23,12 @@ class ExportBackend(Protocol):
     name: str
 
     def preprocess(self, scripted: Any, methods: Sequence[str] | None = None,
-                   input_shapes: Mapping[str, Sequence[Sequence[int]]] | None = None,
+                   input_shapes: Mapping[str, Sequence[Sequence[int] | TensorSpec]] | None = None,
                    **options: Any) -> CompiledModule:
         """The methods of ``scripted`` (a ScriptModule; default forward and every exported
-        method) compiled for this backend; ``input_shapes`` and ``options`` are its compile specs."""
+        method) compiled for this backend; ``input_shapes`` and ``options`` are its compile specs.
+        An input is a TensorSpec (shape and dtype, liteexport.input_spec) or a plain int shape
+        (a float32 input)."""
         ...
 
 
@@ -35,7 +38,7 @@ class DemoCompilerBackend:
     name = BACKEND_NAME
 
     def preprocess(self, scripted: Any, methods: Sequence[str] | None = None,
-                   input_shapes: Mapping[str, Sequence[Sequence[int]]] | None = None,
+                   input_shapes: Mapping[str, Sequence[Sequence[int] | TensorSpec]] | None = None,
                    **options: Any) -> CompiledModule:
         from liteexport.compiler import compile_module  # torch: only when compiling
 

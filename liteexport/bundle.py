@@ -63,6 +63,11 @@ def _tensor(storages: list[np.ndarray], array: np.ndarray, scalar_type: ptmf.Sca
                                storage_offset=0, sizes=tuple(array.shape), strides=strides)
 
 
+# the weights' dtypes (the compiled ones: schema/demo_ops.toml [dtypes]) -> their c10::ScalarType
+_SCALAR_TYPES = {np.dtype(np.float32): ptmf.ScalarType.FLOAT, np.dtype(np.int64): ptmf.ScalarType.LONG,
+                 np.dtype(np.int32): ptmf.ScalarType.INT, np.dtype(np.bool_): ptmf.ScalarType.BOOL}
+
+
 def pack(compiled: CompiledModule, extra_files: Mapping[str, bytes] | None = None, debug: bool = True) -> ptmf.Module:
     """The PTMF module (plain dataclasses) for ``compiled``; ``extra_files`` are stored
     beside the debug table (sorted by name, so the bytes do not depend on dict order), which
@@ -79,7 +84,7 @@ def pack(compiled: CompiledModule, extra_files: Mapping[str, bytes] | None = Non
     spec = ivalues.add(ptmf.DictValue(names, (empty_spec,) * len(names), "Dict[str, Any]"))
     programs = tuple(ivalues.add(_tensor(storages, np.frombuffer(encode_program(p), np.uint8),
                                          ptmf.ScalarType.BYTE)) for p in compiled.programs)
-    weights = tuple(ivalues.add(_tensor(storages, w, ptmf.ScalarType.FLOAT)) for w in compiled.weights)
+    weights = tuple(ivalues.add(_tensor(storages, w, _SCALAR_TYPES[w.dtype])) for w in compiled.weights)
     processed = ivalues.add(ptmf.DictValue(
         (ivalues.constant(ptmf.StringValue(PROCESSED_PROGRAMS)), ivalues.constant(ptmf.StringValue(PROCESSED_WEIGHTS))),
         (ivalues.add(ptmf.DictValue(names, programs, "Dict[str, Tensor]")),

@@ -18,7 +18,8 @@ import click
 
 from liteexport import __version__
 from liteexport.errors import VerificationError
-from liteexport.run_inputs import RandomSpec, parse_shape
+from liteexport.input_spec import DimRange, TensorSpec, parse_dim_range, parse_tensor_specs
+from liteexport.run_inputs import RandomSpec
 from liteexport.specialize import by_method, parse_specialization
 from runtime_py.errors import InputError, InternalError, LiteExportError
 
@@ -64,13 +65,20 @@ class _ParsedType(click.ParamType):  # type: ignore[type-arg]  # generic only fr
             self.fail(str(exc), param, ctx)
 
 
-def _parse_input_shape(text: str) -> tuple[str, tuple[tuple[int, ...], ...]]:
-    """``forward:1x3x32x32,1x10`` (method optional, default forward) -> (method, shapes)."""
-    method, sep, shapes = text.rpartition(":")
-    method = method if sep else "forward"
-    if not method.isidentifier():
-        raise ValueError(f"'{method}' is not a method name")
-    return method, tuple(parse_shape(s) for s in shapes.split(","))
+def _parse_input_shape(text: str) -> tuple[str, tuple[TensorSpec, ...]]:
+    """``forward:1x3x32x32,1x10`` or ``forward:1xS:int64,1xS:int64`` (method optional, default
+    forward; a size may be a dim's name; each shape may end in ``:DTYPE``) -> (method, specs)."""
+    first, sep, rest = text.partition(":")
+    method, specs = (first, rest) if sep and first.isidentifier() and not _is_shape(first) else ("forward", text)
+    if sep and not first.isidentifier() and not _is_shape(first):
+        raise ValueError(f"'{first}' is not a method name")
+    return method, parse_tensor_specs(specs)
+
+
+def _is_shape(text: str) -> bool:
+    """Whether ``text`` reads as a shape (``1x3``, ``1xS``, ``8``) rather than a method name."""
+    parts = text.split("x")
+    return len(parts) > 1 or text.isdigit()
 
 
 def _parse_example_inputs(text: str) -> tuple[str, str]:
@@ -102,7 +110,8 @@ def _parse_bytes(text: str) -> int:
     return int(digits) * _BYTE_UNITS[unit]
 
 
-INPUT_SHAPE = _ParsedType("[METHOD:]SHAPE[,SHAPE...]", _parse_input_shape)
+INPUT_SHAPE = _ParsedType("[METHOD:]SHAPE[:DTYPE][,SHAPE...]", _parse_input_shape)
+DIM = _ParsedType("NAME=LO..HI", parse_dim_range)
 EXAMPLE_INPUTS = _ParsedType("[METHOD:]FILE", _parse_example_inputs)
 RANDOM_SPEC = _ParsedType("SHAPE[:DTYPE]", RandomSpec.parse)
 BYTES = _ParsedType("BYTES", _parse_bytes)
@@ -141,9 +150,14 @@ def cli(debug: bool) -> None:
               help="Method to lower; repeat for several. "
                    "Default: forward and every @torch.jit.export method.")
 @click.option("--input-shape", "input_shapes", multiple=True, type=INPUT_SHAPE,
-              help="Static input shape(s) of a method, e.g. forward:1x3x32x32, or forward:1x3x32x32,1x10 "
-                   "for two inputs. The method defaults to forward; repeating the option for a method adds "
-                   "inputs in order.")
+              help="Input shape(s) of a method, e.g. forward:1x3x32x32, or forward:1x3x32x32,1x10 for two "
+                   "inputs; a shape may end in :DTYPE (float32, int64, int32, bool; default float32) and a size "
+                   "may be a dim's name bounded by --dim, e.g. forward:1xS:int64,1xS:int64. The method defaults "
+                   "to forward; repeating the option for a method adds inputs in order.")
+@click.option("--dim", "dims", multiple=True, type=DIM,
+              help="Bounds of a named dim of --input-shape, inclusive, e.g. S=1..128: the program is compiled "
+                   "once for every size in the range, and self-checked at the lower bound, the upper bound "
+                   "and one size between. Repeatable.")
 @click.option("--example-inputs", "example_inputs", multiple=True, type=EXAMPLE_INPUTS,
               help="Inputs (.npy/.npz) for a method, e.g. x.npy or embed:pair.npz (method defaults to "
                    "forward). Each occurrence is one test vector: its outputs from torch are stored in the "
@@ -170,7 +184,7 @@ def cli(debug: bool) -> None:
               help="Leave the debug table out of the bundle (smaller; errors then name instructions, not "
                    "source lines).")
 def export(model: str, output: str, methods: tuple[str, ...],
-           input_shapes: tuple[tuple[str, tuple[tuple[int, ...], ...]], ...],
+           input_shapes: tuple[tuple[str, tuple[TensorSpec, ...]], ...], dims: tuple[DimRange, ...],
            example_inputs: tuple[tuple[str, str], ...], no_check: bool, quiet: bool,
            lower: tuple[str, ...], specialize: tuple[tuple[str, str, Any], ...],
            extra_files: tuple[tuple[str, str], ...], strip_debug: bool) -> None:
@@ -189,6 +203,7 @@ def export(model: str, output: str, methods: tuple[str, ...],
       liteexport export examples/tiny_cnn.py:TinyCNN -o tiny.ptl
       liteexport export model.pt -o model.ptl --method forward --method encode
       liteexport export net.py:build -o net.ptl --input-shape forward:1x3x224x224
+      liteexport export bert.pt -o bert.ptl --input-shape forward:1xS:int64,1xS:int64 --dim S=1..128
       liteexport export net.py:Net -o net.ptl --input-shape forward:1x16,1x4 --quiet
       liteexport export net.py:Net -o net.ptl --example-inputs x1.npy --example-inputs x2.npy
       liteexport export net.py:Net -o net.ptl --lower encoder --lower head
@@ -198,7 +213,7 @@ def export(model: str, output: str, methods: tuple[str, ...],
     from liteexport import pipeline
     from liteexport.progress import Progress
 
-    shapes: dict[str, tuple[tuple[int, ...], ...]] = {}
+    shapes: dict[str, tuple[TensorSpec, ...]] = {}
     for method, method_shapes in input_shapes:
         shapes[method] = shapes.get(method, ()) + method_shapes
     progress = Progress(enabled=not quiet)
@@ -207,7 +222,11 @@ def export(model: str, output: str, methods: tuple[str, ...],
         if not quiet:
             click.echo(f"Note: {text}", err=True)
 
-    request = pipeline.Request(methods=methods, input_shapes=shapes, example_files=example_inputs, lower=lower,
+    bounds = {d.name: d for d in dims}
+    if len(bounds) != len(dims):
+        raise InputError("--dim: a dim is bounded twice")
+    request = pipeline.Request(methods=methods, input_shapes=shapes, dims=bounds, example_files=example_inputs,
+                               lower=lower,
                                specialize=by_method(specialize), check=not no_check,
                                extra_files=pipeline.read_extra_files(extra_files), strip_debug=strip_debug)
     result = pipeline.export(model, output, request, progress, note)

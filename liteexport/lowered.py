@@ -20,6 +20,6 @@ class CompiledModule:
     qualname: str  # TorchScript qualified name of the original module, e.g. "__torch__.TinyCNN"
     methods: tuple[MethodSignature, ...]
     programs: tuple[Program, ...]  # one per method, same order
-    weights: tuple[np.ndarray, ...]  # float32, C-contiguous; Constant.weight indexes this
+    weights: tuple[np.ndarray, ...]  # float32/int64/int32/bool, C-contiguous; Constant.weight indexes this
     debug_table: DebugTable
     notes: tuple[str, ...] = ()  # what the compiler chose not to do, for the user (skipped methods)

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from liteexport.errors import OutputError
+from liteexport.input_spec import DimRange, TensorSpec, as_tensor_spec
 from liteexport.lowered import CompiledModule
 from liteexport.test_vectors import TestVector
 from runtime_py.errors import InputError
@@ -56,7 +57,8 @@ class Request:
     """What to export and how; every field has the meaning of the CLI option of the same name."""
 
     methods: tuple[str, ...] = ()  # () : forward and every @torch.jit.export method
-    input_shapes: Mapping[str, tuple[Shape, ...]] = field(default_factory=dict)  # method -> static shapes
+    input_shapes: Mapping[str, tuple[TensorSpec, ...]] = field(default_factory=dict)  # method -> its inputs
+    dims: Mapping[str, DimRange] = field(default_factory=dict)  # the named dims' bounds (--dim S=1..128)
     examples: Mapping[str, tuple[tuple[np.ndarray, ...], ...]] = field(default_factory=dict)  # method -> input sets
     example_files: tuple[tuple[str, str], ...] = ()  # (method, .npy/.npz file): read once the model is loaded
     lower: tuple[str, ...] = ()  # () : the whole module; ("auto",) or dotted submodule names
@@ -168,6 +170,13 @@ def check_request(source: Source, request: Request) -> str:
     """The lowering mode of ``request`` for ``source``; InputError when its options conflict."""
     from liteexport.partial import has_lowered_parts
 
+    used = {name for specs in request.input_shapes.values() for spec in specs for name in spec.dim_names}
+    unbounded, unused = sorted(used - set(request.dims)), sorted(set(request.dims) - used)
+    if unbounded:
+        raise InputError(f"the input shapes name dim {', '.join(unbounded)}, which has no bounds: give "
+                         f"--dim {unbounded[0]}=LO..HI (dims=... in the API)")
+    if unused:
+        raise InputError(f"--dim {unused[0]} names a dim no input shape uses (a size may be a name: 1x{unused[0]})")
     for name in request.extra_files:
         if not name or name.startswith(RESERVED_PREFIX):
             raise InputError(f"extra file name {name!r}: give a name, not one under {RESERVED_PREFIX!r} "
@@ -190,11 +199,13 @@ def check_request(source: Source, request: Request) -> str:
 # ---- refer: torch's outputs, before lowering ------------------------------------------------------
 
 def refer(source: Source, request: Request, methods: Sequence[str] | None,
-          progress: Report = _quiet) -> tuple[dict[str, list[TestVector]], dict[str, list[TestVector]]]:
+          progress: Report = _quiet, compiled: CompiledModule | None = None) -> tuple[
+              dict[str, list[TestVector]], dict[str, list[TestVector]]]:
     """(stored, checked): the test vectors of the example inputs, stored in the bundle, and what the
     self-check runs: for each of ``methods`` (None: every method with examples or input shapes),
-    its stored vectors, else torch's outputs on one random input set of its static input shapes."""
-    from liteexport.self_check import random_inputs
+    its stored vectors, else torch's outputs on inputs of its input shapes, one set per sample of the
+    named dims (lower bound, upper bound, one between). With ``compiled`` (whole lowering), integer
+    inputs that index an embedding table hold ids below its rows (liteexport.typed_inputs)."""
     from liteexport.test_vectors import record_test_vectors
 
     stored: dict[str, list[TestVector]] = {}
@@ -209,9 +220,33 @@ def refer(source: Source, request: Request, methods: Sequence[str] | None,
         if method in stored:
             checked[method] = stored[method]
         elif method in request.input_shapes:
-            inputs = random_inputs(request.input_shapes[method])
-            checked.update(record_test_vectors(source.scripted, {method: [inputs]}))
+            input_sets = [check_inputs(request.input_shapes[method], sizes, compiled, method, seed)
+                          for seed, sizes in enumerate(dim_samples(request.dims))]
+            checked.update(record_test_vectors(source.scripted, {method: input_sets}))
     return stored, checked
+
+
+def dim_samples(dims: Mapping[str, DimRange]) -> list[dict[str, int]]:
+    """The sizes the self-check runs the named dims at: every lower bound, every upper bound, and
+    one size between (the midpoint), without repeats; one empty sample without named dims."""
+    samples = [{name: d.lo for name, d in dims.items()}, {name: d.hi for name, d in dims.items()},
+               {name: (d.lo + d.hi) // 2 for name, d in dims.items()}]
+    return [dict(t) for t in dict.fromkeys(tuple(sorted(s.items())) for s in samples)]
+
+
+def check_inputs(specs: Sequence[TensorSpec], sizes: Mapping[str, int], compiled: CompiledModule | None,
+                 method: str, seed: int) -> tuple[np.ndarray, ...]:
+    """One input set of ``specs`` with the named dims at ``sizes``, of each input's dtype."""
+    from bundle_format.program import DType
+    from liteexport.typed_inputs import method_inputs, typed_input
+
+    shapes = [tuple(sizes[d] if isinstance(d, str) else d for d in spec.shape) for spec in specs]
+    programs = {p.method: p for p in compiled.programs} if compiled is not None else {}
+    if method in programs and compiled is not None:
+        return tuple(method_inputs(programs[method], compiled.weights, shapes, seed))
+    rng = np.random.default_rng(seed)
+    return tuple(typed_input(shape, DType[spec.dtype.upper()], None, rng) for shape, spec in zip(shapes, specs,
+                                                                                                 strict=True))
 
 
 # ---- lower -------------------------------------------------------------------------------------
@@ -249,8 +284,7 @@ def lower(source: Source, request: Request, mode: str, progress: Report = _quiet
                         unlowered=partial.unlowered)
     from liteexport.backend import DEMO_BACKEND
 
-    shapes = {method: [tuple(s) for s in method_shapes] for method, method_shapes in request.input_shapes.items()}
-    compiled = DEMO_BACKEND.preprocess(source.scripted, request.methods, shapes, progress=progress,
+    compiled = DEMO_BACKEND.preprocess(source.scripted, request.methods, request.input_shapes, progress=progress,
                                        functions=source.functions)
     return Lowering(WHOLE, compiled=compiled)
 
@@ -349,6 +383,9 @@ def export(model: Any, path: str | Path, request: Request, progress: Report = _q
     ``progress`` hears each stage as it starts, ``note`` each note as it is made (also in the
     result). Nothing is written when a stage fails."""
     check_output(path)
+    # plain int shapes are float32 inputs (liteexport.input_spec)
+    request = replace(request, input_shapes={method: tuple(as_tensor_spec(s) for s in specs)
+                                             for method, specs in request.input_shapes.items()})
     progress(f"loading and scripting {model if isinstance(model, (str, Path)) else type(model).__name__}")
     source = load(model)
     if request.example_files:
@@ -374,7 +411,8 @@ def export(model: Any, path: str | Path, request: Request, progress: Report = _q
         say(text)
     if mode != PARTIAL:  # after lowering: a model that does not compile fails before torch runs it
         _check_examples_lowered(request, lowering)
-        stored, checked = refer(source, request, lowering.method_names if mode == WHOLE else None, progress)
+        stored, checked = refer(source, request, lowering.method_names if mode == WHOLE else None, progress,
+                                lowering.compiled)
     progress(f"packing {path}")
     chunks = pack(lowering, stored, request)
     if request.check and (checked or mode == WHOLE):

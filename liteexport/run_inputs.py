@@ -50,8 +50,9 @@ class RandomSpec:
             raise ValueError(f"unknown dtype '{dtype}' (one of {', '.join(_RANDOM_DTYPES)})")
         return cls(parse_shape(shape_text), dtype if sep else DEFAULT_RANDOM_DTYPE)
 
-    def make(self, rng: np.random.Generator) -> np.ndarray:
-        """Standard normal floats, small integers, or fair booleans."""
+    def make(self, rng: np.random.Generator, bound: int | None = None) -> np.ndarray:
+        """Standard normal floats, small integers (in [0, bound) when given: ids of an embedding
+        table the input reaches, see liteexport.typed_inputs.index_bounds), or fair booleans."""
         # generated as float64/int64 first: 8 bytes an element at the peak
         _check_fits_in_memory(math.prod(self.shape) * 8, f"--random {'x'.join(map(str, self.shape))}")
         kind = np.dtype(self.dtype).kind
@@ -59,7 +60,7 @@ class RandomSpec:
             return rng.standard_normal(self.shape).astype(self.dtype)
         if kind == "b":
             return rng.random(self.shape) < 0.5
-        return rng.integers(0, 10, size=self.shape).astype(self.dtype)
+        return rng.integers(0, 10 if bound is None else max(bound, 1), size=self.shape).astype(self.dtype)
 
 
 def _check_fits_in_memory(nbytes: int, what: str) -> None:

@@ -129,8 +129,9 @@ def exact_outputs(scripted: Any, method: str, inputs: Sequence[np.ndarray]) -> l
     import torch
 
     double = copy.deepcopy(scripted).double()
-    with torch.no_grad():
-        result = getattr(double, method)(*[torch.from_numpy(np.asarray(x, np.float64)) for x in inputs])
+    with torch.no_grad():  # float inputs in float64; ids and masks as they are
+        result = getattr(double, method)(*[torch.from_numpy(np.asarray(x, np.float64) if np.asarray(x).dtype.kind == "f"
+                                                            else np.asarray(x)) for x in inputs])
     return list(as_outputs(result))
 
 

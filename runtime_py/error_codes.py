@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from string import Formatter
 
 from bundle_format._generated.demo_errors import TEMPLATES
-from runtime_py.errors import ExecutionError, FormatError
+from runtime_py.errors import ExecutionError, FormatError, InputError
 
 
 def render(code: str, fields: Mapping[str, object]) -> str:
@@ -31,6 +31,16 @@ def format_error(code: str, *, where: str = "", **fields: object) -> FormatError
     text = _as_text(fields)
     error = FormatError(render(code, text), where=where)
     error.code, error.fields = code, text
+    return error
+
+
+def input_error(code: str, *, debug_handle: int = -1, **fields: object) -> InputError:
+    """The InputError of ``code``: the call's inputs do not fit the program (exit 6);
+    ``debug_handle``: the instruction that reads the input first (its module is named after the
+    message), -1 for none."""
+    text = _as_text(fields)
+    error = InputError(render(code, text))
+    error.code, error.fields, error.debug_handle = code, text, debug_handle
     return error
 
 

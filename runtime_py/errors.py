@@ -62,6 +62,7 @@ class InputError(UserError):
     """Inputs given to `run` cannot be read or do not fit the method."""
 
     exit_code = 6
+    debug_handle = -1  # the compiled instruction that reads a misfit input first, when one does
 
 
 class ExecutionError(UserError):

@@ -107,6 +107,13 @@ class Module:
         token = PROGRAM_LIMITS.set(program_limits)
         try:
             return self._loaded.call_limited(self._loaded.root, name, args, budget)
+        except InputError as exc:  # one line first, then the module that reads the input (no traceback)
+            entry = self.debug_table.lookup(exc.debug_handle) if exc.debug_handle >= 0 and self.debug_table else None
+            if entry is None:
+                raise
+            mapped_input = InputError(f"{name}: {exc.message}\nModule hierarchy: {entry.module_hierarchy}")
+            mapped_input.code, mapped_input.fields, mapped_input.debug_handle = exc.code, exc.fields, exc.debug_handle
+            raise mapped_input from None
         except ExecutionError as exc:
             if exc.debug_handle < 0:
                 raise

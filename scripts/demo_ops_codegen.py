@@ -35,7 +35,22 @@ class Op:
     alias: bool
     doc: str
     operands: tuple[str, ...]  # names, in order (the last repeats for "any number")
-    dtypes: tuple[str, ...]  # element types every operand and the result may have
+    dtypes: tuple[str, ...]  # element types of the operands not in operand_dtypes (they share one: T)
+    operand_dtypes: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (operand name, its own dtypes)
+    result: str = "same"  # the result's dtype rule (RESULT_RULES or a dtype name)
+
+    def operand_masks(self, dtypes: dict[str, int]) -> tuple[int, ...]:
+        """Per named operand, the allowed dtypes as a bit mask over their codes (1 << code)."""
+        own = dict(self.operand_dtypes)
+        return tuple(sum(1 << dtypes[d] for d in own.get(name, self.dtypes)) for name in self.operands)
+
+    def shared(self) -> tuple[bool, ...]:
+        """Per named operand, whether it has the op's dtype T (not a list of its own)."""
+        own = dict(self.operand_dtypes)
+        return tuple(name not in own for name in self.operands)
+
+
+RESULT_RULES = ("same", "attr", "widen_int")  # besides a dtype name
 
 
 @dataclass(frozen=True)
@@ -44,6 +59,7 @@ class Spec:
     ops: tuple[Op, ...]  # in opcode order, numbered 0..n-1
     enums: dict[str, attrs_codegen.Enum]
     tables: dict[str, attrs_codegen.Table]  # union member -> its fields and constraints, tag order
+    dtypes: dict[str, int]  # [dtypes]: name -> c10::ScalarType number, in code order
 
 
 class SpecError(Exception):
@@ -59,11 +75,16 @@ def load(spec_path: Path, fbs_path: Path) -> Spec:
         raise SpecError(str(exc)) from None
     attributes = {name: table.optional for name, table in tables.items()}
     default_dtypes = tuple(raw.get("defaults", {}).get("dtypes", ("float32",)))
+    dtypes = dict(sorted(raw.get("dtypes", {"float32": 6}).items(), key=lambda item: item[1]))
+    if not all(isinstance(code, int) and 0 <= code < 16 for code in dtypes.values()):  # C++ masks are 16 bits
+        raise SpecError(f"[dtypes]: codes must be c10::ScalarType numbers below 16, got {dtypes}")
     ops = []
     for name, entry in raw["ops"].items():
-        unknown = set(entry) - {"code", "fbs", "inputs", "attrs", "alias", "doc", "operands", "dtypes"}
+        unknown = set(entry) - {"code", "fbs", "inputs", "attrs", "alias", "doc", "operands", "dtypes",
+                                "operand_dtypes", "result"}
         if unknown:
             raise SpecError(f"op {name}: unknown keys {sorted(unknown)}")
+        _check_dtypes(name, entry, dtypes, default_dtypes)
         low, high = entry["inputs"]
         attrs = entry.get("attrs")
         if attrs is not None and attrs not in attributes:
@@ -72,10 +93,28 @@ def load(spec_path: Path, fbs_path: Path) -> Spec:
             raise SpecError(f"op {name}: bad name or inputs {entry['inputs']}")
         ops.append(Op(name, int(entry["code"]), entry["fbs"], low, None if high == -1 else high, attrs,
                       bool(entry.get("alias", False)), entry["doc"], tuple(entry.get("operands", ())),
-                      tuple(entry.get("dtypes", default_dtypes))))
+                      tuple(entry.get("dtypes", default_dtypes)),
+                      tuple((k, tuple(v)) for k, v in entry.get("operand_dtypes", {}).items()),
+                      entry.get("result", "same")))
     if [op.code for op in ops] != list(range(len(ops))):
         raise SpecError("[ops] must be listed in opcode order, numbered 0, 1, 2, ... without gaps")
-    return Spec(attributes, tuple(ops), enums, tables)
+    return Spec(attributes, tuple(ops), enums, tables, dtypes)
+
+
+def _check_dtypes(name: str, entry: dict[str, object], dtypes: dict[str, int], default: tuple[str, ...]) -> None:
+    lists = [entry.get("dtypes", default), *dict(entry.get("operand_dtypes", {})).values()]  # type: ignore[call-overload]
+    for names in lists:
+        if not names or not set(names) <= set(dtypes):
+            raise SpecError(f"op {name}: dtypes {names} must be a non-empty list from [dtypes] {list(dtypes)}")
+    operands = list(entry.get("operands", ()))  # type: ignore[call-overload]
+    if not set(dict(entry.get("operand_dtypes", {}))) <= set(operands):  # type: ignore[call-overload]
+        raise SpecError(f"op {name}: operand_dtypes names operands not in {operands}")
+    result = entry.get("result", "same")
+    if result not in RESULT_RULES and result not in dtypes:
+        raise SpecError(f"op {name}: result {result!r} is none of {RESULT_RULES} or a [dtypes] name")
+    if result == "attr" and entry.get("attrs") != "Cast":
+        raise SpecError(f"op {name}: result \"attr\" reads the Cast attributes, "
+                        f"but the op carries {entry.get('attrs')}")
 
 
 def _enum_members(text: str, pattern: str) -> list[tuple[str, int]]:
@@ -96,6 +135,12 @@ def _enum_members(text: str, pattern: str) -> list[tuple[str, int]]:
 
 
 _OPCODE_ENUM = re.compile(r"(enum\s+OpCode\s*:\s*\w+\s*\{)[^}]*(\})")
+_DTYPE_ENUM = re.compile(r"(enum\s+DType\s*:\s*\w+\s*\{)[^}]*(\})")
+
+
+def fbs_dtype_name(name: str) -> str:
+    """The fbs (and flatc) member of a [dtypes] name: "int64" -> "Int64"."""
+    return name[:1].upper() + name[1:]
 
 
 def fbs_with_opcodes(fbs: str, spec: Spec) -> str:
@@ -108,6 +153,12 @@ def fbs_with_opcodes(fbs: str, spec: Spec) -> str:
     rendered, count = _OPCODE_ENUM.subn(lambda m: m.group(1) + body + m.group(2), fbs)
     if count != 1:
         raise SpecError("enum OpCode not found in the fbs schema")
+    dtype_lines = "\n".join(f"  {fbs_dtype_name(name)} = {code}," for name, code in spec.dtypes.items())
+    dtype_body = ("\n  // GENERATED from schema/demo_ops.toml [dtypes]: c10::ScalarType numbering.\n"
+                  + dtype_lines + "\n")
+    rendered, count = _DTYPE_ENUM.subn(lambda m: m.group(1) + dtype_body + m.group(2), rendered)
+    if count != 1:
+        raise SpecError("enum DType not found in the fbs schema")
     try:
         return attrs_codegen.fbs_with_attributes(rendered, spec.enums, spec.tables)
     except attrs_codegen.AttrSpecError as exc:
@@ -126,21 +177,29 @@ def python_module(spec: Spec) -> str:
     enum_lines = "\n".join(f"    {op.name} = {op.code}  # {op.doc}" for op in spec.ops)
     table_lines = "\n".join(
         f"    OpCode.{op.name}: OpSpec({op.min_inputs}, {op.max_inputs}, {op.attrs!r}, "
-        f"{bool(op.attrs) and spec.attributes[op.attrs or '']}, {op.alias}, {op.operands!r}, {op.dtypes!r}),"
+        f"{bool(op.attrs) and spec.attributes[op.attrs or '']}, {op.alias}, {op.operands!r}, {op.dtypes!r}, "
+        f"{dict(op.operand_dtypes)!r}, {op.result!r}),"
         for op in spec.ops)
+    dtype_lines = "\n".join(f"    {name.upper()} = {code}" for name, code in spec.dtypes.items())
     tags = ", ".join(f"{name!r}: {tag}" for tag, name in enumerate(spec.attributes, start=1))
     return PY_HEADER + f'''"""The demo instruction set (schema/demo_ops.toml): opcodes and their operands."""
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 class OpCode(enum.IntEnum):
     """The instruction set. Numbering is the wire format: append, never reorder."""
 
 {enum_lines}
+
+
+class DType(enum.IntEnum):
+    """Element types of compiled values, numbered as c10::ScalarType ([dtypes])."""
+
+{dtype_lines}
 
 
 @dataclass(frozen=True)
@@ -151,7 +210,9 @@ class OpSpec:
     attrs_optional: bool  # every attribute field has a default: the instruction may omit them
     may_alias_input: bool  # the result may be a view of input 0
     operands: tuple[str, ...] = ()  # names, in order (the last repeats for "any number")
-    dtypes: tuple[str, ...] = ("float32",)  # element types every operand and the result may have
+    dtypes: tuple[str, ...] = ("float32",)  # dtypes of the operands not in operand_dtypes (they share one, T)
+    operand_dtypes: dict[str, tuple[str, ...]] = field(default_factory=dict)  # operand -> its own dtypes
+    result: str = "same"  # the result's dtype: "same" (T), "attr" (Cast.dtype), "widen_int", or a dtype name
 
 
 OP_SPECS: dict[OpCode, OpSpec] = {{
@@ -169,8 +230,15 @@ def cpp_header(spec: Spec) -> str:
     table_lines = "\n".join(
         f"    {{\"{op.name}\", {op.min_inputs}, {'kAnyNumber' if op.max_inputs is None else op.max_inputs}, "
         f"{tags[op.attrs] if op.attrs else 0}, {str(bool(op.attrs) and spec.attributes[op.attrs or '']).lower()}, "
-        f"{str(op.alias).lower()}}},"
+        f"{str(op.alias).lower()}, {_cpp_result(op, spec)}, {len(op.operands)}, "
+        f"{{{', '.join(f'0x{m:04x}' for m in op.operand_masks(spec.dtypes)) or '0'}}}, "
+        f"{{{', '.join(str(s).lower() for s in op.shared()) or 'false'}}}}},"
         for op in spec.ops)
+    max_operands = max(len(op.operands) for op in spec.ops)
+    operand_names = "\n".join(
+        "    {" + ", ".join(f'"{name}"' for name in op.operands) + "}," for op in spec.ops)
+    dtype_lines = "\n".join(f"  {fbs_dtype_name(name)} = {code}," for name, code in spec.dtypes.items())
+    dtype_names = "\n".join(f"    case {code}: return \"{name}\";" for name, code in spec.dtypes.items())
     attr_names = ", ".join(['"none"'] + [f'"{name}Attrs"' for name in spec.attributes])
     return CPP_HEADER + f"""// The demo instruction set: the opcode enum (numbered as schema/demo_program.fbs's OpCode)
 // and each opcode's operands, for the program decoder and the kernel tables of every executor.
@@ -185,6 +253,29 @@ enum class Op : uint16_t {{
 {enum_lines}
 }};
 
+// Element types of compiled values ([dtypes]), numbered as c10::ScalarType.
+enum class DType : uint8_t {{
+{dtype_lines}
+}};
+
+// "float32", ..., or nullptr for a number that is not a compiled dtype
+inline const char* dtype_name(int code) {{
+  switch (code) {{
+{dtype_names}
+    default: return nullptr;
+  }}
+}}
+
+// How an instruction's result dtype follows from its operands' (the spec's `result`).
+enum class ResultRule : uint8_t {{
+  kSame,      // T: the dtype the shared operands have
+  kFixed,     // OpInfo::result_dtype
+  kAttr,      // the instruction's Cast.dtype
+  kWidenInt,  // T, but bool and int32 become int64
+}};
+
+constexpr size_t kMaxNamedOperands = {max_operands};
+
 constexpr size_t kNumOps = {len(spec.ops)};
 constexpr size_t kNumAttributeTypes = {len(spec.attributes)};  // union tags 1..kNumAttributeTypes
 constexpr size_t kAnyNumber = SIZE_MAX;
@@ -196,6 +287,11 @@ struct OpInfo {{
   uint8_t attrs;          // the Attributes union tag it carries, 0: none
   bool attrs_optional;    // every attribute field has a default: the instruction may omit them
   bool may_alias_input;   // the result may be a view of input 0
+  ResultRule result;
+  uint8_t result_dtype;   // kFixed: the DType
+  size_t num_named;       // operands named in the spec; operand i >= num_named is the last named one
+  uint16_t operand_dtypes[kMaxNamedOperands];  // per named operand: allowed dtypes, bit (1 << DType)
+  bool shared[kMaxNamedOperands];              // per named operand: it has the op's dtype T
 }};
 
 // indexed by opcode
@@ -209,17 +305,35 @@ constexpr const char* kAttributeNames[kNumAttributeTypes + 1] = {{{attr_names}}}
 // nullptr for a number outside the instruction set
 inline const OpInfo* op_info(uint16_t op) {{ return op < kNumOps ? &kOps[op] : nullptr; }}
 
+// indexed by opcode: the operands' names in the spec (messages name operands with them)
+constexpr const char* kOperandNames[kNumOps][kMaxNamedOperands] = {{
+{operand_names}
+}};
+
+// The name of operand `index` of `op` (the last named one repeats for "any number").
+inline const char* operand_name(Op op, size_t index) {{
+  const OpInfo& info = kOps[static_cast<size_t>(op)];
+  return kOperandNames[static_cast<size_t>(op)][index < info.num_named ? index : info.num_named - 1];
+}}
+
 }}  // namespace liteexport::demo_ops
 """
 
 
+def _cpp_result(op: Op, spec: Spec) -> str:
+    if op.result in spec.dtypes:
+        return f"ResultRule::kFixed, {spec.dtypes[op.result]}"
+    return {"same": "ResultRule::kSame", "attr": "ResultRule::kAttr", "widen_int": "ResultRule::kWidenInt"}[
+        op.result] + ", 0"
+
+
 # --- errors (schema/demo_errors.toml) ---
 
-ERROR_KINDS = ("format", "execution")
+ERROR_KINDS = ("format", "input", "execution")
 
 
 def load_errors(path: Path) -> dict[str, dict[str, str]]:
-    """kind ("format", "execution") -> code -> template; codes are unique across kinds."""
+    """kind ("format", "input", "execution") -> code -> template; codes are unique across kinds."""
     raw = tomllib.loads(path.read_text())
     if set(raw) != set(ERROR_KINDS):
         raise SpecError(f"{path.name} must have the sections {list(ERROR_KINDS)}, found {list(raw)}")

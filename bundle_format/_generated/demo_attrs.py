@@ -104,6 +104,11 @@ bounds are clamped to the axis, as in Python; step > 0."""
     end: int = 9223372036854775807  # exclusive; as start
     step: int = 1  # > 0
 
+
+@dataclass(frozen=True)
+class CastAttrs:
+    dtype: int  # the result's dtype, a DType value (c10::ScalarType numbering)
+
 F, R = AttrField, AttrRule
 
 # in union tag order
@@ -113,7 +118,7 @@ TABLES: tuple[AttrTable, ...] = (
         F('scalar', 'opt_f64', 1, 0.0, 'has_scalar', 2, None),
         F('reverse', 'bool', 3, False, '', -1, None),
     ), (
-        R('equals', ('alpha',), 1.0, None, frozenset(['MUL', 'DIV', 'POW']), 'alpha={got} is only allowed for ADD and SUB', None, None),
+        R('equals', ('alpha',), 1.0, None, frozenset(['MUL', 'DIV', 'POW', 'EQ', 'NE', 'LT', 'LE', 'GT', 'GE']), 'alpha={got} is only allowed for ADD and SUB', None, None),
         R('rule', (), None, None, frozenset([]), 'a scalar operand is needed with exactly one input, and only then', None, 'scalar_iff_one_input'),
     )),
     AttrTable('Gelu', 2, GeluAttrs, 1, (
@@ -198,5 +203,10 @@ TABLES: tuple[AttrTable, ...] = (
         F('step', 'i64', 3, 1, '', -1, None),
     ), (
         R('min', ('step',), 1, None, frozenset([]), '{field} must be positive, got {got}', None, None),
+    )),
+    AttrTable('Cast', 14, CastAttrs, 1, (
+        F('dtype', 'i32', 0, 0, '', -1, None),
+    ), (
+        R('rule', (), None, None, frozenset([]), '{got} is not a compiled dtype (float32=6, int64=4, int32=3, bool=11)', None, 'known_dtype'),
     )),
 )

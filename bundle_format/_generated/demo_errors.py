@@ -19,11 +19,16 @@ TEMPLATES: dict[str, str] = {
     'OUTPUT_SIZE_LENGTH': '{op} output size must hold 2 dims, found {found}',
     'INVALID_ATTRIBUTES': 'invalid attributes: {problem}',
     'INPUTS_EXCEED_SLOTS': 'the inputs need {inputs} slots, num_slots is {num_slots}',
-    'INPUT_DTYPE': 'input {index} has dtype {dtype}, not float32',
+    'INPUT_DTYPE': 'input {index} is declared {dtype}, but its slot holds {expected} values',
     'CONSTANT_SLOT_RANGE': 'constant for slot {slot} (weight {weight}): slot is out of range (num_slots is {num_slots})',
     'CONSTANT_SLOT_TAKEN': 'constant for slot {slot} (weight {weight}): slot already holds an input or another constant',
     'WEIGHT_INDEX_RANGE': 'constant for slot {slot} (weight {weight}): weight index is out of range (there are {weights})',
-    'WEIGHT_TYPE': 'constant for slot {slot} (weight {weight}): weight must be a float32 array, got {got}',
+    'WEIGHT_TYPE': 'constant for slot {slot} (weight {weight}): weight must be an array of a compiled dtype (float32, int64, int32, bool), got {got}',
+    'WEIGHT_DTYPE': 'constant for slot {slot} (weight {weight}): the slot holds {expected} values, the weight is {got}',
+    'SLOT_DTYPES_LENGTH': 'slot_dtypes has {found} entries for {num_slots} slots',
+    'OPERAND_DTYPE': 'operand {index} ({name}) is {got}, but {op} takes {allowed}',
+    'DTYPE_NOT_SUPPORTED': "method '{method}': this executor holds float32 values only, but slot {slot} holds {dtype} values",
+    'RESULT_DTYPE': 'its {result} result is written into slot {slot}, which holds {expected} values',
     'ARITY': 'takes {expected}, got {got}',
     'OUTPUT_COUNT': 'writes 1 output, got {got}',
     'SLOT_RANGE': 'slot {slot} is out of range (num_slots is {num_slots})',
@@ -34,10 +39,11 @@ TEMPLATES: dict[str, str] = {
     'PROCESSED_TYPES': "'programs' must be a dict and 'weights' a list",
     'MISSING_PROGRAMS': 'no program for method(s) {methods}',
     'METHOD_MISMATCH': "program '{program}' is stored as method '{method}'",
-    # execution
+    # input
     'INPUT_COUNT': "method '{method}' expected {expected} inputs, got {got}",
     'INPUT_MISMATCH': '{instruction}: input {index}: expected {expected}, got {got}',
+    # execution
     'KERNEL_FAILED': '{instruction}: {reason}',
 }
 
-KINDS: dict[str, str] = {'NOT_A_PROGRAM': 'format', 'CORRUPT_PROGRAM': 'format', 'MISSING_FIELD': 'format', 'UNSUPPORTED_VERSION': 'format', 'UNKNOWN_ENUM': 'format', 'FIELD_WITHOUT_FLAG': 'format', 'OUTPUT_HANDLES': 'format', 'ATTRIBUTES_WITHOUT_TYPE': 'format', 'UNKNOWN_ATTRIBUTE_TYPE': 'format', 'ATTRIBUTE_TYPE': 'format', 'ATTRIBUTES_MISSING': 'format', 'PAIR_LENGTH': 'format', 'OUTPUT_SIZE_LENGTH': 'format', 'INVALID_ATTRIBUTES': 'format', 'INPUTS_EXCEED_SLOTS': 'format', 'INPUT_DTYPE': 'format', 'CONSTANT_SLOT_RANGE': 'format', 'CONSTANT_SLOT_TAKEN': 'format', 'WEIGHT_INDEX_RANGE': 'format', 'WEIGHT_TYPE': 'format', 'ARITY': 'format', 'OUTPUT_COUNT': 'format', 'SLOT_RANGE': 'format', 'READ_BEFORE_WRITE': 'format', 'OUTPUT_SLOT_RANGE': 'format', 'OUTPUT_NEVER_WRITTEN': 'format', 'PROCESSED_MODULE': 'format', 'PROCESSED_TYPES': 'format', 'MISSING_PROGRAMS': 'format', 'METHOD_MISMATCH': 'format', 'INPUT_COUNT': 'execution', 'INPUT_MISMATCH': 'execution', 'KERNEL_FAILED': 'execution'}
+KINDS: dict[str, str] = {'NOT_A_PROGRAM': 'format', 'CORRUPT_PROGRAM': 'format', 'MISSING_FIELD': 'format', 'UNSUPPORTED_VERSION': 'format', 'UNKNOWN_ENUM': 'format', 'FIELD_WITHOUT_FLAG': 'format', 'OUTPUT_HANDLES': 'format', 'ATTRIBUTES_WITHOUT_TYPE': 'format', 'UNKNOWN_ATTRIBUTE_TYPE': 'format', 'ATTRIBUTE_TYPE': 'format', 'ATTRIBUTES_MISSING': 'format', 'PAIR_LENGTH': 'format', 'OUTPUT_SIZE_LENGTH': 'format', 'INVALID_ATTRIBUTES': 'format', 'INPUTS_EXCEED_SLOTS': 'format', 'INPUT_DTYPE': 'format', 'CONSTANT_SLOT_RANGE': 'format', 'CONSTANT_SLOT_TAKEN': 'format', 'WEIGHT_INDEX_RANGE': 'format', 'WEIGHT_TYPE': 'format', 'WEIGHT_DTYPE': 'format', 'SLOT_DTYPES_LENGTH': 'format', 'OPERAND_DTYPE': 'format', 'DTYPE_NOT_SUPPORTED': 'format', 'RESULT_DTYPE': 'format', 'ARITY': 'format', 'OUTPUT_COUNT': 'format', 'SLOT_RANGE': 'format', 'READ_BEFORE_WRITE': 'format', 'OUTPUT_SLOT_RANGE': 'format', 'OUTPUT_NEVER_WRITTEN': 'format', 'PROCESSED_MODULE': 'format', 'PROCESSED_TYPES': 'format', 'MISSING_PROGRAMS': 'format', 'METHOD_MISMATCH': 'format', 'INPUT_COUNT': 'input', 'INPUT_MISMATCH': 'input', 'KERNEL_FAILED': 'execution'}

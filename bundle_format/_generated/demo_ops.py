@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 class OpCode(enum.IntEnum):
@@ -48,6 +48,32 @@ class OpCode(enum.IntEnum):
     ABS = 34  # |x|
     POW = 35  # a ** b; one input: x ** scalar, reverse: scalar ** x
     EXP = 36  # e ** x
+    EMBEDDING = 37  # rows of weight [N, D] at indices (any shape) -> [*indices.shape, D]; an index outside [0, N) is an error
+    CAST = 38  # x converted to another dtype as torch's Tensor.to (float -> int truncates toward zero; nonzero -> True)
+    GATHER = 39  # torch.gather: out[i][j] = x[index[i][j]][j] along axis; index may be smaller than x off the axis; negative or out-of-range indices are errors
+    INDEX_SELECT = 40  # torch.index_select: the entries at a 1-D index along axis; out-of-range indices are errors
+    EQ = 41  # a == b (broadcast), or a == scalar
+    NE = 42  # a != b
+    LT = 43  # a < b; reverse: b < a
+    LE = 44  # a <= b; reverse: b <= a
+    GT = 45  # a > b; reverse: b > a
+    GE = 46  # a >= b; reverse: b >= a
+    BITWISE_NOT = 47  # ~x (logical not for bool)
+    BITWISE_AND = 48  # a & b, broadcast (logical and for bool)
+    BITWISE_OR = 49  # a | b, broadcast (logical or for bool)
+    WHERE = 50  # a where condition else b, all three broadcast (masked_fill too)
+    CUMSUM = 51  # running sum along an axis; bool and int32 sum in int64, as torch
+    SIN = 52  # sin(x)
+    COS = 53  # cos(x)
+
+
+class DType(enum.IntEnum):
+    """Element types of compiled values, numbered as c10::ScalarType ([dtypes])."""
+
+    INT32 = 3
+    INT64 = 4
+    FLOAT32 = 6
+    BOOL = 11
 
 
 @dataclass(frozen=True)
@@ -58,48 +84,67 @@ class OpSpec:
     attrs_optional: bool  # every attribute field has a default: the instruction may omit them
     may_alias_input: bool  # the result may be a view of input 0
     operands: tuple[str, ...] = ()  # names, in order (the last repeats for "any number")
-    dtypes: tuple[str, ...] = ("float32",)  # element types every operand and the result may have
+    dtypes: tuple[str, ...] = ("float32",)  # dtypes of the operands not in operand_dtypes (they share one, T)
+    operand_dtypes: dict[str, tuple[str, ...]] = field(default_factory=dict)  # operand -> its own dtypes
+    result: str = "same"  # the result's dtype: "same" (T), "attr" (Cast.dtype), "widen_int", or a dtype name
 
 
 OP_SPECS: dict[OpCode, OpSpec] = {
-    OpCode.ADD: OpSpec(1, 2, 'Binary', True, False, ('a', 'b'), ('float32',)),
-    OpCode.SUB: OpSpec(1, 2, 'Binary', True, False, ('a', 'b'), ('float32',)),
-    OpCode.MUL: OpSpec(1, 2, 'Binary', True, False, ('a', 'b'), ('float32',)),
-    OpCode.DIV: OpSpec(1, 2, 'Binary', True, False, ('a', 'b'), ('float32',)),
-    OpCode.NEG: OpSpec(1, 1, None, False, False, ('x',), ('float32',)),
-    OpCode.RELU: OpSpec(1, 1, None, False, False, ('x',), ('float32',)),
-    OpCode.SIGMOID: OpSpec(1, 1, None, False, False, ('x',), ('float32',)),
-    OpCode.TANH: OpSpec(1, 1, None, False, False, ('x',), ('float32',)),
-    OpCode.GELU: OpSpec(1, 1, 'Gelu', True, False, ('x',), ('float32',)),
-    OpCode.SOFTMAX: OpSpec(1, 1, 'Axis', False, False, ('x',), ('float32',)),
-    OpCode.LOG_SOFTMAX: OpSpec(1, 1, 'Axis', False, False, ('x',), ('float32',)),
-    OpCode.MATMUL: OpSpec(2, 2, None, False, False, ('a', 'b'), ('float32',)),
-    OpCode.LINEAR: OpSpec(2, 3, 'Fused', True, False, ('x', 'weight', 'bias'), ('float32',)),
-    OpCode.CONV2D: OpSpec(2, 3, 'Conv2d', True, False, ('x', 'weight', 'bias'), ('float32',)),
-    OpCode.CHANNEL_AFFINE: OpSpec(3, 3, None, False, False, ('x', 'scale', 'shift'), ('float32',)),
-    OpCode.LAYER_NORM: OpSpec(1, 3, 'LayerNorm', False, False, ('x', 'weight', 'bias'), ('float32',)),
-    OpCode.MAX_POOL2D: OpSpec(1, 1, 'Pool2d', False, False, ('x',), ('float32',)),
-    OpCode.AVG_POOL2D: OpSpec(1, 1, 'Pool2d', False, False, ('x',), ('float32',)),
-    OpCode.ADAPTIVE_AVG_POOL2D: OpSpec(1, 1, 'Shape', False, False, ('x',), ('float32',)),
-    OpCode.TRANSPOSE: OpSpec(1, 1, 'Permute', False, True, ('x',), ('float32',)),
-    OpCode.RESHAPE: OpSpec(1, 1, 'Shape', False, True, ('x',), ('float32',)),
-    OpCode.FLATTEN: OpSpec(1, 1, 'Flatten', False, True, ('x',), ('float32',)),
-    OpCode.CAT: OpSpec(1, None, 'Axis', False, False, ('tensors',), ('float32',)),
-    OpCode.CLAMP: OpSpec(1, 1, 'Clamp', False, False, ('x',), ('float32',)),
-    OpCode.HARDSIGMOID: OpSpec(1, 1, None, False, False, ('x',), ('float32',)),
-    OpCode.HARDSWISH: OpSpec(1, 1, None, False, False, ('x',), ('float32',)),
-    OpCode.SILU: OpSpec(1, 1, None, False, False, ('x',), ('float32',)),
-    OpCode.MEAN: OpSpec(1, 1, 'Reduce', False, False, ('x',), ('float32',)),
-    OpCode.SUM: OpSpec(1, 1, 'Reduce', False, False, ('x',), ('float32',)),
-    OpCode.SLICE: OpSpec(1, 1, 'Slice', False, True, ('x',), ('float32',)),
-    OpCode.EXPAND: OpSpec(1, 1, 'Shape', False, False, ('x',), ('float32',)),
-    OpCode.LOG: OpSpec(1, 1, None, False, False, ('x',), ('float32',)),
-    OpCode.SQRT: OpSpec(1, 1, None, False, False, ('x',), ('float32',)),
-    OpCode.RSQRT: OpSpec(1, 1, None, False, False, ('x',), ('float32',)),
-    OpCode.ABS: OpSpec(1, 1, None, False, False, ('x',), ('float32',)),
-    OpCode.POW: OpSpec(1, 2, 'Binary', True, False, ('a', 'b'), ('float32',)),
-    OpCode.EXP: OpSpec(1, 1, None, False, False, ('x',), ('float32',)),
+    OpCode.ADD: OpSpec(1, 2, 'Binary', True, False, ('a', 'b'), ('float32', 'int64', 'int32'), {}, 'same'),
+    OpCode.SUB: OpSpec(1, 2, 'Binary', True, False, ('a', 'b'), ('float32', 'int64', 'int32'), {}, 'same'),
+    OpCode.MUL: OpSpec(1, 2, 'Binary', True, False, ('a', 'b'), ('float32', 'int64', 'int32'), {}, 'same'),
+    OpCode.DIV: OpSpec(1, 2, 'Binary', True, False, ('a', 'b'), ('float32',), {}, 'same'),
+    OpCode.NEG: OpSpec(1, 1, None, False, False, ('x',), ('float32', 'int64', 'int32'), {}, 'same'),
+    OpCode.RELU: OpSpec(1, 1, None, False, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.SIGMOID: OpSpec(1, 1, None, False, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.TANH: OpSpec(1, 1, None, False, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.GELU: OpSpec(1, 1, 'Gelu', True, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.SOFTMAX: OpSpec(1, 1, 'Axis', False, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.LOG_SOFTMAX: OpSpec(1, 1, 'Axis', False, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.MATMUL: OpSpec(2, 2, None, False, False, ('a', 'b'), ('float32',), {}, 'same'),
+    OpCode.LINEAR: OpSpec(2, 3, 'Fused', True, False, ('x', 'weight', 'bias'), ('float32',), {}, 'same'),
+    OpCode.CONV2D: OpSpec(2, 3, 'Conv2d', True, False, ('x', 'weight', 'bias'), ('float32',), {}, 'same'),
+    OpCode.CHANNEL_AFFINE: OpSpec(3, 3, None, False, False, ('x', 'scale', 'shift'), ('float32',), {}, 'same'),
+    OpCode.LAYER_NORM: OpSpec(1, 3, 'LayerNorm', False, False, ('x', 'weight', 'bias'), ('float32',), {}, 'same'),
+    OpCode.MAX_POOL2D: OpSpec(1, 1, 'Pool2d', False, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.AVG_POOL2D: OpSpec(1, 1, 'Pool2d', False, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.ADAPTIVE_AVG_POOL2D: OpSpec(1, 1, 'Shape', False, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.TRANSPOSE: OpSpec(1, 1, 'Permute', False, True, ('x',), ('float32', 'int64', 'int32', 'bool'), {}, 'same'),
+    OpCode.RESHAPE: OpSpec(1, 1, 'Shape', False, True, ('x',), ('float32', 'int64', 'int32', 'bool'), {}, 'same'),
+    OpCode.FLATTEN: OpSpec(1, 1, 'Flatten', False, True, ('x',), ('float32', 'int64', 'int32', 'bool'), {}, 'same'),
+    OpCode.CAT: OpSpec(1, None, 'Axis', False, False, ('tensors',), ('float32', 'int64', 'int32', 'bool'), {}, 'same'),
+    OpCode.CLAMP: OpSpec(1, 1, 'Clamp', False, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.HARDSIGMOID: OpSpec(1, 1, None, False, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.HARDSWISH: OpSpec(1, 1, None, False, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.SILU: OpSpec(1, 1, None, False, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.MEAN: OpSpec(1, 1, 'Reduce', False, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.SUM: OpSpec(1, 1, 'Reduce', False, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.SLICE: OpSpec(1, 1, 'Slice', False, True, ('x',), ('float32', 'int64', 'int32', 'bool'), {}, 'same'),
+    OpCode.EXPAND: OpSpec(1, 1, 'Shape', False, False, ('x',), ('float32', 'int64', 'int32', 'bool'), {}, 'same'),
+    OpCode.LOG: OpSpec(1, 1, None, False, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.SQRT: OpSpec(1, 1, None, False, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.RSQRT: OpSpec(1, 1, None, False, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.ABS: OpSpec(1, 1, None, False, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.POW: OpSpec(1, 2, 'Binary', True, False, ('a', 'b'), ('float32',), {}, 'same'),
+    OpCode.EXP: OpSpec(1, 1, None, False, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.EMBEDDING: OpSpec(2, 2, None, False, False, ('weight', 'indices'), ('float32',), {'indices': ('int64', 'int32')}, 'same'),
+    OpCode.CAST: OpSpec(1, 1, 'Cast', False, False, ('x',), ('float32', 'int64', 'int32', 'bool'), {}, 'attr'),
+    OpCode.GATHER: OpSpec(2, 2, 'Axis', False, False, ('x', 'index'), ('float32', 'int64', 'int32', 'bool'), {'index': ('int64', 'int32')}, 'same'),
+    OpCode.INDEX_SELECT: OpSpec(2, 2, 'Axis', False, False, ('x', 'index'), ('float32', 'int64', 'int32', 'bool'), {'index': ('int64', 'int32')}, 'same'),
+    OpCode.EQ: OpSpec(1, 2, 'Binary', True, False, ('a', 'b'), ('float32', 'int64', 'int32', 'bool'), {}, 'bool'),
+    OpCode.NE: OpSpec(1, 2, 'Binary', True, False, ('a', 'b'), ('float32', 'int64', 'int32', 'bool'), {}, 'bool'),
+    OpCode.LT: OpSpec(1, 2, 'Binary', True, False, ('a', 'b'), ('float32', 'int64', 'int32', 'bool'), {}, 'bool'),
+    OpCode.LE: OpSpec(1, 2, 'Binary', True, False, ('a', 'b'), ('float32', 'int64', 'int32', 'bool'), {}, 'bool'),
+    OpCode.GT: OpSpec(1, 2, 'Binary', True, False, ('a', 'b'), ('float32', 'int64', 'int32', 'bool'), {}, 'bool'),
+    OpCode.GE: OpSpec(1, 2, 'Binary', True, False, ('a', 'b'), ('float32', 'int64', 'int32', 'bool'), {}, 'bool'),
+    OpCode.BITWISE_NOT: OpSpec(1, 1, None, False, False, ('x',), ('bool', 'int64', 'int32'), {}, 'same'),
+    OpCode.BITWISE_AND: OpSpec(2, 2, None, False, False, ('a', 'b'), ('bool', 'int64', 'int32'), {}, 'same'),
+    OpCode.BITWISE_OR: OpSpec(2, 2, None, False, False, ('a', 'b'), ('bool', 'int64', 'int32'), {}, 'same'),
+    OpCode.WHERE: OpSpec(3, 3, None, False, False, ('condition', 'a', 'b'), ('float32', 'int64', 'int32', 'bool'), {'condition': ('bool',)}, 'same'),
+    OpCode.CUMSUM: OpSpec(1, 1, 'Axis', False, False, ('x',), ('float32', 'int64', 'int32', 'bool'), {}, 'widen_int'),
+    OpCode.SIN: OpSpec(1, 1, None, False, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.COS: OpSpec(1, 1, None, False, False, ('x',), ('float32',), {}, 'same'),
 }
 
 # Attributes union member -> its tag
-ATTRIBUTE_TAGS: dict[str, int] = {'Binary': 1, 'Gelu': 2, 'Axis': 3, 'Fused': 4, 'Conv2d': 5, 'LayerNorm': 6, 'Pool2d': 7, 'Shape': 8, 'Permute': 9, 'Flatten': 10, 'Clamp': 11, 'Reduce': 12, 'Slice': 13}
+ATTRIBUTE_TAGS: dict[str, int] = {'Binary': 1, 'Gelu': 2, 'Axis': 3, 'Fused': 4, 'Conv2d': 5, 'LayerNorm': 6, 'Pool2d': 7, 'Shape': 8, 'Permute': 9, 'Flatten': 10, 'Clamp': 11, 'Reduce': 12, 'Slice': 13, 'Cast': 14}

@@ -10,7 +10,10 @@ from flatbuffers.compat import import_numpy
 np = import_numpy()
 
 class DType(object):
+    Int32 = 3
+    Int64 = 4
     Float32 = 6
+    Bool = 11
 
 
 class OpCode(object):
@@ -51,6 +54,23 @@ class OpCode(object):
     Abs = 34
     Pow = 35
     Exp = 36
+    Embedding = 37
+    Cast = 38
+    Gather = 39
+    IndexSelect = 40
+    Eq = 41
+    Ne = 42
+    Lt = 43
+    Le = 44
+    Gt = 45
+    Ge = 46
+    BitwiseNot = 47
+    BitwiseAnd = 48
+    BitwiseOr = 49
+    Where = 50
+    CumSum = 51
+    Sin = 52
+    Cos = 53
 
 
 class Activation(object):
@@ -73,6 +93,7 @@ class Attributes(object):
     Clamp = 11
     Reduce = 12
     Slice = 13
+    Cast = 14
 
 
 class Binary(object):
@@ -1045,6 +1066,46 @@ def SliceEnd(builder):
 
 
 
+class Cast(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = Cast()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsCast(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def CastBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x4C\x58\x44\x50", size_prefixed=size_prefixed)
+
+    # Cast
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # Cast
+    def Dtype(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, o + self._tab.Pos)
+        return 0
+
+def CastStart(builder):
+    builder.StartObject(1)
+
+def CastAddDtype(builder, dtype):
+    builder.PrependInt32Slot(0, dtype, 0)
+
+def CastEnd(builder):
+    return builder.EndObject()
+
+
+
 class Instruction(object):
     __slots__ = ['_tab']
 
@@ -1486,8 +1547,35 @@ class Program(object):
         o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(18))
         return o == 0
 
+    # Program
+    def SlotDtypes(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(20))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Int8Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 1))
+        return 0
+
+    # Program
+    def SlotDtypesAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(20))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Int8Flags, o)
+        return 0
+
+    # Program
+    def SlotDtypesLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(20))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # Program
+    def SlotDtypesIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(20))
+        return o == 0
+
 def ProgramStart(builder):
-    builder.StartObject(8)
+    builder.StartObject(9)
 
 def ProgramAddFormatVersion(builder, formatVersion):
     builder.PrependUint32Slot(0, formatVersion, 0)
@@ -1527,6 +1615,12 @@ def ProgramAddOutputDebugHandles(builder, outputDebugHandles):
 
 def ProgramStartOutputDebugHandlesVector(builder, numElems):
     return builder.StartVector(8, numElems, 8)
+
+def ProgramAddSlotDtypes(builder, slotDtypes):
+    builder.PrependUOffsetTRelativeSlot(8, flatbuffers.number_types.UOffsetTFlags.py_type(slotDtypes), 0)
+
+def ProgramStartSlotDtypesVector(builder, numElems):
+    return builder.StartVector(1, numElems, 1)
 
 def ProgramEnd(builder):
     return builder.EndObject()

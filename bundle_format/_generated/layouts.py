@@ -134,6 +134,9 @@ TABLES: dict[str, dict[str, tuple[tuple[str, str, int, str], ...]]] = {
             ('has_scalar', 'scalar', 1, ''),
             ('reverse', 'scalar', 1, ''),
         ),
+        'Cast': (
+            ('dtype', 'scalar', 4, ''),
+        ),
         'Clamp': (
             ('min', 'scalar', 8, ''),
             ('max', 'scalar', 8, ''),
@@ -194,6 +197,7 @@ TABLES: dict[str, dict[str, tuple[tuple[str, str, int, str], ...]]] = {
             ('instructions', 'table_vector', 4, 'Instruction'),
             ('outputs', 'vector', 4, ''),
             ('output_debug_handles', 'vector', 8, ''),
+            ('slot_dtypes', 'vector', 1, ''),
         ),
         'Reduce': (
             ('axes', 'vector', 4, ''),
@@ -272,6 +276,7 @@ UNIONS: dict[str, dict[str, tuple[tuple[int, str, str, int], ...]]] = {
             (11, 'Clamp', 'table', 0),
             (12, 'Reduce', 'table', 0),
             (13, 'Slice', 'table', 0),
+            (14, 'Cast', 'table', 0),
         ),
     },
     'debug_table': {

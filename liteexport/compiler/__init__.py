@@ -17,7 +17,8 @@ from typing import Any
 import torch
 
 from bundle_format import ptmf
-from bundle_format.program import Program, ValueInfo
+from bundle_format.program import DTYPES_BY_NAME, Program, ValueInfo
+from liteexport.compiler.dtypes import COMPILED_DTYPES, COMPILED_NAMES
 from liteexport.compiler.emit import ModuleEmitter
 from liteexport.compiler.graph_walk import MethodWalk, module_type_name, node_frame
 from liteexport.compiler.passes import optimize
@@ -33,20 +34,22 @@ from liteexport.compiler.values import (
     find_poison,
 )
 from liteexport.errors import ModelError
+from liteexport.input_spec import TensorSpec, as_tensor_spec
 from liteexport.lowered import CompiledModule, MethodSignature
 
 __all__ = ["compile_module"]
 
 
 def compile_module(scripted: torch.jit.ScriptModule, methods: Sequence[str] | None = None,
-                   input_shapes: Mapping[str, Sequence[Sequence[int]]] | None = None,
+                   input_shapes: Mapping[str, Sequence[Sequence[int] | TensorSpec]] | None = None,
                    progress: Callable[[str], None] | None = None,
                    functions: Any = None, constant_outputs: bool = True) -> CompiledModule:
     """Compile ``methods`` of ``scripted`` (default: ``forward`` and every
     ``@torch.jit.export`` method).
 
-    ``input_shapes[method]`` gives each input's static shape (-1: dynamic dim); without it
-    input shapes are unknown. ``functions`` is the compilation unit of a module loaded with
+    ``input_shapes[method]`` gives each input's static shape (-1 or a dim name: dynamic dim) and
+    dtype: a TensorSpec (liteexport.input_spec), or a plain int shape for a float32 input; without
+    it input shapes are unknown and inputs float32. ``functions`` is the compilation unit of a module loaded with
     ``torch.jit.load`` (its free functions live there, not in this process's).
     ``constant_outputs``: whether a returned tuple may hold constants (googlenet's (logits, None,
     None)); the wrapper liteexport's packer writes loads them itself, but the one torch's
@@ -141,7 +144,7 @@ def _exported(scripted: torch.jit.ScriptModule, available: list[str]) -> list[st
 
 
 def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str,
-                    shapes: Sequence[Sequence[int]] | None, log: ReportLog, emitter: ModuleEmitter,
+                    shapes: Sequence[Sequence[int] | TensorSpec] | None, log: ReportLog, emitter: ModuleEmitter,
                     progress: Callable[[str], None] | None, functions: Sequence[Any], constant_outputs: bool
                     ) -> tuple[MethodSignature, Program, frozenset[int]]:
     method = scripted._c._get_method(name)
@@ -154,7 +157,9 @@ def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str
     if shapes is not None and len(shapes) != len(arguments):
         raise ModelError(f"method {name!r} takes {len(arguments)} inputs but input_shapes gives "
                          f"{len(shapes)} shapes")
-    inputs = [Sym(None if shapes is None else tuple(int(d) for d in shapes[i]), input_index=i)
+    specs = None if shapes is None else [as_tensor_spec(s) for s in shapes]
+    inputs = [Sym(None, input_index=i) if specs is None else
+              Sym(specs[i].static_shape, input_index=i, dtype=DTYPES_BY_NAME[specs[i].dtype])
               for i in range(len(arguments))]
 
     def walked(count: int) -> None:
@@ -172,7 +177,7 @@ def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str
     constants: list[tuple[int, ptmf.IValue]] = []  # rebuilt by the wrapper, not returned by the program
     problems = []
     for index, value in enumerate(values):
-        if isinstance(value, (Sym, TensorConst)) and _float32(value):
+        if isinstance(value, (Sym, TensorConst)) and _compiled(value):
             outputs.append(value)
         elif returns_tuple and constant_outputs and (constant := _constant_output(value)) is not None:
             constants.append((index, constant))
@@ -204,13 +209,13 @@ def _constant_output(value: Any) -> ptmf.IValue | None:
     return make(value) if make is not None else None
 
 
-def _float32(value: Sym | TensorConst) -> bool:
-    return isinstance(value, Sym) or value.tensor.dtype == torch.float32
+def _compiled(value: Sym | TensorConst) -> bool:
+    return isinstance(value, Sym) or value.tensor.dtype in COMPILED_DTYPES
 
 
 def _bad_output(log: ReportLog, method: str, graph: Any, root: ModuleRef, problem: str,
                 constant_outputs: bool) -> frozenset[int]:
-    """Report a method whose result is not a Tensor or a flat tuple of float32 Tensors, at
+    """Report a method whose result is not a Tensor or a flat tuple of compiled-dtype Tensors, at
     the node producing the returned value."""
     producer = next(iter(graph.outputs())).node()
     frame = node_frame(producer, method)
@@ -218,11 +223,11 @@ def _bad_output(log: ReportLog, method: str, graph: Any, root: ModuleRef, proble
     allowed = ("and of constants (None, bool, int, float)" if constant_outputs else
                "(constants such as None only in bundles `liteexport export` writes: torch's to_backend "
                "wrapper expects every element from the backend)")
-    reason = (f"{problem}: a method must return a float32 Tensor or a flat tuple (or NamedTuple) of them "
+    reason = (f"{problem}: a method must return a Tensor ({COMPILED_NAMES}) or a flat tuple (or NamedTuple) of them "
               f"{allowed}; return only the tensors, e.g. from a wrapper module")
     return frozenset({log.add(site, reason)})
 
 
 def _empty_program(name: str, inputs: list[Sym]) -> Program:
     """Placeholder for a method with reports: compile_module raises before returning it."""
-    return Program(name, len(inputs), tuple(ValueInfo(v.shape) for v in inputs), (), (), (), ())
+    return Program(name, len(inputs), tuple(ValueInfo(v.shape, v.dtype) for v in inputs), (), (), (), ())

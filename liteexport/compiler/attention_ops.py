@@ -13,12 +13,16 @@ import torch
 from bundle_format.program import (
     AxisAttrs,
     BinaryAttrs,
+    CastAttrs,
+    DType,
     FusedAttrs,
     GeluAttrs,
     LayerNormAttrs,
     OpCode,
     PermuteAttrs,
+    ReduceAttrs,
 )
+from liteexport.compiler.dtypes import dtype_of
 from liteexport.compiler.ops import Emitter, Lowering, is_number, optional_tensor, tensor
 from liteexport.compiler.shape_ops import reshape_to, static_shape
 from liteexport.compiler.values import TensorConst, TensorValue, Unsupported
@@ -30,11 +34,16 @@ def _causal_mask(length: int, source: int) -> TensorConst:
     return TensorConst(torch.zeros(length, source).masked_fill(~allowed, float("-inf")))
 
 
-def _additive_mask(mask: TensorValue) -> TensorValue:
-    """A float mask as it is; a constant bool mask (True = attend) as 0 / -inf."""
+def _additive_mask(b: Emitter, mask: TensorValue) -> TensorValue:
+    """A float mask as it is; a bool mask (True = attend) as 0 / -inf, as torch's math attention
+    makes it: folded for a constant, a WHERE for one known at run time (HF's padding masks)."""
     if isinstance(mask, TensorConst) and mask.tensor.dtype == torch.bool:
         return TensorConst(torch.zeros(mask.tensor.shape).masked_fill(~mask.tensor, float("-inf")))
-    return tensor(mask)
+    mask = tensor(mask)
+    if dtype_of(mask) == DType.BOOL:
+        return b.emit(OpCode.WHERE, [mask, TensorConst(torch.tensor(0.0)), TensorConst(torch.tensor(float("-inf")))],
+                      None)
+    return mask
 
 
 def attend(b: Emitter, q: TensorValue, k: TensorValue, v: TensorValue, mask: TensorValue | None,
@@ -52,9 +61,21 @@ def attend(b: Emitter, q: TensorValue, k: TensorValue, v: TensorValue, mask: Ten
             raise Unsupported("is_causal needs static sequence lengths")
         scores = b.emit(OpCode.ADD, [scores, _causal_mask(q_shape[-2], k_shape[-2])], BinaryAttrs())
     if mask is not None:
-        scores = b.emit(OpCode.ADD, [scores, _additive_mask(mask)], BinaryAttrs())
+        scores = b.emit(OpCode.ADD, [scores, _additive_mask(b, mask)], BinaryAttrs())
     weights = b.emit(OpCode.SOFTMAX, [scores], AxisAttrs(axis=-1))
+    if mask is not None and not isinstance(mask, TensorConst):
+        weights = _safe(b, scores, weights)
     return b.emit(OpCode.MATMUL, [weights, v], None)
+
+
+def _safe(b: Emitter, scores: TensorValue, weights: TensorValue) -> TensorValue:
+    """torch's safe softmax (its math attention): a row whose scores are all -inf (a padding query
+    under a run-time mask, left-padded GPT-2) gives zeros, not NaN, so it does not spread."""
+    unmasked = b.emit(OpCode.CAST, [b.emit(OpCode.NE, [scores], BinaryAttrs(scalar=float("-inf")))],
+                      CastAttrs(dtype=int(DType.FLOAT32)))
+    count = b.emit(OpCode.SUM, [unmasked], ReduceAttrs(axes=(-1,), keepdim=True))
+    all_masked = b.emit(OpCode.EQ, [count], BinaryAttrs(scalar=0.0))
+    return b.emit(OpCode.WHERE, [all_masked, TensorConst(torch.tensor(0.0)), weights], None)
 
 
 def _sdpa(b: Emitter, args: list[Any]) -> Any:

@@ -1,10 +1,10 @@
 """Folding nodes whose tensors are all compile-time constants of any dtype, with torch itself.
 
-Compiled instructions hold float32 values only, but models compute on integer and bool
-buffers too, all at compile time: swin's ``table[relative_position_index]``, maxvit's
-``index.view(-1)``. When every tensor a node reads is a constant and one of them is not
-float32, the node is evaluated with its own aten op; float32-only nodes keep folding through
-the instructions' semantics (``Emitter.emit``).
+Models compute on integer and bool buffers at compile time too: swin's
+``table[relative_position_index]``, maxvit's ``index.view(-1)``. When every tensor a node reads
+is a constant and one of them is not float32, the node is evaluated with its own aten op (the
+exact torch result, also for dtypes programs do not hold, as float64); float32-only nodes keep
+folding through the instructions' semantics (``Emitter.emit``).
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ Lowering = Any  # ops.Lowering (kept Any: this module needs nothing else of ops)
 
 # Ops without an instruction of their own: only compiled when their inputs are constants.
 # (Kept short: a node of these kinds after an unsupported one is not reported on its own.)
-CONSTANT_ONLY = ("aten::index", "aten::masked_fill", "aten::where", "aten::meshgrid", "aten::eq", "aten::ne",
-                 "aten::embedding")
+CONSTANT_ONLY = ("aten::meshgrid",)
 
 
 def _tensors(value: Any) -> list[Any]:
@@ -76,6 +75,8 @@ def with_constant_folding(kind: str, lowering: Lowering | None) -> Lowering:
                 with torch.no_grad():
                     return _wrap(op(*_unwrap(args)))
             except (RuntimeError, TypeError, ValueError, IndexError) as exc:
+                if lowering is not None:  # an overload torch.ops cannot pick from Python values
+                    return lowering(b, args)
                 raise Unsupported(f"cannot evaluate it at compile time: {str(exc).splitlines()[0]}") from exc
         return fallback(b, args)
 

@@ -10,7 +10,8 @@ import numpy as np
 import torch
 
 from bundle_format.debug_table import DebugEntry, DebugTable
-from bundle_format.program import Constant, Instruction, Program, ValueInfo
+from bundle_format.program import Constant, DType, Instruction, Program, ValueInfo
+from liteexport.compiler.dtypes import dtype_of
 from liteexport.compiler.values import NodeSite, OpNode, Sym, TensorConst, TensorValue
 from runtime_py.errors import InternalError
 
@@ -19,10 +20,10 @@ _CHUNK = 1 << 20  # values compared at a time: stops at the first differing chun
 
 
 def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether two float32 arrays of the same shape hold the same bits (so NaN equals itself)."""
+    """Whether two arrays of the same shape and dtype hold the same bits (so NaN equals itself)."""
     if a.ctypes.data == b.ctypes.data:  # the same memory: a shared parameter
         return True
-    x, y = a.reshape(-1).view(np.uint32), b.reshape(-1).view(np.uint32)
+    x, y = a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8)
     return all(np.array_equal(x[i:i + _CHUNK], y[i:i + _CHUNK]) for i in range(0, x.size, _CHUNK))
 
 
@@ -35,15 +36,16 @@ class ModuleEmitter:
     def weight(self, tensor: torch.Tensor) -> int:
         """Index of ``tensor`` in the weight list. Equal contents are stored once: a shared
         parameter, one used by two methods, or the same fold (``self.w.t()``) done twice."""
-        # a view of the tensor's memory when it is a contiguous float32 CPU tensor (a
-        # parameter, usually): the bundle writer reads it straight from there. Read-only,
-        # so nothing downstream can change the model.
-        array = np.ascontiguousarray(tensor.detach().cpu().numpy(), dtype=np.float32).view()
+        # a view of the tensor's memory when it is a contiguous CPU tensor (a parameter,
+        # usually): the bundle writer reads it straight from there. Read-only, so nothing
+        # downstream can change the model. Its dtype is kept (index buffers are int64).
+        dtype_of(TensorConst(tensor))  # a compiled dtype (the lowerings checked it)
+        array = np.ascontiguousarray(tensor.detach().cpu().numpy()).view()
         array.flags.writeable = False
-        # Candidates share the shape and a small sample of the values; only they are compared
-        # in full. Hashing every weight instead reads all of its bytes, even for unique ones.
+        # Candidates share the shape, dtype and a small sample of the values; only they are
+        # compared in full. Hashing every weight instead reads all of its bytes, even for unique ones.
         flat = array.reshape(-1)
-        key = (array.shape, flat[::max(1, flat.size // _SAMPLE)].tobytes())
+        key = (array.shape, array.dtype.str, flat[::max(1, flat.size // _SAMPLE)].tobytes())
         candidates = self._weight_index.setdefault(key, [])
         for index in candidates:
             if _same_bits(self.weights[index], array):
@@ -65,17 +67,17 @@ class ModuleEmitter:
         slots: dict[int, int] = {id(v): i for i, v in enumerate(inputs)}
         constants: list[Constant] = []
         const_slots: dict[int, int] = {}  # weight index -> slot
-        next_slot = [len(inputs)]
+        slot_dtypes: list[DType] = [v.dtype for v in inputs]  # every slot holds values of one dtype
 
-        def new_slot() -> int:
-            next_slot[0] += 1
-            return next_slot[0] - 1
+        def new_slot(dtype: DType) -> int:
+            slot_dtypes.append(dtype)
+            return len(slot_dtypes) - 1
 
         def slot_of(value: TensorValue) -> int:
             if isinstance(value, TensorConst):
                 index = self.weight(value.tensor)
                 if index not in const_slots:
-                    const_slots[index] = new_slot()
+                    const_slots[index] = new_slot(dtype_of(value))
                     constants.append(Constant(const_slots[index], index))
                 return const_slots[index]
             if id(value) not in slots:
@@ -91,7 +93,8 @@ class ModuleEmitter:
         for v in outputs:
             if isinstance(v, Sym):
                 last_use[id(v)] = len(nodes)
-        free: list[int] = []  # slots of dead intermediate values, reused lowest first
+        # slots of dead intermediate values, reused lowest first, per dtype (a slot keeps one dtype)
+        free: dict[DType, list[int]] = {}
         # layout: inputs, then constants (in order of first use), then instruction results
         for v in [v for node in nodes for v in node.inputs] + list(outputs):
             if isinstance(v, TensorConst):
@@ -106,7 +109,9 @@ class ModuleEmitter:
             if None in node.inputs and any(v is not None for v in node.inputs[node.inputs.index(None):]):
                 raise InternalError(f"absent input before a present one in {node.site.kind}")
             # a result never shares a slot with the instruction's own inputs (freed only after)
-            out = heapq.heappop(free) if free else new_slot()
+            dtype = node.output.dtype
+            reusable = free.get(dtype)
+            out = heapq.heappop(reusable) if reusable else new_slot(dtype)
             intermediate.add(out)
             slots[id(node.output)] = out
             handles[id(node)] = self.handle(node.site)
@@ -114,17 +119,18 @@ class ModuleEmitter:
             for v in dict.fromkeys(v for v in node.inputs if isinstance(v, Sym)):
                 slot = slots[id(v)]
                 if last_use.get(id(v)) == position and slot in intermediate and slot != out:
-                    heapq.heappush(free, slot)
+                    heapq.heappush(free.setdefault(slot_dtypes[slot], []), slot)
             if last_use.get(id(node.output), -1) < position:  # a dead result (not expected after DCE)
-                heapq.heappush(free, out)
+                heapq.heappush(free.setdefault(dtype, []), out)
         out_slots = tuple(slot_of(v) for v in outputs)
         out_handles = tuple(
             handles[id(v.producer)] if isinstance(v, Sym) and v.producer is not None else -1
             for v in outputs)
         return Program(
             method=method,
-            num_slots=next_slot[0],
-            inputs=tuple(ValueInfo(shape=v.shape) for v in inputs),
+            num_slots=len(slot_dtypes),
+            slot_dtypes=tuple(slot_dtypes),
+            inputs=tuple(ValueInfo(shape=v.shape, dtype=v.dtype) for v in inputs),
             constants=tuple(constants),
             instructions=tuple(instructions),
             outputs=out_slots,

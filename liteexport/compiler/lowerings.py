@@ -8,7 +8,7 @@ them all, so no op module imports another's table and there is no import cycle.
 
 from __future__ import annotations
 
-from liteexport.compiler import attention_ops, einsum, math_ops, ops, recurrent, scalars, shape_ops
+from liteexport.compiler import attention_ops, einsum, math_ops, ops, recurrent, scalars, shape_ops, typed_ops
 from liteexport.compiler.constant_fold import CONSTANT_ONLY, with_constant_folding
 from liteexport.compiler.ops import Lowering
 from liteexport.compiler.scalars import ScalarFold
@@ -17,14 +17,14 @@ __all__ = ["INPLACE", "LOWERINGS", "SCALAR_FOLDS"]
 
 LOWERINGS: dict[str, Lowering] = {
     **ops.LOWERINGS, **math_ops.LOWERINGS, **shape_ops.LOWERINGS, **attention_ops.LOWERINGS,
-    **einsum.LOWERINGS, **recurrent.LOWERINGS,
+    **einsum.LOWERINGS, **recurrent.LOWERINGS, **typed_ops.LOWERINGS,
 }
 # integer and bool constants (index buffers, masks) fold with torch itself
 for _kind in [*LOWERINGS, *CONSTANT_ONLY]:
     LOWERINGS[_kind] = with_constant_folding(_kind, LOWERINGS.get(_kind))
 
 # in-place variants compiled as their out-of-place op; the walk rebinds the mutated input
-INPLACE: dict[str, str] = {**ops.INPLACE, **math_ops.INPLACE}
+INPLACE: dict[str, str] = {**ops.INPLACE, **math_ops.INPLACE, **typed_ops.INPLACE}
 
 # tensor factories (zeros, ones, full, arange) take no tensor: the walk folds them with the scalars
 SCALAR_FOLDS: dict[str, ScalarFold] = {**scalars.SCALAR_FOLDS, **shape_ops.FACTORY_FOLDS}

@@ -12,11 +12,14 @@ from typing import Any
 
 import torch
 
+from bundle_format.dtype_rules import DTypeProblem, allowed_dtypes, result_dtype
 from bundle_format.program import (
     Attributes,
     AxisAttrs,
     BinaryAttrs,
+    CastAttrs,
     Conv2dAttrs,
+    DType,
     FlattenAttrs,
     FusedAttrs,
     GeluAttrs,
@@ -26,11 +29,12 @@ from bundle_format.program import (
     Pool2dAttrs,
     ShapeAttrs,
 )
+from liteexport.compiler.dtypes import COMPILED_NAMES, dtype_of, scalar_type, torch_dtype_of
 from liteexport.compiler.semantics import run_op
 from liteexport.compiler.shapes import infer_shape
 from liteexport.compiler.values import NodeSite, OpNode, Poison, Sym, TensorConst, TensorValue, Unsupported
 
-FLOAT32_ONLY = "only float32 tensors are compiled"
+FLOAT32_ONLY = f"only {COMPILED_NAMES} tensors are compiled"
 _FLOAT32_SCALAR_TYPE = 6  # c10::ScalarType::Float, the value TorchScript passes as a dtype
 
 # How a user gets static shapes: said wherever a report comes from a missing shape.
@@ -52,10 +56,22 @@ class Emitter:
             tensors = [None if v is None else v.tensor for v in inputs]  # type: ignore[union-attr]
             with torch.no_grad():
                 return TensorConst(run_op(op, attrs, tensors).contiguous())
+        try:
+            dtype = result_dtype(op, [dtype_of(v) for v in inputs if v is not None], attrs)
+        except DTypeProblem as problem:
+            f = problem.fields
+            raise Unsupported(f"{op.name}'s operand {f['index']} ({f['name']}) is {f['got']}, "
+                              f"but it takes {f['allowed']}") from None
         node = OpNode(op, list(inputs), attrs, self.site)
-        node.output = Sym(infer_shape(op, attrs, inputs), producer=node)
+        node.output = Sym(infer_shape(op, attrs, inputs), producer=node, dtype=dtype)
         self.nodes.append(node)
         return node.output
+
+    def cast(self, value: TensorValue, dtype: DType) -> TensorValue:
+        """``value`` converted to ``dtype`` (itself when it has it already)."""
+        if dtype_of(value) == dtype:
+            return value
+        return self.emit(OpCode.CAST, [value], CastAttrs(dtype=int(dtype)))
 
 
 def tensor(value: Any) -> TensorValue:
@@ -63,8 +79,7 @@ def tensor(value: Any) -> TensorValue:
     if isinstance(value, Sym):
         return value
     if isinstance(value, TensorConst):
-        if value.tensor.dtype != torch.float32:
-            raise Unsupported(FLOAT32_ONLY)
+        dtype_of(value)  # a compiled dtype, or Unsupported
         return value
     raise Unsupported(f"expected a tensor, got {type(value).__name__}")
 
@@ -117,14 +132,43 @@ def _binary(op: OpCode, reverse_op: bool = False) -> Callable[[Emitter, list[Any
         reverse = reverse_op
         if is_number(a) and not is_number(other):  # number OP tensor
             a, other, reverse = other, a, not reverse
+        operands = promoted(b, op, [a, other])
         if is_number(other):
-            return b.emit(op, [tensor(a)], BinaryAttrs(alpha=alpha, scalar=float(other), reverse=reverse))
-        return b.emit(op, [tensor(a), tensor(other)], BinaryAttrs(alpha=alpha, reverse=reverse))
+            return b.emit(op, operands[:1], BinaryAttrs(alpha=alpha, scalar=float(other), reverse=reverse))
+        return b.emit(op, operands, BinaryAttrs(alpha=alpha, reverse=reverse))
     return lower
 
 
+def _representative(value: Any) -> Any:
+    """What torch.result_type sees for an operand: a meta tensor of its dtype and rank (a 0-d tensor
+    counts less than a dimensioned one, as in torch), or the number itself."""
+    if is_number(value):
+        return value
+    x = tensor(value)
+    shape = shape_of(x)
+    return torch.empty(() if shape == () else (1,), dtype=torch_dtype_of(x), device="meta")
+
+
+def promoted(b: Emitter, op: OpCode, operands: list[Any]) -> list[TensorValue]:
+    """The tensor operands of an arithmetic or comparison node converted to the dtype torch computes
+    in (int64 + float32 -> float32, int + 2.5 -> float32; true division of integers in float32),
+    which must be one the op takes."""
+    target = torch.result_type(*[_representative(v) for v in operands]) if len(operands) == 2 else \
+        torch_dtype_of(tensor(operands[0]))
+    if op in (OpCode.DIV, OpCode.POW) and not target.is_floating_point:
+        target = torch.float32
+    dtype = scalar_type(target)
+    return [b.cast(tensor(v), dtype) for v in operands if not is_number(v)]
+
+
 def _unary(op: OpCode) -> Callable[[Emitter, list[Any]], Any]:
-    return lambda b, args: b.emit(op, [tensor(args[0])], None)
+    def lower(b: Emitter, args: list[Any]) -> Any:
+        x = tensor(args[0])
+        # float functions (exp, sin, ...) of integers compute in float32, as torch's
+        if dtype_of(x) not in allowed_dtypes(op, 0) and DType.FLOAT32 in allowed_dtypes(op, 0):
+            x = b.cast(x, DType.FLOAT32)
+        return b.emit(op, [x], None)
+    return lower
 
 
 def _reciprocal(b: Emitter, args: list[Any]) -> Any:
@@ -301,19 +345,32 @@ def _dropout(b: Emitter, args: list[Any]) -> Any:
 
 
 def _to(b: Emitter, args: list[Any]) -> Any:
-    """aten::to: only a float32 (or unchanged) dtype is compiled, as the identity."""
+    """aten::to (dtype, device-and-dtype and other-tensor forms) as a CAST when the dtype changes;
+    a device or memory format alone is the identity."""
     x = tensor(args[0])
     for arg in args[1:]:
         if isinstance(arg, TensorConst | Sym):
-            dtype_ok = not isinstance(arg, TensorConst) or arg.tensor.dtype == torch.float32
-        elif isinstance(arg, int) and not isinstance(arg, bool):
-            dtype_ok = arg == _FLOAT32_SCALAR_TYPE
-        else:
-            continue
-        if not dtype_ok:
-            raise Unsupported(FLOAT32_ONLY)
-        break
+            return b.cast(x, dtype_of(arg))
+        if isinstance(arg, int) and not isinstance(arg, bool):  # the first int is the dtype
+            return b.cast(x, _scalar_type_number(arg))
     return x
+
+
+def _type_as(b: Emitter, args: list[Any]) -> Any:
+    return b.cast(tensor(args[0]), dtype_of(tensor(args[1])))
+
+
+def _scalar_type_number(number: int) -> DType:
+    """A dtype as TorchScript passes it (a c10::ScalarType number) as a DType, or Unsupported."""
+    try:
+        return DType(number)
+    except ValueError:
+        name = _SCALAR_TYPE_NAMES.get(number, f"c10::ScalarType {number}")
+        raise Unsupported(f"dtype {name} is not compiled (compiled: {COMPILED_NAMES})") from None
+
+
+# the c10::ScalarType numbers of the dtypes programs do not hold, for messages
+_SCALAR_TYPE_NAMES = {0: "uint8", 1: "int8", 2: "int16", 5: "float16", 7: "float64", 15: "bfloat16"}
 
 
 def _size(b: Emitter, args: list[Any]) -> Any:
@@ -335,8 +392,7 @@ def _dim(b: Emitter, args: list[Any]) -> Any:
 
 
 def _dtype(b: Emitter, args: list[Any]) -> Any:
-    tensor(args[0])  # float32 only
-    return _FLOAT32_SCALAR_TYPE
+    return int(dtype_of(tensor(args[0])))  # DType numbers are c10::ScalarType's
 
 
 Lowering = Callable[[Emitter, list[Any]], Any]
@@ -378,6 +434,7 @@ LOWERINGS: dict[str, Lowering] = {
     "aten::feature_alpha_dropout": _dropout,
     "aten::contiguous": _identity,
     "aten::to": _to,
+    "aten::type_as": _type_as,
     "aten::size": _size,
     "aten::dim": _dim,
     "prim::dtype": _dtype,

@@ -27,11 +27,16 @@ def _list_with_default(out_size: list[Any], defaults: list[Any]) -> list[Any]:
 
 
 SCALAR_FOLDS: dict[str, ScalarFold] = {
-    "aten::add": operator.add,  # int/float/str/list addition
-    "aten::sub": operator.sub,
+    # int/float/str/list addition; a traced tensor add of numbers (prim::NumToTensor's seq_length + 0)
+    # keeps its alpha argument
+    "aten::add": lambda a, b, alpha=1: operator.add(a, b) if alpha == 1 else a + alpha * b,
+    "aten::sub": lambda a, b, alpha=1: operator.sub(a, b) if alpha == 1 else a - alpha * b,
     "aten::mul": operator.mul,
     "aten::div": _div,  # Python 3 true division
     "aten::floordiv": operator.floordiv,
+    # traced tensor ops on numbers (prim::NumToTensor's sizes): Python's // rounds toward -inf, as
+    # torch's floor_divide (aten::remainder already folds as %)
+    "aten::floor_divide": operator.floordiv,
     "aten::remainder": operator.mod,
     "aten::pow": operator.pow,
     "aten::neg": operator.neg,

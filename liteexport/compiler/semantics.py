@@ -7,6 +7,7 @@ all compile-time constants. One table serves both.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -17,8 +18,10 @@ from bundle_format.program import (
     Activation,
     AxisAttrs,
     BinaryAttrs,
+    CastAttrs,
     ClampAttrs,
     Conv2dAttrs,
+    DType,
     FlattenAttrs,
     FusedAttrs,
     GeluAttrs,
@@ -30,19 +33,27 @@ from bundle_format.program import (
     ShapeAttrs,
     SliceAttrs,
 )
+from liteexport.compiler.dtypes import TORCH_DTYPES
 
 Tensors = Sequence["torch.Tensor | None"]
 Semantics = Callable[[Any, Tensors], torch.Tensor]  # (attributes, inputs) -> output
 
 
-def _binary(fn: Callable[[Any, Any, float], torch.Tensor]) -> Semantics:
+def _binary(fn: Callable[[Any, Any, Any], torch.Tensor]) -> Semantics:
     def run(attrs: object, xs: Tensors) -> torch.Tensor:
-        assert isinstance(attrs, BinaryAttrs)
+        assert isinstance(attrs, BinaryAttrs) and xs[0] is not None
+        # integer operands keep their dtype: whole scalars and alpha are Python ints then, as
+        # torch's int64 + 1 (a float would give a float32 result)
+        integral = not xs[0].dtype.is_floating_point
+
+        def number(v: float) -> float | int:
+            return int(v) if integral and float(v).is_integer() else v
+
         a: object = xs[0]
-        b: object = attrs.scalar if attrs.scalar is not None else xs[1]
+        b: object = number(attrs.scalar) if attrs.scalar is not None else xs[1]
         if attrs.reverse:
             a, b = b, a
-        return fn(a, b, attrs.alpha)
+        return fn(a, b, number(attrs.alpha))
     return run
 
 
@@ -120,6 +131,25 @@ def _reduce(fn: Callable[..., torch.Tensor]) -> Semantics:
     return run
 
 
+def _two(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> Semantics:
+    def run(attrs: object, xs: Tensors) -> torch.Tensor:
+        assert xs[0] is not None and xs[1] is not None
+        return fn(xs[0], xs[1])
+    return run
+
+
+def _where(attrs: object, xs: Tensors) -> torch.Tensor:
+    condition, a, b = xs
+    assert condition is not None and a is not None and b is not None
+    return torch.where(condition, a, b)
+
+
+def _embedding(attrs: object, xs: Tensors) -> torch.Tensor:
+    weight, indices = xs
+    assert weight is not None and indices is not None
+    return F.embedding(indices, weight)
+
+
 def _slice(x: torch.Tensor, a: SliceAttrs) -> torch.Tensor:
     return x[(slice(None),) * (a.axis % x.dim()) + (slice(a.start, a.end, a.step),)]
 
@@ -164,7 +194,34 @@ SEMANTICS: dict[OpCode, Semantics] = {
     OpCode.ABS: _one(torch.abs),
     OpCode.EXP: _one(torch.exp),
     OpCode.POW: _binary(lambda a, b, alpha: torch.pow(a, b)),
+    OpCode.EMBEDDING: _embedding,
+    OpCode.CAST: _attrs_of(CastAttrs, lambda x, a: x.to(TORCH_DTYPES[DType(a.dtype)])),
+    OpCode.GATHER: lambda attrs, xs: torch.gather(_present(xs[0]), _axis(attrs), _present(xs[1])),
+    OpCode.INDEX_SELECT: lambda attrs, xs: torch.index_select(_present(xs[0]), _axis(attrs), _present(xs[1])),
+    OpCode.EQ: _binary(lambda a, b, alpha: operator.eq(a, b)),
+    OpCode.NE: _binary(lambda a, b, alpha: operator.ne(a, b)),
+    OpCode.LT: _binary(lambda a, b, alpha: operator.lt(a, b)),
+    OpCode.LE: _binary(lambda a, b, alpha: operator.le(a, b)),
+    OpCode.GT: _binary(lambda a, b, alpha: operator.gt(a, b)),
+    OpCode.GE: _binary(lambda a, b, alpha: operator.ge(a, b)),
+    OpCode.BITWISE_NOT: _one(torch.bitwise_not),
+    OpCode.BITWISE_AND: _two(torch.bitwise_and),
+    OpCode.BITWISE_OR: _two(torch.bitwise_or),
+    OpCode.WHERE: _where,
+    OpCode.CUMSUM: _attrs_of(AxisAttrs, lambda x, a: torch.cumsum(x, a.axis)),
+    OpCode.SIN: _one(torch.sin),
+    OpCode.COS: _one(torch.cos),
 }
+
+
+def _present(x: torch.Tensor | None) -> torch.Tensor:
+    assert x is not None
+    return x
+
+
+def _axis(attrs: object) -> int:
+    assert isinstance(attrs, AxisAttrs)
+    return attrs.axis
 
 
 def run_op(op: OpCode, attrs: object, inputs: Tensors) -> torch.Tensor:

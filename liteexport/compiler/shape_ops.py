@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from bundle_format.program import SLICE_END, AxisAttrs, OpCode, ShapeAttrs, SliceAttrs
+from liteexport.compiler.dtypes import dtype_of
 from liteexport.compiler.ops import (
     _FLOAT32_SCALAR_TYPE,
     SHAPES_HINT,
@@ -320,16 +321,17 @@ def _like(value: float | None) -> Lowering:
     def lower(b: Emitter, args: list[Any]) -> Any:
         x = tensor(args[0])
         fill, dtype = (args[1], args[2]) if value is None else (value, args[1])
-        return _fill(list(static_shape(x)), float(fill) if dtype is None else fill, dtype)
+        # without a dtype, torch's *_like keeps x's (an int64 position tensor gives int64 zeros)
+        return _fill(list(static_shape(x)), fill, int(dtype_of(x)) if dtype is None else dtype)
     return lower
 
 
 def _new(value: float | None) -> Lowering:
     """aten::new_zeros/new_ones(x, size, dtype, ...) and new_full(x, size, fill, dtype, ...)."""
     def lower(b: Emitter, args: list[Any]) -> Any:
-        tensor(args[0])
+        x = tensor(args[0])
         fill, dtype = (args[2], args[3]) if value is None else (value, args[2])
-        return _fill(args[1], float(fill) if dtype is None else fill, dtype)
+        return _fill(args[1], fill, int(dtype_of(x)) if dtype is None else dtype)
     return lower
 
 

@@ -286,6 +286,45 @@ def _expand(attrs: object, xs: Shapes) -> Shape:
     return expanded_shape(xs[0], tuple(attrs.dims))
 
 
+def _embedding(attrs: object, xs: Shapes) -> Shape:
+    weight, indices = xs
+    assert weight is not None and indices is not None
+    if len(weight) != 2:
+        raise _fail("the embedding table must be 2-D")
+    return (*indices, weight[1])
+
+
+def _gather(attrs: object, xs: Shapes) -> Shape:
+    assert isinstance(attrs, AxisAttrs) and xs[0] is not None and xs[1] is not None
+    x, index = xs[0], xs[1]
+    rank = max(len(x), 1)
+    if not -rank <= attrs.axis < rank or len(index) != len(x):
+        raise IndexError("gather axis or index rank")
+    axis = attrs.axis % rank
+    if any(i > s for d, (i, s) in enumerate(zip(index, x, strict=True)) if d != axis):
+        raise _fail("index larger than the input off the axis")
+    return index
+
+
+def _index_select(attrs: object, xs: Shapes) -> Shape:
+    assert isinstance(attrs, AxisAttrs) and xs[0] is not None and xs[1] is not None
+    x, index = xs[0], xs[1]
+    if len(index) > 1:
+        raise _fail("index_select takes a 1-D index")
+    count = math.prod(index)
+    if not x:
+        return (count,)
+    if not -len(x) <= attrs.axis < len(x):
+        raise IndexError("axis out of range")
+    axis = attrs.axis % len(x)
+    return x[:axis] + (count,) + x[axis + 1:]
+
+
+def _where(attrs: object, xs: Shapes) -> Shape:
+    assert xs[0] is not None and xs[1] is not None and xs[2] is not None
+    return broadcast(broadcast(xs[0], xs[1]), xs[2])
+
+
 _RULES: dict[OpCode, ShapeRule] = {
     OpCode.ADD: _binary,
     OpCode.SUB: _binary,
@@ -324,4 +363,21 @@ _RULES: dict[OpCode, ShapeRule] = {
     OpCode.ABS: _first,
     OpCode.EXP: _first,
     OpCode.POW: _binary,
+    OpCode.EMBEDDING: _embedding,
+    OpCode.CAST: _first,
+    OpCode.GATHER: _gather,
+    OpCode.INDEX_SELECT: _index_select,
+    OpCode.EQ: _binary,
+    OpCode.NE: _binary,
+    OpCode.LT: _binary,
+    OpCode.LE: _binary,
+    OpCode.GT: _binary,
+    OpCode.GE: _binary,
+    OpCode.BITWISE_NOT: _first,
+    OpCode.BITWISE_AND: _binary,
+    OpCode.BITWISE_OR: _binary,
+    OpCode.WHERE: _where,
+    OpCode.CUMSUM: _axis_op,
+    OpCode.SIN: _first,
+    OpCode.COS: _first,
 }

@@ -21,6 +21,8 @@ from typing import Any
 
 import torch
 
+from bundle_format.program import DType
+from liteexport.compiler.dtypes import COMPILED_DTYPES, TORCH_DTYPES
 from liteexport.compiler.values import Sym, TensorConst
 
 _FAIL = object()
@@ -30,7 +32,8 @@ def _to_meta(value: Any) -> Any:
     if isinstance(value, Sym):
         if value.shape is None or any(d < 0 for d in value.shape):
             return _FAIL
-        return torch.empty(value.shape, device="meta")
+        # its own dtype: what comes after an unsupported node is checked (and reported) as it would be
+        return torch.empty(value.shape, device="meta", dtype=TORCH_DTYPES[value.dtype])
     if isinstance(value, TensorConst):
         return value.tensor.to("meta")
     return _plain(value, _to_meta)
@@ -103,7 +106,8 @@ def meta_results(node: torch._C.Node, args: list[Any], blocked: frozenset[int]) 
     results = _run(node, args, _to_meta)
     if results is None:
         return None
-    return [_wrap(r, lambda t: Sym(tuple(int(d) for d in t.shape), blocked=blocked)) for r in results]
+    return [_wrap(r, lambda t: Sym(tuple(int(d) for d in t.shape), blocked=blocked,
+                                   dtype=COMPILED_DTYPES.get(t.dtype, DType.FLOAT32))) for r in results]
 
 
 def constant_results(node: torch._C.Node, args: list[Any], is_state: Callable[[torch.Tensor], bool]

@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from bundle_format.debug_table import SourceFrame
-from bundle_format.program import Attributes, OpCode
+from bundle_format.program import Attributes, DType, OpCode
 
 
 @dataclass(frozen=True)
@@ -31,12 +31,13 @@ class NodeSite:
 
 @dataclass(eq=False)
 class Sym:
-    """A float32 tensor computed at run time; ``shape`` uses -1 for dynamic dims, None
-    when even the rank is unknown."""
+    """A tensor computed at run time; ``shape`` uses -1 for dynamic dims, None when even the
+    rank is unknown; ``dtype`` is its element type (the op spec's dtype rule gives a result's)."""
 
     shape: tuple[int, ...] | None
     producer: OpNode | None = None  # None: a method input (or a blocked value)
     input_index: int = -1
+    dtype: DType = DType.FLOAT32
     # Reports of the uncompilable nodes this value comes from. Such a value still has its
     # shape (from torch's meta kernels), so the walk goes on and reports what comes after it
     # too; it is never compiled: a method output holding it raises its reports.

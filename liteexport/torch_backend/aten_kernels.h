@@ -16,8 +16,19 @@ const A& attrs_of(const Step& s) {
   return std::get<A>(s.attrs);  // the decoder checked the attribute type
 }
 
+at::Tensor integer_binary(const Step& s, const dp::BinaryAttrs& a, const Tensors& x);
+
+// A scalar attribute as an operand of `t`: a whole number is an integer Scalar for an integer
+// tensor (torch's int64 + 1 stays int64; the compiler casts to float32 first otherwise).
+at::Scalar scalar_for(const at::Tensor& t, double value) {
+  if (at::isIntegralType(t.scalar_type(), /*includeBool=*/true) && value == static_cast<double>(static_cast<int64_t>(value)))
+    return at::Scalar(static_cast<int64_t>(value));
+  return at::Scalar(value);
+}
+
 at::Tensor binary(const Step& s, const Tensors& x) {
   const auto& a = attrs_of<dp::BinaryAttrs>(s);
+  if (at::isIntegralType(x[0].scalar_type(), /*includeBool=*/false)) return integer_binary(s, a, x);
   const at::Scalar alpha(a.alpha);
   if (a.scalar) {
     const at::Tensor& t = x[0];
@@ -52,6 +63,110 @@ at::Tensor binary(const Step& s, const Tensors& x) {
     case Op::POW: return at::pow(p, q);
     default: return at::div(p, q);
   }
+}
+
+// ADD, SUB, MUL of int64/int32 tensors: every number in the tensors' dtype (whole, as the
+// compiler emits them), so the result keeps it.
+at::Tensor integer_binary(const Step& s, const dp::BinaryAttrs& a, const Tensors& x) {
+  const at::Tensor& t = x[0];
+  const at::Scalar alpha = scalar_for(t, a.alpha);
+  auto apply = [&](const at::Tensor& p, const at::Tensor& q, bool scale_q) -> at::Tensor {
+    switch (s.op) {
+      case Op::ADD: return scale_q ? at::add(p, q, alpha) : at::add(p, q);
+      case Op::SUB: return scale_q ? at::sub(p, q, alpha) : at::sub(p, q);
+      default: return at::mul(p, q);
+    }
+  };
+  if (a.scalar) {
+    at::Tensor scalar = at::scalar_tensor(scalar_for(t, *a.scalar), t.options());
+    // reverse: scalar OP alpha*x; else x OP alpha*scalar (torch folds alpha into the scalar)
+    return a.reverse ? apply(scalar, at::mul(t, alpha), false) : apply(t, scalar, true);
+  }
+  return a.reverse ? apply(x[1], x[0], true) : apply(x[0], x[1], true);
+}
+
+// An index operand's values must lie in [0, size): torch would wrap negative ones (gather does
+// not, embedding does not), so every executor refuses them the same way.
+void check_indices(const at::Tensor& index, int64_t size, const char* what) {
+  if (index.numel() == 0) return;
+  const int64_t lo = index.min().item<int64_t>();
+  const int64_t hi = index.max().item<int64_t>();
+  if (lo < 0 || hi >= size)
+    kernel_error(std::string(what) + " " + std::to_string(lo < 0 ? lo : hi) + " is out of range [0, " +
+                 std::to_string(size) + ")");
+}
+
+int64_t checked_axis(int64_t axis, const at::Tensor& x) {
+  const int64_t rank = std::max<int64_t>(x.dim(), 1);
+  if (axis < -rank || axis >= rank)
+    kernel_error("axis " + std::to_string(axis) + " is out of range for an input of shape " + shape_str(x.sizes()));
+  return (axis + rank) % rank;
+}
+
+at::Tensor embedding(const Tensors& x) {
+  const at::Tensor& weight = x[0];
+  if (weight.dim() != 2)
+    kernel_error("the embedding table must be 2-D [N, D], got shape " + shape_str(weight.sizes()));
+  check_indices(x[1], weight.size(0), "index");
+  return at::embedding(weight, x[1]);
+}
+
+at::Tensor gather(const Step& s, const Tensors& x) {
+  const at::Tensor& input = x[0];
+  const at::Tensor& index = x[1];
+  const int64_t axis = checked_axis(attrs_of<dp::AxisAttrs>(s).axis, input);
+  if (index.dim() != input.dim())
+    kernel_error("index of shape " + shape_str(index.sizes()) + " must have the rank of the input " +
+                 shape_str(input.sizes()));
+  for (int64_t d = 0; d < index.dim(); ++d)
+    if (d != axis && index.size(d) > input.size(d))
+      kernel_error("index of shape " + shape_str(index.sizes()) + " is larger than the input " +
+                   shape_str(input.sizes()) + " off axis " + std::to_string(axis));
+  check_indices(index, input.dim() ? input.size(axis) : 1, "index");
+  return at::gather(input, axis, index.to(at::kLong));
+}
+
+at::Tensor index_select(const Step& s, const Tensors& x) {
+  const at::Tensor& input = x[0];
+  const at::Tensor& index = x[1];
+  const int64_t axis = checked_axis(attrs_of<dp::AxisAttrs>(s).axis, input);
+  if (index.dim() > 1) kernel_error("index_select takes a 1-D index, got shape " + shape_str(index.sizes()));
+  check_indices(index, input.dim() ? input.size(axis) : 1, "index");
+  if (input.dim() == 0) return at::index_select(input.reshape({1}), 0, index.reshape({-1}));
+  return at::index_select(input, axis, index.reshape({-1}));
+}
+
+at::Tensor compare(const Step& s, const Tensors& x) {
+  const auto& a = attrs_of<dp::BinaryAttrs>(s);
+  auto apply = [&](const at::Tensor& p, const at::Tensor& q) -> at::Tensor {
+    switch (s.op) {
+      case Op::EQ: return at::eq(p, q);
+      case Op::NE: return at::ne(p, q);
+      case Op::LT: return at::lt(p, q);
+      case Op::LE: return at::le(p, q);
+      case Op::GT: return at::gt(p, q);
+      default: return at::ge(p, q);
+    }
+  };
+  if (a.scalar) {
+    // a whole number compares exactly with an integer tensor; a float32 tensor compares in float32,
+    // as runtime_py (numpy's weak scalars) and torch with a Python number
+    const at::Tensor& t = x[0];
+    at::Tensor scalar = at::isIntegralType(t.scalar_type(), true)
+                            ? at::scalar_tensor(scalar_for(t, *a.scalar), t.options().dtype(
+                                  *a.scalar == static_cast<double>(static_cast<int64_t>(*a.scalar)) ? t.scalar_type()
+                                                                                                     : at::kDouble))
+                            : at::scalar_tensor(*a.scalar, t.options());
+    return a.reverse ? apply(scalar, t) : apply(t, scalar);
+  }
+  return a.reverse ? apply(x[1], x[0]) : apply(x[0], x[1]);
+}
+
+at::Tensor cumsum(const Step& s, const at::Tensor& input) {
+  const int64_t axis = checked_axis(attrs_of<dp::AxisAttrs>(s).axis, input);
+  // bool and int32 sum in int64, as torch's default
+  return input.dim() == 0 ? input.to(at::isIntegralType(input.scalar_type(), true) ? at::kLong : input.scalar_type())
+                          : at::cumsum(input, axis);
 }
 
 // conv and pooling take CHW or NCHW
@@ -296,6 +411,23 @@ at::Tensor run_step(const Step& s, const Tensors& x) {
     case Op::RSQRT: return at::rsqrt(x[0]);
     case Op::ABS: return at::abs(x[0]);
     case Op::EXP: return at::exp(x[0]);
+    case Op::EMBEDDING: return embedding(x);
+    case Op::CAST: return x[0].to(static_cast<at::ScalarType>(attrs_of<dp::CastAttrs>(s).dtype));
+    case Op::GATHER: return gather(s, x);
+    case Op::INDEX_SELECT: return index_select(s, x);
+    case Op::EQ:
+    case Op::NE:
+    case Op::LT:
+    case Op::LE:
+    case Op::GT:
+    case Op::GE: return compare(s, x);
+    case Op::BITWISE_NOT: return at::bitwise_not(x[0]);
+    case Op::BITWISE_AND: return at::bitwise_and(x[0], x[1]);
+    case Op::BITWISE_OR: return at::bitwise_or(x[0], x[1]);
+    case Op::WHERE: return at::where(x[0], x[1], x[2]);
+    case Op::CUMSUM: return cumsum(s, x[0]);
+    case Op::SIN: return at::sin(x[0]);
+    case Op::COS: return at::cos(x[0]);
   }
   TORCH_INTERNAL_ASSERT(false, "unreachable opcode");
 }
@@ -328,10 +460,13 @@ c10::impl::GenericList run_plan(const MethodPlan& plan, const c10::impl::Generic
   for (size_t i = 0; i < inputs.size(); ++i) {
     const dp::InputCheck& check = plan.inputs[i];
     c10::IValue value = inputs.get(i);
-    bool ok = value.isTensor() && value.toTensor().scalar_type() == at::kFloat &&
+    // DType numbers are c10::ScalarType's
+    const auto want = static_cast<at::ScalarType>(check.dtype);
+    bool ok = value.isTensor() && value.toTensor().scalar_type() == want &&
               (!check.shape || fits(value.toTensor().sizes(), *check.shape));
     if (!ok) {
-      std::string expected = check.shape ? "float32 of shape " + dp::tuple_text(*check.shape, true) : "float32";
+      std::string expected = check.shape ? dtype_str(want) + " of shape " + dp::tuple_text(*check.shape, true)
+                                         : dtype_str(want);
       std::string got = value.isTensor() ? dtype_str(value.toTensor().scalar_type()) + " of shape " +
                                                shape_str(value.toTensor().sizes())
                                          : std::string(value.tagKind()) + " (not a tensor)";

@@ -66,9 +66,12 @@ class LiteExportBackend : public torch::jit::PyTorchBackendInterface {
     for (size_t i = 0; i < weights.size(); ++i) {
       c10::IValue w = weights.get(i);
       TORCH_CHECK(w.isTensor(), kPrefix, "processed[\"weights\"][", i, "] is a ", w.tagKind(),
-                  ", not a float32 Tensor");
-      TORCH_CHECK(w.toTensor().scalar_type() == at::kFloat, kPrefix, "processed[\"weights\"][", i,
-                  "] must be float32, got ", w.toTensor().scalar_type());
+                  ", not a Tensor");
+      // the compiled dtypes (schema/demo_ops.toml [dtypes]): float32 weights, int64/int32 index
+      // buffers, bool masks; which one each slot needs, the program decoder checks
+      const auto type = w.toTensor().scalar_type();
+      TORCH_CHECK(type == at::kFloat || type == at::kLong || type == at::kInt || type == at::kBool, kPrefix,
+                  "processed[\"weights\"][", i, "] must be float32, int64, int32 or bool, got ", type);
     }
 
     for (const auto& entry : programs) {

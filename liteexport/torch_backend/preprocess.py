@@ -46,7 +46,7 @@ def preprocess(module: torch._C.ScriptModule, method_compile_spec: Mapping[str, 
                nodes_by_method: Sequence[tuple[str, Sequence[NodeRecord]]]
                ) -> tuple[dict[str, torch.Tensor], list[torch.Tensor]]:
     """Compile the methods named in ``method_compile_spec``; returns the processed module's
-    programs (method -> uint8 flatbuffer tensor) and weights (float32 tensors).
+    programs (method -> uint8 flatbuffer tensor) and weights (float32, int64, int32 or bool tensors).
 
     A method's spec may give ``"input_shapes"`` as a list of shapes (lists of ints, -1 for a
     dynamic dim); a string there (as torch's demo tests pass) is ignored, as torch's demo does.
@@ -66,7 +66,7 @@ def preprocess(module: torch._C.ScriptModule, method_compile_spec: Mapping[str, 
     debug_tables.append(compiled.debug_table)
     programs = {p.method: torch.frombuffer(bytearray(encode_program(p)), dtype=torch.uint8)
                 for p in compiled.programs}
-    weights = [torch.from_numpy(np.array(w, np.float32, copy=True)) for w in compiled.weights]
+    weights = [torch.from_numpy(np.array(w, copy=True)) for w in compiled.weights]  # dtypes kept (int64 indices)
     return programs, weights
 
 

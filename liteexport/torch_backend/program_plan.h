@@ -74,6 +74,8 @@ c10::intrusive_ptr<MethodPlan> build_plan(const std::string& method, const at::T
                                  [&weights](size_t i) -> std::string {
                                    c10::IValue value = weights.get(i);
                                    if (!value.isTensor()) return value.tagKind();
+                                   // "" for float32, the dtype's name otherwise: the decoder
+                                   // accepts the compiled ones ("int64", "bool") where slots hold them
                                    auto type = value.toTensor().scalar_type();
                                    return type == at::kFloat ? "" : dtype_str(type);
                                  },

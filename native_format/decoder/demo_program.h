@@ -43,7 +43,11 @@ using demo_errors::tuple_text;
 using demo_ops::Op;
 using demo_ops::OpInfo;
 
-constexpr uint32_t kFormatVersion = 1;  // bundle_format.program.PROGRAM_FORMAT_VERSION
+constexpr uint32_t kFormatVersion = 2;  // bundle_format.program.PROGRAM_FORMAT_VERSION
+// READABLE_PROGRAM_VERSIONS: a version-1 program is a version-2 one whose slots are all float32
+constexpr uint32_t kOldestFormatVersion = 1;
+constexpr const char* kReadableVersions = "1 or 2";
+constexpr uint8_t kFloat32 = static_cast<uint8_t>(demo_ops::DType::Float32);
 
 // ---------------------------------------------------------------------------------------------
 // Decoded attributes: the structs, field tables and constraint tables generated from
@@ -139,6 +143,9 @@ std::optional<demo_errors::Fields> named_rule(NamedRule rule, const S& a, size_t
       if (sorted[i] != static_cast<int64_t>(i))
         return demo_errors::Fields{{"got", tuple_text(a.perm)},
                                    {"last", std::to_string(static_cast<int64_t>(a.perm.size()) - 1)}};
+  } else if constexpr (std::is_same_v<S, CastAttrs>) {
+    if (rule == NamedRule::KnownDtype && demo_ops::dtype_name(static_cast<int>(a.dtype)) == nullptr)
+      return demo_errors::Fields{{"got", std::to_string(a.dtype)}};
   }
   return std::nullopt;
 }
@@ -219,6 +226,7 @@ struct InputCheck {
   std::optional<std::vector<int64_t>> shape;  // nullopt: any rank; -1 entries: any size
   std::string blame;                          // label of the first instruction reading it, or "method 'm'"
   int64_t debug_handle = -1;                  // that instruction's handle, -1 if none reads it
+  uint8_t dtype = kFloat32;                   // its demo_ops::DType (c10::ScalarType number)
 };
 
 struct Program {
@@ -231,7 +239,44 @@ struct Program {
   std::vector<std::pair<uint32_t, uint32_t>> constants;  // (dense slot, weight index)
   std::vector<Instruction> instructions;
   std::vector<std::pair<uint32_t, bool>> outputs;  // (dense slot, may view a weight: copy it)
+  std::vector<uint8_t> slot_dtypes;                 // per dense slot: its demo_ops::DType
 };
+
+// The op spec's dtype rule (schema/demo_ops.toml `result`, bundle_format/dtype_rules.py) on one
+// instruction: the result's DType, or an OPERAND_DTYPE error.
+inline uint8_t result_dtype(Op op, const OpInfo& info, const Attrs& attrs, const std::vector<uint8_t>& operands,
+                            const std::string& where) {
+  int shared = -1;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const size_t named = std::min(i, info.num_named - 1);
+    const uint16_t allowed = info.operand_dtypes[named];
+    const uint8_t dtype = operands[i];
+    const bool fits = dtype < 16 && ((allowed >> dtype) & 1u) != 0;
+    if (!fits || (info.shared[named] && shared >= 0 && dtype != shared)) {
+      std::string wanted;
+      for (int code = 0; code < 16; ++code) {
+        const bool ok = info.shared[named] && shared >= 0 ? code == shared : ((allowed >> code) & 1u) != 0;
+        if (ok && demo_ops::dtype_name(code)) wanted += (wanted.empty() ? "" : " or ") + std::string(demo_ops::dtype_name(code));
+      }
+      const char* got = demo_ops::dtype_name(dtype);
+      fail(Code::OPERAND_DTYPE,
+           {{"index", std::to_string(i)}, {"name", demo_ops::operand_name(op, i)},
+            {"got", got ? got : std::to_string(dtype)}, {"op", info.name}, {"allowed", wanted}},
+           where);
+    }
+    if (info.shared[named] && shared < 0) shared = dtype;
+  }
+  switch (info.result) {
+    case demo_ops::ResultRule::kFixed: return info.result_dtype;
+    case demo_ops::ResultRule::kAttr: return static_cast<uint8_t>(std::get<CastAttrs>(attrs).dtype);
+    case demo_ops::ResultRule::kWidenInt:
+      if (shared == static_cast<int>(demo_ops::DType::Bool) || shared == static_cast<int>(demo_ops::DType::Int32))
+        return static_cast<uint8_t>(demo_ops::DType::Int64);
+      return static_cast<uint8_t>(shared);
+    case demo_ops::ResultRule::kSame: break;
+  }
+  return static_cast<uint8_t>(shared);
+}
 
 namespace detail {
 
@@ -345,8 +390,9 @@ struct Raw {
 }  // namespace detail
 
 // Decodes and validates the program in `data` against a weight list of `n_weights` entries.
-// `weight_problem(i)` returns "" when weight i can be used (a float32 tensor), else what it
-// is ("uint8", "int"). `stored` names the bytes in errors about them as a whole (no
+// `weight_problem(i)` returns "" when weight i is a float32 tensor, the dtype's name when it is a
+// tensor of another compiled dtype ("int64", "int32", "bool"), else what it is ("uint8", "int"),
+// which is an error. `stored` names the bytes in errors about them as a whole (no
 // identifier, corrupt). Throws demo_errors::ProgramError.
 inline Program decode_program(const uint8_t* data, size_t size, size_t n_weights,
                               const std::function<std::string(size_t)>& weight_problem,
@@ -367,9 +413,8 @@ inline Program decode_program(const uint8_t* data, size_t size, size_t n_weights
   const fb::Program* p = fb::GetProgram(data);
 
   // --- the codec's checks (bundle_format/program_codec.py), where: the table path ---
-  if (p->format_version() != kFormatVersion)
-    fail(Code::UNSUPPORTED_VERSION,
-         {{"found", std::to_string(p->format_version())}, {"supported", std::to_string(kFormatVersion)}},
+  if (p->format_version() < kOldestFormatVersion || p->format_version() > kFormatVersion)
+    fail(Code::UNSUPPORTED_VERSION, {{"found", std::to_string(p->format_version())}, {"supported", kReadableVersions}},
          "Program.format_version");
   const auto outputs = ints(p->outputs());
   const auto output_handles = ints(p->output_debug_handles());
@@ -383,14 +428,16 @@ inline Program decode_program(const uint8_t* data, size_t size, size_t n_weights
   plan.method = p->method()->str();
   const size_t n_inputs = p->inputs() ? p->inputs()->size() : 0;
   std::vector<std::optional<std::vector<int64_t>>> input_shapes;
+  std::vector<uint8_t> input_dtypes;
   for (size_t i = 0; i < n_inputs; ++i) {
     auto info = p->inputs()->Get(i);
     const std::string at = "Program.inputs[" + std::to_string(i) + "]";
     if (!info->has_shape() && info->shape() != nullptr)
       fail(Code::FIELD_WITHOUT_FLAG, {{"field", "shape"}, {"flag", "has_shape"}}, at + ".shape");
-    if (info->dtype() != fb::DType::Float32)
+    if (demo_ops::dtype_name(static_cast<int>(info->dtype())) == nullptr)
       fail(Code::UNKNOWN_ENUM, {{"enum", "DType"}, {"value", std::to_string(static_cast<int>(info->dtype()))}},
            at + ".dtype");
+    input_dtypes.push_back(static_cast<uint8_t>(info->dtype()));
     input_shapes.push_back(info->has_shape() ? std::optional(ints(info->shape())) : std::nullopt);
   }
   std::vector<detail::Raw> raws;
@@ -431,6 +478,29 @@ inline Program decode_program(const uint8_t* data, size_t size, size_t n_weights
   if (static_cast<int64_t>(n_inputs) > num_slots)
     fail(Code::INPUTS_EXCEED_SLOTS, {{"inputs", std::to_string(n_inputs)}, {"num_slots", std::to_string(num_slots)}},
          where);
+  // the dtype of every slot (absent: all float32)
+  std::vector<uint8_t> file_dtypes;
+  if (p->slot_dtypes() != nullptr) {
+    if (static_cast<int64_t>(p->slot_dtypes()->size()) != num_slots)
+      fail(Code::SLOT_DTYPES_LENGTH,
+           {{"found", std::to_string(p->slot_dtypes()->size())}, {"num_slots", std::to_string(num_slots)}},
+           "Program.slot_dtypes");
+    for (auto d : *p->slot_dtypes()) {
+      if (demo_ops::dtype_name(static_cast<int>(d)) == nullptr)
+        fail(Code::UNKNOWN_ENUM, {{"enum", "DType"}, {"value", std::to_string(static_cast<int>(d))}},
+             "Program.slot_dtypes");
+      file_dtypes.push_back(static_cast<uint8_t>(d));
+    }
+  }
+  auto slot_dtype = [&file_dtypes](int64_t slot) {
+    return file_dtypes.empty() ? kFloat32 : file_dtypes[static_cast<size_t>(slot)];
+  };
+  for (size_t i = 0; i < n_inputs; ++i)
+    if (input_dtypes[i] != slot_dtype(static_cast<int64_t>(i)))
+      fail(Code::INPUT_DTYPE,
+           {{"index", std::to_string(i)}, {"dtype", demo_ops::dtype_name(input_dtypes[i])},
+            {"expected", demo_ops::dtype_name(slot_dtype(static_cast<int64_t>(i)))}},
+           where);
   std::map<int64_t, uint32_t> dense;
   for (size_t i = 0; i < n_inputs; ++i) dense.emplace(static_cast<int64_t>(i), static_cast<uint32_t>(i));
   auto dense_slot = [&dense](int64_t slot) {
@@ -451,7 +521,18 @@ inline Program decode_program(const uint8_t* data, size_t size, size_t n_weights
     if (defined.count(c->slot())) fail(Code::CONSTANT_SLOT_TAKEN, fields, where);
     if (c->weight() >= n_weights) fail(Code::WEIGHT_INDEX_RANGE, with("weights", std::to_string(n_weights)), where);
     const std::string problem = weight_problem(c->weight());
-    if (!problem.empty()) fail(Code::WEIGHT_TYPE, with("got", problem), where);
+    int weight_dtype = kFloat32;
+    if (!problem.empty()) {
+      weight_dtype = -1;
+      for (int code = 0; code < 16 && weight_dtype < 0; ++code)
+        if (demo_ops::dtype_name(code) && problem == demo_ops::dtype_name(code)) weight_dtype = code;
+      if (weight_dtype < 0) fail(Code::WEIGHT_TYPE, with("got", problem), where);
+    }
+    if (weight_dtype != slot_dtype(c->slot())) {
+      demo_errors::Fields typed = with("expected", demo_ops::dtype_name(slot_dtype(c->slot())));
+      typed.emplace_back("got", demo_ops::dtype_name(weight_dtype));
+      fail(Code::WEIGHT_DTYPE, typed, where);
+    }
     plan.constants.emplace_back(dense_slot(c->slot()), c->weight());
     defined.insert(c->slot());
     views_of_weights.insert(c->slot());
@@ -489,6 +570,14 @@ inline Program decode_program(const uint8_t* data, size_t size, size_t n_weights
       }
     }
     const int64_t written = r.outputs[0];
+    std::vector<uint8_t> operand_dtypes;
+    for (int64_t slot : r.inputs) operand_dtypes.push_back(slot_dtype(slot));
+    const uint8_t result = result_dtype(r.op, *r.info, r.attrs, operand_dtypes, at);
+    if (result != slot_dtype(written))
+      fail(Code::RESULT_DTYPE,
+           {{"result", demo_ops::dtype_name(result)}, {"slot", std::to_string(written)},
+            {"expected", demo_ops::dtype_name(slot_dtype(written))}},
+           at);
     defined.insert(written);
     // later reads of a rewritten input slot see another value
     if (static_cast<size_t>(written) < n_inputs) touched[static_cast<size_t>(written)] = true;
@@ -512,11 +601,13 @@ inline Program decode_program(const uint8_t* data, size_t size, size_t n_weights
     plan.outputs.emplace_back(dense_slot(outputs[k]), views_of_weights.count(outputs[k]) > 0);
   }
   plan.num_slots = static_cast<uint32_t>(dense.size());
+  plan.slot_dtypes.assign(dense.size(), kFloat32);
+  for (const auto& [slot, at] : dense) plan.slot_dtypes[at] = slot_dtype(slot);
   for (size_t i = 0; i < n_inputs; ++i) {
     const auto& reader = first_reader[i];
     plan.inputs.push_back({i, input_shapes[i],
                            reader ? plan.instructions[*reader].label : "method '" + plan.method + "'",
-                           reader ? plan.instructions[*reader].debug_handle : -1});
+                           reader ? plan.instructions[*reader].debug_handle : -1, input_dtypes[i]});
   }
   return plan;
 }

@@ -73,15 +73,18 @@ struct SliceAttrs {
   int64_t end{9223372036854775807};  // exclusive; as start
   int64_t step{1};  // > 0
 };
+struct CastAttrs {
+  int64_t dtype{};  // the result's dtype, a DType value (c10::ScalarType numbering)
+};
 
 // The variant's index is the fbs union tag (0: no attributes).
-using Attrs = std::variant<std::monostate, BinaryAttrs, GeluAttrs, AxisAttrs, FusedAttrs, Conv2dAttrs, LayerNormAttrs, Pool2dAttrs, ShapeAttrs, PermuteAttrs, FlattenAttrs, ClampAttrs, ReduceAttrs, SliceAttrs>;
+using Attrs = std::variant<std::monostate, BinaryAttrs, GeluAttrs, AxisAttrs, FusedAttrs, Conv2dAttrs, LayerNormAttrs, Pool2dAttrs, ShapeAttrs, PermuteAttrs, FlattenAttrs, ClampAttrs, ReduceAttrs, SliceAttrs, CastAttrs>;
 
 template <>
 struct Table<BinaryAttrs> {
   static constexpr const char* name = "Binary";
   static inline const std::vector<FieldOf<BinaryAttrs>> fields = {{"alpha", Wire::F64, 4, 0, nullptr, &BinaryAttrs::alpha}, {"scalar", Wire::OptF64, 6, 8, "has_scalar", &BinaryAttrs::scalar}, {"reverse", Wire::Bool, 10, 0, nullptr, &BinaryAttrs::reverse}};
-  static inline const std::vector<Rule> rules = {{Check::Equals, 0, -1, 1.0, 0, false, {34359738380ull}, "alpha={got} is only allowed for ADD and SUB", kNoCode, NamedRule::None}, {Check::Rule, -1, -1, 0.0, 0, false, {0ull}, "a scalar operand is needed with exactly one input, and only then", kNoCode, NamedRule::ScalarIffOneInput}};
+  static inline const std::vector<Rule> rules = {{Check::Equals, 0, -1, 1.0, 0, false, {138572824838156ull}, "alpha={got} is only allowed for ADD and SUB", kNoCode, NamedRule::None}, {Check::Rule, -1, -1, 0.0, 0, false, {0ull}, "a scalar operand is needed with exactly one input, and only then", kNoCode, NamedRule::ScalarIffOneInput}};
 };
 template <>
 struct Table<GeluAttrs> {
@@ -154,6 +157,12 @@ struct Table<SliceAttrs> {
   static constexpr const char* name = "Slice";
   static inline const std::vector<FieldOf<SliceAttrs>> fields = {{"axis", Wire::I32, 4, 0, nullptr, &SliceAttrs::axis}, {"start", Wire::I64, 6, 0, nullptr, &SliceAttrs::start}, {"end", Wire::I64, 8, 0, nullptr, &SliceAttrs::end}, {"step", Wire::I64, 10, 0, nullptr, &SliceAttrs::step}};
   static inline const std::vector<Rule> rules = {{Check::Min, 3, -1, 1.0, 0, false, {0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None}};
+};
+template <>
+struct Table<CastAttrs> {
+  static constexpr const char* name = "Cast";
+  static inline const std::vector<FieldOf<CastAttrs>> fields = {{"dtype", Wire::I32, 4, 0, nullptr, &CastAttrs::dtype}};
+  static inline const std::vector<Rule> rules = {{Check::Rule, -1, -1, 0.0, 0, false, {0ull}, "{got} is not a compiled dtype (float32=6, int64=4, int32=3, bool=11)", kNoCode, NamedRule::KnownDtype}};
 };
 
 }  // namespace liteexport::demo_attrs

@@ -28,6 +28,11 @@ enum class Code {
   CONSTANT_SLOT_TAKEN,
   WEIGHT_INDEX_RANGE,
   WEIGHT_TYPE,
+  WEIGHT_DTYPE,
+  SLOT_DTYPES_LENGTH,
+  OPERAND_DTYPE,
+  DTYPE_NOT_SUPPORTED,
+  RESULT_DTYPE,
   ARITY,
   OUTPUT_COUNT,
   SLOT_RANGE,
@@ -43,7 +48,7 @@ enum class Code {
   KERNEL_FAILED,
 };
 
-constexpr size_t kNumCodes = 33;
+constexpr size_t kNumCodes = 38;
 
 // indexed by Code
 constexpr const char* kCodeNames[kNumCodes] = {
@@ -67,6 +72,11 @@ constexpr const char* kCodeNames[kNumCodes] = {
     "CONSTANT_SLOT_TAKEN",
     "WEIGHT_INDEX_RANGE",
     "WEIGHT_TYPE",
+    "WEIGHT_DTYPE",
+    "SLOT_DTYPES_LENGTH",
+    "OPERAND_DTYPE",
+    "DTYPE_NOT_SUPPORTED",
+    "RESULT_DTYPE",
     "ARITY",
     "OUTPUT_COUNT",
     "SLOT_RANGE",
@@ -99,11 +109,16 @@ constexpr const char* kTemplates[kNumCodes] = {
     "{op} output size must hold 2 dims, found {found}",
     "invalid attributes: {problem}",
     "the inputs need {inputs} slots, num_slots is {num_slots}",
-    "input {index} has dtype {dtype}, not float32",
+    "input {index} is declared {dtype}, but its slot holds {expected} values",
     "constant for slot {slot} (weight {weight}): slot is out of range (num_slots is {num_slots})",
     "constant for slot {slot} (weight {weight}): slot already holds an input or another constant",
     "constant for slot {slot} (weight {weight}): weight index is out of range (there are {weights})",
-    "constant for slot {slot} (weight {weight}): weight must be a float32 array, got {got}",
+    "constant for slot {slot} (weight {weight}): weight must be an array of a compiled dtype (float32, int64, int32, bool), got {got}",
+    "constant for slot {slot} (weight {weight}): the slot holds {expected} values, the weight is {got}",
+    "slot_dtypes has {found} entries for {num_slots} slots",
+    "operand {index} ({name}) is {got}, but {op} takes {allowed}",
+    "method '{method}': this executor holds float32 values only, but slot {slot} holds {dtype} values",
+    "its {result} result is written into slot {slot}, which holds {expected} values",
     "takes {expected}, got {got}",
     "writes 1 output, got {got}",
     "slot {slot} is out of range (num_slots is {num_slots})",

@@ -46,10 +46,56 @@ enum class Op : uint16_t {
   ABS = 34,  // |x|
   POW = 35,  // a ** b; one input: x ** scalar, reverse: scalar ** x
   EXP = 36,  // e ** x
+  EMBEDDING = 37,  // rows of weight [N, D] at indices (any shape) -> [*indices.shape, D]; an index outside [0, N) is an error
+  CAST = 38,  // x converted to another dtype as torch's Tensor.to (float -> int truncates toward zero; nonzero -> True)
+  GATHER = 39,  // torch.gather: out[i][j] = x[index[i][j]][j] along axis; index may be smaller than x off the axis; negative or out-of-range indices are errors
+  INDEX_SELECT = 40,  // torch.index_select: the entries at a 1-D index along axis; out-of-range indices are errors
+  EQ = 41,  // a == b (broadcast), or a == scalar
+  NE = 42,  // a != b
+  LT = 43,  // a < b; reverse: b < a
+  LE = 44,  // a <= b; reverse: b <= a
+  GT = 45,  // a > b; reverse: b > a
+  GE = 46,  // a >= b; reverse: b >= a
+  BITWISE_NOT = 47,  // ~x (logical not for bool)
+  BITWISE_AND = 48,  // a & b, broadcast (logical and for bool)
+  BITWISE_OR = 49,  // a | b, broadcast (logical or for bool)
+  WHERE = 50,  // a where condition else b, all three broadcast (masked_fill too)
+  CUMSUM = 51,  // running sum along an axis; bool and int32 sum in int64, as torch
+  SIN = 52,  // sin(x)
+  COS = 53,  // cos(x)
 };
 
-constexpr size_t kNumOps = 37;
-constexpr size_t kNumAttributeTypes = 13;  // union tags 1..kNumAttributeTypes
+// Element types of compiled values ([dtypes]), numbered as c10::ScalarType.
+enum class DType : uint8_t {
+  Int32 = 3,
+  Int64 = 4,
+  Float32 = 6,
+  Bool = 11,
+};
+
+// "float32", ..., or nullptr for a number that is not a compiled dtype
+inline const char* dtype_name(int code) {
+  switch (code) {
+    case 3: return "int32";
+    case 4: return "int64";
+    case 6: return "float32";
+    case 11: return "bool";
+    default: return nullptr;
+  }
+}
+
+// How an instruction's result dtype follows from its operands' (the spec's `result`).
+enum class ResultRule : uint8_t {
+  kSame,      // T: the dtype the shared operands have
+  kFixed,     // OpInfo::result_dtype
+  kAttr,      // the instruction's Cast.dtype
+  kWidenInt,  // T, but bool and int32 become int64
+};
+
+constexpr size_t kMaxNamedOperands = 3;
+
+constexpr size_t kNumOps = 54;
+constexpr size_t kNumAttributeTypes = 14;  // union tags 1..kNumAttributeTypes
 constexpr size_t kAnyNumber = SIZE_MAX;
 
 struct OpInfo {
@@ -59,53 +105,139 @@ struct OpInfo {
   uint8_t attrs;          // the Attributes union tag it carries, 0: none
   bool attrs_optional;    // every attribute field has a default: the instruction may omit them
   bool may_alias_input;   // the result may be a view of input 0
+  ResultRule result;
+  uint8_t result_dtype;   // kFixed: the DType
+  size_t num_named;       // operands named in the spec; operand i >= num_named is the last named one
+  uint16_t operand_dtypes[kMaxNamedOperands];  // per named operand: allowed dtypes, bit (1 << DType)
+  bool shared[kMaxNamedOperands];              // per named operand: it has the op's dtype T
 };
 
 // indexed by opcode
 constexpr OpInfo kOps[kNumOps] = {
-    {"ADD", 1, 2, 1, true, false},
-    {"SUB", 1, 2, 1, true, false},
-    {"MUL", 1, 2, 1, true, false},
-    {"DIV", 1, 2, 1, true, false},
-    {"NEG", 1, 1, 0, false, false},
-    {"RELU", 1, 1, 0, false, false},
-    {"SIGMOID", 1, 1, 0, false, false},
-    {"TANH", 1, 1, 0, false, false},
-    {"GELU", 1, 1, 2, true, false},
-    {"SOFTMAX", 1, 1, 3, false, false},
-    {"LOG_SOFTMAX", 1, 1, 3, false, false},
-    {"MATMUL", 2, 2, 0, false, false},
-    {"LINEAR", 2, 3, 4, true, false},
-    {"CONV2D", 2, 3, 5, true, false},
-    {"CHANNEL_AFFINE", 3, 3, 0, false, false},
-    {"LAYER_NORM", 1, 3, 6, false, false},
-    {"MAX_POOL2D", 1, 1, 7, false, false},
-    {"AVG_POOL2D", 1, 1, 7, false, false},
-    {"ADAPTIVE_AVG_POOL2D", 1, 1, 8, false, false},
-    {"TRANSPOSE", 1, 1, 9, false, true},
-    {"RESHAPE", 1, 1, 8, false, true},
-    {"FLATTEN", 1, 1, 10, false, true},
-    {"CAT", 1, kAnyNumber, 3, false, false},
-    {"CLAMP", 1, 1, 11, false, false},
-    {"HARDSIGMOID", 1, 1, 0, false, false},
-    {"HARDSWISH", 1, 1, 0, false, false},
-    {"SILU", 1, 1, 0, false, false},
-    {"MEAN", 1, 1, 12, false, false},
-    {"SUM", 1, 1, 12, false, false},
-    {"SLICE", 1, 1, 13, false, true},
-    {"EXPAND", 1, 1, 8, false, false},
-    {"LOG", 1, 1, 0, false, false},
-    {"SQRT", 1, 1, 0, false, false},
-    {"RSQRT", 1, 1, 0, false, false},
-    {"ABS", 1, 1, 0, false, false},
-    {"POW", 1, 2, 1, true, false},
-    {"EXP", 1, 1, 0, false, false},
+    {"ADD", 1, 2, 1, true, false, ResultRule::kSame, 0, 2, {0x0058, 0x0058}, {true, true}},
+    {"SUB", 1, 2, 1, true, false, ResultRule::kSame, 0, 2, {0x0058, 0x0058}, {true, true}},
+    {"MUL", 1, 2, 1, true, false, ResultRule::kSame, 0, 2, {0x0058, 0x0058}, {true, true}},
+    {"DIV", 1, 2, 1, true, false, ResultRule::kSame, 0, 2, {0x0040, 0x0040}, {true, true}},
+    {"NEG", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0058}, {true}},
+    {"RELU", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
+    {"SIGMOID", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
+    {"TANH", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
+    {"GELU", 1, 1, 2, true, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
+    {"SOFTMAX", 1, 1, 3, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
+    {"LOG_SOFTMAX", 1, 1, 3, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
+    {"MATMUL", 2, 2, 0, false, false, ResultRule::kSame, 0, 2, {0x0040, 0x0040}, {true, true}},
+    {"LINEAR", 2, 3, 4, true, false, ResultRule::kSame, 0, 3, {0x0040, 0x0040, 0x0040}, {true, true, true}},
+    {"CONV2D", 2, 3, 5, true, false, ResultRule::kSame, 0, 3, {0x0040, 0x0040, 0x0040}, {true, true, true}},
+    {"CHANNEL_AFFINE", 3, 3, 0, false, false, ResultRule::kSame, 0, 3, {0x0040, 0x0040, 0x0040}, {true, true, true}},
+    {"LAYER_NORM", 1, 3, 6, false, false, ResultRule::kSame, 0, 3, {0x0040, 0x0040, 0x0040}, {true, true, true}},
+    {"MAX_POOL2D", 1, 1, 7, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
+    {"AVG_POOL2D", 1, 1, 7, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
+    {"ADAPTIVE_AVG_POOL2D", 1, 1, 8, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
+    {"TRANSPOSE", 1, 1, 9, false, true, ResultRule::kSame, 0, 1, {0x0858}, {true}},
+    {"RESHAPE", 1, 1, 8, false, true, ResultRule::kSame, 0, 1, {0x0858}, {true}},
+    {"FLATTEN", 1, 1, 10, false, true, ResultRule::kSame, 0, 1, {0x0858}, {true}},
+    {"CAT", 1, kAnyNumber, 3, false, false, ResultRule::kSame, 0, 1, {0x0858}, {true}},
+    {"CLAMP", 1, 1, 11, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
+    {"HARDSIGMOID", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
+    {"HARDSWISH", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
+    {"SILU", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
+    {"MEAN", 1, 1, 12, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
+    {"SUM", 1, 1, 12, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
+    {"SLICE", 1, 1, 13, false, true, ResultRule::kSame, 0, 1, {0x0858}, {true}},
+    {"EXPAND", 1, 1, 8, false, false, ResultRule::kSame, 0, 1, {0x0858}, {true}},
+    {"LOG", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
+    {"SQRT", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
+    {"RSQRT", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
+    {"ABS", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
+    {"POW", 1, 2, 1, true, false, ResultRule::kSame, 0, 2, {0x0040, 0x0040}, {true, true}},
+    {"EXP", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
+    {"EMBEDDING", 2, 2, 0, false, false, ResultRule::kSame, 0, 2, {0x0040, 0x0018}, {true, false}},
+    {"CAST", 1, 1, 14, false, false, ResultRule::kAttr, 0, 1, {0x0858}, {true}},
+    {"GATHER", 2, 2, 3, false, false, ResultRule::kSame, 0, 2, {0x0858, 0x0018}, {true, false}},
+    {"INDEX_SELECT", 2, 2, 3, false, false, ResultRule::kSame, 0, 2, {0x0858, 0x0018}, {true, false}},
+    {"EQ", 1, 2, 1, true, false, ResultRule::kFixed, 11, 2, {0x0858, 0x0858}, {true, true}},
+    {"NE", 1, 2, 1, true, false, ResultRule::kFixed, 11, 2, {0x0858, 0x0858}, {true, true}},
+    {"LT", 1, 2, 1, true, false, ResultRule::kFixed, 11, 2, {0x0858, 0x0858}, {true, true}},
+    {"LE", 1, 2, 1, true, false, ResultRule::kFixed, 11, 2, {0x0858, 0x0858}, {true, true}},
+    {"GT", 1, 2, 1, true, false, ResultRule::kFixed, 11, 2, {0x0858, 0x0858}, {true, true}},
+    {"GE", 1, 2, 1, true, false, ResultRule::kFixed, 11, 2, {0x0858, 0x0858}, {true, true}},
+    {"BITWISE_NOT", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0818}, {true}},
+    {"BITWISE_AND", 2, 2, 0, false, false, ResultRule::kSame, 0, 2, {0x0818, 0x0818}, {true, true}},
+    {"BITWISE_OR", 2, 2, 0, false, false, ResultRule::kSame, 0, 2, {0x0818, 0x0818}, {true, true}},
+    {"WHERE", 3, 3, 0, false, false, ResultRule::kSame, 0, 3, {0x0800, 0x0858, 0x0858}, {false, true, true}},
+    {"CUMSUM", 1, 1, 3, false, false, ResultRule::kWidenInt, 0, 1, {0x0858}, {true}},
+    {"SIN", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
+    {"COS", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
 };
 
 // runtime_py's attribute class names, indexed by union tag ("none" for 0)
-constexpr const char* kAttributeNames[kNumAttributeTypes + 1] = {"none", "BinaryAttrs", "GeluAttrs", "AxisAttrs", "FusedAttrs", "Conv2dAttrs", "LayerNormAttrs", "Pool2dAttrs", "ShapeAttrs", "PermuteAttrs", "FlattenAttrs", "ClampAttrs", "ReduceAttrs", "SliceAttrs"};
+constexpr const char* kAttributeNames[kNumAttributeTypes + 1] = {"none", "BinaryAttrs", "GeluAttrs", "AxisAttrs", "FusedAttrs", "Conv2dAttrs", "LayerNormAttrs", "Pool2dAttrs", "ShapeAttrs", "PermuteAttrs", "FlattenAttrs", "ClampAttrs", "ReduceAttrs", "SliceAttrs", "CastAttrs"};
 
 // nullptr for a number outside the instruction set
 inline const OpInfo* op_info(uint16_t op) { return op < kNumOps ? &kOps[op] : nullptr; }
+
+// indexed by opcode: the operands' names in the spec (messages name operands with them)
+constexpr const char* kOperandNames[kNumOps][kMaxNamedOperands] = {
+    {"a", "b"},
+    {"a", "b"},
+    {"a", "b"},
+    {"a", "b"},
+    {"x"},
+    {"x"},
+    {"x"},
+    {"x"},
+    {"x"},
+    {"x"},
+    {"x"},
+    {"a", "b"},
+    {"x", "weight", "bias"},
+    {"x", "weight", "bias"},
+    {"x", "scale", "shift"},
+    {"x", "weight", "bias"},
+    {"x"},
+    {"x"},
+    {"x"},
+    {"x"},
+    {"x"},
+    {"x"},
+    {"tensors"},
+    {"x"},
+    {"x"},
+    {"x"},
+    {"x"},
+    {"x"},
+    {"x"},
+    {"x"},
+    {"x"},
+    {"x"},
+    {"x"},
+    {"x"},
+    {"x"},
+    {"a", "b"},
+    {"x"},
+    {"weight", "indices"},
+    {"x"},
+    {"x", "index"},
+    {"x", "index"},
+    {"a", "b"},
+    {"a", "b"},
+    {"a", "b"},
+    {"a", "b"},
+    {"a", "b"},
+    {"a", "b"},
+    {"x"},
+    {"a", "b"},
+    {"a", "b"},
+    {"condition", "a", "b"},
+    {"x"},
+    {"x"},
+    {"x"},
+};
+
+// The name of operand `index` of `op` (the last named one repeats for "any number").
+inline const char* operand_name(Op op, size_t index) {
+  const OpInfo& info = kOps[static_cast<size_t>(op)];
+  return kOperandNames[static_cast<size_t>(op)][index < info.num_named ? index : info.num_named - 1];
+}
 
 }  // namespace liteexport::demo_ops

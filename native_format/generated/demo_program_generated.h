@@ -56,6 +56,9 @@ struct ReduceBuilder;
 struct Slice;
 struct SliceBuilder;
 
+struct Cast;
+struct CastBuilder;
+
 struct Instruction;
 struct InstructionBuilder;
 
@@ -69,29 +72,43 @@ struct Program;
 struct ProgramBuilder;
 
 enum class DType : int8_t {
+  Int32 = 3,
+  Int64 = 4,
   Float32 = 6,
-  MIN = Float32,
-  MAX = Float32
+  Bool = 11,
+  MIN = Int32,
+  MAX = Bool
 };
 
-inline const DType (&EnumValuesDType())[1] {
+inline const DType (&EnumValuesDType())[4] {
   static const DType values[] = {
-    DType::Float32
+    DType::Int32,
+    DType::Int64,
+    DType::Float32,
+    DType::Bool
   };
   return values;
 }
 
 inline const char * const *EnumNamesDType() {
-  static const char * const names[2] = {
+  static const char * const names[10] = {
+    "Int32",
+    "Int64",
+    "",
     "Float32",
+    "",
+    "",
+    "",
+    "",
+    "Bool",
     nullptr
   };
   return names;
 }
 
 inline const char *EnumNameDType(DType e) {
-  if (::flatbuffers::IsOutRange(e, DType::Float32, DType::Float32)) return "";
-  const size_t index = static_cast<size_t>(e) - static_cast<size_t>(DType::Float32);
+  if (::flatbuffers::IsOutRange(e, DType::Int32, DType::Bool)) return "";
+  const size_t index = static_cast<size_t>(e) - static_cast<size_t>(DType::Int32);
   return EnumNamesDType()[index];
 }
 
@@ -133,11 +150,28 @@ enum class OpCode : uint16_t {
   Abs = 34,
   Pow = 35,
   Exp = 36,
+  Embedding = 37,
+  Cast = 38,
+  Gather = 39,
+  IndexSelect = 40,
+  Eq = 41,
+  Ne = 42,
+  Lt = 43,
+  Le = 44,
+  Gt = 45,
+  Ge = 46,
+  BitwiseNot = 47,
+  BitwiseAnd = 48,
+  BitwiseOr = 49,
+  Where = 50,
+  CumSum = 51,
+  Sin = 52,
+  Cos = 53,
   MIN = Add,
-  MAX = Exp
+  MAX = Cos
 };
 
-inline const OpCode (&EnumValuesOpCode())[37] {
+inline const OpCode (&EnumValuesOpCode())[54] {
   static const OpCode values[] = {
     OpCode::Add,
     OpCode::Sub,
@@ -175,13 +209,30 @@ inline const OpCode (&EnumValuesOpCode())[37] {
     OpCode::Rsqrt,
     OpCode::Abs,
     OpCode::Pow,
-    OpCode::Exp
+    OpCode::Exp,
+    OpCode::Embedding,
+    OpCode::Cast,
+    OpCode::Gather,
+    OpCode::IndexSelect,
+    OpCode::Eq,
+    OpCode::Ne,
+    OpCode::Lt,
+    OpCode::Le,
+    OpCode::Gt,
+    OpCode::Ge,
+    OpCode::BitwiseNot,
+    OpCode::BitwiseAnd,
+    OpCode::BitwiseOr,
+    OpCode::Where,
+    OpCode::CumSum,
+    OpCode::Sin,
+    OpCode::Cos
   };
   return values;
 }
 
 inline const char * const *EnumNamesOpCode() {
-  static const char * const names[38] = {
+  static const char * const names[55] = {
     "Add",
     "Sub",
     "Mul",
@@ -219,13 +270,30 @@ inline const char * const *EnumNamesOpCode() {
     "Abs",
     "Pow",
     "Exp",
+    "Embedding",
+    "Cast",
+    "Gather",
+    "IndexSelect",
+    "Eq",
+    "Ne",
+    "Lt",
+    "Le",
+    "Gt",
+    "Ge",
+    "BitwiseNot",
+    "BitwiseAnd",
+    "BitwiseOr",
+    "Where",
+    "CumSum",
+    "Sin",
+    "Cos",
     nullptr
   };
   return names;
 }
 
 inline const char *EnumNameOpCode(OpCode e) {
-  if (::flatbuffers::IsOutRange(e, OpCode::Add, OpCode::Exp)) return "";
+  if (::flatbuffers::IsOutRange(e, OpCode::Add, OpCode::Cos)) return "";
   const size_t index = static_cast<size_t>(e);
   return EnumNamesOpCode()[index];
 }
@@ -275,11 +343,12 @@ enum class Attributes : uint8_t {
   Clamp = 11,
   Reduce = 12,
   Slice = 13,
+  Cast = 14,
   MIN = NONE,
-  MAX = Slice
+  MAX = Cast
 };
 
-inline const Attributes (&EnumValuesAttributes())[14] {
+inline const Attributes (&EnumValuesAttributes())[15] {
   static const Attributes values[] = {
     Attributes::NONE,
     Attributes::Binary,
@@ -294,13 +363,14 @@ inline const Attributes (&EnumValuesAttributes())[14] {
     Attributes::Flatten,
     Attributes::Clamp,
     Attributes::Reduce,
-    Attributes::Slice
+    Attributes::Slice,
+    Attributes::Cast
   };
   return values;
 }
 
 inline const char * const *EnumNamesAttributes() {
-  static const char * const names[15] = {
+  static const char * const names[16] = {
     "NONE",
     "Binary",
     "Gelu",
@@ -315,13 +385,14 @@ inline const char * const *EnumNamesAttributes() {
     "Clamp",
     "Reduce",
     "Slice",
+    "Cast",
     nullptr
   };
   return names;
 }
 
 inline const char *EnumNameAttributes(Attributes e) {
-  if (::flatbuffers::IsOutRange(e, Attributes::NONE, Attributes::Slice)) return "";
+  if (::flatbuffers::IsOutRange(e, Attributes::NONE, Attributes::Cast)) return "";
   const size_t index = static_cast<size_t>(e);
   return EnumNamesAttributes()[index];
 }
@@ -380,6 +451,10 @@ template<> struct AttributesTraits<liteexport::demo::Reduce> {
 
 template<> struct AttributesTraits<liteexport::demo::Slice> {
   static const Attributes enum_value = Attributes::Slice;
+};
+
+template<> struct AttributesTraits<liteexport::demo::Cast> {
+  static const Attributes enum_value = Attributes::Cast;
 };
 
 template <bool B = false>
@@ -1235,6 +1310,48 @@ inline ::flatbuffers::Offset<Slice> CreateSlice(
   return builder_.Finish();
 }
 
+struct Cast FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
+  typedef CastBuilder Builder;
+  enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
+    VT_DTYPE = 4
+  };
+  int32_t dtype() const {
+    return GetField<int32_t>(VT_DTYPE, 0);
+  }
+  template <bool B = false>
+  bool Verify(::flatbuffers::VerifierTemplate<B> &verifier) const {
+    return VerifyTableStart(verifier) &&
+           VerifyField<int32_t>(verifier, VT_DTYPE, 4) &&
+           verifier.EndTable();
+  }
+};
+
+struct CastBuilder {
+  typedef Cast Table;
+  ::flatbuffers::FlatBufferBuilder &fbb_;
+  ::flatbuffers::uoffset_t start_;
+  void add_dtype(int32_t dtype) {
+    fbb_.AddElement<int32_t>(Cast::VT_DTYPE, dtype, 0);
+  }
+  explicit CastBuilder(::flatbuffers::FlatBufferBuilder &_fbb)
+        : fbb_(_fbb) {
+    start_ = fbb_.StartTable();
+  }
+  ::flatbuffers::Offset<Cast> Finish() {
+    const auto end = fbb_.EndTable(start_);
+    auto o = ::flatbuffers::Offset<Cast>(end);
+    return o;
+  }
+};
+
+inline ::flatbuffers::Offset<Cast> CreateCast(
+    ::flatbuffers::FlatBufferBuilder &_fbb,
+    int32_t dtype = 0) {
+  CastBuilder builder_(_fbb);
+  builder_.add_dtype(dtype);
+  return builder_.Finish();
+}
+
 struct Instruction FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
   typedef InstructionBuilder Builder;
   enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
@@ -1299,6 +1416,9 @@ struct Instruction FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
   }
   const liteexport::demo::Slice *attributes_as_Slice() const {
     return attributes_type() == liteexport::demo::Attributes::Slice ? static_cast<const liteexport::demo::Slice *>(attributes()) : nullptr;
+  }
+  const liteexport::demo::Cast *attributes_as_Cast() const {
+    return attributes_type() == liteexport::demo::Attributes::Cast ? static_cast<const liteexport::demo::Cast *>(attributes()) : nullptr;
   }
   int64_t debug_handle() const {
     return GetField<int64_t>(VT_DEBUG_HANDLE, 0);
@@ -1369,6 +1489,10 @@ template<> inline const liteexport::demo::Reduce *Instruction::attributes_as<lit
 
 template<> inline const liteexport::demo::Slice *Instruction::attributes_as<liteexport::demo::Slice>() const {
   return attributes_as_Slice();
+}
+
+template<> inline const liteexport::demo::Cast *Instruction::attributes_as<liteexport::demo::Cast>() const {
+  return attributes_as_Cast();
 }
 
 struct InstructionBuilder {
@@ -1580,7 +1704,8 @@ struct Program FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
     VT_CONSTANTS = 12,
     VT_INSTRUCTIONS = 14,
     VT_OUTPUTS = 16,
-    VT_OUTPUT_DEBUG_HANDLES = 18
+    VT_OUTPUT_DEBUG_HANDLES = 18,
+    VT_SLOT_DTYPES = 20
   };
   uint32_t format_version() const {
     return GetField<uint32_t>(VT_FORMAT_VERSION, 0);
@@ -1606,6 +1731,9 @@ struct Program FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
   const ::flatbuffers::Vector<int64_t> *output_debug_handles() const {
     return GetPointer<const ::flatbuffers::Vector<int64_t> *>(VT_OUTPUT_DEBUG_HANDLES);
   }
+  const ::flatbuffers::Vector<liteexport::demo::DType> *slot_dtypes() const {
+    return GetPointer<const ::flatbuffers::Vector<liteexport::demo::DType> *>(VT_SLOT_DTYPES);
+  }
   template <bool B = false>
   bool Verify(::flatbuffers::VerifierTemplate<B> &verifier) const {
     return VerifyTableStart(verifier) &&
@@ -1626,6 +1754,8 @@ struct Program FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
            verifier.VerifyVector(outputs()) &&
            VerifyOffset(verifier, VT_OUTPUT_DEBUG_HANDLES) &&
            verifier.VerifyVector(output_debug_handles()) &&
+           VerifyOffset(verifier, VT_SLOT_DTYPES) &&
+           verifier.VerifyVector(slot_dtypes()) &&
            verifier.EndTable();
   }
 };
@@ -1658,6 +1788,9 @@ struct ProgramBuilder {
   void add_output_debug_handles(::flatbuffers::Offset<::flatbuffers::Vector<int64_t>> output_debug_handles) {
     fbb_.AddOffset(Program::VT_OUTPUT_DEBUG_HANDLES, output_debug_handles);
   }
+  void add_slot_dtypes(::flatbuffers::Offset<::flatbuffers::Vector<liteexport::demo::DType>> slot_dtypes) {
+    fbb_.AddOffset(Program::VT_SLOT_DTYPES, slot_dtypes);
+  }
   explicit ProgramBuilder(::flatbuffers::FlatBufferBuilder &_fbb)
         : fbb_(_fbb) {
     start_ = fbb_.StartTable();
@@ -1678,8 +1811,10 @@ inline ::flatbuffers::Offset<Program> CreateProgram(
     ::flatbuffers::Offset<::flatbuffers::Vector<::flatbuffers::Offset<liteexport::demo::Constant>>> constants = 0,
     ::flatbuffers::Offset<::flatbuffers::Vector<::flatbuffers::Offset<liteexport::demo::Instruction>>> instructions = 0,
     ::flatbuffers::Offset<::flatbuffers::Vector<uint32_t>> outputs = 0,
-    ::flatbuffers::Offset<::flatbuffers::Vector<int64_t>> output_debug_handles = 0) {
+    ::flatbuffers::Offset<::flatbuffers::Vector<int64_t>> output_debug_handles = 0,
+    ::flatbuffers::Offset<::flatbuffers::Vector<liteexport::demo::DType>> slot_dtypes = 0) {
   ProgramBuilder builder_(_fbb);
+  builder_.add_slot_dtypes(slot_dtypes);
   builder_.add_output_debug_handles(output_debug_handles);
   builder_.add_outputs(outputs);
   builder_.add_instructions(instructions);
@@ -1700,13 +1835,15 @@ inline ::flatbuffers::Offset<Program> CreateProgramDirect(
     const std::vector<::flatbuffers::Offset<liteexport::demo::Constant>> *constants = nullptr,
     const std::vector<::flatbuffers::Offset<liteexport::demo::Instruction>> *instructions = nullptr,
     const std::vector<uint32_t> *outputs = nullptr,
-    const std::vector<int64_t> *output_debug_handles = nullptr) {
+    const std::vector<int64_t> *output_debug_handles = nullptr,
+    const std::vector<liteexport::demo::DType> *slot_dtypes = nullptr) {
   auto method__ = method ? _fbb.CreateString(method) : 0;
   auto inputs__ = inputs ? _fbb.CreateVector<::flatbuffers::Offset<liteexport::demo::ValueInfo>>(*inputs) : 0;
   auto constants__ = constants ? _fbb.CreateVector<::flatbuffers::Offset<liteexport::demo::Constant>>(*constants) : 0;
   auto instructions__ = instructions ? _fbb.CreateVector<::flatbuffers::Offset<liteexport::demo::Instruction>>(*instructions) : 0;
   auto outputs__ = outputs ? _fbb.CreateVector<uint32_t>(*outputs) : 0;
   auto output_debug_handles__ = output_debug_handles ? _fbb.CreateVector<int64_t>(*output_debug_handles) : 0;
+  auto slot_dtypes__ = slot_dtypes ? _fbb.CreateVector<liteexport::demo::DType>(*slot_dtypes) : 0;
   return liteexport::demo::CreateProgram(
       _fbb,
       format_version,
@@ -1716,7 +1853,8 @@ inline ::flatbuffers::Offset<Program> CreateProgramDirect(
       constants__,
       instructions__,
       outputs__,
-      output_debug_handles__);
+      output_debug_handles__,
+      slot_dtypes__);
 }
 
 template <bool B>
@@ -1775,6 +1913,10 @@ inline bool VerifyAttributes(::flatbuffers::VerifierTemplate<B> &verifier, const
     }
     case Attributes::Slice: {
       auto ptr = reinterpret_cast<const liteexport::demo::Slice *>(obj);
+      return verifier.VerifyTable(ptr);
+    }
+    case Attributes::Cast: {
+      auto ptr = reinterpret_cast<const liteexport::demo::Cast *>(obj);
       return verifier.VerifyTable(ptr);
     }
     default: return true;

@@ -20,7 +20,7 @@ NEEDS_ARGS = ("import torch\n\nclass Net(torch.nn.Module):\n    def __init__(sel
 NOT_SCRIPTABLE = ("import torch\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n"
                   "        return x.numpy()\n")
 UNSUPPORTED = ("import torch\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n"
-               "        y = torch.sin(x)\n        return torch.cos(x) + y\n")
+               "        y = torch.atan(x)\n        return torch.asin(x) + y\n")
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ CASES = [
          _write("m.py", NEEDS_ARGS), "torch"),
     Case("fails to script", _export("{d}/m.py:Net"), 3, "<--- HERE", _write("m.py", NOT_SCRIPTABLE), "torch"),
     Case("unsupported nodes", _export("{d}/m.py:Net"), 4,
-         "The node of aten::sin is not supported in this compiler. Source code:",
+         "The node of aten::atan is not supported in this compiler. Source code:",
          _write("m.py", UNSUPPORTED), "compiler"),
     Case("export to missing folder", lambda d: ["export", "x.py:M", "-o", str(d / "no" / "out.ptl")], 8,
          "does not exist"),
@@ -121,7 +121,7 @@ def test_unsupported_nodes_lists_every_node(tmp_path: Path) -> None:
     (tmp_path / "m.py").write_text(UNSUPPORTED)
     result = invoke(["export", f"{tmp_path}/m.py:Net", "-o", str(tmp_path / "out.ptl"), "--quiet"])
     assert result.exit_code == 4, result.output
-    for op, line in (("sin", 5), ("cos", 6)):
+    for op, line in (("atan", 5), ("asin", 6)):
         assert f"The node of aten::{op} is not supported in this compiler. Source code:" in result.stderr
         assert f'line {line}' in result.stderr
     assert result.stderr.count("<--- HERE") >= 2

@@ -55,7 +55,9 @@ def test_usage_error_keeps_click_exit_code() -> None:
 @pytest.mark.parametrize("args, message", [
     (["run", "x.ptl", "--random", "1xbad"], "'1xbad' is not a shape"),
     (["run", "x.ptl", "--random", "2x2:complex7"], "unknown dtype 'complex7'"),
-    (["export", "m.py:M", "-o", "o.ptl", "--input-shape", "forward:1x"], "'1x' is not a shape"),
+    (["export", "m.py:M", "-o", "o.ptl", "--input-shape", "forward:1x"], "'1x': size '' is neither a number nor"),
+    (["export", "m.py:M", "-o", "o.ptl", "--input-shape", "forward:1x8:int8"], "dtype 'int8' is not one of"),
+    (["export", "m.py:M", "-o", "o.ptl", "--dim", "S=5"], "expected NAME=LO..HI"),
     (["export", "m.py:M", "-o", "o.ptl", "--input-shape", "for-ward:1x2"], "'for-ward' is not a method name"),
 ])
 def test_bad_option_values_are_usage_errors(args: list[str], message: str) -> None:

@@ -43,7 +43,7 @@ def test_inspect_json(hand_bundle: Path) -> None:
     assert d["methods"] == [{"name": "forward", "signature": "forward(x: Tensor) -> Tuple[Tensor, Tensor]"}]
     delegate = d["delegate"]
     assert delegate["backend"] == "backend_with_compiler_demo"
-    assert delegate["programs"] == [{"method": "forward", "format_version": 1, "instructions": 1,
+    assert delegate["programs"] == [{"method": "forward", "format_version": 2, "instructions": 1,
                                      "op_histogram": {"LINEAR": 1}, "inputs": [[-1, 4]], "outputs": 2,
                                      "constants": 2, "slots": 4}]
     assert delegate["weights"] == {"count": 2, "total_bytes": 60, "tensors": [

@@ -12,6 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import liteexport  # noqa: E402
+import liteexport.input_spec  # noqa: E402
 import runtime_py  # noqa: E402
 from liteexport import pipeline  # noqa: E402
 from liteexport.test_vectors import TEST_VECTORS_EXTRA_FILE, decode_test_vectors  # noqa: E402
@@ -59,7 +60,10 @@ def test_api_takes_forward_shapes_as_a_list_and_checks_them(tmp_path: Path) -> N
 
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"input_shapes": "2x4"}, "input_shapes: expected a mapping method -> shapes, or a list of shapes for forward"),
-    ({"input_shapes": {"forward": [("2", 4)]}}, "input_shapes of forward: expected a list of shapes"),
+    ({"input_shapes": {"forward": [("2", 4)]}}, "input_shapes of forward: size '2' of ('2', 4) is neither"),
+    ({"input_shapes": [(1, "S")]}, "the input shapes name dim S, which has no bounds"),
+    ({"input_shapes": [(1, 4)], "dims": {"S": (1, 8)}}, "--dim S names a dim no input shape uses"),
+    ({"input_shapes": [(1, "S")], "dims": {"S": (9, 8)}}, "dims['S']: dim S: bounds 9..8"),
     ({"input_shapes": {3: [(2, 4)]}}, "input_shapes: 3 is not a method name"),
     ({"example_inputs": [np.ones((2, 4), np.float32)]}, "example_inputs of forward: expected a list of input tuples"),
     ({"methods": "forward"}, "methods: expected a list of method names"),
@@ -161,3 +165,40 @@ def test_a_model_in_training_mode_is_said_to_be_exported_in_eval_mode(tmp_path: 
     for quiet in (model.eval(), Small().train()):  # in eval mode already; no layer reads the mode
         result = pipeline.export(quiet, tmp_path / "m.ptl", pipeline.Request())
         assert not any("training mode" in n for n in result.notes), result.notes
+
+
+def test_cli_typed_inputs_with_a_bounded_dim_compile_once_and_check_three_sizes(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from liteexport.cli import cli
+
+    model = tmp_path / "emb.py"
+    model.write_text(
+        "import torch\n\n\n"
+        "class Embed(torch.nn.Module):\n"
+        "    def __init__(self) -> None:\n"
+        "        super().__init__()\n"
+        "        self.emb = torch.nn.Embedding(50, 8)\n"
+        "        self.fc = torch.nn.Linear(8, 3)\n\n"
+        "    def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:\n"
+        "        return self.fc(self.emb(ids) * mask.unsqueeze(-1).to(torch.float32)).sum(1)\n")
+    out = tmp_path / "emb.ptl"
+    done = CliRunner().invoke(cli, ["export", f"{model}:Embed", "-o", str(out), "--input-shape",
+                                    "forward:1xS:int64,1xS:int64", "--dim", "S=1..16"])
+    assert done.exit_code == 0, done.output
+    assert "self-check passed for forward: max abs error" in done.output
+    assert "against torch on 3 input sets" in done.output  # S = 1, 16 and 8
+    bundle = runtime_py.load(out)
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("emb_oracle", model)
+    assert spec is not None and spec.loader is not None
+    source = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(source)
+    for size in (1, 5, 16):  # one program for every size in the range, matching torch on the same weights
+        ids, mask = np.arange(size, dtype=np.int64)[None] % 50, np.ones((1, size), np.int64)
+        reference = source.Embed()
+        scripted = torch.jit.script(reference)  # the bundle's weights are not reference's: compare shapes
+        assert bundle.forward(ids, mask).shape == tuple(scripted(torch.from_numpy(ids), torch.from_numpy(mask)).shape)
+    assert pipeline.dim_samples({"S": liteexport.input_spec.DimRange("S", 1, 16)}) == [{"S": 1}, {"S": 16}, {"S": 8}]
+    assert pipeline.dim_samples({}) == [{}]

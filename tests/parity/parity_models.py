@@ -251,6 +251,32 @@ class AuxiliaryHeads(nn.Module):
         return self.body(x) * 2.0, None
 
 
+class TokenOps(nn.Module):
+    """The typed ops of text models on one float input: ids made from it (a cast), their embedding,
+    masks from every comparison and bitwise op, masked_fill, cumsum positions, gather and
+    index_select by them, sin/cos of positions."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(10, 8)
+        self.register_buffer("pick", torch.tensor([3, 0, 5, 1, 7]))
+        _seeded(self, 13)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        ids = (torch.sigmoid(x) * 9.99).long()  # [0, 9], truncated as torch casts
+        h = self.embed(ids)
+        keep = ~(ids > 4) | (ids == 0)
+        keep = keep & (ids != 7)
+        h = h.masked_fill((ids < 2).unsqueeze(-1), 0.5)
+        pos = torch.cumsum(keep.long(), dim=1)
+        index = torch.where(pos >= x.size(1), torch.zeros_like(pos), pos)
+        picked = torch.gather(h, 1, index.unsqueeze(-1).expand(-1, -1, 8))
+        picked = torch.index_select(picked, 2, self.pick)
+        angle = torch.sin(pos) * torch.cos(x)
+        below = (x <= 0.0).float() + (ids >= 9).to(torch.float32)
+        return picked * (angle + below).unsqueeze(-1)
+
+
 # model class, method -> input shapes
 CASES: dict[str, tuple[Callable[[], torch.nn.Module], dict[str, list[tuple[int, ...]]]]] = {
     "mlp": (MLP, {"forward": [(4, 20)]}),
@@ -265,8 +291,10 @@ CASES: dict[str, tuple[Callable[[], torch.nn.Module], dict[str, list[tuple[int, 
     "recurrent_attention": (RecurrentAttention, {"forward": [(2, 5, 6)]}),
     "handwritten_norms": (HandwrittenNorms, {"forward": [(3, 4, 12)]}),
     "auxiliary_heads": (AuxiliaryHeads, {"forward": [(2, 8)], "pair": [(2, 8)]}),
+    "token_ops": (TokenOps, {"forward": [(2, 6)]}),
 }
 
 # Models whose code needs ranks or sizes only static input shapes give (t() of an input-derived
 # value, x.size(0) used as a view dim): without shapes the export fails, and says so.
-NEEDS_STATIC_SHAPES = {"attention", "tuple_outputs", "mobile_blocks", "recurrent_attention", "handwritten_norms"}
+NEEDS_STATIC_SHAPES = {"attention", "tuple_outputs", "mobile_blocks", "recurrent_attention", "handwritten_norms",
+                       "token_ops"}

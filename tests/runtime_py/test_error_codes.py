@@ -7,7 +7,7 @@ from string import Formatter
 import pytest
 
 from bundle_format._generated.demo_errors import KINDS, TEMPLATES
-from runtime_py.error_codes import execution_error, format_error, parse, render
+from runtime_py.error_codes import execution_error, format_error, input_error, parse, render
 
 
 @pytest.mark.parametrize("code", sorted(TEMPLATES))
@@ -23,9 +23,12 @@ def test_errors_carry_code_fields_and_the_rendered_text() -> None:
     error = format_error("ARITY", where="demo program of method 'f'", expected="1 input", got=2)
     assert (error.code, dict(error.fields)) == ("ARITY", {"expected": "1 input", "got": "2"})
     assert str(error) == "takes 1 input, got 2 (at demo program of method 'f')"
-    error = execution_error("INPUT_COUNT", method="forward", expected=2, got=1)
+    error = input_error("INPUT_COUNT", method="forward", expected=2, got=1)
     assert str(error) == "method 'forward' expected 2 inputs, got 1"
-    assert error.debug_handle == -1 and KINDS["INPUT_COUNT"] == "execution"
+    assert error.debug_handle == -1 and KINDS["INPUT_COUNT"] == "input" and error.exit_code == 6
+    error = execution_error("KERNEL_FAILED", instruction="instruction #0 ADD", reason="boom", debug_handle=3)
+    assert str(error) == "instruction #0 ADD: boom" and error.debug_handle == 3
+    assert KINDS["KERNEL_FAILED"] == "execution"
 
 
 def test_text_of_another_template_does_not_parse() -> None:

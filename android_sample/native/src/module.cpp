@@ -126,6 +126,12 @@ class LoadedModule final : public Module {
     try {
       result = bundle_->call_method(bundle_->root(), name, args);
     } catch (const Error& e) {
+      // a misfit input: one line saying what is wrong, then the module that reads it (as runtime_py)
+      const DebugEntry* reader = e.kind() == ErrorKind::Input && e.debug_handle() >= 0 && table_
+                                     ? table_->lookup(e.debug_handle()) : nullptr;
+      if (reader != nullptr)
+        throw Error(ErrorKind::Input, name + ": " + e.what() + "\nModule hierarchy: " + reader->module_hierarchy,
+                    e.debug_handle(), e.code(), e.fields());
       if (e.kind() != ErrorKind::Execution || e.debug_handle() < 0) throw;
       throw Error(ErrorKind::Execution,
                   source_mapped_message(e.what(), e.debug_handle(), table_ ? &*table_ : nullptr, name,

@@ -1,12 +1,15 @@
 """Elementwise and per-axis kernels: binary arithmetic, activations, softmax.
 
-Every kernel keeps float32: scalars are bound as ``np.float32`` so numpy never upcasts
-to float64, and intermediates are updated in place where the array is our own.
+Every kernel keeps its operands' dtype: scalars are bound as ``np.float32`` for float32 operands
+(and in the operand's own dtype for integers) so numpy never upcasts to float64, and
+intermediates are updated in place where the array is our own.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -18,7 +21,12 @@ _UFUNCS = {OpCode.ADD: np.add, OpCode.SUB: np.subtract, OpCode.MUL: np.multiply,
 
 
 def make_binary(op: OpCode, attrs: BinaryAttrs, n_inputs: int) -> Kernel:
-    """``a OP alpha*b`` (operands swapped when ``reverse``), with ``b`` a scalar for one input."""
+    """``a OP alpha*b`` (operands swapped when ``reverse``), with ``b`` a scalar for one input.
+
+    Integer operands stay integers (ADD, SUB, MUL take int64 and int32): the scalar and alpha,
+    whole numbers then (the compiler casts to float32 first otherwise), take the operand's dtype,
+    as torch's int64 + int does.
+    """
     ufunc = _UFUNCS[op]
     if op in (OpCode.MUL, OpCode.DIV, OpCode.POW) and attrs.alpha != 1.0:
         raise ValueError(f"alpha={attrs.alpha} is only allowed for ADD and SUB")
@@ -30,18 +38,41 @@ def make_binary(op: OpCode, attrs: BinaryAttrs, n_inputs: int) -> Kernel:
         if attrs.reverse:
             # scalar OP alpha*x, e.g. rsub(x, s, alpha) = s - alpha*x
             if attrs.alpha == 1.0:
-                return lambda x: ufunc(scalar, x)
-            return lambda x: ufunc(scalar, alpha * x)
+                return _typed_scalar(lambda x, s, a: ufunc(s, x), scalar, attrs.scalar, attrs.alpha)
+            return _typed_scalar(lambda x, s, a: ufunc(s, a * x), scalar, attrs.scalar, attrs.alpha)
         # torch folds alpha into the scalar operand: add(x, s, alpha) = x + alpha*s
         operand = np.float32(attrs.alpha * attrs.scalar)
-        return lambda x: ufunc(x, operand)
+        return _typed_scalar(lambda x, s, a: ufunc(x, s), operand, attrs.alpha * attrs.scalar, 1.0)
     if attrs.alpha == 1.0:
         if attrs.reverse:
             return lambda a, b: ufunc(b, a)
         return ufunc
+    whole = int(attrs.alpha) if attrs.alpha == int(attrs.alpha) else None
+
+    def scaled(x: Array) -> Array:
+        if x.dtype == np.float32 or whole is None:
+            out: Array = np.multiply(alpha, x)
+            return out
+        scaled_int: Array = np.multiply(x, x.dtype.type(whole))
+        return scaled_int
+
     if attrs.reverse:
-        return lambda a, b: ufunc(b, alpha * a)
-    return lambda a, b: ufunc(a, alpha * b)
+        return lambda a, b: ufunc(b, scaled(a))
+    return lambda a, b: ufunc(a, scaled(b))
+
+
+def _typed_scalar(apply: Callable[[Array, Any, Any], Array], f32_scalar: np.float32, scalar: float,
+                  alpha: float) -> Kernel:
+    """``apply(x, scalar, alpha)`` with the scalars in float32 for a float32 ``x`` and in ``x``'s own
+    dtype for an integer one (numpy would compute int64 with a float32 scalar in float64)."""
+    f32_alpha = np.float32(alpha)
+
+    def kernel(x: Array) -> Array:
+        if x.dtype == np.float32:
+            return apply(x, f32_scalar, f32_alpha)
+        return apply(x, x.dtype.type(int(scalar)), x.dtype.type(int(alpha)))
+
+    return kernel
 
 
 def _rank0_safe(kernel: Kernel) -> Kernel:

@@ -11,15 +11,13 @@ from runtime_py.backends.demo.arrays import Array, Kernel, ignore_fp_errors, res
 from runtime_py.backends.demo.memory import live_bytes, owned_bytes
 from runtime_py.backends.demo.plan import PEAKS_KEPT, InputCheck, MethodPlan, Step
 from runtime_py.budgets import PROGRAM_LIMITS, ProgramLimits, RunLimitExceeded
-from runtime_py.error_codes import execution_error
-from runtime_py.errors import ExecutionError, InternalError, LiteExportError, is_value_failure
-
-_F32 = np.dtype(np.float32)
+from runtime_py.error_codes import execution_error, input_error
+from runtime_py.errors import InputError, InternalError, LiteExportError, is_value_failure
 
 
 def run(plan: MethodPlan, inputs: Sequence[object],
         observe: Callable[[int, object], None] | None = None) -> list[Array]:
-    """Executes ``plan`` on ``inputs`` (float32 arrays) and returns its outputs.
+    """Executes ``plan`` on ``inputs`` (arrays of the dtypes the program declares) and returns its outputs.
 
     ``observe(index, value)``, when given, sees every instruction's result as it is made
     (``liteexport verify`` compares them across engines to find where they diverge).
@@ -29,9 +27,9 @@ def run(plan: MethodPlan, inputs: Sequence[object],
     Outputs never alias weights; an output that is an input is that same array.
     """
     if len(inputs) != len(plan.input_checks):
-        raise execution_error("INPUT_COUNT", method=plan.method, expected=len(plan.input_checks), got=len(inputs))
+        raise input_error("INPUT_COUNT", method=plan.method, expected=len(plan.input_checks), got=len(inputs))
     for check, value in zip(plan.input_checks, inputs, strict=True):
-        if not isinstance(value, np.ndarray) or (value.dtype is not _F32 and value.dtype != _F32):
+        if not isinstance(value, np.ndarray) or (value.dtype is not check.dtype and value.dtype != check.dtype):
             raise _input_error(plan, check, value)
         shape = check.shape
         if shape is not None and value.shape != shape and (check.exact or not _fits(value.shape, shape)):
@@ -157,15 +155,15 @@ def _fits(shape: tuple[int, ...], expected: tuple[int, ...]) -> bool:
     )
 
 
-def _input_error(plan: MethodPlan, check: InputCheck, value: object) -> ExecutionError:
-    expected = "float32" if check.shape is None else f"float32 of shape {_format_shape(check.shape)}"
+def _input_error(plan: MethodPlan, check: InputCheck, value: object) -> InputError:
+    expected = str(check.dtype) if check.shape is None else f"{check.dtype} of shape {_format_shape(check.shape)}"
     if isinstance(value, np.ndarray):
         got = f"{value.dtype} of shape {_format_shape(value.shape)}"
     else:
         got = f"{type(value).__name__} (not an ndarray)"
     blame, handle = plan.blame(check)
-    return execution_error("INPUT_MISMATCH", debug_handle=handle, instruction=blame, index=check.index,
-                           expected=expected, got=got)
+    return input_error("INPUT_MISMATCH", debug_handle=handle, instruction=blame, index=check.index,
+                       expected=expected, got=got)
 
 
 def _format_shape(shape: tuple[int, ...]) -> str:

@@ -23,6 +23,7 @@ from runtime_py.backends.demo import (
     pooling,
     reductions,
     slicing,
+    typed,
 )
 from runtime_py.backends.demo.arrays import Kernel
 
@@ -108,6 +109,23 @@ _FACTORIES: dict[OpCode, tuple[KernelFactory, bool]] = {
     OpCode.ABS: (_fixed(activations.absolute), False),
     OpCode.EXP: (_fixed(activations.exp), False),
     OpCode.POW: (_binary(OpCode.POW), False),
+    OpCode.EMBEDDING: (_fixed(typed.embedding), False),
+    OpCode.CAST: (typed.make_cast, False),
+    OpCode.GATHER: (typed.make_gather, False),
+    OpCode.INDEX_SELECT: (typed.make_index_select, False),
+    OpCode.EQ: (typed.make_compare(OpCode.EQ), False),
+    OpCode.NE: (typed.make_compare(OpCode.NE), False),
+    OpCode.LT: (typed.make_compare(OpCode.LT), False),
+    OpCode.LE: (typed.make_compare(OpCode.LE), False),
+    OpCode.GT: (typed.make_compare(OpCode.GT), False),
+    OpCode.GE: (typed.make_compare(OpCode.GE), False),
+    OpCode.BITWISE_NOT: (_fixed(typed.bitwise_not), False),
+    OpCode.BITWISE_AND: (_fixed(typed.bitwise_and), False),
+    OpCode.BITWISE_OR: (_fixed(typed.bitwise_or), False),
+    OpCode.WHERE: (_fixed(typed.where), False),
+    OpCode.CUMSUM: (typed.make_cumsum, False),
+    OpCode.SIN: (_fixed(typed.sin), False),
+    OpCode.COS: (_fixed(typed.cos), False),
 }
 
 

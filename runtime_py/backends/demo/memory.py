@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from bundle_format.program import Conv2dAttrs, OpCode, Pool2dAttrs, ShapeAttrs
+from bundle_format.program import AxisAttrs, Conv2dAttrs, OpCode, Pool2dAttrs, ShapeAttrs
 
 Bound = Callable[[Sequence[object]], int]  # the kernel's arguments -> bytes it may allocate
 _ITEM = 4  # float32
@@ -34,11 +34,46 @@ def _largest_input(args: Sequence[object]) -> int:
     return max((a.nbytes for a in args if isinstance(a, np.ndarray)), default=0)
 
 
+def _itemsize(args: Sequence[object]) -> int:
+    """The widest element of the arguments (int64 operands give 8-byte results)."""
+    return max((a.itemsize for a in args if isinstance(a, np.ndarray)), default=_ITEM)
+
+
 def _broadcast(args: Sequence[object]) -> int:
     try:
-        return _bytes(np.broadcast_shapes(*[_shape(a) for a in args]))
+        return math.prod(np.broadcast_shapes(*[_shape(a) for a in args])) * max(_ITEM, _itemsize(args))
     except ValueError:
         return 0
+
+
+def _embedding(args: Sequence[object]) -> int:
+    table, indices = _shape(args[0]), args[1]
+    if len(table) != 2 or not isinstance(indices, np.ndarray) or not isinstance(args[0], np.ndarray):
+        return 0
+    return indices.size * table[1] * args[0].itemsize
+
+
+def _widest(args: Sequence[object]) -> int:
+    """A result with the input's element count in up to 8-byte elements (casts, cumsum to int64)."""
+    return 8 * max((a.size for a in args if isinstance(a, np.ndarray)), default=0)
+
+
+def _gather(args: Sequence[object]) -> int:
+    x, index = args[0], args[1]
+    if not isinstance(x, np.ndarray) or not isinstance(index, np.ndarray):
+        return 0
+    return index.size * x.itemsize
+
+
+def _index_select(attrs: AxisAttrs) -> Bound:
+    def bound(args: Sequence[object]) -> int:
+        x, index = args[0], args[1]
+        if not isinstance(x, np.ndarray) or not isinstance(index, np.ndarray) or not x.ndim \
+                or not -x.ndim <= attrs.axis < x.ndim:
+            return 0
+        return int(x.nbytes // max(x.shape[attrs.axis], 1) * index.size)
+
+    return bound
 
 
 def _matmul(args: Sequence[object]) -> int:
@@ -118,7 +153,8 @@ def _cat(args: Sequence[object]) -> int:
 
 
 _BROADCASTING = {OpCode.ADD, OpCode.SUB, OpCode.MUL, OpCode.DIV, OpCode.POW, OpCode.CHANNEL_AFFINE,
-                 OpCode.LAYER_NORM}
+                 OpCode.LAYER_NORM, OpCode.EQ, OpCode.NE, OpCode.LT, OpCode.LE, OpCode.GT, OpCode.GE,
+                 OpCode.BITWISE_AND, OpCode.BITWISE_OR, OpCode.WHERE}
 
 
 def output_bound(op: OpCode, attrs: object) -> Bound:
@@ -139,6 +175,14 @@ def output_bound(op: OpCode, attrs: object) -> Bound:
         return _expand(attrs)
     if op == OpCode.CAT:
         return _cat
+    if op == OpCode.EMBEDDING:
+        return _embedding
+    if op in (OpCode.CAST, OpCode.CUMSUM):
+        return _widest
+    if op == OpCode.GATHER:
+        return _gather
+    if op == OpCode.INDEX_SELECT and isinstance(attrs, AxisAttrs):
+        return _index_select(attrs)
     return _largest_input
 
 

@@ -11,11 +11,21 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
+from typing import Any
 
 import numpy as np
 
 from bundle_format.attribute_rules import attribute_problem
-from bundle_format.program import PROGRAM_FORMAT_VERSION, DType, Instruction, OpCode, Program
+from bundle_format.dtype_rules import DTypeProblem, result_dtype
+from bundle_format.program import (
+    DTYPE_NAMES,
+    READABLE_PROGRAM_VERSIONS,
+    READABLE_VERSIONS_TEXT,
+    DType,
+    Instruction,
+    OpCode,
+    Program,
+)
 from runtime_py.backends.demo.arrays import Array, Kernel
 from runtime_py.backends.demo.kernels import KERNELS, BufferedKernelSpec, KernelSpec
 from runtime_py.backends.demo.memory import Bound, output_bound
@@ -39,6 +49,7 @@ class InputCheck:
     shape: tuple[int, ...] | None  # None: any rank; -1 entries: any size
     exact: bool  # the shape has no -1, so a tuple comparison decides
     reader: int | None  # the first instruction reading the input; None: the method is to blame
+    dtype: np.dtype[Any] = np.dtype(np.float32)  # the input's numpy dtype (ValueInfo.dtype)
 
 
 @dataclass(frozen=True)
@@ -109,15 +120,22 @@ def build_plan(program: Program, weights: Sequence[object]) -> MethodPlan:
     Raises ``FormatError`` naming the method, the instruction and what is wrong.
     """
     where = f"demo program of method '{program.method}'"
-    if program.format_version != PROGRAM_FORMAT_VERSION:
+    if program.format_version not in READABLE_PROGRAM_VERSIONS:
         raise format_error("UNSUPPORTED_VERSION", where=where, found=program.format_version,
-                           supported=PROGRAM_FORMAT_VERSION)
+                           supported=READABLE_VERSIONS_TEXT)
     num_slots = program.num_slots
     if len(program.inputs) > num_slots:
         raise format_error("INPUTS_EXCEED_SLOTS", where=where, inputs=len(program.inputs), num_slots=num_slots)
+    if program.slot_dtypes and len(program.slot_dtypes) != num_slots:
+        raise format_error("SLOT_DTYPES_LENGTH", where=where, found=len(program.slot_dtypes), num_slots=num_slots)
+    # decoded programs hold DTypes already; a Program built in Python may hold any number
+    for value in (*program.slot_dtypes, *(info.dtype for info in program.inputs)):
+        if value not in _KNOWN_DTYPES:
+            raise format_error("UNKNOWN_ENUM", where=where, enum="DType", value=int(value))
     for index, info in enumerate(program.inputs):
-        if info.dtype != DType.FLOAT32:
-            raise format_error("INPUT_DTYPE", where=where, index=index, dtype=repr(info.dtype))
+        if info.dtype != program.slot_dtype(index):
+            raise format_error("INPUT_DTYPE", where=where, index=index, dtype=DTYPE_NAMES[info.dtype],
+                               expected=DTYPE_NAMES[program.slot_dtype(index)])
 
     defined = set(range(len(program.inputs)))
     constants = _prepare_constants(program, weights, defined, where)
@@ -148,6 +166,7 @@ def build_plan(program: Program, weights: Sequence[object]) -> MethodPlan:
                 raise format_error("READ_BEFORE_WRITE", where=_at(where, index, instruction), slot=slot)
             first_reader.setdefault(slot, index)
         (output,) = instruction.outputs
+        _check_dtypes(program, instruction, _at(where, index, instruction))
         if spec.may_alias_input and instruction.inputs and instruction.inputs[0] in producer:
             alias_of[index] = producer[instruction.inputs[0]]
         producer[output] = index
@@ -182,7 +201,8 @@ def build_plan(program: Program, weights: Sequence[object]) -> MethodPlan:
             steps[index] = (index, spec.factory(attrs, n_inputs, reuse_output=True), fetch, write)
     input_checks = tuple(
         InputCheck(index, None if info.shape is None else tuple(info.shape),
-                   info.shape is not None and -1 not in info.shape, first_reader.get(index))
+                   info.shape is not None and -1 not in info.shape, first_reader.get(index),
+                   NUMPY_DTYPES[info.dtype])
         for index, info in enumerate(program.inputs)
     )
     return MethodPlan(
@@ -197,6 +217,28 @@ def build_plan(program: Program, weights: Sequence[object]) -> MethodPlan:
         outputs=outputs,
         buffered=tuple(buffered),
     )
+
+
+# DType -> numpy's dtype (c10::ScalarType numbering -> numpy)
+NUMPY_DTYPES: dict[DType, np.dtype[Any]] = {
+    DType.FLOAT32: np.dtype(np.float32), DType.INT64: np.dtype(np.int64), DType.INT32: np.dtype(np.int32),
+    DType.BOOL: np.dtype(np.bool_)}
+_DTYPES_OF_NUMPY = {dtype: d for d, dtype in NUMPY_DTYPES.items()}
+_KNOWN_DTYPES = frozenset(int(d) for d in DType)
+
+
+def _check_dtypes(program: Program, instruction: Instruction, where: str) -> None:
+    """The op spec's dtype rule on one instruction: its operands' slots hold dtypes it takes and
+    its result has the dtype of the slot it writes (so every slot holds one dtype)."""
+    op = OpCode(instruction.op)
+    try:
+        result = result_dtype(op, [program.slot_dtype(s) for s in instruction.inputs], instruction.attributes)
+    except DTypeProblem as problem:
+        raise format_error(problem.code, where=where, **problem.fields) from None
+    (output,) = instruction.outputs
+    if result != program.slot_dtype(output):
+        raise format_error("RESULT_DTYPE", where=where, result=DTYPE_NAMES[result], slot=output,
+                           expected=DTYPE_NAMES[program.slot_dtype(output)])
 
 
 def _fetch(reads: Sequence[int]) -> Callable[[list[object]], Sequence[object]]:
@@ -220,9 +262,12 @@ def _prepare_constants(
         if not 0 <= constant.weight < len(weights):
             raise format_error("WEIGHT_INDEX_RANGE", where=where, **what, weights=len(weights))
         weight = weights[constant.weight]
-        if not isinstance(weight, np.ndarray) or weight.dtype != np.float32:
+        if not isinstance(weight, np.ndarray) or weight.dtype not in _DTYPES_OF_NUMPY:
             got = weight.dtype if isinstance(weight, np.ndarray) else type(weight).__name__
             raise format_error("WEIGHT_TYPE", where=where, **what, got=got)
+        if _DTYPES_OF_NUMPY[weight.dtype] != program.slot_dtype(constant.slot):
+            raise format_error("WEIGHT_DTYPE", where=where, **what, got=weight.dtype,
+                               expected=DTYPE_NAMES[program.slot_dtype(constant.slot)])
         # read-only: a kernel bug that writes into its input fails instead of corrupting a weight
         # (weights viewing a mapped bundle already are)
         frozen = weight

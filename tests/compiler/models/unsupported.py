@@ -8,10 +8,10 @@ from torch import nn
 
 class Unsupported(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        dead = torch.cos(x)  # noqa: F841 (dead code: not reported)
+        dead = torch.atan(x)  # noqa: F841 (dead code: not reported)
         return torch.erfinv(x) + 1
 
     @torch.jit.export
     def other(self, x: torch.Tensor) -> torch.Tensor:
         y = x * 2
-        return y.to(torch.int64)
+        return y.to(torch.float64)

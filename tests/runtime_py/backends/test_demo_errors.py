@@ -13,6 +13,7 @@ from bundle_format.program import (
     BinaryAttrs,
     Constant,
     Conv2dAttrs,
+    DType,
     FlattenAttrs,
     FusedAttrs,
     Instruction,
@@ -26,7 +27,7 @@ from bundle_format.program import (
 )
 from runtime_py.backends.demo.executor import run
 from runtime_py.error_codes import render
-from runtime_py.errors import ExecutionError, FormatError
+from runtime_py.errors import ExecutionError, FormatError, InputError
 from tests.runtime_py.backends.demo_backend_helpers import one_op_program, plan_of
 
 # forward(a[2, ?], b[3]) -> a + (-b); b is read first (by instruction #0), a by instruction #1
@@ -93,7 +94,8 @@ INPUT_CASES: list[tuple[str, list[object], str, int]] = [
     ("inputs", "message", "handle"), [c[1:] for c in INPUT_CASES], ids=[c[0] for c in INPUT_CASES]
 )
 def test_bad_inputs(inputs: list[object], message: str, handle: int) -> None:
-    with pytest.raises(ExecutionError) as info:
+    """Inputs that do not fit the program are the caller's to fix: InputError, exit 6."""
+    with pytest.raises(InputError) as info:
         run(plan_of(TWO_INPUTS), inputs)
     assert str(info.value) == message
     assert info.value.debug_handle == handle
@@ -102,7 +104,7 @@ def test_bad_inputs(inputs: list[object], message: str, handle: int) -> None:
 
 
 def test_an_input_mismatch_names_its_fields() -> None:
-    with pytest.raises(ExecutionError) as info:
+    with pytest.raises(InputError) as info:
         run(plan_of(TWO_INPUTS), [A, np.ones(4, np.float32)])
     assert info.value.code == "INPUT_MISMATCH"
     assert info.value.fields == {"instruction": NEG_LABEL, "index": "1", "expected": "float32 of shape (3,)",
@@ -113,7 +115,7 @@ def test_an_unread_input_is_blamed_on_the_method() -> None:
     program = dataclasses.replace(
         TWO_INPUTS, instructions=TWO_INPUTS.instructions[:1], outputs=(2,), output_debug_handles=(20,)
     )
-    with pytest.raises(ExecutionError) as info:
+    with pytest.raises(InputError) as info:
         run(plan_of(program), [A.astype(np.float16), B])
     assert (
         str(info.value)
@@ -286,8 +288,8 @@ def at1(label: str) -> str:
 FORMAT_CASES: list[tuple[str, Program, str]] = [
     (
         "version",
-        dataclasses.replace(GOOD, format_version=2),
-        f"unsupported program format version 2 (this runtime reads version 1) {AT}",
+        dataclasses.replace(GOOD, format_version=3),
+        f"unsupported program format version 3 (this runtime reads version 1 or 2) {AT}",
     ),
     (
         "inputs-exceed-slots",
@@ -296,8 +298,13 @@ FORMAT_CASES: list[tuple[str, Program, str]] = [
     ),
     (
         "input-dtype",
+        dataclasses.replace(GOOD, inputs=(ValueInfo((-1, 4), DType.INT64),)),
+        f"input 0 is declared int64, but its slot holds float32 values {AT}",
+    ),
+    (
+        "unknown-dtype",
         dataclasses.replace(GOOD, inputs=(ValueInfo((-1, 4), 7),)),  # type: ignore[arg-type]
-        f"input 0 has dtype 7, not float32 {AT}",
+        f"unknown DType value 7 {AT}",
     ),
     (
         "constant-slot",
@@ -467,6 +474,7 @@ def test_malformed_programs(program: Program, message: str) -> None:
 # the code of each case (schema/demo_errors.toml): the contract the C++ executors share
 FORMAT_CODES = {
     "version": "UNSUPPORTED_VERSION", "inputs-exceed-slots": "INPUTS_EXCEED_SLOTS", "input-dtype": "INPUT_DTYPE",
+    "unknown-dtype": "UNKNOWN_ENUM",
     "constant-slot": "CONSTANT_SLOT_RANGE", "constant-on-input": "CONSTANT_SLOT_TAKEN",
     "constant-twice": "CONSTANT_SLOT_TAKEN", "weight-index": "WEIGHT_INDEX_RANGE", "unknown-opcode": "UNKNOWN_ENUM",
     "arity-one": "ARITY", "arity-range": "ARITY", "arity-at-least": "ARITY", "two-outputs": "OUTPUT_COUNT",
@@ -485,12 +493,34 @@ def test_malformed_programs_have_their_code(case_id: str, program: Program) -> N
 
 
 @pytest.mark.parametrize(("weight", "got"), [(np.ones((3, 4), np.float64), "float64"), ([1.0], "list")])
-def test_weights_must_be_float32_arrays(weight: object, got: str) -> None:
+def test_weights_must_be_arrays_of_a_compiled_dtype(weight: object, got: str) -> None:
     with pytest.raises(FormatError) as info:
         plan_of(GOOD, [weight, WEIGHTS[1]])  # type: ignore[list-item]
-    assert (
-        str(info.value) == f"constant for slot 1 (weight 0): weight must be a float32 array, got {got} {AT}"
-    )
+    assert str(info.value) == ("constant for slot 1 (weight 0): weight must be an array of a compiled dtype "
+                               f"(float32, int64, int32, bool), got {got} {AT}")
+
+
+def test_a_weight_has_the_dtype_of_its_slot() -> None:
+    with pytest.raises(FormatError) as info:
+        plan_of(GOOD, [np.ones((3, 4), np.int64), WEIGHTS[1]])
+    assert info.value.code == "WEIGHT_DTYPE"
+    assert str(info.value) == f"constant for slot 1 (weight 0): the slot holds float32 values, the weight is int64 {AT}"
+
+
+def test_operands_must_have_the_dtypes_their_op_takes() -> None:
+    typed = dataclasses.replace(GOOD, inputs=(ValueInfo((-1, 4), DType.INT64),),
+                                slot_dtypes=(DType.INT64, *[DType.FLOAT32] * (GOOD.num_slots - 1)))
+    with pytest.raises(FormatError) as info:
+        plan_of(typed, WEIGHTS)
+    assert info.value.code == "OPERAND_DTYPE"
+    assert "operand 0 (x) is int64, but LINEAR takes float32" in str(info.value)
+
+
+def test_a_result_must_have_the_dtype_of_the_slot_it_writes() -> None:
+    typed = dataclasses.replace(GOOD, slot_dtypes=(*[DType.FLOAT32] * (GOOD.num_slots - 1), DType.BOOL))
+    with pytest.raises(FormatError) as info:
+        plan_of(typed, WEIGHTS)
+    assert info.value.code == "RESULT_DTYPE"
 
 
 def test_the_good_program_is_good() -> None:
@@ -506,7 +536,7 @@ def test_an_input_slot_rewritten_before_it_is_read_blames_the_method() -> None:
             Instruction(OpCode.ADD, (0, 1), (3,), None, 21),
         ),
     )
-    with pytest.raises(ExecutionError) as info:
+    with pytest.raises(InputError) as info:
         run(plan_of(program), [A.astype(np.float64), B])
     assert str(info.value).startswith("method 'forward': input 0: expected float32")
     assert info.value.debug_handle == -1

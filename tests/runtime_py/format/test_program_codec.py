@@ -15,9 +15,11 @@ from bundle_format.program import (
     Attributes,
     AxisAttrs,
     BinaryAttrs,
+    CastAttrs,
     ClampAttrs,
     Constant,
     Conv2dAttrs,
+    DType,
     FlattenAttrs,
     FusedAttrs,
     GeluAttrs,
@@ -91,6 +93,23 @@ _ATTRS: dict[OpCode, Attributes] = {
     OpCode.ABS: None,
     OpCode.EXP: None,
     OpCode.POW: BinaryAttrs(scalar=0.5, reverse=True),
+    OpCode.EMBEDDING: None,
+    OpCode.CAST: CastAttrs(dtype=int(DType.BOOL)),
+    OpCode.GATHER: AxisAttrs(-1),
+    OpCode.INDEX_SELECT: AxisAttrs(0),
+    OpCode.EQ: BinaryAttrs(scalar=3.0),
+    OpCode.NE: BinaryAttrs(),
+    OpCode.LT: BinaryAttrs(scalar=-1.5, reverse=True),
+    OpCode.LE: BinaryAttrs(),
+    OpCode.GT: BinaryAttrs(),
+    OpCode.GE: BinaryAttrs(scalar=0.0),
+    OpCode.BITWISE_NOT: None,
+    OpCode.BITWISE_AND: None,
+    OpCode.BITWISE_OR: None,
+    OpCode.WHERE: None,
+    OpCode.CUMSUM: AxisAttrs(1),
+    OpCode.SIN: None,
+    OpCode.COS: None,
 }
 
 
@@ -116,6 +135,10 @@ PROGRAMS = {
         Instruction(OpCode.SLICE, (0,), (1,), SliceAttrs(0), 6)),
     "unicode_method": _program(method="förward_ü_\u2603"),
     "input_outputs": _program(outputs=(0, 0, 1), output_debug_handles=(-1, -1, 3)),
+    # typed values (format version 2): every slot's dtype, inputs of each compiled dtype
+    "typed_slots": _program(
+        inputs=(ValueInfo((1, 8), DType.INT64), ValueInfo((2,), DType.BOOL), ValueInfo((), DType.INT32)),
+        num_slots=4, slot_dtypes=(DType.INT64, DType.BOOL, DType.INT32, DType.FLOAT32)),
 }
 
 

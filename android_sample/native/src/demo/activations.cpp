@@ -1,5 +1,5 @@
 // Clamping activations, SiLU and elementwise math: clamp (hardtanh, relu6), hardsigmoid,
-// hardswish, silu, log, sqrt, rsqrt, abs, exp.
+// hardswish, silu, log, sqrt, rsqrt, abs, exp, sin, cos.
 // Each follows torch's CPU formula in float32, like runtime_py's activations.py.
 #include <cmath>
 
@@ -61,6 +61,8 @@ Kernel make_math(Op op) {
     case Op::SQRT: return elementwise([](float v) { return std::sqrt(v); });
     case Op::RSQRT: return elementwise([](float v) { return 1.0f / std::sqrt(v); });
     case Op::EXP: return elementwise(exp_float);  // float_math.h: same bits on every ABI
+    case Op::SIN: return elementwise([](float v) { return std::sin(v); });
+    case Op::COS: return elementwise([](float v) { return std::cos(v); });
     default: return elementwise([](float v) { return std::fabs(v); });  // ABS
   }
 }

@@ -22,7 +22,7 @@ bool fits(const Shape& shape, const Shape& expected) {
   if (auto a = value.get_if<Array>()) got = "float32 of shape " + py_shape(a->shape);
   else if (auto b = value.get_if<ByteTensor>()) got = "uint8 of shape (" + std::to_string(b->size) + ",)";
   else got = value.kind() + " (not an ndarray)";
-  throw_coded(ErrorKind::Execution, demo_errors::Code::INPUT_MISMATCH,
+  throw_coded(ErrorKind::Input, demo_errors::Code::INPUT_MISMATCH,
               {{"instruction", check.blame}, {"index", std::to_string(check.index)}, {"expected", expected}, {"got", got}},
               check.debug_handle);
 }
@@ -31,7 +31,7 @@ bool fits(const Shape& shape, const Shape& expected) {
 
 std::vector<Array> run_plan(const MethodPlan& plan, const std::vector<IValue>& inputs) {
   if (inputs.size() != plan.input_checks.size())
-    throw_coded(ErrorKind::Execution, demo_errors::Code::INPUT_COUNT,
+    throw_coded(ErrorKind::Input, demo_errors::Code::INPUT_COUNT,
                 {{"method", plan.method}, {"expected", std::to_string(plan.input_checks.size())},
                  {"got", std::to_string(inputs.size())}});
   std::vector<std::optional<Array>> slots(plan.num_slots);

@@ -55,7 +55,24 @@ Kernel bind_kernel(Op op, const Attrs& a, size_t n_inputs) {
     case Op::SQRT:
     case Op::RSQRT:
     case Op::ABS:
-    case Op::EXP: return make_math(op);
+    case Op::EXP:
+    case Op::SIN:
+    case Op::COS: return make_math(op);
+    case Op::CUMSUM: return make_cumsum(as<AxisAttrs>(a));
+    case Op::CAST: return make_cast(as<CastAttrs>(a));
+    case Op::EMBEDDING:
+    case Op::GATHER:
+    case Op::INDEX_SELECT:
+    case Op::EQ:
+    case Op::NE:
+    case Op::LT:
+    case Op::LE:
+    case Op::GT:
+    case Op::GE:
+    case Op::BITWISE_NOT:
+    case Op::BITWISE_AND:
+    case Op::BITWISE_OR:
+    case Op::WHERE: return make_typed_op(op);
   }
   throw KernelError("opcode " + std::to_string(static_cast<int>(op)) + " has no kernel");  // unreachable
 }

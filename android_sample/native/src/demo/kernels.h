@@ -50,11 +50,16 @@ Kernel make_clamp(const ClampAttrs& a);                                 // activ
 Kernel make_hardsigmoid();                                              // activations.cpp
 Kernel make_hardswish();                                                // activations.cpp
 Kernel make_silu();                                                     // activations.cpp
-Kernel make_math(Op op);  // LOG, SQRT, RSQRT, ABS, EXP                  // activations.cpp
+Kernel make_math(Op op);  // LOG, SQRT, RSQRT, ABS, EXP, SIN, COS        // activations.cpp
 Kernel make_mean(const ReduceAttrs& a);                                 // reductions.cpp
 Kernel make_sum(const ReduceAttrs& a);                                  // reductions.cpp
 Kernel make_slice(const SliceAttrs& a);                                 // slicing.cpp
 Kernel make_expand(const ShapeAttrs& a);                                // slicing.cpp
+Kernel make_cumsum(const AxisAttrs& a);                                 // typed.cpp (float32)
+Kernel make_cast(const CastAttrs& a);                                   // typed.cpp (to float32)
+// EMBEDDING, GATHER, INDEX_SELECT, comparisons, bitwise ops, WHERE: typed operands or results,
+// refused (KernelError) until Array holds int64/int32/bool
+Kernel make_typed_op(Op op);                                            // typed.cpp
 
 // --- helpers shared by the families ---
 // y = max(y, 0) in place; NaN stays NaN, as in torch.

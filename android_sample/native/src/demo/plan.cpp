@@ -16,6 +16,13 @@ std::shared_ptr<const MethodPlan> build_plan(const ByteTensor& bytes, const std:
   } catch (const demo_errors::ProgramError& e) {
     throw_coded(ErrorKind::Format, e);
   }
+  // Array holds float32 only (typed arrays: issue 20's next phase): a typed program is refused
+  // whole here, before any kernel is bound, rather than misread
+  for (uint32_t slot = 0; slot < program.slot_dtypes.size(); ++slot)
+    if (program.slot_dtypes[slot] != static_cast<uint8_t>(demo_ops::DType::Float32))
+      throw_coded(ErrorKind::Format, demo_errors::Code::DTYPE_NOT_SUPPORTED,
+                  {{"slot", std::to_string(slot)}, {"dtype", demo_ops::dtype_name(program.slot_dtypes[slot])},
+                   {"method", program.method}});
   auto plan = std::make_shared<MethodPlan>();
   plan->method = program.method;
   plan->num_slots = program.num_slots;

@@ -99,9 +99,15 @@ def as_list(value: object) -> list[np.ndarray | None]:
     return [None if v is None else np.asarray(v) for v in value] if isinstance(value, tuple) else [np.asarray(value)]
 
 
+# parity models with int64/bool values: the core's Array holds float32 only so far (issue 20)
+TYPED_CASES = {"token_ops"}
+
+
 def export_models(w: Writer) -> dict[str, object]:
     compiled_by_name = {}
     for name, (factory, shapes) in CASES.items():
+        if name in TYPED_CASES:  # refused by the core (DTYPE_NOT_SUPPORTED): tests/android/test_native_typed.py
+            continue
         for static in (False, True):
             if not static and name in NEEDS_STATIC_SHAPES:
                 continue
@@ -198,7 +204,7 @@ def malformed_bundles(w: Writer, compiled: object) -> None:
     program = compiled.programs[0]
     first = program.instructions[0]
     bad_programs = {
-        "bad_program_version.ptl": dataclasses.replace(program, format_version=2),
+        "bad_program_version.ptl": dataclasses.replace(program, format_version=3),
         "bad_program_slot.ptl": dataclasses.replace(program, instructions=(
             dataclasses.replace(first, inputs=(999,) + first.inputs[1:]),) + program.instructions[1:]),
         "bad_program_read_before_write.ptl": dataclasses.replace(program, instructions=(

@@ -33,7 +33,7 @@ from liteexport.compiler import compile_module  # noqa: E402
 from liteexport.lowered import CompiledModule, MethodSignature  # noqa: E402
 from runtime_py.errors import ExecutionError, FormatError, InputError, LiteExportError  # noqa: E402
 from tests.parity.op_cases import OP_CASES  # noqa: E402
-from tests.parity.parity_models import CASES, NEEDS_STATIC_SHAPES  # noqa: E402
+from tests.parity.parity_models import CASES, NEEDS_STATIC_SHAPES, TYPED_CASES  # noqa: E402
 from tests.runtime_py.backends.demo_backend_helpers import one_op_program  # noqa: E402
 
 
@@ -97,10 +97,6 @@ class Writer:
 
 def as_list(value: object) -> list[np.ndarray | None]:
     return [None if v is None else np.asarray(v) for v in value] if isinstance(value, tuple) else [np.asarray(value)]
-
-
-# parity models with int64/bool values: the core's Array holds float32 only so far (issue 20)
-TYPED_CASES = {"token_ops"}
 
 
 def export_models(w: Writer) -> dict[str, object]:

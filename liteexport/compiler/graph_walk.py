@@ -368,6 +368,13 @@ class MethodWalk:
         base = INPLACE.get(kind) or _INPLACE_DROPOUT.get(kind, kind)
         lowering = LOWERINGS.get(base)
         if lowering is None:
+            # an op without an instruction on compile-time tensors only (T5's relative position
+            # buckets: min of int64 positions): torch computes it now, with the node's own overload
+            if base == kind and not node.isNondeterministic() and all(
+                    isinstance(v, TensorConst) for v in _flat(args) if isinstance(v, (Sym, TensorConst))):
+                folded = constant_results(node, args, lambda t: _storage(t) in self._state)
+                if folded is not None and len(folded) == 1:
+                    return folded[0]
             raise Unsupported()
         target = args[0]
         emitter = Emitter(self.nodes, site, lambda reason: self.log.poison(site, reason))

@@ -75,8 +75,16 @@ def _decoder(family: str) -> Callable[[], torch.nn.Module]:
     return make
 
 
+def _t5_encoder() -> torch.nn.Module:
+    """Relative position buckets (computed from int64 positions at export) instead of embeddings."""
+    config = transformers.T5Config(vocab_size=VOCAB, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4,
+                                   relative_attention_num_buckets=8)
+    return transformers.T5EncoderModel(config)
+
+
 MODELS: dict[str, Callable[[], torch.nn.Module]] = {
-    "distilbert": _distilbert, "bert": _bert, "gpt2": _gpt2, "llama": _decoder("llama"), "qwen2": _decoder("qwen2")}
+    "distilbert": _distilbert, "bert": _bert, "gpt2": _gpt2, "llama": _decoder("llama"), "qwen2": _decoder("qwen2"),
+    "t5_encoder": _t5_encoder}
 LEFT_PADDED = {"gpt2", "llama", "qwen2"}  # decoders pad on the left: padding queries see no key at all
 
 

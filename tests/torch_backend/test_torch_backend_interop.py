@@ -173,16 +173,23 @@ def test_spec_method_without_program_fails_load_clearly(backend: None, tmp_path:
 
 
 @needs_compiler
-def test_weights_of_wrong_dtype_fail_load_clearly(backend: None, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("scalar_type", "message"), [
+    # a compiled dtype, but not the one its slot holds: the program decoder's check
+    (ptmf.ScalarType.INT, r"\[WEIGHT_DTYPE\] constant for slot 1 \(weight 0\): the slot holds float32 values, "
+                          r"the weight is int32"),
+    # no compiled dtype at all: the processed module's check
+    (ptmf.ScalarType.SHORT, r'processed\["weights"\]\[0\] must be float32, int64, int32 or bool'),
+])
+def test_weights_of_wrong_dtype_fail_load_clearly(backend: None, tmp_path: Path, scalar_type: ptmf.ScalarType,
+                                                  message: str) -> None:
     module = pack(_compiled_module())
     weights_index = module.ivalues[_processed_index(module)].values[1]
     first_weight = module.ivalues[weights_index].items[0]
     tensor = module.ivalues[first_weight]
-    module = _replace_ivalue(module, first_weight,
-                             dataclasses.replace(tensor, scalar_type=int(ptmf.ScalarType.INT)))
+    module = _replace_ivalue(module, first_weight, dataclasses.replace(tensor, scalar_type=int(scalar_type)))
     path = tmp_path / "int_weights.ptl"
     path.write_bytes(encode_module(module))
-    with pytest.raises(RuntimeError, match=r'processed\["weights"\]\[0\] must be float32'):
+    with pytest.raises(RuntimeError, match=message):
         torch.jit.mobile._load_for_lite_interpreter(str(path))
 
 

@@ -320,8 +320,8 @@ bool read_tensor(JNIEnv* env, jobject tensor, size_t index, liteexport::Tensor* 
   env->DeleteLocalRef(dtype);
   if (env->ExceptionCheck()) return false;
   if (code != kFloat32Code) {
-    throw_java(env, g_refs.input_exception, "input " + std::to_string(index) + " is a " + dtype_name(code) +
-                                                " tensor; the native runtime takes float32 inputs only");
+    throw_java(env, g_refs.input_exception, "input " + std::to_string(index) + " has dtype " + dtype_name(code) +
+                                                "; the native runtime takes float32 inputs only");
     return false;
   }
   auto* data = static_cast<jfloatArray>(env->GetObjectField(tensor, g_refs.tensor_data));

@@ -352,7 +352,7 @@ final class LibraryTests {
     try (Module module = Module.load(bundle("tiny_cnn_static").toString())) {
       for (Tensor t : typed) {
         InputException e = expectThrows(InputException.class, () -> module.forward(t));
-        check(e.getMessage().equals("input 0 is a " + t.dtype() + " tensor; the native runtime takes float32 inputs only"),
+        check(e.getMessage().equals("input 0 has dtype " + t.dtype() + "; the native runtime takes float32 inputs only"),
             e.getMessage());
       }
       check(run(module, sampleInput()).length == 10, "the module is usable after a refusal");

@@ -1,5 +1,5 @@
 // liteexport_tests <suite> [dir]: kernels | parity | errors | malformed (vectors dir) | regressions
-// (tests/regressions: fuzzer findings) | loading (vectors dir: descriptors, copies, extra files) | digest (vectors dir: prints a hash of each case's outputs).
+// (tests/regressions: fuzzer findings) | digest (vectors dir: prints a hash of each case's outputs).
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -8,7 +8,7 @@
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: liteexport_tests kernels|parity|errors|malformed|regressions|loading|digest [dir]\n");
+    std::fprintf(stderr, "usage: liteexport_tests kernels|parity|errors|malformed|regressions|digest [dir]\n");
     return 2;
   }
   const std::string suite = argv[1], dir = argc > 2 ? argv[2] : ".";
@@ -17,8 +17,8 @@ int main(int argc, char** argv) {
               : suite == "parity"    ? run_parity_tests(dir)
               : suite == "errors"    ? run_error_tests(dir)
               : suite == "malformed" ? run_malformed_tests(dir)
+              : suite == "loading"   ? run_loading_tests(dir)  // vectors dir: descriptors, copies, extra files
               : suite == "regressions" ? run_regression_tests(dir)
-              : suite == "loading"   ? run_loading_tests(dir)
               : suite == "digest"    ? run_digest(dir)
                                      : -1;
   if (cases < 0) {

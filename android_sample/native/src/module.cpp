@@ -208,7 +208,8 @@ std::unique_ptr<Module> Module::load_from_buffer(const uint8_t* data, size_t siz
 }
 
 // The loaders below are new with the Android library (issue 23): a bundle inside a larger file
-// (an APK's asset, by descriptor) and a copied buffer (an asset read through a stream).
+// (an APK's asset, by descriptor) and a copied buffer (an asset read through a stream). They
+// must apply every LoadOptions field load() applies (merging issue 21: num_threads too).
 std::unique_ptr<Module> Module::load_from_fd(int fd, int64_t offset, int64_t length, const LoadOptions& options) {
   if (!(options.timeout_seconds >= 0)) throw_input("timeout_seconds must be >= 0 (0: none)");
   const std::string name = "bundle at offset " + std::to_string(offset) + " of descriptor " + std::to_string(fd);

@@ -199,7 +199,8 @@ public final class Module implements AutoCloseable {
   private static native void nativeDestroy(long handle);
 
   // Loading from a descriptor range and from memory, and the bundle's extra files (the Android
-  // library, issue 23).
+  // library, issue 23). The loaders pass every LoadOptions field nativeLoad takes (merging
+  // issue 21: numThreads too).
   private static native long nativeLoadFd(int fd, long offset, long length, boolean copy, long maxMemory,
       double timeoutSeconds);
 

@@ -72,8 +72,10 @@ rm -rf "$build/vectors"
 echo "== run: Java -> JNI -> native core"
 # -Xcheck:jni makes HotSpot validate every JNI call; its complaints are warnings, so they are
 # collected from the output and fail the run too.
+# --add-opens java.base/java.io: LibraryTests reads a FileInputStream's int descriptor (private on
+# a desktop JVM; Android hands it over as ParcelFileDescriptor.getFd()) to test Module.load(fd, ...).
 set +e
-${java_env[@]+"${java_env[@]}"} "$JAVA_HOME/bin/java" -Xcheck:jni -Dliteexport.jni.path="$jni_lib" -cp "$build/classes" \
+${java_env[@]+"${java_env[@]}"} "$JAVA_HOME/bin/java" -Xcheck:jni --add-opens java.base/java.io=ALL-UNNAMED -Dliteexport.jni.path="$jni_lib" -cp "$build/classes" \
   org.liteexport.HostTests "$build/vectors" $verbose 2>&1 | tee "$build/java.log"
 status=${PIPESTATUS[0]}
 set -e

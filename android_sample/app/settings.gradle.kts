@@ -1,5 +1,6 @@
-// liteexport Android sample: one app module; the Java API and the JNI bridge live outside this
-// project root (../java, ../jni) and are pulled in by app/build.gradle.kts.
+// liteexport Android sample: the library module :liteexport (the Java API + the JNI library, an
+// AAR; its sources live outside this project root, in ../java, ../jni and ../native, and are
+// pulled in by liteexport/build.gradle.kts) and the app :app that depends on it.
 pluginManagement {
     repositories {
         google()
@@ -17,4 +18,5 @@ dependencyResolutionManagement {
 }
 
 rootProject.name = "liteexport-sample"
+include(":liteexport")
 include(":app")

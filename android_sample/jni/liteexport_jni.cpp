@@ -13,6 +13,7 @@
 #include <jni.h>
 
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <new>
@@ -32,6 +33,10 @@ struct JavaRefs {
   jmethodID tensor_init = nullptr;  // private Tensor(float[] data, long[] shape)
   jfieldID tensor_data = nullptr;
   jfieldID tensor_shape = nullptr;
+  jfieldID tensor_dtype = nullptr;   // DType dtype
+  jfieldID tensor_buffer = nullptr;  // java.nio.Buffer buffer: a direct buffer, or null
+  jfieldID dtype_code = nullptr;     // DType.code (PyTorch Android's dtype codes)
+  jclass byte_buffer = nullptr;
   jclass string = nullptr;
   jclass lite_export_exception = nullptr;
   jmethodID set_structured = nullptr;  // LiteExportException.setStructured(String, String[])
@@ -141,6 +146,19 @@ jstring to_jstring(JNIEnv* env, const std::string& s) {
   return env->NewString(reinterpret_cast<const jchar*>(units.data()), static_cast<jsize>(units.size()));
 }
 
+// A String[] of `names`, or nullptr with a Java exception pending.
+jobjectArray to_jstring_array(JNIEnv* env, const std::vector<std::string>& names) {
+  jobjectArray result = env->NewObjectArray(static_cast<jsize>(names.size()), g_refs.string, nullptr);
+  if (result == nullptr) return nullptr;
+  for (size_t i = 0; i < names.size(); ++i) {
+    jstring name = to_jstring(env, names[i]);
+    if (name == nullptr) return nullptr;
+    env->SetObjectArrayElement(result, static_cast<jsize>(i), name);
+    env->DeleteLocalRef(name);
+  }
+  return result;
+}
+
 // ---- exceptions ---------------------------------------------------------------------------
 
 // Throws `cls(message)`. Only when no exception is pending: the first failure is the one to report.
@@ -246,14 +264,73 @@ liteexport::Module* module_of(JNIEnv* env, jlong handle) {
 
 // ---- tensors ------------------------------------------------------------------------------
 
+// DType.code of FLOAT32 (DType.java), and the names of the others for messages.
+constexpr jint kFloat32Code = 4;
+
+std::string dtype_name(jint code) {
+  switch (code) {
+    case 1: return "uint8";
+    case 2: return "int8";
+    case 3: return "int32";
+    case 4: return "float32";
+    case 5: return "int64";
+    case 11: return "bool";
+    default: return "dtype " + std::to_string(code);
+  }
+}
+
+// Copies a float32 Tensor that views a direct buffer into a core tensor: Tensor.java made the
+// buffer's view start at its first element and hold exactly product(shape) elements; the
+// capacity is checked again here, as the bytes are read from a raw address.
+bool read_buffer_tensor(JNIEnv* env, jobject tensor, jlongArray shape, size_t index, liteexport::Tensor* out) {
+  jobject buffer = env->GetObjectField(tensor, g_refs.tensor_buffer);
+  const jsize rank = env->GetArrayLength(shape);
+  out->shape.resize(static_cast<size_t>(rank));
+  env->GetLongArrayRegion(shape, 0, rank, reinterpret_cast<jlong*>(out->shape.data()));
+  size_t count = 1;
+  for (int64_t dim : out->shape) count *= dim > 0 ? static_cast<size_t>(dim) : 0;
+  const void* address = buffer != nullptr ? env->GetDirectBufferAddress(buffer) : nullptr;
+  const jlong capacity = buffer != nullptr ? env->GetDirectBufferCapacity(buffer) : -1;
+  // GetDirectBufferCapacity counts the buffer's elements: bytes for a ByteBuffer, floats for a FloatBuffer
+  const bool bytes = buffer != nullptr && env->IsInstanceOf(buffer, g_refs.byte_buffer);
+  const size_t capacity_bytes = capacity < 0 ? 0 : static_cast<size_t>(capacity) * (bytes ? 1 : sizeof(float));
+  env->DeleteLocalRef(buffer);
+  if (env->ExceptionCheck()) return false;
+  if (address == nullptr || capacity_bytes < count * sizeof(float)) {
+    throw_java(env, g_refs.input_exception, "input " + std::to_string(index) +
+               " has no data (a tensor viewing a buffer that is not direct, or too small for its shape)");
+    return false;
+  }
+  out->data.resize(count);
+  if (count != 0) std::memcpy(out->data.data(), address, count * sizeof(float));
+  return true;
+}
+
 // Copies a Java Tensor into a core tensor; false with a Java exception pending on failure.
 bool read_tensor(JNIEnv* env, jobject tensor, size_t index, liteexport::Tensor* out) {
   if (tensor == nullptr) {
     throw_java(env, g_refs.input_exception, "input " + std::to_string(index) + " is null");
     return false;
   }
+  // The core's Tensor holds float32 only (typed tensors in the core: issue 20). Another type is
+  // refused by name, never converted: an int64 token id cast to float32 would silently change
+  // what the model computes. When the core takes more types, they are passed through here.
+  jobject dtype = env->GetObjectField(tensor, g_refs.tensor_dtype);
+  const jint code = dtype != nullptr ? env->GetIntField(dtype, g_refs.dtype_code) : 0;
+  env->DeleteLocalRef(dtype);
+  if (env->ExceptionCheck()) return false;
+  if (code != kFloat32Code) {
+    throw_java(env, g_refs.input_exception, "input " + std::to_string(index) + " has dtype " + dtype_name(code) +
+                                                "; the native runtime takes float32 inputs only");
+    return false;
+  }
   auto* data = static_cast<jfloatArray>(env->GetObjectField(tensor, g_refs.tensor_data));
   auto* shape = static_cast<jlongArray>(env->GetObjectField(tensor, g_refs.tensor_shape));
+  if (data == nullptr && shape != nullptr) {  // a view of a direct buffer (Tensor.fromBlob(FloatBuffer/ByteBuffer))
+    const bool ok = read_buffer_tensor(env, tensor, shape, index, out);
+    env->DeleteLocalRef(shape);
+    return ok;
+  }
   bool ok = data != nullptr && shape != nullptr;
   if (ok) {
     const jsize rank = env->GetArrayLength(shape);
@@ -330,16 +407,7 @@ jobjectArray native_method_names(JNIEnv* env, jclass, jlong handle) {
   return guarded<jobjectArray>(env, nullptr, [&]() -> jobjectArray {
     liteexport::Module* module = module_of(env, handle);
     if (module == nullptr) return nullptr;
-    const std::vector<std::string> names = module->method_names();
-    jobjectArray result = env->NewObjectArray(static_cast<jsize>(names.size()), g_refs.string, nullptr);
-    if (result == nullptr) return nullptr;
-    for (size_t i = 0; i < names.size(); ++i) {
-      jstring name = to_jstring(env, names[i]);
-      if (name == nullptr) return nullptr;
-      env->SetObjectArrayElement(result, static_cast<jsize>(i), name);
-      env->DeleteLocalRef(name);
-    }
-    return result;
+    return to_jstring_array(env, module->method_names());
   });
 }
 
@@ -382,6 +450,68 @@ jobjectArray native_run_method(JNIEnv* env, jclass, jlong handle, jstring jname,
   });
 }
 
+// Loading from a descriptor range or a copied buffer, and extra files (the Android library).
+
+liteexport::LoadOptions load_options(jboolean copy, jlong max_memory, jdouble timeout_seconds) {
+  liteexport::LoadOptions options;  // LoadOptions.java has checked the values
+  options.copy = copy == JNI_TRUE;
+  options.max_memory = static_cast<uint64_t>(max_memory);
+  options.timeout_seconds = timeout_seconds;
+  return options;
+}
+
+jlong native_load_fd(JNIEnv* env, jclass, jint fd, jlong offset, jlong length, jboolean copy, jlong max_memory,
+                     jdouble timeout_seconds) {
+  return guarded<jlong>(env, 0, [&]() -> jlong {
+    std::unique_ptr<liteexport::Module> module = liteexport::Module::load_from_fd(
+        fd, static_cast<int64_t>(offset), static_cast<int64_t>(length), load_options(copy, max_memory, timeout_seconds));
+    return static_cast<jlong>(reinterpret_cast<intptr_t>(module.release()));
+  });
+}
+
+jlong native_load_buffer(JNIEnv* env, jclass, jobject buffer, jint length, jlong max_memory, jdouble timeout_seconds) {
+  return guarded<jlong>(env, 0, [&]() -> jlong {
+    const void* address = buffer != nullptr ? env->GetDirectBufferAddress(buffer) : nullptr;
+    const jlong capacity = buffer != nullptr ? env->GetDirectBufferCapacity(buffer) : -1;
+    if (address == nullptr || length < 0 || capacity < length) {
+      throw_java(env, g_refs.format_exception, "the bundle buffer is not a direct buffer of " + std::to_string(length) + " bytes");
+      return 0;
+    }
+    // copied: the Java buffer may be reused or freed by the GC once this returns
+    std::unique_ptr<liteexport::Module> module = liteexport::Module::load_from_copy(
+        static_cast<const uint8_t*>(address), static_cast<size_t>(length),
+        load_options(JNI_FALSE, max_memory, timeout_seconds));
+    return static_cast<jlong>(reinterpret_cast<intptr_t>(module.release()));
+  });
+}
+
+jobjectArray native_extra_file_names(JNIEnv* env, jclass, jlong handle) {
+  return guarded<jobjectArray>(env, nullptr, [&]() -> jobjectArray {
+    liteexport::Module* module = module_of(env, handle);
+    if (module == nullptr) return nullptr;
+    return to_jstring_array(env, module->extra_file_names());
+  });
+}
+
+jbyteArray native_extra_file(JNIEnv* env, jclass, jlong handle, jstring jname) {
+  return guarded<jbyteArray>(env, nullptr, [&]() -> jbyteArray {
+    liteexport::Module* module = module_of(env, handle);
+    std::string name;
+    if (module == nullptr || jname == nullptr || !to_utf8(env, jname, &name)) return nullptr;
+    const std::optional<std::string> content = module->extra_file(name);
+    if (!content) return nullptr;  // no such file: Java's null
+    if (content->size() > static_cast<size_t>(std::numeric_limits<jsize>::max())) {
+      throw_java(env, g_refs.lite_export_exception, "extra file " + name + " does not fit a Java array");
+      return nullptr;
+    }
+    const auto size = static_cast<jsize>(content->size());
+    jbyteArray result = env->NewByteArray(size);
+    if (result == nullptr) return nullptr;
+    env->SetByteArrayRegion(result, 0, size, reinterpret_cast<const jbyte*>(content->data()));
+    return result;
+  });
+}
+
 // ---- registration -------------------------------------------------------------------------
 
 // A global reference to `name`, or nullptr (with NoClassDefFoundError pending).
@@ -400,6 +530,12 @@ bool init_refs(JNIEnv* env) {
   r.tensor_init = env->GetMethodID(r.tensor, "<init>", "([F[J)V");
   r.tensor_data = env->GetFieldID(r.tensor, "data", "[F");
   r.tensor_shape = env->GetFieldID(r.tensor, "shape", "[J");
+  r.tensor_dtype = env->GetFieldID(r.tensor, "dtype", "Lorg/liteexport/DType;");
+  r.tensor_buffer = env->GetFieldID(r.tensor, "buffer", "Ljava/nio/Buffer;");
+  jclass dtype = env->FindClass("org/liteexport/DType");
+  r.dtype_code = dtype != nullptr ? env->GetFieldID(dtype, "code", "I") : nullptr;
+  env->DeleteLocalRef(dtype);
+  r.byte_buffer = global_class(env, "java/nio/ByteBuffer");
   r.string = global_class(env, "java/lang/String");
   r.lite_export_exception = global_class(env, "org/liteexport/LiteExportException");
   if (r.lite_export_exception != nullptr) {
@@ -414,7 +550,8 @@ bool init_refs(JNIEnv* env) {
   }
   r.illegal_state_exception = global_class(env, "java/lang/IllegalStateException");
   r.out_of_memory_error = global_class(env, "java/lang/OutOfMemoryError");
-  return !env->ExceptionCheck() && r.tensor_init && r.tensor_data && r.tensor_shape && r.string &&
+  return !env->ExceptionCheck() && r.tensor_init && r.tensor_data && r.tensor_shape && r.tensor_dtype &&
+         r.tensor_buffer && r.dtype_code && r.byte_buffer && r.string &&
          r.lite_export_exception && r.set_structured && r.format_exception && r.input_exception && r.execution_exception_init &&
          r.illegal_state_exception && r.out_of_memory_error;
 }
@@ -431,6 +568,14 @@ extern "C" JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* /*reserved*/) {
       {const_cast<char*>("nativeLoad"), const_cast<char*>("(Ljava/lang/String;ZJD)J"),
        reinterpret_cast<void*>(native_load)},
       {const_cast<char*>("nativeDestroy"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(native_destroy)},
+      // the Android library's loaders and extra files
+      {const_cast<char*>("nativeLoadFd"), const_cast<char*>("(IJJZJD)J"), reinterpret_cast<void*>(native_load_fd)},
+      {const_cast<char*>("nativeLoadBuffer"), const_cast<char*>("(Ljava/nio/ByteBuffer;IJD)J"),
+       reinterpret_cast<void*>(native_load_buffer)},
+      {const_cast<char*>("nativeExtraFileNames"), const_cast<char*>("(J)[Ljava/lang/String;"),
+       reinterpret_cast<void*>(native_extra_file_names)},
+      {const_cast<char*>("nativeExtraFile"), const_cast<char*>("(JLjava/lang/String;)[B"),
+       reinterpret_cast<void*>(native_extra_file)},
       {const_cast<char*>("nativeMethodNames"), const_cast<char*>("(J)[Ljava/lang/String;"),
        reinterpret_cast<void*>(native_method_names)},
       {const_cast<char*>("nativeRunMethod"),

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -147,6 +148,23 @@ def add_malformed(w: Writer, good: Path) -> None:
             path.unlink()  # runtime_py accepts it: not a malformed-bundle vector
 
 
+def add_labeled_bundle(w: Writer, shapes: dict[str, list[Shape]]) -> None:
+    """TinyCNN with a user file, labels.txt, exported by the CLI as an app developer would
+    (liteexport export --extra-file), for Module.extraFileNames/extraFile."""
+    labels = w.out / "labels.txt"
+    labels.write_text("".join(f"class {i}: {name}\n" for i, name in enumerate(["chat", "chien", "éléphant"])),
+                      encoding="utf-8")
+    bundle = w.out / "tiny_cnn_labels.ptl"
+    result = subprocess.run(
+        [sys.executable, "-m", "liteexport", "export", TINY_CNN, "--input-shape", "forward:1x3x32x32",
+         "-o", str(bundle), "--extra-file", f"labels.txt={labels}"],
+        cwd=REPO, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise SystemExit(f"liteexport export --extra-file failed:\n{result.stdout}{result.stderr}")
+    add_bundle(w, "tiny_cnn_labels", bundle, shapes)
+    w.record("extra_file", "tiny_cnn_labels", "labels.txt", labels.name)
+
+
 def parse_extra(spec: str) -> tuple[Path, str, list[Shape]]:
     path, method, shapes = spec.rsplit(":", 2)
     return Path(path).resolve(), method, [tuple(int(d) for d in s.split("x")) for s in shapes.split(",")]
@@ -190,6 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_bundle(w, "tiny_cnn_static", out / "tiny_cnn_static.ptl", tiny_shapes)
     if APP_ASSET.exists():
         add_bundle(w, "app_asset", APP_ASSET, tiny_shapes)
+    add_labeled_bundle(w, tiny_shapes)
     for i, (path, method, extra_shapes) in enumerate(extras):
         add_bundle(w, f"extra{i}", path, {method: extra_shapes})
 

@@ -150,8 +150,8 @@ def test_gradlew_downloads_unpacks_and_launches_the_distribution(tmp_path: Path)
     assert list((tmp_path / "home" / "wrapper" / "dists" / "gradle-8.9-bin").glob("*/gradle-8.9/lib/*.jar"))
 
 
-def test_app_packages_every_arm_abi() -> None:
-    gradle = (APP / "app" / "build.gradle.kts").read_text()
+def test_library_packages_every_arm_abi() -> None:
+    gradle = (APP / "liteexport" / "build.gradle.kts").read_text()  # the library builds the .so the app packages
     abis = re.search(r"abiFilters \+= listOf\(([^)]*)\)", gradle)
     assert abis is not None
     assert set(re.findall(r'"([^"]+)"', abis[1])) == {"arm64-v8a", "armeabi-v7a", "x86_64"}

@@ -1,7 +1,6 @@
-// The sample app. Besides its own sources it builds:
-//  - the org.liteexport Java API, straight from android_sample/java/src/main/java (one copy of
-//    the sources, shared with the host tests);
-//  - libliteexport_jni.so (JNI bridge + native core) from android_sample/jni/CMakeLists.txt.
+// The sample app: one activity that loads the bundle shipped in its assets with the liteexport
+// library (the :liteexport module of this project: the Java API and libliteexport_jni.so) and
+// runs it. The app itself builds no native code and compiles only its own sources.
 plugins {
     id("com.android.application")
 }
@@ -9,7 +8,6 @@ plugins {
 android {
     namespace = "org.liteexport.sample"
     compileSdk = 35
-    ndkVersion = "27.0.12077973"  // NDK r27 (LTS), the default of AGP 8.7
 
     defaultConfig {
         applicationId = "org.liteexport.sample"
@@ -17,44 +15,13 @@ android {
         targetSdk = 35
         versionCode = 1
         versionName = "1.0"
-
-        ndk {
-            // 64-bit and 32-bit ARM phones (minSdk 24 still covers armeabi-v7a-only devices)
-            // and the x86_64 emulator. The native core is tested on all three architectures:
-            // aarch64 and armv7 cross-built and run under qemu-user (tests/android), x86-64 natively.
-            abiFilters += listOf("arm64-v8a", "armeabi-v7a", "x86_64")
-        }
-        externalNativeBuild {
-            cmake {
-                // Only the JNI library (and the core it links); not the core's tests and tools.
-                targets += "liteexport_jni"
-                // The core is linked statically into the one .so, so the static C++ runtime is safe.
-                // No FLATBUFFERS_INCLUDE_DIR: CMake fetches the flatbuffers headers at configure time,
-                // pinned by URL and SHA-256 (native/CMakeLists.txt; README.md "What the build fetches").
-                arguments += listOf("-DANDROID_STL=c++_static")
-                // The bridge catches the core's liteexport::Error by type: both need to be on.
-                cppFlags += listOf("-fexceptions", "-frtti")
-            }
-        }
-    }
-
-    externalNativeBuild {
-        cmake {
-            path = file("../../jni/CMakeLists.txt")
-            version = "3.22.1"
-        }
-    }
-
-    sourceSets {
-        getByName("main") {
-            java.srcDir("../../java/src/main/java")
-        }
     }
 
     buildTypes {
         release {
             isMinifyEnabled = false
-            // Kept for whoever turns minification on: JNI finds org.liteexport members by name.
+            // Kept for whoever turns minification on; the library's own keep rules (JNI looks its
+            // classes up by name) come with it (consumer-rules.pro).
             proguardFiles(getDefaultProguardFile("proguard-android-optimize.txt"), "proguard-rules.pro")
         }
     }
@@ -65,8 +32,12 @@ android {
     }
 
     androidResources {
-        // Bundles are memory-mapped after being copied out; storing them uncompressed in the
-        // APK keeps the copy a plain read.
+        // Bundles stored uncompressed in the APK: AndroidModules.load maps them in place through
+        // AssetManager.openFd. A compressed one still loads, read into memory through a stream.
         noCompress += "ptl"
     }
+}
+
+dependencies {
+    implementation(project(":liteexport"))
 }

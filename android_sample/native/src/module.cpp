@@ -21,6 +21,10 @@ namespace {
 // Functions of the root type that are plumbing, not methods a user calls.
 bool hidden(const std::string& name) { return name == "__setstate__" || name == "__getstate__"; }
 
+// Extra files liteexport writes itself (runtime_py's and liteexport.pipeline's RESERVED_PREFIX):
+// not the user's, so not listed by extra_file_names.
+bool reserved_extra_file(const std::string& name) { return name.rfind("liteexport/", 0) == 0; }
+
 // How many Tensors a method returning a tuple returns (-1: one, not a tuple), counted in its
 // return type's text as runtime_py's Module._wrapper_signature does.
 int tuple_outputs(const ser::Schema* schema) {
@@ -46,6 +50,7 @@ class LoadedModule final : public Module {
                                       content ? content->size() : 0);
           break;
         }
+    fb_module_ = m;
     bundle_ = std::make_unique<LoadedBundle>(std::move(bytes), m);
     auto root = bundle_->root().get_if<std::shared_ptr<Object>>();
     const std::string prefix = (*root)->type_name + ".";
@@ -78,6 +83,24 @@ class LoadedModule final : public Module {
     std::vector<std::string> names;
     for (const auto& m : methods_) names.push_back(m.name);
     return names;
+  }
+
+  std::vector<std::string> extra_file_names() const override {
+    std::vector<std::string> names;
+    if (fb_module_->extra_files() != nullptr)
+      for (const ser::ExtraFile* f : *fb_module_->extra_files())
+        if (f->name() != nullptr && !reserved_extra_file(f->name()->str())) names.push_back(f->name()->str());
+    return names;
+  }
+
+  std::optional<std::string> extra_file(const std::string& name) const override {
+    if (reserved_extra_file(name) || fb_module_->extra_files() == nullptr) return std::nullopt;
+    for (const ser::ExtraFile* f : *fb_module_->extra_files())
+      if (f->name() != nullptr && f->name()->str() == name) {
+        const auto* content = f->content();  // verified in bounds with the bundle
+        return content == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(content->data()), content->size());
+      }
+    return std::nullopt;
   }
 
   std::vector<std::optional<Tensor>> run_method(const std::string& name, const std::vector<Tensor>& inputs) override {
@@ -171,6 +194,7 @@ class LoadedModule final : public Module {
     std::optional<WrapperSignature> wrapper;  // when the root is torch's LoweredWrapper
   };
   std::string name_;
+  const ser::Module* fb_module_ = nullptr;  // in bundle_'s bytes, which it keeps alive
   LoadOptions options_;
   std::optional<DebugTable> table_;
   std::unique_ptr<LoadedBundle> bundle_;
@@ -187,6 +211,22 @@ std::unique_ptr<Module> Module::load(const std::string& path, const LoadOptions&
 std::unique_ptr<Module> Module::load_from_buffer(const uint8_t* data, size_t size, const LoadOptions& options) {
   if (!(options.timeout_seconds >= 0)) throw_input("timeout_seconds must be >= 0 (0: none)");
   return std::make_unique<LoadedModule>(Bytes::wrap(data, size), "bundle", options);
+}
+
+// The loaders below are new with the Android library (issue 23): a bundle inside a larger file
+// (an APK's asset, by descriptor) and a copied buffer (an asset read through a stream). They
+// must apply every LoadOptions field load() applies (merging issue 21: num_threads too).
+std::unique_ptr<Module> Module::load_from_fd(int fd, int64_t offset, int64_t length, const LoadOptions& options) {
+  if (!(options.timeout_seconds >= 0)) throw_input("timeout_seconds must be >= 0 (0: none)");
+  const std::string name = "bundle at offset " + std::to_string(offset) + " of descriptor " + std::to_string(fd);
+  return std::make_unique<LoadedModule>(options.copy ? Bytes::read_fd(fd, offset, length, name)
+                                                     : Bytes::map_fd(fd, offset, length, name),
+                                        name, options);
+}
+
+std::unique_ptr<Module> Module::load_from_copy(const uint8_t* data, size_t size, const LoadOptions& options) {
+  if (!(options.timeout_seconds >= 0)) throw_input("timeout_seconds must be >= 0 (0: none)");
+  return std::make_unique<LoadedModule>(Bytes::copy(data, size), "bundle", options);
 }
 
 }  // namespace liteexport

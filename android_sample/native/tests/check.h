@@ -28,5 +28,6 @@ int run_numerics_tests();  // part of the kernels suite
 int run_parity_tests(const std::string& dir);
 int run_error_tests(const std::string& dir);
 int run_malformed_tests(const std::string& dir);
+int run_loading_tests(const std::string& dir);  // Module::load_from_fd / load_from_copy, extra files
 int run_regression_tests(const std::string& dir);
 int run_digest(const std::string& dir);  // not a check: prints output hashes

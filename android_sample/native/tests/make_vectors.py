@@ -248,6 +248,9 @@ def main() -> None:
     one_op_bundles(w)
     malformed_bundles(w, compiled["mlp_static"])
     constant_outputs(w, compiled["tuple_outputs_static"])
+    # user files stored with a bundle, for Module::extra_file (test_loading.cpp)
+    write_bundle(compiled["mlp_static"], out / "extra_files.ptl",
+                 extra_files={"labels.txt": "cat\ndog\néléphant\n".encode(), "config/empty.bin": b""})
     (out / "cases.txt").write_text("\n".join(w.lines) + "\n")
     print(f"wrote {len(w.lines)} cases to {out}")
 

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
               : suite == "parity"    ? run_parity_tests(dir)
               : suite == "errors"    ? run_error_tests(dir)
               : suite == "malformed" ? run_malformed_tests(dir)
+              : suite == "loading"   ? run_loading_tests(dir)  // vectors dir: descriptors, copies, extra files
               : suite == "regressions" ? run_regression_tests(dir)
               : suite == "digest"    ? run_digest(dir)
                                      : -1;

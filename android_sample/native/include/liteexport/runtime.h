@@ -81,10 +81,28 @@ class Module {
   static std::unique_ptr<Module> load(const std::string& path, const LoadOptions& options = {});
   // Same from a caller-owned buffer; it must outlive the Module (options.copy is ignored).
   static std::unique_ptr<Module> load_from_buffer(const uint8_t* data, size_t size, const LoadOptions& options = {});
+  // Same from `length` bytes at `offset` of the open file `fd`: a bundle stored inside a larger
+  // file, such as an uncompressed asset of an APK (Android's AssetManager.openFd gives the APK's
+  // descriptor and the asset's offset and length). The descriptor stays the caller's: it may be
+  // closed once this returns. The range is memory-mapped in place (the file must then stay
+  // unchanged, as for load) unless options.copy is set or the range does not start 16-byte
+  // aligned (the alignment the format needs; an APK aligns uncompressed assets to 4 bytes):
+  // then it is read into memory. A range outside the file is a Format error.
+  static std::unique_ptr<Module> load_from_fd(int fd, int64_t offset, int64_t length, const LoadOptions& options = {});
+  // Same from a copy of the caller's `size` bytes: they may be freed or changed once this returns
+  // (an asset that had to be read through a stream, for instance).
+  static std::unique_ptr<Module> load_from_copy(const uint8_t* data, size_t size, const LoadOptions& options = {});
   virtual ~Module() = default;
 
   // User-callable methods (forward, @torch.jit.export methods), without __setstate__/__getstate__.
   virtual std::vector<std::string> method_names() const = 0;
+  // The files the exporter stored with the bundle (liteexport export --extra-file NAME=PATH, or
+  // extra_files=: labels, normalization constants...), as runtime_py's Module.extra_files: names
+  // in the bundle's order, without liteexport's own files (named liteexport/...: the debug table).
+  virtual std::vector<std::string> extra_file_names() const = 0;
+  // The content of the extra file `name`, or nullopt if the bundle has none of that name (or it
+  // is one of liteexport's own).
+  virtual std::optional<std::string> extra_file(const std::string& name) const = 0;
   // Runs a method; a Tensor-returning method gives one output, a tuple-returning one one per
   // element. An element that is None (googlenet's auxiliary outputs in eval mode: it returns
   // (logits, None, None)) is std::nullopt; an element of another kind (an int, bool or float

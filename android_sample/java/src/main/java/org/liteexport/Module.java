@@ -1,5 +1,7 @@
 package org.liteexport;
 
+import java.nio.ByteBuffer;
+
 /**
  * A liteexport bundle (.ptl) loaded by the native runtime, shaped after PyTorch Android's
  * {@code org.pytorch.Module}:
@@ -37,8 +39,9 @@ public final class Module implements AutoCloseable {
   }
 
   /**
-   * Memory-maps, verifies and loads the bundle at {@code path} (a file path: on Android, copy a
-   * bundle shipped in the assets to the files directory first).
+   * Memory-maps, verifies and loads the bundle at {@code path} (a file path; for a bundle shipped
+   * in an app's assets use {@code AndroidModules.load(context, assetName)}, which maps it inside
+   * the APK).
    *
    * @throws FormatException if the file cannot be read or is not a valid bundle
    */
@@ -58,6 +61,55 @@ public final class Module implements AutoCloseable {
       throw new NullPointerException("Module.load: path and options must not be null");
     }
     return new Module(nativeLoad(path, options.copy(), options.maxMemory(), options.timeoutSeconds()), path);
+  }
+
+  /**
+   * Loads the bundle stored as {@code length} bytes at {@code offset} of the open file {@code fd}:
+   * a bundle inside a larger file, such as an uncompressed asset of an APK ({@code
+   * AssetManager.openFd} gives the APK's descriptor, the asset's offset and its length; {@code
+   * AndroidModules.load(context, assetName)} does this). The range is memory-mapped in place, as
+   * {@link #load(String)} maps a file, unless {@code options.copy(true)} or the range does not
+   * start 16-byte aligned (the alignment the format needs; an APK aligns uncompressed assets to 4
+   * bytes only): then it is read into memory. Either way nothing is copied out to a file.
+   *
+   * <p>The descriptor stays the caller's: it may be closed once this returns.
+   *
+   * @throws FormatException if the descriptor is not an open regular file, the range lies
+   *     outside it, or the range is not a valid bundle
+   */
+  public static Module load(int fd, long offset, long length, LoadOptions options) {
+    if (options == null) {
+      throw new NullPointerException("Module.load: options must not be null");
+    }
+    String where = "bundle at offset " + offset + " (" + length + " bytes) of descriptor " + fd;
+    return new Module(nativeLoadFd(fd, offset, length, options.copy(), options.maxMemory(), options.timeoutSeconds()), where);
+  }
+
+  /**
+   * Loads a bundle from the bytes of {@code bundle} between its position and its limit (its
+   * position is not moved). They are copied into the native runtime: the buffer may be reused
+   * once this returns. For a bundle that is not a file, e.g. an asset stored compressed, read
+   * through a stream. {@code options.copy} does not apply (the bytes are always copied).
+   *
+   * @throws FormatException if the bytes are not a valid bundle
+   */
+  public static Module load(ByteBuffer bundle, LoadOptions options) {
+    if (bundle == null || options == null) {
+      throw new NullPointerException("Module.load: bundle and options must not be null");
+    }
+    ByteBuffer direct = bundle.slice();  // from the position: the JNI bridge reads from the address
+    if (!direct.isDirect()) {  // a heap buffer has no address to hand over: copy it once
+      direct = ByteBuffer.allocateDirect(bundle.remaining());
+      direct.put(bundle.duplicate());
+      direct.clear();
+    }
+    return new Module(nativeLoadBuffer(direct, direct.remaining(), options.maxMemory(), options.timeoutSeconds()),
+        "bundle of " + direct.remaining() + " bytes in memory");
+  }
+
+  /** {@link #load(ByteBuffer, LoadOptions)} with the default options. */
+  public static Module load(ByteBuffer bundle) {
+    return load(bundle, new LoadOptions());
   }
 
   /** Runs {@code forward}; same as {@code runMethod("forward", inputs)}. */
@@ -92,7 +144,29 @@ public final class Module implements AutoCloseable {
     return nativeMethodNames(liveHandle());
   }
 
-  /** The path this module was loaded from. */
+  /**
+   * The names of the files stored with the bundle by its exporter ({@code liteexport export
+   * --extra-file labels.txt=labels.txt}, or {@code extra_files=}): labels, normalization
+   * constants and the like, as runtime_py's {@code Module.extra_files}. liteexport's own files
+   * (named {@code liteexport/...}, e.g. the debug table) are not listed. Empty if there are none.
+   */
+  public synchronized String[] extraFileNames() {
+    return nativeExtraFileNames(liveHandle());
+  }
+
+  /**
+   * The content of the extra file {@code name} (see {@link #extraFileNames()}), or {@code null}
+   * if the bundle has none of that name. Decode text with {@code new String(bytes,
+   * StandardCharsets.UTF_8)}.
+   */
+  public synchronized byte[] extraFile(String name) {
+    if (name == null) {
+      throw new NullPointerException("extraFile: name must not be null");
+    }
+    return nativeExtraFile(liveHandle(), name);
+  }
+
+  /** The path this module was loaded from (for a descriptor or a buffer: a description of it). */
   public String path() {
     return path;
   }
@@ -123,6 +197,18 @@ public final class Module implements AutoCloseable {
   private static native long nativeLoad(String path, boolean copy, long maxMemory, double timeoutSeconds);
 
   private static native void nativeDestroy(long handle);
+
+  // Loading from a descriptor range and from memory, and the bundle's extra files (the Android
+  // library, issue 23). The loaders pass every LoadOptions field nativeLoad takes (merging
+  // issue 21: numThreads too).
+  private static native long nativeLoadFd(int fd, long offset, long length, boolean copy, long maxMemory,
+      double timeoutSeconds);
+
+  private static native long nativeLoadBuffer(ByteBuffer direct, int length, long maxMemory, double timeoutSeconds);
+
+  private static native String[] nativeExtraFileNames(long handle);
+
+  private static native byte[] nativeExtraFile(long handle, String name);
 
   private static native String[] nativeMethodNames(long handle);
 

@@ -86,6 +86,7 @@ public final class HostTests {
     runner.add("corrupted bundles fail cleanly", this::corruptedBundles);
     runner.add("app error report: library not loadable", HostTests::errorReportLinkError);
     runner.add("app error report: bundle errors and causes", this::errorReportBundleError);
+    new LibraryTests(vectors).register(runner);  // what the Android library adds (LibraryTests.java)
   }
 
   private Module load(String bundleId) {
@@ -311,7 +312,7 @@ public final class HostTests {
     expectThrows(IllegalArgumentException.class, () -> Tensor.fromBlob(new float[0], new long[] {-1, 0}));
     expectThrows(IllegalArgumentException.class,
         () -> Tensor.fromBlob(new float[0], new long[] {Long.MAX_VALUE, Long.MAX_VALUE, 0}));
-    expectThrows(NullPointerException.class, () -> Tensor.fromBlob(null, new long[] {1}));
+    expectThrows(NullPointerException.class, () -> Tensor.fromBlob((float[]) null, new long[] {1}));
     expectThrows(NullPointerException.class, () -> Tensor.fromBlob(new float[1], null));
   }
 
@@ -363,7 +364,7 @@ public final class HostTests {
       expectThrows(NullPointerException.class, () -> module.forward((Tensor[]) null));
       expectThrows(NullPointerException.class, () -> module.runMethod(null, vectors.tensors(r.field(2))));
     }
-    expectThrows(NullPointerException.class, () -> Module.load(null));
+    expectThrows(NullPointerException.class, () -> Module.load((String) null));
   }
 
   private void manyModules() throws Exception {

@@ -19,7 +19,7 @@ public final class ErrorReport {
     StringBuilder out = new StringBuilder();
     if (error instanceof UnsatisfiedLinkError) {
       out.append("The native library (libliteexport_jni.so) could not be loaded: this APK may not be ")
-          .append("built for this device's ABI (abiFilters in app/build.gradle.kts).\n");
+          .append("built for this device's ABI (abiFilters in liteexport/build.gradle.kts).\n");
     }
     Throwable cause = error;
     for (int depth = 0; cause != null && depth < MAX_CAUSES; depth++) {

@@ -1,30 +1,33 @@
 package org.liteexport.sample;
 
 import android.app.Activity;
+import android.graphics.Bitmap;
+import android.graphics.Color;
 import android.os.Bundle;
 import android.os.SystemClock;
 import android.widget.Button;
 import android.widget.TextView;
-import java.io.File;
-import java.io.FileOutputStream;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Random;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import org.liteexport.AndroidModules;
+import org.liteexport.ImageNormalization;
 import org.liteexport.Module;
 import org.liteexport.Tensor;
+import org.liteexport.TensorImageUtils;
 
 /**
- * Loads the TinyCNN bundle shipped in the assets, runs it on a sample image and shows the
- * outputs, the load time and the inference time.
+ * Loads the TinyCNN bundle shipped in the assets (mapped in place inside the APK by
+ * AndroidModules.load), runs it on a sample image and shows the outputs, named by the bundle's
+ * labels.txt when it carries one, the load time and the inference time.
  */
 public class MainActivity extends Activity {
   private static final String BUNDLE_ASSET = "tiny_cnn.ptl";  // written by scripts/export_example.sh
-  private static final long[] INPUT_SHAPE = {1, 3, 32, 32};   // TinyCNN: one 32x32 RGB image
+  private static final int IMAGE_SIZE = 32;                   // TinyCNN: one 32x32 RGB image
+  private static final String LABELS_FILE = "labels.txt";     // liteexport export --extra-file labels.txt=...
   private static final int TIMED_RUNS = 50;                   // for the steady-state average
 
   // Loading and inference run off the UI thread: a bigger model would otherwise freeze the screen.
@@ -71,14 +74,15 @@ public class MainActivity extends Activity {
   }
 
   /** Runs the whole demo on the worker thread; returns the report to show. */
-  private String demo() throws IOException {
-    File bundle = copyAssetToFiles(BUNDLE_ASSET);
+  private String demo() {
     StringBuilder out = new StringBuilder();
 
     long start = SystemClock.elapsedRealtimeNanos();
-    try (Module module = Module.load(bundle.getPath())) {
+    try (Module module = AndroidModules.load(this, BUNDLE_ASSET)) {
       long loadNanos = SystemClock.elapsedRealtimeNanos() - start;
-      Tensor input = Tensor.fromBlob(sampleImage(), INPUT_SHAPE);
+      Tensor input = TensorImageUtils.bitmapToFloat32Tensor(sampleImage(),
+          ImageNormalization.TORCHVISION_NORM_MEAN_RGB, ImageNormalization.TORCHVISION_NORM_STD_RGB);
+      String[] labels = labels(module);
 
       start = SystemClock.elapsedRealtimeNanos();
       Tensor[] outputs = module.forward(input);
@@ -90,63 +94,57 @@ public class MainActivity extends Activity {
       }
       long averageNanos = (SystemClock.elapsedRealtimeNanos() - start) / TIMED_RUNS;
 
-      out.append("bundle: ").append(BUNDLE_ASSET).append(" (").append(bundle.length()).append(" bytes)\n");
+      out.append("bundle: ").append(BUNDLE_ASSET).append(" (").append(module.path()).append(")\n");
       out.append("methods: ").append(Arrays.toString(module.methodNames())).append('\n');
+      out.append("extra files: ").append(Arrays.toString(module.extraFileNames())).append('\n');
       out.append("input: ").append(input).append('\n');
       out.append(String.format(Locale.US, "load time: %.2f ms%n", loadNanos / 1e6));
       out.append(String.format(Locale.US, "first inference: %.2f ms%n", firstNanos / 1e6));
       out.append(String.format(Locale.US, "inference (mean of %d): %.3f ms%n%n", TIMED_RUNS, averageNanos / 1e6));
       for (int i = 0; i < outputs.length; i++) {
-        appendOutput(out, i, outputs[i]);
+        appendOutput(out, i, outputs[i], labels);
       }
     }
     return out.toString();
   }
 
-  private static void appendOutput(StringBuilder out, int index, Tensor tensor) {
+  /** The class names of the bundle's labels.txt (one a line), or null when it has none. */
+  private static String[] labels(Module module) {
+    byte[] file = module.extraFile(LABELS_FILE);
+    return file == null ? null : new String(file, StandardCharsets.UTF_8).split("\n");
+  }
+
+  private static void appendOutput(StringBuilder out, int index, Tensor tensor, String[] labels) {
     float[] values = tensor.getDataAsFloatArray();
     out.append("output ").append(index).append(": ").append(tensor).append('\n');
     int best = 0;
     for (int i = 0; i < values.length; i++) {
-      out.append(String.format(Locale.US, "  [%d] %+.5f%n", i, values[i]));
+      out.append(String.format(Locale.US, "  [%d] %+.5f %s%n", i, values[i], label(labels, i)));
       if (values[i] > values[best]) {
         best = i;
       }
     }
     if (values.length > 0) {
-      out.append("top class: ").append(best).append('\n');
+      out.append("top class: ").append(best).append(' ').append(label(labels, best)).append('\n');
     }
   }
 
-  /** A deterministic stand-in for a camera frame: the same seeded noise on every run. */
-  private static float[] sampleImage() {
-    Random random = new Random(0);
-    float[] pixels = new float[(int) Tensor.numel(INPUT_SHAPE)];
-    for (int i = 0; i < pixels.length; i++) {
-      pixels[i] = (float) random.nextGaussian();
-    }
-    return pixels;
+  private static String label(String[] labels, int index) {
+    return labels != null && index < labels.length ? labels[index] : "";
   }
 
   /**
-   * Module.load takes a file path (the runtime memory-maps it), and assets are not files:
-   * copy the bundle to the app's files dir. Copied every time, so an app update that ships a
-   * new bundle is picked up; written to a temporary file and renamed, so a crash mid-copy never
-   * leaves a truncated bundle behind.
+   * A deterministic stand-in for a camera frame: the same seeded colors on every run, as a Bitmap
+   * so that it goes through TensorImageUtils as a real photo would.
    */
-  private File copyAssetToFiles(String name) throws IOException {
-    File target = new File(getFilesDir(), name);
-    File temp = new File(getFilesDir(), name + ".tmp");
-    try (InputStream in = getAssets().open(name); OutputStream os = new FileOutputStream(temp)) {
-      byte[] buffer = new byte[64 * 1024];
-      int n;
-      while ((n = in.read(buffer)) > 0) {
-        os.write(buffer, 0, n);
+  private static Bitmap sampleImage() {
+    Random random = new Random(0);
+    Bitmap bitmap = Bitmap.createBitmap(IMAGE_SIZE, IMAGE_SIZE, Bitmap.Config.ARGB_8888);
+    for (int y = 0; y < IMAGE_SIZE; y++) {
+      for (int x = 0; x < IMAGE_SIZE; x++) {
+        bitmap.setPixel(x, y, Color.rgb(random.nextInt(256), random.nextInt(256), random.nextInt(256)));
       }
     }
-    if (!temp.renameTo(target)) {
-      throw new IOException("cannot rename " + temp + " to " + target);
-    }
-    return target;
+    return bitmap;
   }
 }

@@ -1,6 +1,7 @@
 // liteexport_native_run: run a bundle with the native core.
-//   liteexport_native_run [--method NAME] [--repeat N] [--copy] [--max-memory BYTES] [--timeout SECONDS]
-//                         <bundle> <input.bin>... [--expect <output.bin>...]
+//   liteexport_native_run [--method NAME] [--repeat N] [--threads N] [--copy] [--max-memory BYTES]
+//                         [--timeout SECONDS] <bundle> <input.bin>... [--expect <output.bin>...]
+// --threads N (default 1, up to 64) is LoadOptions::num_threads: the threads a call computes on.
 // --copy reads the bundle into memory instead of mapping it; --max-memory (default 1 GiB, 0 = no
 // budget) and --timeout (default 0 = none) are the run limits of LoadOptions (runtime.h).
 // --repeat N runs the method N more times after the first and prints their median time
@@ -41,6 +42,11 @@ int main(int argc, char** argv) {
     std::string a = argv[i];
     if (a == "--method" && i + 1 < argc) method = argv[++i];
     else if (a == "--repeat" && i + 1 < argc) repeat = std::max(0, std::atoi(argv[++i]));
+    else if (a == "--threads" && i + 1 < argc) {
+      const double n = number("--threads", argv[++i]);
+      // checked again by Module::load (1..64), whose error names the option
+      options.num_threads = n == std::floor(n) && n <= 1e6 ? static_cast<int>(n) : -1;
+    }
     else if (a == "--copy") options.copy = true;
     else if (a == "--max-memory" && i + 1 < argc) options.max_memory = static_cast<uint64_t>(number("--max-memory", argv[++i]));
     else if (a == "--timeout" && i + 1 < argc) options.timeout_seconds = number("--timeout", argv[++i]);
@@ -50,8 +56,8 @@ int main(int argc, char** argv) {
     else (in_expect ? expects : inputs).push_back(a);
   }
   if (bundle.empty()) {
-    std::cerr << "usage: liteexport_native_run [--method NAME] [--repeat N] [--copy] [--max-memory BYTES] "
-                 "[--timeout SECONDS] <bundle> <input.bin>... [--expect <output.bin>...]\n";
+    std::cerr << "usage: liteexport_native_run [--method NAME] [--repeat N] [--threads N] [--copy] "
+                 "[--max-memory BYTES] [--timeout SECONDS] <bundle> <input.bin>... [--expect <output.bin>...]\n";
     return 1;
   }
   try {

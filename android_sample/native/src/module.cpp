@@ -118,7 +118,10 @@ class LoadedModule final : public Module {
         throw_input("input " + std::to_string(i) + ": shape " + py_shape(t.shape) + " needs " +
                     (negative ? std::string("non-negative sizes") : std::to_string(numel(t.shape)) + " values") +
                     ", got " + std::to_string(t.data.size()));
-      args.emplace_back(Array::from_vector(t.shape, t.data));
+      std::vector<float> values;  // one copy, with the room from_vector keeps past the end
+      values.reserve(t.data.size() + Array::kReadSlack);
+      values.assign(t.data.begin(), t.data.end());
+      args.emplace_back(Array::from_vector(t.shape, std::move(values)));
     }
     // this call's limits, for the allocator and the kernels on this thread
     auto run = std::make_shared<RunState>();

@@ -16,12 +16,19 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
+#include <ctime>
 #include <iostream>
 
 #include "liteexport/runtime.h"
 #include "tensor_io.h"
 
 using namespace liteexport;
+
+static double thread_cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
 
 int main(int argc, char** argv) {
   std::string method = "forward", bundle;
@@ -72,14 +79,20 @@ int main(int argc, char** argv) {
     auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
     std::printf("load %.3f ms, %s %.3f ms\n", ms(t0, t1), method.c_str(), ms(t2, t3));
     if (repeat > 0) {
-      std::vector<double> times;
+      // wall time, and the calling thread's CPU time: with one thread that is the run's work, without
+      // the time other processes take from it on a shared machine (benchmarks/ compare with it)
+      std::vector<double> times, cpu_times;
       for (int r = 0; r < repeat; ++r) {
+        const double c0 = thread_cpu_ms();
         auto a = std::chrono::steady_clock::now();
         module->run_method(method, in);
         times.push_back(ms(a, std::chrono::steady_clock::now()));
+        cpu_times.push_back(thread_cpu_ms() - c0);
       }
       std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-      std::printf("median of %d runs: %.6f ms\n", repeat, times[times.size() / 2]);
+      std::nth_element(cpu_times.begin(), cpu_times.begin() + cpu_times.size() / 2, cpu_times.end());
+      std::printf("median of %d runs: %.6f ms, thread cpu %.6f ms\n", repeat, times[times.size() / 2],
+                  cpu_times[cpu_times.size() / 2]);
     }
     if (!expects.empty()) {
       if (expects.size() != out.size()) {

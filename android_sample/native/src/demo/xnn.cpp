@@ -65,7 +65,7 @@ Array transpose_4d(const Array& x, bool to_nhwc) {
   Shape shape = to_nhwc ? Shape{n, h, w, c} : Shape{n, c, h, w};
   if (h * w == 1 || c == 1) return x.reshaped(std::move(shape));
   float* y;
-  Array out = Array::zeros(std::move(shape), &y);
+  Array out = Array::uninitialized(std::move(shape), &y);
   const float* p = x.ptr();
   const int64_t hw = h * w;
   for (int64_t b = 0; b < n; ++b) {
@@ -127,7 +127,7 @@ class ConvStep final : public FastStep {
     if (oh <= 0 || ow <= 0 || s[0] == 0) return own(slots, reads, kernel_, after_);
     const Array& x = slots.nhwc(reads[0]);
     float* y;
-    Array out = Array::zeros({s[0], oh, ow, out_c_}, &y);
+    Array out = Array::uninitialized({s[0], oh, ow, out_c_}, &y);
     std::lock_guard<std::mutex> guard(lock_);  // an operator holds one setup at a time
     if (!op_) create();
     check(xnn_setup_convolution2d_nhwc_f32(op_.get(), static_cast<size_t>(s[0]), static_cast<size_t>(s[2]),
@@ -193,7 +193,7 @@ class LinearStep final : public FastStep {
     Shape shape = x.shape;
     shape.back() = out_f_;
     float* y;
-    Array out = Array::zeros(std::move(shape), &y);
+    Array out = Array::uninitialized(std::move(shape), &y);
     std::lock_guard<std::mutex> guard(lock_);
     if (!op_) {  // packed on the first run, as ConvStep's
       xnn_operator_t op = nullptr;
@@ -250,7 +250,7 @@ class MaxPoolStep final : public FastStep {
       channels_ = s[1];
     }
     float* y;
-    Array out = Array::zeros({s[0], oh, ow, s[1]}, &y);
+    Array out = Array::uninitialized({s[0], oh, ow, s[1]}, &y);
     check(xnn_setup_max_pooling2d_nhwc_f32(op_.get(), static_cast<size_t>(s[0]), static_cast<size_t>(s[2]),
                                            static_cast<size_t>(s[3]), x.ptr(), y, threadpool()),
           "max pooling setup");
@@ -286,7 +286,7 @@ class GlobalAvgPoolStep final : public FastStep {
       channels_ = s[1];
     }
     float* y;
-    Array out = Array::zeros({s[0], s[1], 1, 1}, &y);
+    Array out = Array::uninitialized({s[0], s[1], 1, 1}, &y);
     check(xnn_setup_global_average_pooling_nwc_f32(op_.get(), static_cast<size_t>(s[0]), static_cast<size_t>(s[2] * s[3]),
                                                    x.ptr(), y, threadpool()),
           "global average pooling setup");
@@ -346,7 +346,7 @@ class BinaryStep final : public FastStep {
       shape[i] = dx == 1 ? dz : dx;
     }
     float* y;
-    Array out = Array::zeros(std::move(shape), &y);
+    Array out = Array::uninitialized(std::move(shape), &y);
     std::lock_guard<std::mutex> guard(lock_);
     if (add_)
       check(xnn_setup_add_nd_f32(op_.get(), sx.size(), sx.data(), sz.size(), sz.data(), x.ptr(), z.ptr(), y, threadpool()),
@@ -382,7 +382,7 @@ class UnaryStep final : public FastStep {
     *nhwc = slots.is_nhwc(reads[0]);
     if (!op_ || x.size() == 0) return kernel_({&x});
     float* y;
-    Array out = Array::zeros(x.shape, &y);
+    Array out = Array::uninitialized(x.shape, &y);
     std::lock_guard<std::mutex> guard(lock_);
     check(xnn_setup_hardswish_nc_f32(op_.get(), static_cast<size_t>(x.size()), x.ptr(), y, threadpool()),
           "hardswish setup");

@@ -29,4 +29,4 @@ int run_parity_tests(const std::string& dir);
 int run_error_tests(const std::string& dir);
 int run_malformed_tests(const std::string& dir);
 int run_regression_tests(const std::string& dir);
-int run_digest(const std::string& dir);  // not a check: prints output hashes
+int run_outputs(const std::string& dir);  // not a check: prints the outputs' values

@@ -206,14 +206,17 @@ def _infer_native(bundle: str, x: np.ndarray, threads: int = 1) -> dict[str, flo
         f.write(b"LXT1" + struct.pack("<I", x.ndim) + struct.pack(f"<{x.ndim}q", *x.shape) + x.tobytes())
         f.flush()
         medians, cpus, loads = [], [], []
+        repeat = 20  # the first round; then sized from its median
         for _ in range(5):  # rounds, as in _median_time
-            out = subprocess.run([NATIVE_TOOL, "--threads", str(threads), "--repeat", "200", bundle, f.name],
+            out = subprocess.run([NATIVE_TOOL, "--threads", str(threads), "--repeat", str(repeat), bundle, f.name],
                                  capture_output=True, text=True, check=True).stdout
             match = re.search(r"median of \d+ runs: ([0-9.]+) ms, thread cpu ([0-9.]+) ms", out)
             load = re.search(r"load ([0-9.]+) ms", out)
             assert match is not None and load is not None, out
             medians.append(float(match[1]) / 1e3)
             cpus.append(float(match[2]) / 1e3)
+            # about 0.4 s per round, as _median_time's budget (resnet18 took minutes with 200 runs)
+            repeat = max(5, min(200, int(0.4 / max(medians[-1], 1e-6))))
             loads.append(float(load[1]) / 1e3)
     # with one thread, the thread's CPU time is the run's work (as benchmarks/peer_worker.py's)
     cpu = {"cpu_seconds": min(cpus)} if threads == 1 else {}

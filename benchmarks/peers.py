@@ -2,7 +2,8 @@
 """The native core against the CPU runtimes apps ship, in one run, at 1 and 2 threads:
 
     python benchmarks/peers.py --setup     # once: makes the peers' venv (.venv-peers, ~1.5 GB)
-    python benchmarks/peers.py             # ~15 minutes on 2 cores; --case NAME to pick models
+    python benchmarks/peers.py             # 15-60 minutes on 2 cores (ExecuTorch's export takes
+                                           # 20-400 s per model); --case NAME to pick models
 
 Engines: the Android sample's native core (liteexport_native_run, our bundle), ExecuTorch 1.5.1
 with its XNNPACK delegate (torch.export -> to_edge_transform_and_lower(XnnpackPartitioner) ->
@@ -155,10 +156,12 @@ def main() -> None:
         for case in chosen:
             rows.append(measure(case, Path(tmp), python, args.rounds))
             print(table(rows[-1:]).splitlines()[-2], flush=True)
+            if not args.case:  # after each model: an interrupted run keeps what it measured
+                args.out.mkdir(parents=True, exist_ok=True)
+                (args.out / "peers.json").write_text(
+                    json.dumps({"cases": rows, "complete": len(rows) == len(chosen)}, indent=2))
     print(table(rows))
     if not args.case:
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "peers.json").write_text(json.dumps({"cases": rows}, indent=2))
         print(f"\nwrote {args.out / 'peers.json'}")
 
 

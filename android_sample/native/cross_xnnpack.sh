@@ -18,7 +18,12 @@ packages=(libxnnpack0 libxnnpack-dev libpthreadpool0 libpthreadpool-dev libcpuin
 stamp="$dir/.packages"
 if [[ -f "$stamp" && "$(cat "$stamp")" == "${packages[*]}:$deb_arch" ]]; then echo "$dir"; exit 0; fi
 rm -rf "$dir" && mkdir -p "$dir/debs"
-(cd "$dir/debs" && apt-get download -qq "${packages[@]/%/:$deb_arch}") >&2 || {
+# apt's output goes to a log, shown on failure only: callers take this script's (and build.sh's) last
+# line as the directory. As root, apt's sandbox user could not write into the build tree: download as
+# the caller instead.
+(cd "$dir/debs" && apt-get download -qq -o APT::Sandbox::User="$(id -un)" "${packages[@]/%/:$deb_arch}") \
+  >"$dir/download.log" 2>&1 || {
+  cat "$dir/download.log" >&2
   echo "apt-get download of ${packages[*]} for $deb_arch failed: run 'dpkg --add-architecture $deb_arch && apt-get update' (.ci/run does)" >&2
   exit 1
 }

@@ -122,6 +122,15 @@ PLAIN_CASES = (
 )
 
 
+# benchmarks/peers.py: the native core against ExecuTorch (XNNPACK delegate) and ONNX Runtime (issue 21)
+PEER_CASES = (
+    Case("resnet18", _torchvision("resnet18"), (1, 3, 224, 224), True),
+    Case("mobilenet_v2", _torchvision("mobilenet_v2"), (1, 3, 224, 224), True),
+    Case("mobilenet_v3_small", _torchvision("mobilenet_v3_small"), (1, 3, 224, 224), True),
+    Case("encoder", EncoderLayer, (1, 64, 256), True),
+)
+
+
 def scaling_case(width: int) -> Case:
     """An MLP of 2 layers width x width: 8 * width^2 bytes of float32 weights."""
     return Case(f"mlp_w{width}", lambda: WideMLP(width, depth=2), (1, width), True)

@@ -116,9 +116,9 @@ def infer_plain(bundle: str, shape: str) -> dict[str, float]:
 
 
 def _case(name: str) -> Any:
-    from benchmarks.models import CASES, PLAIN_CASES, scaling_case
+    from benchmarks.models import CASES, PEER_CASES, PLAIN_CASES, scaling_case
 
-    for case in (*CASES, *PLAIN_CASES):
+    for case in (*CASES, *PLAIN_CASES, *PEER_CASES):
         if case.name == name:
             return case
     return scaling_case(int(name.removeprefix("mlp_w")))
@@ -131,6 +131,7 @@ def export_ours(case_name: str, out: str) -> dict[str, float]:
     from liteexport.compiler import compile_module
 
     torch.set_num_threads(1)
+    torch.manual_seed(0)  # the weights torch's own export and benchmarks/peer_worker.py's get too
     case = _case(case_name)
     model = case.make().eval()
     gc.collect()  # both exports start without a pending collection (see export_torch)
@@ -191,8 +192,9 @@ NATIVE_TOOL = next((path for path in (os.path.join(_NATIVE_BUILD, "native", "lit
                    os.path.join(_NATIVE_BUILD, "native", "liteexport_native_run"))
 
 
-def _infer_native(bundle: str, x: np.ndarray) -> dict[str, float]:
-    """The Android sample's native core on the host, through its command-line tool."""
+def _infer_native(bundle: str, x: np.ndarray, threads: int = 1) -> dict[str, float]:
+    """The Android sample's native core on the host, through its command-line tool; also its load
+    time (map + verify, the lowest of the rounds)."""
     import re
     import struct
     import subprocess
@@ -203,21 +205,29 @@ def _infer_native(bundle: str, x: np.ndarray) -> dict[str, float]:
     with tempfile.NamedTemporaryFile(suffix=".bin") as f:
         f.write(b"LXT1" + struct.pack("<I", x.ndim) + struct.pack(f"<{x.ndim}q", *x.shape) + x.tobytes())
         f.flush()
-        medians = []
+        medians, cpus, loads = [], [], []
+        repeat = 20  # the first round; then sized from its median
         for _ in range(5):  # rounds, as in _median_time
-            out = subprocess.run([NATIVE_TOOL, "--repeat", "200", bundle, f.name], capture_output=True, text=True,
-                                 check=True).stdout
-            match = re.search(r"median of \d+ runs: ([0-9.]+) ms", out)
-            assert match is not None, out
+            out = subprocess.run([NATIVE_TOOL, "--threads", str(threads), "--repeat", str(repeat), bundle, f.name],
+                                 capture_output=True, text=True, check=True).stdout
+            match = re.search(r"median of \d+ runs: ([0-9.]+) ms, thread cpu ([0-9.]+) ms", out)
+            load = re.search(r"load ([0-9.]+) ms", out)
+            assert match is not None and load is not None, out
             medians.append(float(match[1]) / 1e3)
-    return {"seconds": min(medians)}
+            cpus.append(float(match[2]) / 1e3)
+            # about 0.4 s per round, as _median_time's budget (resnet18 took minutes with 200 runs)
+            repeat = max(5, min(200, int(0.4 / max(medians[-1], 1e-6))))
+            loads.append(float(load[1]) / 1e3)
+    # with one thread, the thread's CPU time is the run's work (as benchmarks/peer_worker.py's)
+    cpu = {"cpu_seconds": min(cpus)} if threads == 1 else {}
+    return {"seconds": min(medians), "load_seconds": min(loads), **cpu}
 
 
-def infer(engine: str, bundle: str, shape: str) -> dict[str, float]:
+def infer(engine: str, bundle: str, shape: str, threads: str = "1") -> dict[str, float]:
     dims = tuple(int(d) for d in shape.split("x"))
     x = np.random.default_rng(0).standard_normal(dims).astype(np.float32)
     if engine == "native":
-        return _infer_native(bundle, x)
+        return _infer_native(bundle, x, int(threads))
     if engine.startswith("runtime_py"):
         import runtime_py
 
@@ -226,7 +236,7 @@ def infer(engine: str, bundle: str, shape: str) -> dict[str, float]:
     import torch
     import torch.jit.mobile
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(int(threads))
     if engine == "torch_ours":
         from liteexport.torch_backend import load_torch_backend
 

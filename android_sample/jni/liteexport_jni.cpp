@@ -380,7 +380,8 @@ jobject new_tensor(JNIEnv* env, const liteexport::Tensor& t) {
 
 // ---- native methods of org.liteexport.Module ----------------------------------------------
 
-jlong native_load(JNIEnv* env, jclass, jstring jpath, jboolean copy, jlong max_memory, jdouble timeout_seconds) {
+jlong native_load(JNIEnv* env, jclass, jstring jpath, jboolean copy, jlong max_memory, jdouble timeout_seconds,
+                  jint num_threads) {
   return guarded<jlong>(env, 0, [&]() -> jlong {
     std::string path;
     if (jpath == nullptr || !to_utf8(env, jpath, &path)) {
@@ -391,6 +392,7 @@ jlong native_load(JNIEnv* env, jclass, jstring jpath, jboolean copy, jlong max_m
     options.copy = copy == JNI_TRUE;
     options.max_memory = static_cast<uint64_t>(max_memory);
     options.timeout_seconds = timeout_seconds;
+    options.num_threads = static_cast<int>(num_threads);
     std::unique_ptr<liteexport::Module> module = liteexport::Module::load(path, options);
     return static_cast<jlong>(reinterpret_cast<intptr_t>(module.release()));
   });
@@ -399,6 +401,14 @@ jlong native_load(JNIEnv* env, jclass, jstring jpath, jboolean copy, jlong max_m
 void native_destroy(JNIEnv* env, jclass, jlong handle) {
   guarded<int>(env, 0, [&]() {
     delete reinterpret_cast<liteexport::Module*>(static_cast<intptr_t>(handle));
+    return 0;
+  });
+}
+
+void native_set_num_threads(JNIEnv* env, jclass, jlong handle, jint num_threads) {
+  guarded<int>(env, 0, [&]() {
+    liteexport::Module* module = module_of(env, handle);
+    if (module != nullptr) module->set_num_threads(static_cast<int>(num_threads));  // Input error -> InputException
     return 0;
   });
 }
@@ -565,8 +575,10 @@ extern "C" JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* /*reserved*/) {
 
   // Signatures must match the `native` declarations in Module.java.
   const JNINativeMethod methods[] = {
-      {const_cast<char*>("nativeLoad"), const_cast<char*>("(Ljava/lang/String;ZJD)J"),
+      {const_cast<char*>("nativeLoad"), const_cast<char*>("(Ljava/lang/String;ZJDI)J"),
        reinterpret_cast<void*>(native_load)},
+      {const_cast<char*>("nativeSetNumThreads"), const_cast<char*>("(JI)V"),
+       reinterpret_cast<void*>(native_set_num_threads)},
       {const_cast<char*>("nativeDestroy"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(native_destroy)},
       // the Android library's loaders and extra files
       {const_cast<char*>("nativeLoadFd"), const_cast<char*>("(IJJZJD)J"), reinterpret_cast<void*>(native_load_fd)},

@@ -43,8 +43,11 @@ case "$variant" in
       export JAVA_HOME="${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")}"
     fi ;;
   sanitize) args+=(-DLITEEXPORT_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g") ;;
-  aarch64) args+=(-DCMAKE_TOOLCHAIN_FILE="$here/cmake/aarch64-linux-gnu.cmake") ;;
-  armv7) args+=(-DCMAKE_TOOLCHAIN_FILE="$here/cmake/arm-linux-gnueabihf.cmake") ;;
+  # the cross builds link Debian's XNNPACK of their architecture, unpacked by cross_xnnpack.sh
+  aarch64) args+=(-DCMAKE_TOOLCHAIN_FILE="$here/cmake/aarch64-linux-gnu.cmake"
+                  -DLITEEXPORT_XNNPACK_ROOT="$("$here/cross_xnnpack.sh" aarch64 "$root/xnnpack-aarch64")") ;;
+  armv7) args+=(-DCMAKE_TOOLCHAIN_FILE="$here/cmake/arm-linux-gnueabihf.cmake"
+                -DLITEEXPORT_XNNPACK_ROOT="$("$here/cross_xnnpack.sh" armv7 "$root/xnnpack-armv7")") ;;
   *) echo "unknown variant $variant (host|sanitize|aarch64|armv7)" >&2; exit 2 ;;
 esac
 

@@ -40,12 +40,17 @@ def build_dir(step: cpp_builds.Step) -> Path:
     return Path(step.output.strip().splitlines()[-1])
 
 
-def digests(argv: list[str], env: dict[str, str] | None = None) -> list[str]:
-    """`liteexport_tests digest`: one hash of the output bits per test vector."""
-    result = subprocess.run([*argv, "digest", str(cpp_builds.VECTORS)], capture_output=True, text=True, check=False,
+def outputs(argv: list[str], env: dict[str, str] | None = None) -> list[tuple[str, list[float]]]:
+    """`liteexport_tests outputs`: per test vector, "<case#> <bundle> <method>" and its output values."""
+    result = subprocess.run([*argv, "outputs", str(cpp_builds.VECTORS)], capture_output=True, text=True, check=False,
                             env={**os.environ, **(env or {})})
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    return [line for line in result.stdout.splitlines() if line.startswith("digest ")]
+    cases = []
+    for line in result.stdout.splitlines():
+        if line.startswith("outputs "):
+            words = line.split()
+            cases.append((" ".join(words[1:4]), [float(v) for v in words[4:]]))
+    return cases
 
 
 @pytest.mark.skipif(bool(_missing("cmake", "g++")), reason=f"needs {_missing('cmake', 'g++')} to build C++")
@@ -75,14 +80,15 @@ def test_java_api_through_jni_on_the_host_jvm() -> None:
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="x86-64 has three GEMM kernel variants")
 @pytest.mark.skipif(bool(_missing("cmake", "g++")), reason=f"needs {_missing('cmake', 'g++')} to build C++")
 def test_x86_kernel_variants_give_the_same_bits() -> None:
-    """The SSE2 and AVX2 kernels (the widest the CPU has is picked at run time; the environment
-    variable caps it) give the AVX-512 kernels' bits, on the exact-order unit tests and every vector."""
+    """The own GEMM's SSE2 and AVX2 kernels (the widest the CPU has is picked at run time; the
+    environment variable caps it) give the AVX-512 kernels' bits, on the exact-order unit tests and
+    every vector (each value printed exactly; XNNPACK's steps do not read the variable)."""
     cpp_builds.wait("native-vectors")
     tests = str(build_dir(cpp_builds.wait("native-host")) / "liteexport_tests")
-    widest = digests([tests])
+    widest = outputs([tests])
     assert len(widest) > 20
     for isa in ("sse2", "avx2"):
         env = {**os.environ, "LITEEXPORT_GEMM_ISA": isa}
         unit = subprocess.run([tests, "kernels"], capture_output=True, text=True, env=env, check=False)
         assert unit.returncode == 0, unit.stdout + unit.stderr
-        assert digests([tests], {"LITEEXPORT_GEMM_ISA": isa}) == widest, isa
+        assert outputs([tests], {"LITEEXPORT_GEMM_ISA": isa}) == widest, isa

@@ -20,7 +20,11 @@ int64_t numel(const Shape& shape) {
   return n;
 }
 
-Array Array::zeros(Shape shape, float** out) {
+Array Array::zeros(Shape shape, float** out) { return allocate(std::move(shape), out, true); }
+
+Array Array::uninitialized(Shape shape, float** out) { return allocate(std::move(shape), out, false); }
+
+Array Array::allocate(Shape shape, float** out, bool zero) {
   // every kernel output comes from here: broadcasting or a conv/pool output size computed from
   // hostile attributes must give an error (run_plan turns it into an ExecutionError), not OOM
   if (numel(shape) > kMaxElements)
@@ -29,7 +33,7 @@ Array Array::zeros(Shape shape, float** out) {
   // Within a run, the result counts against its memory budget from here until it is freed:
   // checked from the shape, before allocating.
   struct Buffer {
-    std::vector<float> values;
+    std::unique_ptr<float[]> values;
     std::shared_ptr<RunState> run;
     uint64_t bytes = 0;
     ~Buffer() {
@@ -43,18 +47,21 @@ Array Array::zeros(Shape shape, float** out) {
                         std::to_string(run->live.load()) + " bytes of results live that exceeds the memory budget of " +
                         std::to_string(run->max_memory) + " bytes (option max_memory)");
   auto buffer = std::make_shared<Buffer>();
-  buffer->values.assign(static_cast<size_t>(numel(shape)), 0.0f);
+  // kReadSlack more floats: XNNPACK's kernels read (never write) up to 16 bytes past an input
+  const size_t n = static_cast<size_t>(numel(shape));
+  buffer->values = zero ? std::make_unique<float[]>(n + kReadSlack) : std::unique_ptr<float[]>(new float[n + kReadSlack]);
   if (run) {
     buffer->run = run;
     buffer->bytes = bytes;
     run->live += bytes;
   }
-  *out = buffer->values.data();
+  *out = buffer->values.get();
   // aliasing constructor: the array keeps the buffer alive and points at its elements
-  return Array{std::move(shape), std::shared_ptr<const float>(buffer, buffer->values.data())};
+  return Array{std::move(shape), std::shared_ptr<const float>(buffer, buffer->values.get())};
 }
 
 Array Array::from_vector(Shape shape, std::vector<float> values) {
+  values.reserve(values.size() + kReadSlack);  // readable past the end, as zeros' (no copy when it has room)
   auto owned = std::make_shared<std::vector<float>>(std::move(values));
   return Array{std::move(shape), std::shared_ptr<const float>(owned, owned->data())};
 }

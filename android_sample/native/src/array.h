@@ -26,12 +26,21 @@ struct Array {
 
   // A zero-filled array the caller fills through `out` before sharing it.
   static Array zeros(Shape shape, float** out);
+  // The same without the zero fill, for a kernel that writes every element (XNNPACK's operators).
+  static Array uninitialized(Shape shape, float** out);
   // Takes ownership of `values` (must hold numel(shape) elements).
   static Array from_vector(Shape shape, std::vector<float> values);
   // Points at memory owned by `keepalive` (the mapped bundle): weights used in place.
   static Array borrowed(Shape shape, const float* ptr, std::shared_ptr<const void> keepalive);
   // Same data, another shape of the same element count (reshape/flatten never copy).
   Array reshaped(Shape new_shape) const { return Array{std::move(new_shape), data}; }
+
+  // Floats readable past the end of arrays from zeros/uninitialized/from_vector: XNNPACK's kernels
+  // read up to XNN_EXTRA_BYTES (16) past an input (never writing there).
+  static constexpr size_t kReadSlack = 4;
+
+ private:
+  static Array allocate(Shape shape, float** out, bool zero);
 };
 
 // Row-major strides in elements.

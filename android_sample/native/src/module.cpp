@@ -7,6 +7,7 @@
 
 #include "bundle_verify.h"
 #include "debug_table.h"
+#include "demo/xnn.h"
 #include "delegate_trace.h"
 #include "errors.h"
 #include "liteexport/runtime.h"
@@ -35,6 +36,12 @@ int tuple_outputs(const ser::Schema* schema) {
   int count = 0;
   for (size_t at = type.find("Tensor"); at != std::string::npos; at = type.find("Tensor", at + 6)) ++count;
   return count;
+}
+
+void check_num_threads(int n) {
+  if (n < 1 || n > demo_backend::kMaxThreads)
+    throw_input("num_threads must be between 1 and " + std::to_string(demo_backend::kMaxThreads) + ", got " +
+                std::to_string(n));
 }
 
 class LoadedModule final : public Module {
@@ -134,7 +141,10 @@ class LoadedModule final : public Module {
         throw_input("input " + std::to_string(i) + ": shape " + py_shape(t.shape) + " needs " +
                     (negative ? std::string("non-negative sizes") : std::to_string(numel(t.shape)) + " values") +
                     ", got " + std::to_string(t.data.size()));
-      args.emplace_back(Array::from_vector(t.shape, t.data));
+      std::vector<float> values;  // one copy, with the room from_vector keeps past the end
+      values.reserve(t.data.size() + Array::kReadSlack);
+      values.assign(t.data.begin(), t.data.end());
+      args.emplace_back(Array::from_vector(t.shape, std::move(values)));
     }
     // this call's limits, for the allocator and the kernels on this thread
     auto run = std::make_shared<RunState>();
@@ -145,6 +155,7 @@ class LoadedModule final : public Module {
                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                           std::chrono::duration<double>(std::min(options_.timeout_seconds, 1e9)));
     RunScope scope(run);
+    demo_backend::ThreadPoolScope threads(pool_.get());  // XNNPACK's operators run on the Module's threads
     IValue result;
     try {
       result = bundle_->call_method(bundle_->root(), name, args);
@@ -183,6 +194,14 @@ class LoadedModule final : public Module {
     return out;
   }
 
+ void set_num_threads(int num_threads) override {
+    check_num_threads(num_threads);
+    // one thread needs no pool: XNNPACK computes on the caller's thread
+    pool_ = num_threads > 1 ? std::make_unique<demo_backend::ThreadPool>(num_threads) : nullptr;
+    num_threads_ = num_threads;
+  }
+  int num_threads() const override { return num_threads_; }
+
  private:
   struct Param {
     std::string name;
@@ -199,18 +218,26 @@ class LoadedModule final : public Module {
   std::optional<DebugTable> table_;
   std::unique_ptr<LoadedBundle> bundle_;
   std::vector<MethodInfo> methods_;
+  int num_threads_ = 1;
+  std::unique_ptr<demo_backend::ThreadPool> pool_;
 };
 
 }  // namespace
 
 std::unique_ptr<Module> Module::load(const std::string& path, const LoadOptions& options) {
   if (!(options.timeout_seconds >= 0)) throw_input("timeout_seconds must be >= 0 (0: none)");
-  return std::make_unique<LoadedModule>(options.copy ? Bytes::read_file(path) : Bytes::map_file(path), path, options);
+  check_num_threads(options.num_threads);
+  auto module = std::make_unique<LoadedModule>(options.copy ? Bytes::read_file(path) : Bytes::map_file(path), path, options);
+  module->set_num_threads(options.num_threads);
+  return module;
 }
 
 std::unique_ptr<Module> Module::load_from_buffer(const uint8_t* data, size_t size, const LoadOptions& options) {
   if (!(options.timeout_seconds >= 0)) throw_input("timeout_seconds must be >= 0 (0: none)");
-  return std::make_unique<LoadedModule>(Bytes::wrap(data, size), "bundle", options);
+  check_num_threads(options.num_threads);
+  auto module = std::make_unique<LoadedModule>(Bytes::wrap(data, size), "bundle", options);
+  module->set_num_threads(options.num_threads);
+  return module;
 }
 
 // The loaders below are new with the Android library (issue 23): a bundle inside a larger file

@@ -30,4 +30,4 @@ int run_error_tests(const std::string& dir);
 int run_malformed_tests(const std::string& dir);
 int run_loading_tests(const std::string& dir);  // Module::load_from_fd / load_from_copy, extra files
 int run_regression_tests(const std::string& dir);
-int run_digest(const std::string& dir);  // not a check: prints output hashes
+int run_outputs(const std::string& dir);  // not a check: prints the outputs' values

@@ -1,5 +1,5 @@
 // liteexport_tests <suite> [dir]: kernels | parity | errors | malformed (vectors dir) | regressions
-// (tests/regressions: fuzzer findings) | digest (vectors dir: prints a hash of each case's outputs).
+// (tests/regressions: fuzzer findings) | outputs (vectors dir: prints each case's output values).
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -8,7 +8,7 @@
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: liteexport_tests kernels|parity|errors|malformed|regressions|digest [dir]\n");
+    std::fprintf(stderr, "usage: liteexport_tests kernels|parity|errors|malformed|regressions|outputs [dir]\n");
     return 2;
   }
   const std::string suite = argv[1], dir = argc > 2 ? argv[2] : ".";
@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
               : suite == "malformed" ? run_malformed_tests(dir)
               : suite == "loading"   ? run_loading_tests(dir)  // vectors dir: descriptors, copies, extra files
               : suite == "regressions" ? run_regression_tests(dir)
-              : suite == "digest"    ? run_digest(dir)
+              : suite == "outputs"   ? run_outputs(dir)
                                      : -1;
   if (cases < 0) {
     std::fprintf(stderr, "unknown suite %s\n", suite.c_str());

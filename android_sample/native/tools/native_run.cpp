@@ -1,6 +1,7 @@
 // liteexport_native_run: run a bundle with the native core.
-//   liteexport_native_run [--method NAME] [--repeat N] [--copy] [--max-memory BYTES] [--timeout SECONDS]
-//                         <bundle> <input.bin>... [--expect <output.bin>...]
+//   liteexport_native_run [--method NAME] [--repeat N] [--threads N] [--copy] [--max-memory BYTES]
+//                         [--timeout SECONDS] <bundle> <input.bin>... [--expect <output.bin>...]
+// --threads N (default 1, up to 64) is LoadOptions::num_threads: the threads a call computes on.
 // --copy reads the bundle into memory instead of mapping it; --max-memory (default 1 GiB, 0 = no
 // budget) and --timeout (default 0 = none) are the run limits of LoadOptions (runtime.h).
 // --repeat N runs the method N more times after the first and prints their median time
@@ -15,12 +16,19 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
+#include <ctime>
 #include <iostream>
 
 #include "liteexport/runtime.h"
 #include "tensor_io.h"
 
 using namespace liteexport;
+
+static double thread_cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
 
 int main(int argc, char** argv) {
   std::string method = "forward", bundle;
@@ -41,6 +49,11 @@ int main(int argc, char** argv) {
     std::string a = argv[i];
     if (a == "--method" && i + 1 < argc) method = argv[++i];
     else if (a == "--repeat" && i + 1 < argc) repeat = std::max(0, std::atoi(argv[++i]));
+    else if (a == "--threads" && i + 1 < argc) {
+      const double n = number("--threads", argv[++i]);
+      // checked again by Module::load (1..64), whose error names the option
+      options.num_threads = n == std::floor(n) && n <= 1e6 ? static_cast<int>(n) : -1;
+    }
     else if (a == "--copy") options.copy = true;
     else if (a == "--max-memory" && i + 1 < argc) options.max_memory = static_cast<uint64_t>(number("--max-memory", argv[++i]));
     else if (a == "--timeout" && i + 1 < argc) options.timeout_seconds = number("--timeout", argv[++i]);
@@ -50,8 +63,8 @@ int main(int argc, char** argv) {
     else (in_expect ? expects : inputs).push_back(a);
   }
   if (bundle.empty()) {
-    std::cerr << "usage: liteexport_native_run [--method NAME] [--repeat N] [--copy] [--max-memory BYTES] "
-                 "[--timeout SECONDS] <bundle> <input.bin>... [--expect <output.bin>...]\n";
+    std::cerr << "usage: liteexport_native_run [--method NAME] [--repeat N] [--threads N] [--copy] "
+                 "[--max-memory BYTES] [--timeout SECONDS] <bundle> <input.bin>... [--expect <output.bin>...]\n";
     return 1;
   }
   try {
@@ -66,14 +79,20 @@ int main(int argc, char** argv) {
     auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
     std::printf("load %.3f ms, %s %.3f ms\n", ms(t0, t1), method.c_str(), ms(t2, t3));
     if (repeat > 0) {
-      std::vector<double> times;
+      // wall time, and the calling thread's CPU time: with one thread that is the run's work, without
+      // the time other processes take from it on a shared machine (benchmarks/ compare with it)
+      std::vector<double> times, cpu_times;
       for (int r = 0; r < repeat; ++r) {
+        const double c0 = thread_cpu_ms();
         auto a = std::chrono::steady_clock::now();
         module->run_method(method, in);
         times.push_back(ms(a, std::chrono::steady_clock::now()));
+        cpu_times.push_back(thread_cpu_ms() - c0);
       }
       std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-      std::printf("median of %d runs: %.6f ms\n", repeat, times[times.size() / 2]);
+      std::nth_element(cpu_times.begin(), cpu_times.begin() + cpu_times.size() / 2, cpu_times.end());
+      std::printf("median of %d runs: %.6f ms, thread cpu %.6f ms\n", repeat, times[times.size() / 2],
+                  cpu_times[cpu_times.size() / 2]);
     }
     if (!expects.empty()) {
       if (expects.size() != out.size()) {

@@ -71,6 +71,11 @@ struct LoadOptions {
   // Wall-clock seconds a call may run; checked between instructions and within the long kernels
   // (matmul/linear/conv products, broadcasts) about every 2^20-2^28 operations. 0 = none.
   double timeout_seconds = 0;
+  // Threads a call computes on (XNNPACK's convolutions, linear layers, pooling and elementwise
+  // ops split their work; the other kernels use the calling thread), 1 to 64. The default, 1, is
+  // PyTorch Android's and ExecuTorch's: an app chooses how many cores a model takes.
+  // Module::set_num_threads changes it later. Outside 1..64: an Input error.
+  int num_threads = 1;
 };
 
 class Module {
@@ -109,6 +114,10 @@ class Module {
   // constant) is an Execution error: the core returns Tensors only.
   virtual std::vector<std::optional<Tensor>> run_method(const std::string& name, const std::vector<Tensor>& inputs) = 0;
   std::vector<std::optional<Tensor>> forward(const std::vector<Tensor>& inputs) { return run_method("forward", inputs); }
+  // The threads later calls compute on (LoadOptions::num_threads); an Input error outside 1..64.
+  // Not to be called while a call of this Module runs on another thread.
+  virtual void set_num_threads(int num_threads) = 0;
+  virtual int num_threads() const = 0;
 };
 
 }  // namespace liteexport

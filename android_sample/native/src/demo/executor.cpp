@@ -34,26 +34,32 @@ std::vector<Array> run_plan(const MethodPlan& plan, const std::vector<IValue>& i
     throw_coded(ErrorKind::Input, demo_errors::Code::INPUT_COUNT,
                 {{"method", plan.method}, {"expected", std::to_string(plan.input_checks.size())},
                  {"got", std::to_string(inputs.size())}});
-  std::vector<std::optional<Array>> slots(plan.num_slots);
+  Slots slots(plan.num_slots);  // with their layouts: XNNPACK's steps keep NHWC values (xnn.h)
   for (const InputCheck& check : plan.input_checks) {
     const IValue& value = inputs[check.index];
     const Array* a = value.get_if<Array>();
     if (a == nullptr || (check.shape && !fits(a->shape, *check.shape))) input_error(check, value);
-    slots[check.index] = *a;
+    slots.set(check.index, *a, false);
   }
-  for (const auto& [slot, weight] : plan.constants) slots[slot] = weight;
+  for (const auto& [slot, weight] : plan.constants) slots.set(slot, weight, false);
   Inputs args;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const Step& step = plan.steps[i];
-    args.clear();
-    for (uint32_t slot : step.reads) args.push_back(&*slots[slot]);  // defined: the plan checked it
     try {
       check_deadline();
       // float errors (overflow in exp, division by zero) give inf/NaN silently, as in torch
-      Array result = step.kernel(args);
+      bool nhwc = false;
+      Array result;
+      if (step.fast) {
+        result = step.fast->run(slots, step.reads, &nhwc);
+      } else {
+        args.clear();
+        for (uint32_t slot : step.reads) args.push_back(&slots.nchw(slot));  // defined: the plan checked it
+        result = step.kernel(args);
+      }
       // values read for the last time are freed now, so the memory budget counts what is live
-      for (uint32_t slot : step.release) slots[slot].reset();
-      slots[step.write] = std::move(result);
+      for (uint32_t slot : step.release) slots.reset(slot);
+      slots.set(step.write, std::move(result), nhwc);
     } catch (const Error&) {
       throw;
     } catch (const std::exception& e) {
@@ -62,7 +68,7 @@ std::vector<Array> run_plan(const MethodPlan& plan, const std::vector<IValue>& i
     }
   }
   std::vector<Array> out;
-  for (uint32_t slot : plan.outputs) out.push_back(*slots[slot]);
+  for (uint32_t slot : plan.outputs) out.push_back(slots.nchw(slot));
   return out;
 }
 

@@ -29,11 +29,13 @@ std::shared_ptr<const MethodPlan> build_plan(const ByteTensor& bytes, const std:
   plan->input_checks = std::move(program.inputs);
   for (const auto& [slot, weight] : program.constants) plan->constants.emplace_back(slot, *weights[weight].get_if<Array>());
   for (auto& ins : program.instructions) {
-    plan->steps.push_back({bind_kernel(ins.op, ins.attrs, ins.reads.size()), std::move(ins.reads), ins.write});
+    plan->steps.push_back({bind_kernel(ins.op, ins.attrs, ins.reads.size()), std::move(ins.reads), ins.write, {}, ins.op,
+                           ins.attrs, nullptr});
     plan->labels.push_back(std::move(ins.label));
     plan->debug_handles.push_back(ins.debug_handle);
   }
   for (const auto& [slot, may_view_weight] : program.outputs) plan->outputs.push_back(slot);
+  prepare_fast_steps(*plan);  // XNNPACK's operators, weights packed now; may fold steps together
   // each slot's last read, unless it is an output: run_plan frees it after that step
   std::vector<int64_t> last(plan->num_slots, -1);
   for (size_t i = 0; i < plan->steps.size(); ++i)

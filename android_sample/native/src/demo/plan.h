@@ -10,6 +10,7 @@
 
 #include "../ivalue.h"
 #include "kernels.h"
+#include "xnn.h"
 
 namespace liteexport::demo_backend {
 
@@ -20,6 +21,9 @@ struct Step {
   std::vector<uint32_t> reads;
   uint32_t write;
   std::vector<uint32_t> release;  // slots read for the last time here (not outputs): freed after it
+  Op op;
+  Attrs attrs;
+  std::shared_ptr<FastStep> fast;  // its XNNPACK path (xnn.h), which may read NHWC values; null: `kernel` on NCHW
 };
 
 struct MethodPlan {

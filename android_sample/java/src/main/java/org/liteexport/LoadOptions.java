@@ -15,6 +15,10 @@ public final class LoadOptions {
   private boolean copy = false;
   private long maxMemory = 1L << 30;
   private double timeoutSeconds = 0;
+  private int numThreads = 1;
+
+  /** Most threads a module may compute on. */
+  public static final int MAX_THREADS = 64;
 
   /**
    * {@code true}: read the file into memory (independent of later changes to it). {@code false}
@@ -43,6 +47,27 @@ public final class LoadOptions {
     }
     this.timeoutSeconds = seconds;
     return this;
+  }
+
+  /**
+   * Threads each call computes on (convolutions, linear layers, pooling and elementwise ops split
+   * their work), 1 to {@link #MAX_THREADS}. Default 1, as PyTorch Android's; {@link
+   * Module#setNumThreads(int)} changes it on a loaded module.
+   */
+  public LoadOptions numThreads(int threads) {
+    this.numThreads = checkThreads(threads);
+    return this;
+  }
+
+  static int checkThreads(int threads) {
+    if (threads < 1 || threads > MAX_THREADS) {
+      throw new IllegalArgumentException("numThreads must be between 1 and " + MAX_THREADS + ", got " + threads);
+    }
+    return threads;
+  }
+
+  public int numThreads() {
+    return numThreads;
   }
 
   public boolean copy() {

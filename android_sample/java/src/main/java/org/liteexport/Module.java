@@ -60,7 +60,8 @@ public final class Module implements AutoCloseable {
     if (path == null || options == null) {
       throw new NullPointerException("Module.load: path and options must not be null");
     }
-    return new Module(nativeLoad(path, options.copy(), options.maxMemory(), options.timeoutSeconds()), path);
+    return new Module(
+        nativeLoad(path, options.copy(), options.maxMemory(), options.timeoutSeconds(), options.numThreads()), path);
   }
 
   /**
@@ -139,6 +140,18 @@ public final class Module implements AutoCloseable {
     return nativeRunMethod(liveHandle(), name, inputs);
   }
 
+  /**
+   * The threads later calls compute on, 1 to {@link LoadOptions#MAX_THREADS} (as PyTorch Android's
+   * {@code setNumThreads}; default 1, or {@link LoadOptions#numThreads(int)}).
+   *
+   * @throws IllegalArgumentException outside 1..{@link LoadOptions#MAX_THREADS}
+   * @throws IllegalStateException if the module is closed
+   */
+  public synchronized void setNumThreads(int numThreads) {
+    LoadOptions.checkThreads(numThreads);
+    nativeSetNumThreads(liveHandle(), numThreads);
+  }
+
   /** The methods that can be run: forward and the {@code @torch.jit.export} methods. */
   public synchronized String[] methodNames() {
     return nativeMethodNames(liveHandle());
@@ -194,7 +207,10 @@ public final class Module implements AutoCloseable {
   }
 
   // Implemented in jni/liteexport_jni.cpp (registered in JNI_OnLoad).
-  private static native long nativeLoad(String path, boolean copy, long maxMemory, double timeoutSeconds);
+  private static native long nativeLoad(String path, boolean copy, long maxMemory, double timeoutSeconds,
+      int numThreads);
+
+  private static native void nativeSetNumThreads(long handle, int numThreads);
 
   private static native void nativeDestroy(long handle);
 

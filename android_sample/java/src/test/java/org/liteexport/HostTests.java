@@ -76,6 +76,7 @@ public final class HostTests {
     runner.add("a copying load survives truncating the file", this::copyingLoad);
     runner.add("memory budget", this::memoryBudget);
     runner.add("timeout", this::timeout);
+    runner.add("threads option", this::threadsOption);
     runner.add("closed module", this::closedModule);
     runner.add("tensor validation", HostTests::tensorValidation);
     runner.add("tensors are copies", this::tensorsAreCopies);
@@ -286,6 +287,37 @@ public final class HostTests {
     try (Module module = Module.load(bundles.get(r.field(0)).toString(), options)) {
       ExecutionException e = expectThrows(ExecutionException.class, () -> module.runMethod(r.field(1), inputs));
       check(e.getMessage().contains(text), e.getMessage());
+    }
+  }
+
+  // 1 and 2 threads compute the same within the parity tolerance (XNNPACK splits the work, not the
+  // sums), through LoadOptions and setNumThreads; counts outside 1..64 are refused.
+  private void threadsOption() throws Exception {
+    for (Vectors.Record r : vectors.ofKind("run")) {
+      Tensor[] inputs = vectors.tensors(r.field(2));
+      Tensor[] expected = vectors.tensors(r.field(3));
+      String path = bundles.get(r.field(0)).toString();
+      try (Module two = Module.load(path, new LoadOptions().numThreads(2)); Module one = Module.load(path)) {
+        Tensor[] a = two.runMethod(r.field(1), inputs);
+        one.setNumThreads(2);
+        Tensor[] b = one.runMethod(r.field(1), inputs);
+        one.setNumThreads(1);
+        Tensor[] c = one.runMethod(r.field(1), inputs);
+        for (int i = 0; i < expected.length; i++) {
+          assertClose(a[i], expected[i], r.field(0) + " output " + i + " at 2 threads (LoadOptions)");
+          assertClose(b[i], expected[i], r.field(0) + " output " + i + " at 2 threads (setNumThreads)");
+          assertClose(c[i], expected[i], r.field(0) + " output " + i + " at 1 thread");
+        }
+      }
+    }
+    IllegalArgumentException e = expectThrows(IllegalArgumentException.class, () -> new LoadOptions().numThreads(0));
+    check(e.getMessage().equals("numThreads must be between 1 and 64, got 0"), e.getMessage());
+    expectThrows(IllegalArgumentException.class, () -> new LoadOptions().numThreads(65));
+    Vectors.Record r = firstSingleInputRun();
+    try (Module module = load(r.field(0))) {
+      expectThrows(IllegalArgumentException.class, () -> module.setNumThreads(-1));
+      module.setNumThreads(64);
+      module.forward(vectors.tensors(r.field(2)));
     }
   }
 

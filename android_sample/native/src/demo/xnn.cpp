@@ -1,0 +1,558 @@
+// The XNNPACK kernel path (xnn.h): layouts, the steps that run on XNNPACK's operator API, and the
+// plan pass that picks them.
+#include "xnn.h"
+
+#include <pthreadpool.h>
+#include <xnnpack.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "../errors.h"
+#include "../run_limits.h"
+#include "plan.h"
+#include "windows.h"
+
+namespace liteexport::demo_backend {
+
+namespace {
+
+thread_local const ThreadPool* current_pool = nullptr;
+
+pthreadpool_t threadpool() {
+  return current_pool != nullptr ? static_cast<pthreadpool_t>(current_pool->handle()) : nullptr;
+}
+
+// XNNPACK is initialized once per process (it detects the CPU's kernels); a CPU it cannot run on
+// (no SSE2 / NEON) is an error at load.
+void initialize_xnnpack() {
+  static std::once_flag once;
+  static xnn_status status = xnn_status_success;
+  std::call_once(once, [] { status = xnn_initialize(nullptr); });
+  if (status != xnn_status_success)
+    throw Error(ErrorKind::Format, "XNNPACK cannot run on this CPU (xnn_initialize: status " +
+                                       std::to_string(static_cast<int>(status)) + ")");
+}
+
+void check(xnn_status status, const char* what) {
+  if (status != xnn_status_success)
+    throw KernelError(std::string("XNNPACK ") + what + " failed with status " + std::to_string(static_cast<int>(status)));
+}
+
+struct OperatorDeleter {
+  void operator()(xnn_operator_t op) const { xnn_delete_operator(op); }
+};
+using Operator = std::unique_ptr<xnn_operator, OperatorDeleter>;
+
+// `op` by reference: read after the creating call (an argument by value may be read before it).
+Operator created(xnn_status status, const xnn_operator_t& op, const char* what) {
+  if (status != xnn_status_success)  // at load: the configuration was checked, so this is XNNPACK's refusal
+    throw Error(ErrorKind::Format, std::string("XNNPACK ") + what + " creation failed with status " +
+                                       std::to_string(static_cast<int>(status)));
+  return Operator(op);
+}
+
+// [N, C, H, W] <-> [N, H, W, C]. A value with one pixel (H * W == 1) or one channel has the same
+// memory in both: only its shape changes.
+Array transpose_4d(const Array& x, bool to_nhwc) {
+  const Shape& s = x.shape;
+  const int64_t n = s[0];
+  const int64_t c = to_nhwc ? s[1] : s[3], h = to_nhwc ? s[2] : s[1], w = to_nhwc ? s[3] : s[2];
+  Shape shape = to_nhwc ? Shape{n, h, w, c} : Shape{n, c, h, w};
+  if (h * w == 1 || c == 1) return x.reshaped(std::move(shape));
+  float* y;
+  Array out = Array::uninitialized(std::move(shape), &y);
+  const float* p = x.ptr();
+  const int64_t hw = h * w;
+  for (int64_t b = 0; b < n; ++b) {
+    const float* src = p + b * c * hw;
+    float* dst = y + b * c * hw;
+    // blocks of 8 channels x 64 pixels: both sides stay in cache
+    for (int64_t c0 = 0; c0 < c; c0 += 8)
+      for (int64_t p0 = 0; p0 < hw; p0 += 64) {
+        const int64_t c1 = std::min(c, c0 + 8), p1 = std::min(hw, p0 + 64);
+        for (int64_t ch = c0; ch < c1; ++ch)
+          for (int64_t px = p0; px < p1; ++px) {
+            if (to_nhwc)
+              dst[px * c + ch] = src[ch * hw + px];
+            else
+              dst[ch * hw + px] = src[px * c + ch];
+          }
+      }
+  }
+  return out;
+}
+
+float lower(const std::optional<double>& v) { return v ? static_cast<float>(*v) : -INFINITY; }
+float upper(const std::optional<double>& v) { return v ? static_cast<float>(*v) : INFINITY; }
+
+// The output bounds a step fuses (its own ReLU, then a folded ReLU/clamp).
+struct Bounds {
+  float lo = -INFINITY, hi = INFINITY;
+  Kernel after;  // the folded step's own kernel, for the own-kernel path of the fused step
+  // clamp(v, a, b) after clamp(v, lo, hi) is clamp(v, max(lo, a), min(hi, b)) while lo < hi
+  bool fold(float a, float b) {
+    const float l = std::max(lo, a), h = std::min(hi, b);
+    if (!(l < h)) return false;  // XNNPACK needs min < max; torch's clamp with min > max gives max
+    lo = l;
+    hi = h;
+    return true;
+  }
+};
+
+// The own kernel on NCHW values (the inputs XNNPACK's step does not take), then a folded step's.
+Array own(Slots& slots, const std::vector<uint32_t>& reads, const Kernel& kernel, const Kernel& after) {
+  Inputs args;
+  for (uint32_t r : reads) args.push_back(&slots.nchw(r));
+  Array out = kernel(args);
+  return after ? after({&out}) : out;
+}
+
+class ConvStep final : public FastStep {
+ public:
+  ConvStep(const Conv2dAttrs& attrs, const Array& weight, const Array* bias, Bounds bounds, Kernel kernel)
+      : attrs_(attrs), weight_(weight), bias_(bias != nullptr ? std::optional<Array>(*bias) : std::nullopt),
+        bounds_(bounds), out_c_(weight.shape[0]), in_c_(weight.shape[1] * attrs.groups), kh_(weight.shape[2]),
+        kw_(weight.shape[3]), kernel_(std::move(kernel)), after_(bounds.after) {}
+
+  Array run(Slots& slots, const std::vector<uint32_t>& reads, bool* nhwc) override {
+    const Shape s = slots.logical_shape(reads[0]);
+    if (s.size() != 4 || s[1] != in_c_) return own(slots, reads, kernel_, after_);  // the own kernel's error, or 3-D
+    const int64_t oh = window_output_size(s[2], kh_, attrs_.stride[0], attrs_.padding[0], attrs_.dilation[0], false);
+    const int64_t ow = window_output_size(s[3], kw_, attrs_.stride[1], attrs_.padding[1], attrs_.dilation[1], false);
+    if (oh <= 0 || ow <= 0 || s[0] == 0) return own(slots, reads, kernel_, after_);
+    const Array& x = slots.nhwc(reads[0]);
+    float* y;
+    Array out = Array::uninitialized({s[0], oh, ow, out_c_}, &y);
+    std::lock_guard<std::mutex> guard(lock_);  // an operator holds one setup at a time
+    if (!op_) create();
+    check(xnn_setup_convolution2d_nhwc_f32(op_.get(), static_cast<size_t>(s[0]), static_cast<size_t>(s[2]),
+                                           static_cast<size_t>(s[3]), x.ptr(), y, threadpool()),
+          "convolution setup");
+    check(xnn_run_operator(op_.get(), threadpool()), "convolution");
+    *nhwc = true;
+    return out;
+  }
+
+ private:
+  // Packs the weights into XNNPACK's operator: on the first run, not at load. Packing reads and
+  // reorders every weight (resnet18: 45 MB, ~50 ms of its load, 0.6 ms without); a bundle loads as
+  // fast as it maps and its first run pays the packing, once (the mapped weights are then not
+  // read again).
+  void create() {
+    const int64_t group_c = weight_.shape[1], og = out_c_ / attrs_.groups;
+    // XNNPACK's filter is [groups][og][kh][kw][group_c] (OHWI), torch's [O][group_c][kh][kw]: the same
+    // memory for 1x1 and depthwise filters; others are reordered into a buffer freed after packing.
+    std::vector<float> ohwi;
+    const float* filter = weight_.ptr();
+    if (group_c > 1 && kh_ * kw_ > 1) {
+      ohwi.resize(static_cast<size_t>(weight_.size()));
+      for (int64_t o = 0; o < out_c_; ++o)
+        for (int64_t c = 0; c < group_c; ++c)
+          for (int64_t k = 0; k < kh_ * kw_; ++k)
+            ohwi[(o * kh_ * kw_ + k) * group_c + c] = filter[(o * group_c + c) * kh_ * kw_ + k];
+      filter = ohwi.data();
+    }
+    xnn_operator_t op = nullptr;
+    const auto [ph, pw] = attrs_.padding;
+    const auto u32 = [](int64_t v) { return static_cast<uint32_t>(v); };
+    op_ = created(xnn_create_convolution2d_nhwc_f32(u32(ph), u32(pw), u32(ph), u32(pw), u32(kh_), u32(kw_),
+                                                    u32(attrs_.stride[0]), u32(attrs_.stride[1]), u32(attrs_.dilation[0]),
+                                                    u32(attrs_.dilation[1]), u32(attrs_.groups), static_cast<size_t>(group_c),
+                                                    static_cast<size_t>(og), static_cast<size_t>(in_c_),
+                                                    static_cast<size_t>(out_c_), filter, bias_ ? bias_->ptr() : nullptr,
+                                                    bounds_.lo, bounds_.hi, 0, &op),
+                  op, "convolution");
+    weight_ = Array{};  // packed: the operator holds its own copy
+    bias_.reset();
+  }
+
+  Conv2dAttrs attrs_;
+  Array weight_;
+  std::optional<Array> bias_;
+  Bounds bounds_;
+  int64_t out_c_, in_c_, kh_, kw_;
+  Kernel kernel_, after_;
+  Operator op_;
+  std::mutex lock_;
+};
+
+class LinearStep final : public FastStep {
+ public:
+  LinearStep(const Array& weight, const Array* bias, Bounds bounds, Kernel kernel)
+      : weight_(weight), bias_(bias != nullptr ? std::optional<Array>(*bias) : std::nullopt), bounds_(bounds),
+        out_f_(weight.shape[0]), in_f_(weight.shape[1]), kernel_(std::move(kernel)) {}
+
+  Array run(Slots& slots, const std::vector<uint32_t>& reads, bool* nhwc) override {
+    const Array& x = slots.nchw(reads[0]);
+    if (x.dim() == 0 || x.shape.back() != in_f_ || x.size() == 0) return own(slots, reads, kernel_, nullptr);
+    Shape shape = x.shape;
+    shape.back() = out_f_;
+    float* y;
+    Array out = Array::uninitialized(std::move(shape), &y);
+    std::lock_guard<std::mutex> guard(lock_);
+    if (!op_) {  // packed on the first run, as ConvStep's
+      xnn_operator_t op = nullptr;
+      // torch's [out_features, in_features] is XNNPACK's filter layout as it is
+      op_ = created(xnn_create_fully_connected_nc_f32(static_cast<size_t>(in_f_), static_cast<size_t>(out_f_),
+                                                      static_cast<size_t>(in_f_), static_cast<size_t>(out_f_),
+                                                      weight_.ptr(), bias_ ? bias_->ptr() : nullptr, bounds_.lo,
+                                                      bounds_.hi, 0, &op),
+                    op, "fully connected");
+      weight_ = Array{};
+      bias_.reset();
+    }
+    check(xnn_setup_fully_connected_nc_f32(op_.get(), static_cast<size_t>(x.size() / in_f_), x.ptr(), y, threadpool()),
+          "fully connected setup");
+    check(xnn_run_operator(op_.get(), threadpool()), "fully connected");
+    *nhwc = false;
+    return out;
+  }
+
+ private:
+  Array weight_;
+  std::optional<Array> bias_;
+  Bounds bounds_;
+  int64_t out_f_, in_f_;
+  Kernel kernel_;
+  Operator op_;
+  std::mutex lock_;
+};
+
+// Max pooling without ceil mode (XNNPACK's windows end inside input + padding, as torch's do
+// without it). XNNPACK's padding never wins a max (it reads a border pixel instead), as torch's -inf.
+class MaxPoolStep final : public FastStep {
+ public:
+  MaxPoolStep(const Pool2dAttrs& attrs, Kernel kernel) : attrs_(attrs), kernel_(std::move(kernel)) {}
+
+  Array run(Slots& slots, const std::vector<uint32_t>& reads, bool* nhwc) override {
+    const Shape s = slots.logical_shape(reads[0]);
+    if (s.size() != 4 || s[0] * s[1] == 0) return own(slots, reads, kernel_, nullptr);
+    const int64_t oh = window_output_size(s[2], attrs_.kernel[0], attrs_.stride[0], attrs_.padding[0], attrs_.dilation[0], false);
+    const int64_t ow = window_output_size(s[3], attrs_.kernel[1], attrs_.stride[1], attrs_.padding[1], attrs_.dilation[1], false);
+    if (oh <= 0 || ow <= 0) return own(slots, reads, kernel_, nullptr);
+    const Array& x = slots.nhwc(reads[0]);
+    std::lock_guard<std::mutex> guard(lock_);
+    if (!op_ || channels_ != s[1]) {  // the channel count is part of the operator: made on first use
+      xnn_operator_t op = nullptr;
+      const auto u32 = [](int64_t v) { return static_cast<uint32_t>(v); };
+      const auto [ph, pw] = attrs_.padding;
+      op_ = created(xnn_create_max_pooling2d_nhwc_f32(u32(ph), u32(pw), u32(ph), u32(pw), u32(attrs_.kernel[0]),
+                                                      u32(attrs_.kernel[1]), u32(attrs_.stride[0]), u32(attrs_.stride[1]),
+                                                      u32(attrs_.dilation[0]), u32(attrs_.dilation[1]),
+                                                      static_cast<size_t>(s[1]), static_cast<size_t>(s[1]),
+                                                      static_cast<size_t>(s[1]), -INFINITY, INFINITY, 0, &op),
+                    op, "max pooling");
+      channels_ = s[1];
+    }
+    float* y;
+    Array out = Array::uninitialized({s[0], oh, ow, s[1]}, &y);
+    check(xnn_setup_max_pooling2d_nhwc_f32(op_.get(), static_cast<size_t>(s[0]), static_cast<size_t>(s[2]),
+                                           static_cast<size_t>(s[3]), x.ptr(), y, threadpool()),
+          "max pooling setup");
+    check(xnn_run_operator(op_.get(), threadpool()), "max pooling");
+    *nhwc = true;
+    return out;
+  }
+
+ private:
+  Pool2dAttrs attrs_;
+  Kernel kernel_;
+  Operator op_;
+  int64_t channels_ = 0;
+  std::mutex lock_;
+};
+
+// Adaptive average pooling to 1x1 (global average pooling): [N, C, 1, 1] has the same memory in
+// both layouts, so the result is NCHW.
+class GlobalAvgPoolStep final : public FastStep {
+ public:
+  explicit GlobalAvgPoolStep(Kernel kernel) : kernel_(std::move(kernel)) {}
+
+  Array run(Slots& slots, const std::vector<uint32_t>& reads, bool* nhwc) override {
+    const Shape s = slots.logical_shape(reads[0]);
+    if (s.size() != 4 || s[0] * s[1] * s[2] * s[3] == 0) return own(slots, reads, kernel_, nullptr);
+    const Array& x = slots.nhwc(reads[0]);
+    std::lock_guard<std::mutex> guard(lock_);
+    if (!op_ || channels_ != s[1]) {
+      xnn_operator_t op = nullptr;
+      op_ = created(xnn_create_global_average_pooling_nwc_f32(static_cast<size_t>(s[1]), static_cast<size_t>(s[1]),
+                                                              static_cast<size_t>(s[1]), -INFINITY, INFINITY, 0, &op),
+                    op, "global average pooling");
+      channels_ = s[1];
+    }
+    float* y;
+    Array out = Array::uninitialized({s[0], s[1], 1, 1}, &y);
+    check(xnn_setup_global_average_pooling_nwc_f32(op_.get(), static_cast<size_t>(s[0]), static_cast<size_t>(s[2] * s[3]),
+                                                   x.ptr(), y, threadpool()),
+          "global average pooling setup");
+    check(xnn_run_operator(op_.get(), threadpool()), "global average pooling");
+    *nhwc = false;
+    return out;
+  }
+
+ private:
+  Kernel kernel_;
+  Operator op_;
+  int64_t channels_ = 0;
+  std::mutex lock_;
+};
+
+bool broadcastable(const Shape& a, const Shape& b) {
+  for (size_t i = 1; i <= std::min(a.size(), b.size()); ++i) {
+    const int64_t x = a[a.size() - i], y = b[b.size() - i];
+    if (x != y && x != 1 && y != 1) return false;
+  }
+  return true;
+}
+
+// Two-input elementwise ops. Both 4-D with one NHWC: computed in NHWC (a per-channel [N, C, 1, 1]
+// operand, as in squeeze-excitation, is [N, 1, 1, C] there at no cost); otherwise NCHW. ADD and MUL
+// run as XNNPACK's (threaded, a folded ReLU fused); the others on the own kernel.
+class BinaryStep final : public FastStep {
+ public:
+  // use_xnn: ADD (alpha 1) or MUL
+  BinaryStep(Op op, bool use_xnn, Bounds bounds, Kernel kernel) : kernel_(std::move(kernel)), after_(bounds.after) {
+    if (use_xnn) {
+      xnn_operator_t created_op = nullptr;
+      op_ = created(op == Op::ADD ? xnn_create_add_nd_f32(bounds.lo, bounds.hi, 0, &created_op)
+                                  : xnn_create_multiply_nd_f32(bounds.lo, bounds.hi, 0, &created_op),
+                    created_op, op == Op::ADD ? "add" : "multiply");
+      add_ = op == Op::ADD;
+    }
+  }
+
+  Array run(Slots& slots, const std::vector<uint32_t>& reads, bool* nhwc) override {
+    const Shape a = slots.logical_shape(reads[0]), b = slots.logical_shape(reads[1]);
+    if (!broadcastable(a, b)) return own(slots, reads, kernel_, after_);  // numpy's error text
+    const bool use_nhwc = a.size() == 4 && b.size() == 4 && (slots.is_nhwc(reads[0]) || slots.is_nhwc(reads[1]));
+    const Array& x = use_nhwc ? slots.nhwc(reads[0]) : slots.nchw(reads[0]);
+    const Array& z = use_nhwc ? slots.nhwc(reads[1]) : slots.nchw(reads[1]);
+    *nhwc = use_nhwc;
+    const size_t nd = std::max(x.shape.size(), z.shape.size());
+    if (!op_ || nd > XNN_MAX_TENSOR_DIMS || x.size() == 0 || z.size() == 0) {
+      Array out = kernel_({&x, &z});
+      return after_ ? after_({&out}) : out;
+    }
+    Shape shape(nd);
+    std::vector<size_t> sx(x.shape.begin(), x.shape.end()), sz(z.shape.begin(), z.shape.end());
+    for (size_t i = 0; i < nd; ++i) {
+      const int64_t dx = i < nd - x.shape.size() ? 1 : x.shape[i - (nd - x.shape.size())];
+      const int64_t dz = i < nd - z.shape.size() ? 1 : z.shape[i - (nd - z.shape.size())];
+      shape[i] = dx == 1 ? dz : dx;
+    }
+    float* y;
+    Array out = Array::uninitialized(std::move(shape), &y);
+    std::lock_guard<std::mutex> guard(lock_);
+    if (add_)
+      check(xnn_setup_add_nd_f32(op_.get(), sx.size(), sx.data(), sz.size(), sz.data(), x.ptr(), z.ptr(), y, threadpool()),
+            "add setup");
+    else
+      check(xnn_setup_multiply_nd_f32(op_.get(), sx.size(), sx.data(), sz.size(), sz.data(), x.ptr(), z.ptr(), y,
+                                      threadpool()),
+            "multiply setup");
+    check(xnn_run_operator(op_.get(), threadpool()), add_ ? "add" : "multiply");
+    return out;
+  }
+
+ private:
+  Kernel kernel_, after_;
+  Operator op_;
+  bool add_ = false;
+  std::mutex lock_;
+};
+
+// One-input elementwise ops: the own kernel on the value in whichever layout it is; hardswish
+// through XNNPACK's (threaded).
+class UnaryStep final : public FastStep {
+ public:
+  UnaryStep(Op op, Kernel kernel) : kernel_(std::move(kernel)) {
+    if (op == Op::HARDSWISH) {
+      xnn_operator_t created_op = nullptr;
+      op_ = created(xnn_create_hardswish_nc_f32(1, 1, 1, 0, &created_op), created_op, "hardswish");
+    }
+  }
+
+  Array run(Slots& slots, const std::vector<uint32_t>& reads, bool* nhwc) override {
+    const Array& x = slots.raw(reads[0]);
+    *nhwc = slots.is_nhwc(reads[0]);
+    if (!op_ || x.size() == 0) return kernel_({&x});
+    float* y;
+    Array out = Array::uninitialized(x.shape, &y);
+    std::lock_guard<std::mutex> guard(lock_);
+    check(xnn_setup_hardswish_nc_f32(op_.get(), static_cast<size_t>(x.size()), x.ptr(), y, threadpool()),
+          "hardswish setup");
+    check(xnn_run_operator(op_.get(), threadpool()), "hardswish");
+    return out;
+  }
+
+ private:
+  Kernel kernel_;
+  Operator op_;
+  std::mutex lock_;
+};
+
+bool elementwise_unary(Op op) {
+  switch (op) {
+    case Op::NEG:
+    case Op::RELU:
+    case Op::SIGMOID:
+    case Op::TANH:
+    case Op::GELU:
+    case Op::CLAMP:
+    case Op::HARDSIGMOID:
+    case Op::HARDSWISH:
+    case Op::SILU:
+    case Op::LOG:
+    case Op::SQRT:
+    case Op::RSQRT:
+    case Op::ABS:
+    case Op::EXP: return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+const Array& Slots::nchw(uint32_t slot) {
+  if (nhwc_[slot]) {
+    values_[slot] = transpose_4d(*values_[slot], false);
+    nhwc_[slot] = 0;
+  }
+  return *values_[slot];
+}
+
+const Array& Slots::nhwc(uint32_t slot) {
+  if (!nhwc_[slot]) {
+    values_[slot] = transpose_4d(*values_[slot], true);
+    nhwc_[slot] = 1;
+  }
+  return *values_[slot];
+}
+
+Shape Slots::logical_shape(uint32_t slot) const {
+  const Shape& s = values_[slot]->shape;
+  return nhwc_[slot] ? Shape{s[0], s[3], s[1], s[2]} : s;
+}
+
+void prepare_fast_steps(MethodPlan& plan) {
+  initialize_xnnpack();
+  std::map<uint32_t, const Array*> constants;
+  for (const auto& [slot, weight] : plan.constants) constants[slot] = &weight;
+  std::vector<int> readers(plan.num_slots, 0);
+  for (const Step& step : plan.steps)
+    for (uint32_t slot : step.reads) ++readers[slot];
+  for (uint32_t slot : plan.outputs) readers[slot] += 2;  // an output is never folded away
+  const auto constant = [&](const Step& step, size_t i) -> const Array* {
+    if (i >= step.reads.size()) return nullptr;
+    auto it = constants.find(step.reads[i]);
+    return it == constants.end() ? nullptr : it->second;
+  };
+  std::vector<bool> removed(plan.steps.size(), false);
+  // the step right after `i`, when it is a ReLU or clamp reading only i's result, which nothing else
+  // reads: folded into `bounds`
+  const auto fold_next = [&](size_t i, Bounds& bounds) {
+    if (i + 1 >= plan.steps.size()) return;
+    Step& step = plan.steps[i];
+    Step& next = plan.steps[i + 1];
+    if (next.reads.size() != 1 || next.reads[0] != step.write || readers[step.write] != 1) return;
+    bool folded = false;
+    if (next.op == Op::RELU) folded = bounds.fold(0.0f, INFINITY);
+    else if (next.op == Op::CLAMP) folded = bounds.fold(lower(std::get<ClampAttrs>(next.attrs).min), upper(std::get<ClampAttrs>(next.attrs).max));
+    if (!folded) return;
+    bounds.after = next.kernel;
+    step.write = next.write;
+    removed[i + 1] = true;
+  };
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    if (removed[i]) continue;
+    Step& step = plan.steps[i];
+    switch (step.op) {
+      case Op::CONV2D: {
+        const Array* w = constant(step, 1);
+        const Array* b = constant(step, 2);
+        const Conv2dAttrs& a = std::get<Conv2dAttrs>(step.attrs);
+        // a weight the own kernel would refuse, or a bias of another size, stays with the own kernel
+        if (w == nullptr || (step.reads.size() > 2 && b == nullptr) || w->dim() != 4 || w->size() == 0 ||
+            w->shape[0] % a.groups != 0 || (b != nullptr && b->size() != w->shape[0]))
+          break;
+        Bounds bounds;
+        if (a.activation == Activation::Relu) bounds.lo = 0.0f;
+        fold_next(i, bounds);
+        // the own kernel applies the conv's own ReLU; the folded step's kernel follows it
+        step.fast = std::make_shared<ConvStep>(a, *w, b, bounds, step.kernel);
+        break;
+      }
+      case Op::LINEAR: {
+        const Array* w = constant(step, 1);
+        const Array* b = constant(step, 2);
+        if (w == nullptr || (step.reads.size() > 2 && b == nullptr) || w->dim() != 2 || w->size() == 0 ||
+            (b != nullptr && b->size() != w->shape[0]))
+          break;
+        Bounds bounds;
+        if (std::get<FusedAttrs>(step.attrs).activation == Activation::Relu) bounds.lo = 0.0f;
+        step.fast = std::make_shared<LinearStep>(*w, b, bounds, step.kernel);
+        break;
+      }
+      case Op::MAX_POOL2D: {
+        const Pool2dAttrs& a = std::get<Pool2dAttrs>(step.attrs);
+        if (!a.ceil_mode && a.kernel[0] * a.kernel[1] > 1)  // XNNPACK refuses a 1x1 window
+          step.fast = std::make_shared<MaxPoolStep>(a, step.kernel);
+        break;
+      }
+      case Op::ADAPTIVE_AVG_POOL2D: {
+        const ShapeAttrs& a = std::get<ShapeAttrs>(step.attrs);
+        if (a.dims.size() == 2 && a.dims[0] == 1 && a.dims[1] == 1) step.fast = std::make_shared<GlobalAvgPoolStep>(step.kernel);
+        break;
+      }
+      case Op::ADD:
+      case Op::SUB:
+      case Op::MUL:
+      case Op::DIV:
+      case Op::POW: {
+        if (step.reads.size() == 1) {  // with a scalar: elementwise
+          step.fast = std::make_shared<UnaryStep>(step.op, step.kernel);
+          break;
+        }
+        const BinaryAttrs& a = std::get<BinaryAttrs>(step.attrs);
+        const bool xnn = (step.op == Op::ADD && a.alpha == 1.0) || step.op == Op::MUL;
+        Bounds bounds;
+        if (xnn) fold_next(i, bounds);
+        step.fast = std::make_shared<BinaryStep>(step.op, xnn, bounds, step.kernel);
+        break;
+      }
+      default:
+        if (elementwise_unary(step.op)) step.fast = std::make_shared<UnaryStep>(step.op, step.kernel);
+        break;
+    }
+  }
+  size_t kept = 0;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    if (removed[i]) continue;
+    if (kept != i) {  // a self-move would empty the step
+      plan.steps[kept] = std::move(plan.steps[i]);
+      plan.labels[kept] = std::move(plan.labels[i]);
+      plan.debug_handles[kept] = plan.debug_handles[i];
+    }
+    ++kept;
+  }
+  plan.steps.resize(kept);
+  plan.labels.resize(kept);
+  plan.debug_handles.resize(kept);
+}
+
+ThreadPool::ThreadPool(int threads) : pool_(pthreadpool_create(static_cast<size_t>(threads))) {
+  if (pool_ == nullptr) throw Error(ErrorKind::Input, "could not start " + std::to_string(threads) + " threads");
+}
+
+ThreadPool::~ThreadPool() { pthreadpool_destroy(static_cast<pthreadpool_t>(pool_)); }
+
+ThreadPoolScope::ThreadPoolScope(const ThreadPool* pool) : previous_(current_pool) { current_pool = pool; }
+
+ThreadPoolScope::~ThreadPoolScope() { current_pool = previous_; }
+
+}  // namespace liteexport::demo_backend

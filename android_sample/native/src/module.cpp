@@ -242,18 +242,24 @@ std::unique_ptr<Module> Module::load_from_buffer(const uint8_t* data, size_t siz
 
 // The loaders below are new with the Android library (issue 23): a bundle inside a larger file
 // (an APK's asset, by descriptor) and a copied buffer (an asset read through a stream). They
-// must apply every LoadOptions field load() applies (merging issue 21: num_threads too).
+// apply every LoadOptions field load() applies.
 std::unique_ptr<Module> Module::load_from_fd(int fd, int64_t offset, int64_t length, const LoadOptions& options) {
   if (!(options.timeout_seconds >= 0)) throw_input("timeout_seconds must be >= 0 (0: none)");
+  check_num_threads(options.num_threads);
   const std::string name = "bundle at offset " + std::to_string(offset) + " of descriptor " + std::to_string(fd);
-  return std::make_unique<LoadedModule>(options.copy ? Bytes::read_fd(fd, offset, length, name)
-                                                     : Bytes::map_fd(fd, offset, length, name),
-                                        name, options);
+  auto module = std::make_unique<LoadedModule>(options.copy ? Bytes::read_fd(fd, offset, length, name)
+                                                            : Bytes::map_fd(fd, offset, length, name),
+                                               name, options);
+  module->set_num_threads(options.num_threads);
+  return module;
 }
 
 std::unique_ptr<Module> Module::load_from_copy(const uint8_t* data, size_t size, const LoadOptions& options) {
   if (!(options.timeout_seconds >= 0)) throw_input("timeout_seconds must be >= 0 (0: none)");
-  return std::make_unique<LoadedModule>(Bytes::copy(data, size), "bundle", options);
+  check_num_threads(options.num_threads);
+  auto module = std::make_unique<LoadedModule>(Bytes::copy(data, size), "bundle", options);
+  module->set_num_threads(options.num_threads);
+  return module;
 }
 
 }  // namespace liteexport

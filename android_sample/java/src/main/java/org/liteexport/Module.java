@@ -83,7 +83,21 @@ public final class Module implements AutoCloseable {
       throw new NullPointerException("Module.load: options must not be null");
     }
     String where = "bundle at offset " + offset + " (" + length + " bytes) of descriptor " + fd;
-    return new Module(nativeLoadFd(fd, offset, length, options.copy(), options.maxMemory(), options.timeoutSeconds()), where);
+    return withThreads(new Module(nativeLoadFd(fd, offset, length, options.copy(), options.maxMemory(),
+        options.timeoutSeconds()), where), options);
+  }
+
+  // The loaders from a descriptor and from memory apply the thread count after loading.
+  private static Module withThreads(Module module, LoadOptions options) {
+    if (options.numThreads() != 1) {
+      try {
+        module.setNumThreads(options.numThreads());
+      } catch (RuntimeException e) {
+        module.close();
+        throw e;
+      }
+    }
+    return module;
   }
 
   /**
@@ -104,8 +118,8 @@ public final class Module implements AutoCloseable {
       direct.put(bundle.duplicate());
       direct.clear();
     }
-    return new Module(nativeLoadBuffer(direct, direct.remaining(), options.maxMemory(), options.timeoutSeconds()),
-        "bundle of " + direct.remaining() + " bytes in memory");
+    return withThreads(new Module(nativeLoadBuffer(direct, direct.remaining(), options.maxMemory(),
+        options.timeoutSeconds()), "bundle of " + direct.remaining() + " bytes in memory"), options);
   }
 
   /** {@link #load(ByteBuffer, LoadOptions)} with the default options. */
@@ -215,8 +229,7 @@ public final class Module implements AutoCloseable {
   private static native void nativeDestroy(long handle);
 
   // Loading from a descriptor range and from memory, and the bundle's extra files (the Android
-  // library, issue 23). The loaders pass every LoadOptions field nativeLoad takes (merging
-  // issue 21: numThreads too).
+  // library, issue 23); the thread count is applied after loading (withThreads).
   private static native long nativeLoadFd(int fd, long offset, long length, boolean copy, long maxMemory,
       double timeoutSeconds);
 

@@ -96,7 +96,7 @@ def _load_archive(path: Path) -> LoadedModel:
     except Exception as exc:  # torch reports a bad archive as RuntimeError, ValueError, ...
         raise ModelError(f"cannot load {path} as a TorchScript archive (written by torch.jit.save): "
                          f"{_first_line(exc)}") from exc
-    training = bool(module.training)
+    training = bool(getattr(module, "training", False))  # a lowered archive's wrapper has none
     return LoadedModel(module.eval(), unit, training)
 
 

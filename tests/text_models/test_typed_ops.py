@@ -13,7 +13,7 @@ import torch.jit.mobile
 
 import liteexport.torch_backend as tb
 from bundle_format.program import OpCode
-from runtime_py.errors import ExecutionError
+from runtime_py.errors import ExecutionError, InputError
 from tests.text_models.typed import assert_same, compile_traced, run_engines
 
 pytestmark = pytest.mark.torch_oracle
@@ -132,7 +132,7 @@ def test_an_input_of_another_dtype_is_refused_in_every_engine(tmp_path: Path) ->
     _, compiled = compile_traced(module, [torch.zeros(4, dtype=torch.int64)])
     assert compiled.programs[0].inputs[0].dtype.name == "INT64"
     ids = torch.zeros(4, dtype=torch.int32)
-    with pytest.raises(ExecutionError, match=r"input 0: expected int64 of shape \(4,\), got int32 of shape \(4,\)"):
+    with pytest.raises(InputError, match=r"input 0: expected int64 of shape \(4,\), got int32 of shape \(4,\)"):
         run_engines(compiled, tmp_path / "m.ptl", [ids])
     lite = torch.jit.mobile._load_for_lite_interpreter(str(tmp_path / "m.ptl"))
     with pytest.raises(RuntimeError, match=r"input 0: expected int64 of shape \(4,\), got int32"):

@@ -43,7 +43,7 @@ from liteexport.bundle import write_bundle  # noqa: E402
 from liteexport.compiler import compile_module  # noqa: E402
 from liteexport.lowered import CompiledModule, MethodSignature  # noqa: E402
 from runtime_py.backends.demo.backend import DemoBackend  # noqa: E402
-from runtime_py.errors import ExecutionError, FormatError  # noqa: E402
+from runtime_py.errors import ExecutionError, FormatError, InputError  # noqa: E402
 from tests.parity.op_cases import OP_CASES as NEW_OP_CASES  # noqa: E402
 from tests.parity.outputs import assert_same_outputs  # noqa: E402
 from tests.parity.parity_models import CASES, NEEDS_STATIC_SHAPES  # noqa: E402
@@ -140,7 +140,7 @@ def test_wrong_input_shape_reports_runtime_py_debug_handle(tmp_path: Path) -> No
     _, path = _export("mlp", tmp_path, static=True)
     lite = torch.jit.mobile._load_for_lite_interpreter(str(path))
     x = torch.randn(4, 21)
-    with pytest.raises(ExecutionError) as expected:
+    with pytest.raises(InputError) as expected:  # a misfit input is the caller's: exit 6
         runtime_py.load(path).run_method("forward", x.numpy())
     with pytest.raises(RuntimeError, match=r"input 0: expected float32 of shape \(4, 20\), got float32 of "
                                            r"shape \(4, 21\)") as info:

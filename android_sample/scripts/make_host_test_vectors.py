@@ -100,7 +100,10 @@ def add_bundle(w: Writer, bundle_id: str, path: Path, shapes: dict[str, list[Sha
             inputs = random_inputs([bad, *input_shapes[1:]], 7)
             try:
                 module.run_method(method, *inputs)
-            except ExecutionError as exc:
+            except InputError:  # a misfit the program's input checks catch: the caller's (exit 6)
+                w.record("input_error", bundle_id, method, w.tensors(inputs))
+                break
+            except ExecutionError as exc:  # a dynamic dim only a kernel refuses
                 if exc.debug_handle < 0:
                     continue
                 hierarchy = next(line for line in str(exc).splitlines() if line.startswith("Module hierarchy:"))

@@ -224,42 +224,44 @@ class LoadedModule final : public Module {
 
 }  // namespace
 
-std::unique_ptr<Module> Module::load(const std::string& path, const LoadOptions& options) {
+namespace {
+
+// Every loader checks its options before it reads anything, and applies all of them.
+void check_options(const LoadOptions& options) {
   if (!(options.timeout_seconds >= 0)) throw_input("timeout_seconds must be >= 0 (0: none)");
   check_num_threads(options.num_threads);
-  auto module = std::make_unique<LoadedModule>(options.copy ? Bytes::read_file(path) : Bytes::map_file(path), path, options);
+}
+
+std::unique_ptr<Module> loaded(std::shared_ptr<Bytes> bytes, const std::string& name, const LoadOptions& options) {
+  auto module = std::make_unique<LoadedModule>(std::move(bytes), name, options);
   module->set_num_threads(options.num_threads);
   return module;
+}
+
+}  // namespace
+
+std::unique_ptr<Module> Module::load(const std::string& path, const LoadOptions& options) {
+  check_options(options);
+  return loaded(options.copy ? Bytes::read_file(path) : Bytes::map_file(path), path, options);
 }
 
 std::unique_ptr<Module> Module::load_from_buffer(const uint8_t* data, size_t size, const LoadOptions& options) {
-  if (!(options.timeout_seconds >= 0)) throw_input("timeout_seconds must be >= 0 (0: none)");
-  check_num_threads(options.num_threads);
-  auto module = std::make_unique<LoadedModule>(Bytes::wrap(data, size), "bundle", options);
-  module->set_num_threads(options.num_threads);
-  return module;
+  check_options(options);
+  return loaded(Bytes::wrap(data, size), "bundle", options);
 }
 
 // The loaders below are new with the Android library (issue 23): a bundle inside a larger file
-// (an APK's asset, by descriptor) and a copied buffer (an asset read through a stream). They
-// apply every LoadOptions field load() applies.
+// (an APK's asset, by descriptor) and a copied buffer (an asset read through a stream).
 std::unique_ptr<Module> Module::load_from_fd(int fd, int64_t offset, int64_t length, const LoadOptions& options) {
-  if (!(options.timeout_seconds >= 0)) throw_input("timeout_seconds must be >= 0 (0: none)");
-  check_num_threads(options.num_threads);
+  check_options(options);
   const std::string name = "bundle at offset " + std::to_string(offset) + " of descriptor " + std::to_string(fd);
-  auto module = std::make_unique<LoadedModule>(options.copy ? Bytes::read_fd(fd, offset, length, name)
-                                                            : Bytes::map_fd(fd, offset, length, name),
-                                               name, options);
-  module->set_num_threads(options.num_threads);
-  return module;
+  return loaded(options.copy ? Bytes::read_fd(fd, offset, length, name) : Bytes::map_fd(fd, offset, length, name),
+                name, options);
 }
 
 std::unique_ptr<Module> Module::load_from_copy(const uint8_t* data, size_t size, const LoadOptions& options) {
-  if (!(options.timeout_seconds >= 0)) throw_input("timeout_seconds must be >= 0 (0: none)");
-  check_num_threads(options.num_threads);
-  auto module = std::make_unique<LoadedModule>(Bytes::copy(data, size), "bundle", options);
-  module->set_num_threads(options.num_threads);
-  return module;
+  check_options(options);
+  return loaded(Bytes::copy(data, size), "bundle", options);
 }
 
 }  // namespace liteexport

@@ -18,7 +18,7 @@ from liteexport.bundle import pack
 from liteexport.lowered import CompiledModule
 from runtime_py import loader
 from runtime_py.backends.demo.backend import DemoBackend
-from runtime_py.errors import ExecutionError, FormatError, InternalError
+from runtime_py.errors import ExecutionError, FormatError, InputError, InternalError
 from runtime_py.module import Module
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "fuzz"))
@@ -144,8 +144,10 @@ def test_good_debug_table_maps_errors(linear_relu_module: CompiledModule) -> Non
     loaded = Module(read_bundle_bytes(encode_module(pack(linear_relu_module))))
     assert "debug_table" not in vars(loaded)  # not decoded by loading
     torch_style = r"Module hierarchy:top\(M\)::<unknown>\.__loweredModule__\(M\)::forward\.l\(Linear\)::forward"
-    with pytest.raises(ExecutionError, match=torch_style):
-        loaded.forward(np.zeros((1, 5), np.float32))
+    with pytest.raises(ExecutionError, match=torch_style):  # a failure inside the program (its memory budget)
+        loaded.forward(np.zeros((1000, 4), np.float32), max_memory=8)
+    with pytest.raises(InputError, match=r"got float32 of shape \(1, 5\)\nModule hierarchy: top\(M\)\.l\(Linear\)$"):
+        loaded.forward(np.zeros((1, 5), np.float32))  # a misfit input: one line, then the module reading it
 
 
 @pytest.mark.parametrize("name", sorted(n for n in harness.load_seeds() if harness.kind_of(n) == "ptmf"))

@@ -14,7 +14,7 @@ from bundle_format.bundle_file import read_bundle_bytes, read_bundle_file
 from bundle_format.ptmf_writer import encode_module
 from liteexport.bundle import pack
 from liteexport.lowered import CompiledModule
-from runtime_py.errors import ExecutionError
+from runtime_py.errors import InputError
 from runtime_py.lowered_methods import recognize
 from runtime_py.module import Module
 
@@ -36,7 +36,7 @@ def test_results_and_errors_match_the_interpreter(linear_relu_module: CompiledMo
         np.testing.assert_array_equal(a, b)
     errors = []
     for module in (fast, slow):
-        with pytest.raises(ExecutionError) as info:
+        with pytest.raises(InputError) as info:
             module.forward(np.zeros((1, 5), np.float32))
         errors.append((str(info.value), info.value.debug_handle))
     assert errors[0] == errors[1]

@@ -9,6 +9,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 import torch.jit.mobile
@@ -17,7 +18,8 @@ import liteexport.torch_backend as tb
 from benchmarks.torchvision_shim import import_torchvision
 from bundle_format.program import DType, OpCode
 from liteexport.self_check import check_vectors
-from liteexport.typed_inputs import index_bounds
+from liteexport.test_vectors import record_test_vectors
+from liteexport.typed_inputs import index_bounds, method_inputs
 from tests.text_models.typed import assert_same, compile_traced, run_engines
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -124,6 +126,9 @@ def test_the_self_check_draws_ids_within_the_vocabulary_and_masks(name: str) -> 
     # the ids reach the word embedding only (positions and token types are constants): drawn below
     # its 100 rows; the mask reaches none: ones then zeros
     assert index_bounds(compiled.programs[0], compiled.weights) == {0: VOCAB}
-    shapes = {"forward": [(1, LENGTH), (1, LENGTH)]}
-    (note,) = check_vectors(traced, compiled, shapes, {})
+    ids, mask = method_inputs(compiled.programs[0], compiled.weights, [(1, LENGTH), (1, LENGTH)], seed=0)
+    assert ids.dtype == np.int64 and 0 <= ids.min() and ids.max() < VOCAB
+    assert set(np.unique(mask)) <= {0, 1} and mask[0, 0] == 1
+    vectors = record_test_vectors(traced, {"forward": [(ids, mask)]})
+    (note,) = check_vectors(traced, compiled, vectors)
     assert note.startswith("self-check passed for forward")

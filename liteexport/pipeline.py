@@ -285,7 +285,7 @@ def lower(source: Source, request: Request, mode: str, progress: Report = _quiet
     from liteexport.backend import DEMO_BACKEND
 
     compiled = DEMO_BACKEND.preprocess(source.scripted, request.methods, request.input_shapes, progress=progress,
-                                       functions=source.functions)
+                                       functions=source.functions, dims=request.dims)
     return Lowering(WHOLE, compiled=compiled)
 
 

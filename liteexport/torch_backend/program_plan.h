@@ -60,6 +60,7 @@ struct MethodPlan : torch::CustomClassHolder {
   std::string method;
   int64_t num_slots = 0;
   std::vector<dp::InputCheck> inputs;
+  dp::NamedDims named_dims;  // --dim S=1..128, checked on every call
   std::vector<std::pair<uint32_t, at::Tensor>> constants;  // (slot, weight)
   std::vector<Step> steps;
   std::vector<std::pair<uint32_t, bool>> outputs;  // (slot, clone it: it may view a weight)
@@ -91,6 +92,7 @@ c10::intrusive_ptr<MethodPlan> build_plan(const std::string& method, const at::T
   plan->method = method;
   plan->num_slots = program.num_slots;
   plan->inputs = std::move(program.inputs);
+  plan->named_dims = std::move(program.named_dims);
   for (const auto& [slot, weight] : program.constants) plan->constants.emplace_back(slot, weights.get(weight).toTensor());
   for (auto& ins : program.instructions)
     plan->steps.push_back({ins.op, std::move(ins.attrs), std::move(ins.reads), ins.write, ins.debug_handle,

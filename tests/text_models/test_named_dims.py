@@ -120,3 +120,12 @@ def test_malformed_references_are_format_errors(change: object, code: str) -> No
     with pytest.raises(FormatError) as info:
         build_plan(decode_program(encode_program(broken)), compiled.weights)
     assert info.value.code == code
+
+
+def test_inspect_shows_dtypes_and_named_dims(tmp_path: Path) -> None:
+    path = tmp_path / "tagged.ptl"
+    write_bundle(_compiled(), path)
+    run = subprocess.run([sys.executable, "-m", "liteexport", "inspect", str(path)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "  forward(ids: Tensor[1xS:int64], mask: Tensor[1xS]) -> Tensor  where S=2..16" in run.stdout.splitlines()
+    assert "1xS:int64, 1xS (S=2..16)" in run.stdout

@@ -58,11 +58,11 @@ def check_dims(checks: Sequence[DimCheck], dims: Sequence[SymbolicDim], shapes: 
         dim = dims[check.symbol]
         if size < dim.lo or (dim.hi >= 0 and size > dim.hi):
             label, handle = blame(check.index)
-            raise input_error("INPUT_DIM_RANGE", debug_handle=handle, instruction=label, index=check.index, axis=check.axis,
-                         name=dim.name, got=size, bounds=str(dim))
+            raise input_error("INPUT_DIM_RANGE", debug_handle=handle, instruction=label, index=check.index,
+                              axis=check.axis, name=dim.name, got=size, bounds=str(dim))
         first = seen.setdefault(check.symbol, (size, check.index))
         if first[0] != size:
             label, handle = blame(check.index)
-            raise input_error("INPUT_DIM_AGREE", debug_handle=handle, instruction=label, index=check.index, axis=check.axis,
-                         name=dim.name, got=size, first=first[1], expected=first[0])
+            raise input_error("INPUT_DIM_AGREE", debug_handle=handle, instruction=label, index=check.index,
+                              axis=check.axis, name=dim.name, got=size, first=first[1], expected=first[0])
 

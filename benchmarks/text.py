@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,13 +41,13 @@ def _model() -> Any:
     import_torchvision()  # transformers imports torchvision, whose CUDA wheel's C++ ops do not load here
     import transformers
 
-    class IdsAndMask(torch.nn.Module):
+    class IdsAndMask(torch.nn.Module):  # type: ignore[misc]  # (torch is imported here, not typed)
         def __init__(self, model: torch.nn.Module) -> None:
             super().__init__()
             self.model = model
 
         def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-            return self.model(input_ids=ids, attention_mask=mask, return_dict=False)[0]  # type: ignore[no-any-return]
+            return self.model(input_ids=ids, attention_mask=mask, return_dict=False)[0]
 
     torch.manual_seed(0)
     return IdsAndMask(transformers.DistilBertModel(transformers.DistilBertConfig())).eval()
@@ -166,7 +167,8 @@ def main() -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1:
-        command = {"export": export, "infer": infer, "native": native}[sys.argv[1]]
+        commands: dict[str, Callable[..., dict[str, Any]]] = {"export": export, "infer": infer, "native": native}
+        command = commands[sys.argv[1]]
         print(json.dumps(command(*sys.argv[2:])))
     else:
         main()

@@ -142,7 +142,7 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
     extra_files
         ``{"labels.txt": "cat\\ndog"}``: files stored in the bundle as torch stores ``_extra_files``
         (text is stored as UTF-8), read back by ``runtime_py.Module.extra_files``,
-        ``torch.jit.load(path, _extra_files=...)`` and the Java API's ``Module.extraFile``.
+        ``torch._C._get_model_extra_files(path, {})`` and the Java API's ``Module.extraFile``.
     strip_debug
         Leave the debug table out (errors then name instructions, not source lines).
     weights

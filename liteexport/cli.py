@@ -178,7 +178,7 @@ def cli(debug: bool) -> None:
 @click.option("--extra-file", "extra_files", multiple=True, metavar="NAME=PATH",
               type=_ParsedType("NAME=PATH", _parse_extra_file),
               help="Store this file in the bundle under NAME (labels, normalization constants, ...), as torch "
-                   "stores _extra_files: runtime_py, torch.jit.load(_extra_files=...), the Java API and "
+                   "stores _extra_files: runtime_py, torch._C._get_model_extra_files, the Java API and "
                    "`liteexport inspect` read it. Repeatable; a bare PATH is stored under its file name.")
 @click.option("--strip-debug", is_flag=True,
               help="Leave the debug table out of the bundle (smaller; errors then name instructions, not "

@@ -47,7 +47,7 @@ TEMPLATES: dict[str, str] = {
     'INPUT_COUNT': "method '{method}' expected {expected} inputs, got {got}",
     'INPUT_MISMATCH': '{instruction}: input {index}: expected {expected}, got {got}',
     'INPUT_DIM_RANGE': '{instruction}: input {index}: dim {axis} is {name} = {got}, outside {bounds} (the bounds it was exported with)',
-    'INPUT_DIM_AGREE': '{instruction}: input {index}: dim {axis} is {name} = {got}, but input {first} has {name} = {expected}',
+    'INPUT_DIM_AGREE': '{instruction}: input {index}: dim {axis} is {name} = {got}, but input {first} has it = {expected}',
     # execution
     'KERNEL_FAILED': '{instruction}: {reason}',
 }

@@ -148,7 +148,7 @@ constexpr const char* kTemplates[kNumCodes] = {
     "method '{method}' expected {expected} inputs, got {got}",
     "{instruction}: input {index}: expected {expected}, got {got}",
     "{instruction}: input {index}: dim {axis} is {name} = {got}, outside {bounds} (the bounds it was exported with)",
-    "{instruction}: input {index}: dim {axis} is {name} = {got}, but input {first} has {name} = {expected}",
+    "{instruction}: input {index}: dim {axis} is {name} = {got}, but input {first} has it = {expected}",
     "{instruction}: {reason}",
 };
 

@@ -77,7 +77,7 @@ def test_runtime_py_checks_bounds_and_agreement(tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
         module.forward(*_inputs(5, 6))
     assert info.value.code == "INPUT_DIM_AGREE"
-    assert "input 1: dim 1 is S = 6, but input 0 has S = 5" in str(info.value)
+    assert "input 1: dim 1 is S = 6, but input 0 has it = 5" in str(info.value)
 
 
 def test_the_cli_exits_6_with_one_line(tmp_path: Path) -> None:
@@ -100,7 +100,7 @@ def test_the_torch_backend_checks_them_too(tmp_path: Path) -> None:
     np.testing.assert_allclose(lite.forward(torch.from_numpy(ids), torch.from_numpy(mask)).numpy(),
                                runtime_py.load(path).forward(ids, mask), rtol=1e-6)
     for lengths, text in (((17, 17), "dim 1 is S = 17, outside S=2..16"),
-                          ((5, 6), "dim 1 is S = 6, but input 0 has S = 5")):
+                          ((5, 6), "dim 1 is S = 6, but input 0 has it = 5")):
         with pytest.raises(RuntimeError, match=text):
             lite.forward(*(torch.from_numpy(a) for a in _inputs(*lengths)))
 

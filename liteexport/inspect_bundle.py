@@ -205,7 +205,7 @@ def _describe_delegate(module: ptmf.Module,
         "backend": _backend_name(module),
         "programs": programs,
         "weights": {"count": len(weights), "total_bytes": sum(w["bytes"] for w in weights),
-                    "tensors": weights},
+                    "by_dtype": _by_dtype(weights), "tensors": weights},
     }
     def storage(indexes: set[int]) -> int:
         return sum(module.storage_data[i].nbytes for i in indexes)
@@ -213,6 +213,16 @@ def _describe_delegate(module: ptmf.Module,
     storage_bytes = {"programs": storage(program_storages),
                      "weights": storage(weight_storages - program_storages)}
     return delegate, storage_bytes
+
+
+def _by_dtype(weights: Sequence[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """dtype -> {"count", "bytes"} of the weights stored in it (float16 with --weights fp16), largest first."""
+    totals: dict[str, dict[str, int]] = {}
+    for w in weights:
+        entry = totals.setdefault(w["dtype"], {"count": 0, "bytes": 0})
+        entry["count"] += 1
+        entry["bytes"] += w["bytes"]
+    return dict(sorted(totals.items(), key=lambda item: -item[1]["bytes"]))
 
 
 def delegate_contents(module: ptmf.Module) -> tuple[dict[str, Program], list[np.ndarray]] | None:
@@ -355,8 +365,12 @@ def format_description(d: dict[str, Any]) -> str:
             ops = "  ".join(f"{op} {n}" for op, n in p["op_histogram"].items())
             out.append(f"  {p['method']} ops: {ops or '(none)'}")
         weights = delegate["weights"]
+        kinds = weights["by_dtype"]
+        by_dtype = (f", all {next(iter(kinds))}" if len(kinds) == 1 else " (" + "; ".join(
+            f"{dtype}: {_plural(t['count'], 'tensor')}, {_fmt_count(t['bytes'])} bytes" for dtype, t in kinds.items())
+            + ")" if kinds else "")
         out += ["", f"Weights: {_plural(weights['count'], 'tensor')}, "
-                    f"{_fmt_count(weights['total_bytes'])} bytes"]
+                    f"{_fmt_count(weights['total_bytes'])} bytes{by_dtype}"]
         if weights["tensors"]:
             out += _table(("#", "shape", "dtype", "bytes"),
                           [(w["index"], _fmt_shape(w["shape"]), w["dtype"], _fmt_count(w["bytes"]))

@@ -28,7 +28,7 @@ def test_inspect_human(hand_bundle: Path) -> None:
     assert "  forward(x: Tensor[?x4]) -> Tuple[Tensor, Tensor]" in lines  # the compiled input shape
     assert "Delegate: backend_with_compiler_demo" in lines
     assert "  forward ops: LINEAR 1" in lines
-    assert "Weights: 2 tensors, 60 bytes" in lines
+    assert "Weights: 2 tensors, 60 bytes, all float32" in lines
     assert "Debug table: 1 entry" in lines
     assert any(line.split() == ["7", "aten::linear", "m.py:7", "top(M).l(Linear)"] for line in lines)
     assert lines[-1].split()[:2] == ["total", f"{size:,}"]
@@ -46,7 +46,8 @@ def test_inspect_json(hand_bundle: Path) -> None:
     assert delegate["programs"] == [{"method": "forward", "format_version": 2, "instructions": 1,
                                      "op_histogram": {"LINEAR": 1}, "inputs": [[-1, 4]], "input_specs": ["?x4"],
                                      "dims": [], "outputs": 2, "constants": 2, "slots": 4}]
-    assert delegate["weights"] == {"count": 2, "total_bytes": 60, "tensors": [
+    assert delegate["weights"] == {"count": 2, "total_bytes": 60, "by_dtype": {"float32": {"count": 2, "bytes": 60}},
+                                   "tensors": [
         {"index": 0, "shape": [3, 4], "dtype": "float32", "bytes": 48},
         {"index": 1, "shape": [3], "dtype": "float32", "bytes": 12}]}
     assert d["debug_table"]["count"] == 1

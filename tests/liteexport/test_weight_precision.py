@@ -56,6 +56,10 @@ def test_fp16_halves_the_weights_and_every_engine_stays_near_the_float_model(tmp
     stored = [ScalarType(t.scalar_type) for t in read_bundle_file(half).ivalues if hasattr(t, "scalar_type")]
     assert stored.count(ScalarType.HALF) >= 4 and ScalarType.FLOAT in stored  # the 1e5 scale stays float32
     assert half.stat().st_size < 0.55 * full.stat().st_size
+    from liteexport.inspect_bundle import describe
+
+    kinds = describe(half)["delegate"]["weights"]["by_dtype"]
+    assert set(kinds) == {"float16", "float32"} and kinds["float32"]["count"] == 1  # inspect's size by dtype
     assert any(n.startswith("float16 weights cost forward: max abs error") and "top-1 agreement 2/2" in n
                for n in notes), notes
     x = torch.randn(2, 3, 16, 16, generator=torch.Generator().manual_seed(5))

@@ -1,0 +1,163 @@
+"""The quantized kernels of aten operators that take any tensor: shape operators, pooling, ReLU
+and hardsigmoid on a quantized tensor (torch's QuantizedCPU dispatch of the same operator).
+
+Shape operators and max pooling only move or select values: they run the float implementation
+on the integers and keep the input's scale and zero point. Average pooling and means accumulate
+the integers and rescale them as qnnpack does (quint8) or as torch's generic kernels do. The
+float operators' modules are imported first, whatever the package's order: their definitions are
+the ones these kernels are added to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from bundle_format.ptmf import ScalarType
+from runtime_py.backends.demo.windows import output_size, padded_windows
+from runtime_py.errors import ExecutionError
+from runtime_py.operators import elementwise, nn, reductions, shape, upsample  # noqa: F401  (registered first)
+from runtime_py.operators.quantized import F32, float_result, hardsigmoid, quantize_values, quantized, relu
+from runtime_py.operators.registry import QUANTIZED_AWARE, op, quantized_kernel
+from runtime_py.quantized_tensor import QuantizedTensor
+
+# operators that only move, select or describe values: the float implementation runs on the integers
+_VALUE_PRESERVING = (
+    "aten::flatten.using_ints", "aten::view", "aten::reshape", "aten::transpose.int", "aten::contiguous",
+    "aten::chunk", "aten::split.Tensor", "aten::permute", "aten::squeeze.dim", "aten::unsqueeze",
+    "aten::select.int", "aten::slice.Tensor", "aten::clone", "aten::dropout", "aten::size", "aten::size.int",
+    "aten::dim", "aten::numel", "aten::len.Tensor", "aten::max_pool2d", "aten::upsample_nearest2d.vec",
+)
+
+
+def _rewrap(q: QuantizedTensor, result: Any) -> Any:
+    """The float implementation's result with the input's quantization: arrays (and lists of
+    them) become quantized tensors; ints and shapes stay what they are."""
+    if isinstance(result, np.ndarray):
+        return q.with_values(result.astype(q.int_repr.dtype, copy=False))
+    if isinstance(result, list | tuple) and result and isinstance(result[0], np.ndarray):
+        return type(result)(_rewrap(q, r) for r in result)
+    return result
+
+
+def _on_integers(float_impl: Callable[..., Any], x: QuantizedTensor, *args: Any) -> Any:
+    if x.per_channel:  # the integers alone do not say which scale goes with which value after the move
+        raise ExecutionError("per-channel quantized tensors are only supported as weights of quantized::conv2d "
+                             "and quantized::linear")
+    return _rewrap(x, float_impl(x.int_repr, *args))
+
+
+for _key in _VALUE_PRESERVING:
+    quantized_kernel(_key)(_on_integers)
+
+
+@quantized_kernel("aten::relu")
+def _relu(float_impl: Callable[..., Any], x: QuantizedTensor) -> QuantizedTensor:
+    return relu(x)
+
+
+@quantized_kernel("aten::hardsigmoid")
+def _hardsigmoid(float_impl: Callable[..., Any], x: QuantizedTensor) -> QuantizedTensor:
+    return hardsigmoid(x)
+
+
+def _rescaled_sums(sums: np.ndarray, count: int, q: QuantizedTensor, scale: F32) -> QuantizedTensor:
+    """qnnpack's average pooling requantization: ``clamp(rint(float32(sum - zero_point * count) *
+    scale) + zero_point)``, the output keeping the input's parameters (``count`` 0: sums of
+    integers already centered on the zero point)."""
+    acc = (sums - q.zero_point * count).astype(F32)
+    out = np.clip(np.rint(acc * scale) + F32(q.zero_point), 0, 255)
+    return q.with_values(out.astype(np.uint8))
+
+
+def _window_sums(x: np.ndarray, kh: int, kw: int) -> np.ndarray:
+    """Sums of the non-overlapping (kh, kw) windows of an (N, C, H, W) integer array."""
+    n, c, h, w = x.shape
+    return x.astype(np.int64).reshape(n, c, h // kh, kh, w // kw, kw).sum(axis=(3, 5))
+
+
+@quantized_kernel("aten::adaptive_avg_pool2d")
+def _adaptive_avg_pool2d(float_impl: Callable[..., Any], x: QuantizedTensor, output_size: list[int]) -> Any:
+    """torch's adaptive_avg_pool2d_quantized_cpu: quint8 with bins that tile the input (and are not
+    1x1) is qnnpack's average pooling (scale ``float32(1) / count``); otherwise the generic kernel,
+    whose multiplier ``1 / count`` is inverted twice as torch's quantize_val does."""
+    q = quantized(x, "aten::adaptive_avg_pool2d")
+    if q.ndim != 4 or len(output_size) != 2 or min(output_size) < 1:
+        raise ExecutionError(f"aten::adaptive_avg_pool2d of a quantized tensor: a 4-D input and 2 positive output "
+                             f"sizes, got shape {list(q.shape)} and {output_size}")
+    h, w = q.shape[2:]
+    oh, ow = output_size
+    if h % oh or w % ow:  # overlapping bins: torch's generic kernel, as float means within a quantum
+        raise ExecutionError(f"aten::adaptive_avg_pool2d of a quantized tensor from {(h, w)} to {(oh, ow)}: "
+                             "runtime_py supports bins that tile the input only")
+    kh, kw = h // oh, w // ow
+    count = kh * kw
+    sums = _window_sums(q.int_repr, kh, kw)
+    if q.scalar_type == ScalarType.QUINT8 and (kh, kw) != (1, 1):
+        return _rescaled_sums(sums, count, q, F32(1) / F32(count))
+    multiplier = F32(F32(q.scale) / F32(q.scale)) / F32(count)
+    values = quantize_values((sums - q.zero_point * count).astype(F32), F32(1) / multiplier, q.zero_point,
+                             q.scalar_type)
+    return q.with_values(values)
+
+
+@quantized_kernel("aten::avg_pool2d")
+def _avg_pool2d(float_impl: Callable[..., Any], x: QuantizedTensor, kernel: list[int], stride: list[int],
+                padding: list[int], ceil_mode: bool, count_include_pad: bool,
+                divisor_override: int | None) -> QuantizedTensor:
+    """qnnpack's average pooling (torch's kernel for quint8 without ceil mode): padding holds the
+    zero point and counts in the divisor, whatever count_include_pad says, as qnnpack pads."""
+    what = "aten::avg_pool2d"
+    q = quantized(x, what)
+    if q.scalar_type != ScalarType.QUINT8 or ceil_mode or divisor_override is not None or q.ndim != 4:
+        raise ExecutionError(f"{what} of a quantized tensor: runtime_py runs qnnpack's kernel only (a 4-D quint8 "
+                             "input, no ceil mode nor divisor override)")
+    kh, kw = _two(kernel, what, "kernel_size")
+    sh, sw = _two(stride, what, "stride") if stride else (kh, kw)
+    ph, pw = _two(padding, what, "padding")
+    out_hw = (output_size(q.shape[2], kh, sh, ph, 1, False), output_size(q.shape[3], kw, sw, pw, 1, False))
+    if min(out_hw) < 1 or min(kh, kw, sh, sw) < 1 or min(ph, pw) < 0:
+        raise ExecutionError(f"{what}: window {kernel}, stride {stride}, padding {padding} of a {list(q.shape)} input")
+    centered = q.int_repr.astype(np.int64) - q.zero_point
+    sums = padded_windows(centered, (kh, kw), (sh, sw), (ph, pw), (1, 1), out_hw, 0).sum(axis=(4, 5))
+    return _rescaled_sums(sums, 0, q, F32(1) / F32(kh * kw))
+
+
+def _two(values: list[int], what: str, name: str) -> tuple[int, int]:
+    if len(values) not in (1, 2):
+        raise ExecutionError(f"{what}: {name} must hold 1 or 2 values, got {values}")
+    return values[0], values[-1]
+
+
+@quantized_kernel("aten::mean.dim")
+def _mean_dim(float_impl: Callable[..., Any], x: QuantizedTensor, dims: list[int] | None, keepdim: bool,
+              dtype: int | None) -> QuantizedTensor:
+    """torch's mean_quantized_cpu: quint8 NCHW over (2, 3) is qnnpack's global average pooling (scale
+    ``input_scale / (output_scale * count)``, the output keeping the input's parameters); other cases
+    the generic kernel: the float mean quantized with the input's parameters."""
+    q = quantized(x, "aten::mean.dim")
+    if dtype is not None and dtype != q.scalar_type:
+        raise ExecutionError("aten::mean.dim of a quantized tensor with another dtype is not supported")
+    if q.scalar_type == ScalarType.QUINT8 and q.ndim == 4 and dims is not None and list(dims) == [2, 3]:
+        count = q.shape[2] * q.shape[3]
+        sums = q.int_repr.astype(np.int64).sum(axis=(2, 3), keepdims=keepdim)
+        return _rescaled_sums(sums, count, q, F32(q.scale) / (F32(q.scale) * F32(count)))
+    axes = None if dims is None else tuple(dims)
+    return float_result("aten::mean.dim", q, lambda v: v.mean(axis=axes, keepdims=keepdim, dtype=F32),
+                        q.scale, q.zero_point)
+
+
+def _channel_shuffle(x: Any, groups: int) -> Any:
+    """Channels (dim 1) regrouped: (N, g, C/g, ...) transposed to (N, C/g, g, ...)."""
+    values = x.int_repr if isinstance(x, QuantizedTensor) else x
+    if values.ndim < 3 or groups < 1 or values.shape[1] % groups:
+        raise ExecutionError(f"aten::channel_shuffle: {groups} groups of a tensor of shape {list(values.shape)}")
+    n, c = values.shape[:2]
+    shuffled = values.reshape(n, groups, c // groups, *values.shape[2:]).swapaxes(1, 2).reshape(values.shape)
+    return _rewrap(x, shuffled) if isinstance(x, QuantizedTensor) else shuffled
+
+
+op("aten::channel_shuffle(Tensor self, SymInt groups) -> Tensor")(_channel_shuffle)
+QUANTIZED_AWARE.add("aten::channel_shuffle")

@@ -16,7 +16,8 @@ import numpy as np
 from bundle_format.ptmf import QUANTIZED_DTYPES, ScalarType
 
 # scalar type -> the name torch prints for it (errors, reprs)
-QUANTIZED_TYPE_NAMES: dict[int, str] = {ScalarType.QINT8: "QInt8", ScalarType.QUINT8: "QUInt8", ScalarType.QINT32: "QInt32"}
+QUANTIZED_TYPE_NAMES: dict[int, str] = {
+    ScalarType.QINT8: "QInt8", ScalarType.QUINT8: "QUInt8", ScalarType.QINT32: "QInt32"}
 
 
 @dataclass(frozen=True, eq=False)

@@ -71,11 +71,14 @@ class QuantizedTensor:
         return self.scales.reshape(shape), self.zero_points.reshape(shape)
 
     def dequantize(self) -> np.ndarray:
-        """float32 ``scale * (q - zero_point)``, computed as torch does: the integer difference
-        times the scale as a float32."""
+        """float32 ``scale * (q - zero_point)`` rounded as torch rounds it: per tensor the integer
+        difference times the scale as float32s; per channel the product in double (its scales
+        are a double tensor), then rounded to float32."""
         scales, zero_points = self.channel_params()
-        diff = (self.int_repr.astype(np.int64) - zero_points).astype(np.float32)
-        result: np.ndarray = (diff * np.asarray(scales, dtype=np.float32)).astype(np.float32)
+        diff = self.int_repr.astype(np.int64) - zero_points
+        if self.per_channel:
+            return (diff * scales).astype(np.float32)
+        result: np.ndarray = diff.astype(np.float32) * np.float32(self.scale)
         return result
 
     def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:

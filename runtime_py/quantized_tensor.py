@@ -76,9 +76,8 @@ class QuantizedTensor:
         are a double tensor), then rounded to float32."""
         scales, zero_points = self.channel_params()
         diff = self.int_repr.astype(np.int64) - zero_points
-        if self.per_channel:
-            return (diff * scales).astype(np.float32)
-        result: np.ndarray = diff.astype(np.float32) * np.float32(self.scale)
+        result: np.ndarray = ((diff * scales).astype(np.float32) if self.per_channel
+                              else diff.astype(np.float32) * np.float32(self.scale))
         return result
 
     def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:

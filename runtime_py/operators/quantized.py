@@ -53,38 +53,49 @@ def requantize(acc: np.ndarray, multiplier: Any, scale: float, zero_point: int, 
     return QuantizedTensor(out.astype(QUANTIZED_DTYPES[scalar_type]), scalar_type, float(scale), int(zero_point))
 
 
-def quantize_values(x: np.ndarray, scale: Any, zero_point: Any, scalar_type: int) -> np.ndarray:
+def quantize_values(x: np.ndarray, scale: Any, zero_point: Any, scalar_type: int, fused: bool = False) -> np.ndarray:
     """torch's (fbgemm's) float -> quantized: ``clamp(zero_point + nearbyint(x * float32(1 / float32(scale))))``,
-    NaN to the top of the range as its AVX2 kernel gives; ``scale`` and ``zero_point`` may be per-channel arrays."""
+    NaN to the top of the range as its AVX2 kernel gives; ``scale`` and ``zero_point`` may be per-channel
+    arrays. ``fused``: aten::quantize_per_tensor's kernel, which adds the zero point before rounding, in
+    one fused multiply-add (so ``x / scale`` on a tie rounds with the zero point added: half to even
+    of the sum), emulated exactly in float64 (the float32 product is exact there)."""
     qmin, qmax = qrange(scalar_type)
     inverse = F32(1) / np.asarray(scale, dtype=F32)
-    values = np.rint(np.asarray(x, dtype=F32) * inverse).astype(np.float64) + np.asarray(zero_point, np.float64)
+    zero = np.asarray(zero_point, np.float64)
+    if fused:
+        product = np.asarray(x, dtype=F32).astype(np.float64) * inverse.astype(np.float64)
+        values = np.rint((product + zero).astype(F32)).astype(np.float64)
+    else:
+        values = np.rint(np.asarray(x, dtype=F32) * inverse).astype(np.float64) + zero
     values = np.clip(np.nan_to_num(values, nan=qmax, posinf=qmax, neginf=qmin), qmin, qmax)
     return values.astype(QUANTIZED_DTYPES[scalar_type])
 
 
-def quantize(x: np.ndarray, scale: float, zero_point: int, scalar_type: int, what: str) -> QuantizedTensor:
+def quantize(x: np.ndarray, scale: float, zero_point: int, scalar_type: int, what: str,
+             fused: bool = False) -> QuantizedTensor:
+    """A float tensor quantized (``fused``: as aten::quantize_per_tensor, see quantize_values)."""
     if scalar_type not in QUANTIZED_DTYPES:
         raise ExecutionError(f"{what}: dtype {scalar_type} is not a quantized type (QInt8 = 12, QUInt8 = 13, "
                              "QInt32 = 14)")
     output_params(what, scale, zero_point, scalar_type)
     if not isinstance(x, np.ndarray) or x.dtype.kind != "f":
         raise ExecutionError(f"{what} expects a float tensor")
-    return QuantizedTensor(quantize_values(x, scale, zero_point, scalar_type), scalar_type, float(scale),
+    return QuantizedTensor(quantize_values(x, scale, zero_point, scalar_type, fused), scalar_type, float(scale),
                            int(zero_point))
 
 
 def float_result(what: str, x: QuantizedTensor, fn: Callable[[np.ndarray], np.ndarray], scale: float,
-                 zero_point: int) -> QuantizedTensor:
-    """torch's generic quantized kernel: dequantize, ``fn`` in float32, quantize to (scale, zero_point)."""
-    return quantize(fn(x.dequantize()).astype(F32), scale, zero_point, x.scalar_type, what)
+                 zero_point: int, fused: bool = False) -> QuantizedTensor:
+    """torch's generic quantized kernel: dequantize, ``fn`` in float32, quantize to (scale, zero_point)
+    (``fused``: by aten::quantize_per_tensor, see quantize_values)."""
+    return quantize(fn(x.dequantize()).astype(F32), scale, zero_point, x.scalar_type, what, fused)
 
 
 # ---- quantize / dequantize and the parameters --------------------------------------------------
 
 @op("aten::quantize_per_tensor(Tensor self, float scale, int zero_point, ScalarType dtype) -> Tensor")
 def quantize_per_tensor(x: np.ndarray, scale: float, zero_point: int, dtype: int) -> QuantizedTensor:
-    return quantize(x, scale, zero_point, dtype, "aten::quantize_per_tensor")
+    return quantize(x, scale, zero_point, dtype, "aten::quantize_per_tensor", fused=True)
 
 
 @op("aten::quantize_per_tensor.tensor_qparams(Tensor self, Tensor scale, Tensor zero_point, ScalarType dtype) "
@@ -94,7 +105,7 @@ def quantize_per_tensor_tensors(x: np.ndarray, scale: np.ndarray, zero_point: np
     if np.size(scale) != 1 or np.size(zero_point) != 1:
         raise ExecutionError("aten::quantize_per_tensor: scale and zero_point must hold one value each")
     return quantize(x, float(np.asarray(scale).item()), int(np.asarray(zero_point).item()), dtype,
-                    "aten::quantize_per_tensor")
+                    "aten::quantize_per_tensor", fused=True)
 
 
 @op("aten::quantize_per_channel(Tensor self, Tensor scales, Tensor zero_points, int axis, ScalarType dtype) "
@@ -233,7 +244,7 @@ def mul_relu(a: Any, b: Any, scale: float, zero_point: int) -> QuantizedTensor:
 
 def _cat(xs: Any, dim: int, scale: float | None, zero_point: int | None, relu: bool) -> QuantizedTensor:
     """torch's quantized_cat_impl: the inputs dequantized, concatenated and quantized to the output
-    parameters (the first input's when not given)."""
+    parameters (the first input's when not given) by aten::quantize_per_tensor."""
     what = "quantized::cat_relu" if relu else "quantized::cat"
     if not isinstance(xs, list) or not xs:
         raise ExecutionError(f"{what} expects a non-empty list of quantized tensors")
@@ -244,7 +255,8 @@ def _cat(xs: Any, dim: int, scale: float | None, zero_point: int | None, relu: b
     zero_point = qs[0].zero_point if zero_point is None else zero_point
     output_params(what, scale, zero_point, qs[0].scalar_type)
     joined = np.concatenate([q.dequantize() for q in qs], axis=dim)
-    return quantize(np.maximum(joined, F32(0)) if relu else joined, scale, zero_point, qs[0].scalar_type, what)
+    return quantize(np.maximum(joined, F32(0)) if relu else joined, scale, zero_point, qs[0].scalar_type, what,
+                    fused=True)
 
 
 @op("quantized::cat(Tensor[] qx, int dim, float? scale, int? zero_point) -> Tensor")

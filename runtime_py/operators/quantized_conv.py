@@ -197,7 +197,7 @@ def linear_dynamic(x: Any, params: Any, reduce_range: bool) -> np.ndarray:
     if not isinstance(x, np.ndarray) or x.dtype != np.float32 or x.size == 0:
         raise ExecutionError(f"{what} expects a non-empty float tensor")
     scale, zero_point = choose_qparams(float(x.min()), float(x.max()))
-    q = quantize(x, scale, zero_point, ScalarType.QUINT8, what)
+    q = quantize(x, scale, zero_point, ScalarType.QUINT8, what, fused=True)  # by aten::quantize_per_tensor
     sums, weight_scales = _linear_sums(q.int_repr.astype(np.float64) - q.zero_point, params, what)
     out = np.rint(sums).astype(np.int64).astype(F32) * (weight_scales * F32(scale)).astype(F32)
     if params.bias is not None:

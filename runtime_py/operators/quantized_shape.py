@@ -63,10 +63,12 @@ def _hardsigmoid(float_impl: Callable[..., Any], x: QuantizedTensor) -> Quantize
     return hardsigmoid(x)
 
 
-def _rescaled_sums(sums: np.ndarray, count: int, q: QuantizedTensor, scale: F32) -> QuantizedTensor:
+def _rescaled_sums(sums: np.ndarray, count: int, q: QuantizedTensor, window: int) -> QuantizedTensor:
     """qnnpack's average pooling requantization: ``clamp(rint(float32(sum - zero_point * count) *
-    scale) + zero_point)``, the output keeping the input's parameters (``count`` 0: sums of
-    integers already centered on the zero point)."""
+    scale) + zero_point)``, the output keeping the input's parameters; ``scale`` is qnnpack's
+    ``input_scale / (output_scale * window)`` in float32, not ``1 / window`` (a tie like -93 / 6
+    rounds the other way). ``count`` 0: sums of integers already centered on the zero point."""
+    scale = F32(q.scale) / (F32(q.scale) * F32(window))
     acc = (sums - q.zero_point * count).astype(F32)
     out = np.clip(np.rint(acc * scale) + F32(q.zero_point), 0, 255)
     return q.with_values(out.astype(np.uint8))
@@ -81,8 +83,8 @@ def _window_sums(x: np.ndarray, kh: int, kw: int) -> np.ndarray:
 @quantized_kernel("aten::adaptive_avg_pool2d")
 def _adaptive_avg_pool2d(float_impl: Callable[..., Any], x: QuantizedTensor, output_size: list[int]) -> Any:
     """torch's adaptive_avg_pool2d_quantized_cpu: quint8 with bins that tile the input (and are not
-    1x1) is qnnpack's average pooling (scale ``float32(1) / count``); otherwise the generic kernel,
-    whose multiplier ``1 / count`` is inverted twice as torch's quantize_val does."""
+    1x1) is qnnpack's average pooling; otherwise the generic kernel, whose multiplier
+    ``input_scale / output_scale / count`` is inverted twice as torch's quantize_val does."""
     q = quantized(x, "aten::adaptive_avg_pool2d")
     if q.ndim != 4 or len(output_size) != 2 or min(output_size) < 1:
         raise ExecutionError(f"aten::adaptive_avg_pool2d of a quantized tensor: a 4-D input and 2 positive output "
@@ -96,7 +98,7 @@ def _adaptive_avg_pool2d(float_impl: Callable[..., Any], x: QuantizedTensor, out
     count = kh * kw
     sums = _window_sums(q.int_repr, kh, kw)
     if q.scalar_type == ScalarType.QUINT8 and (kh, kw) != (1, 1):
-        return _rescaled_sums(sums, count, q, F32(1) / F32(count))
+        return _rescaled_sums(sums, count, q, count)
     multiplier = F32(F32(q.scale) / F32(q.scale)) / F32(count)
     values = quantize_values((sums - q.zero_point * count).astype(F32), F32(1) / multiplier, q.zero_point,
                              q.scalar_type)
@@ -122,7 +124,7 @@ def _avg_pool2d(float_impl: Callable[..., Any], x: QuantizedTensor, kernel: list
         raise ExecutionError(f"{what}: window {kernel}, stride {stride}, padding {padding} of a {list(q.shape)} input")
     centered = q.int_repr.astype(np.int64) - q.zero_point
     sums = padded_windows(centered, (kh, kw), (sh, sw), (ph, pw), (1, 1), out_hw, 0).sum(axis=(4, 5))
-    return _rescaled_sums(sums, 0, q, F32(1) / F32(kh * kw))
+    return _rescaled_sums(sums, 0, q, kh * kw)
 
 
 def _two(values: list[int], what: str, name: str) -> tuple[int, int]:
@@ -134,19 +136,19 @@ def _two(values: list[int], what: str, name: str) -> tuple[int, int]:
 @quantized_kernel("aten::mean.dim")
 def _mean_dim(float_impl: Callable[..., Any], x: QuantizedTensor, dims: list[int] | None, keepdim: bool,
               dtype: int | None) -> QuantizedTensor:
-    """torch's mean_quantized_cpu: quint8 NCHW over (2, 3) is qnnpack's global average pooling (scale
-    ``input_scale / (output_scale * count)``, the output keeping the input's parameters); other cases
-    the generic kernel: the float mean quantized with the input's parameters."""
+    """torch's mean_quantized_cpu: quint8 NCHW over (2, 3) is qnnpack's global average pooling (the
+    output keeping the input's parameters); other cases the generic kernel: the float mean quantized
+    with the input's parameters by aten::quantize_per_tensor."""
     q = quantized(x, "aten::mean.dim")
     if dtype is not None and dtype != q.scalar_type:
         raise ExecutionError("aten::mean.dim of a quantized tensor with another dtype is not supported")
     if q.scalar_type == ScalarType.QUINT8 and q.ndim == 4 and dims is not None and list(dims) == [2, 3]:
         count = q.shape[2] * q.shape[3]
         sums = q.int_repr.astype(np.int64).sum(axis=(2, 3), keepdims=keepdim)
-        return _rescaled_sums(sums, count, q, F32(q.scale) / (F32(q.scale) * F32(count)))
+        return _rescaled_sums(sums, count, q, count)
     axes = None if dims is None else tuple(dims)
     return float_result("aten::mean.dim", q, lambda v: v.mean(axis=axes, keepdims=keepdim, dtype=F32),
-                        q.scale, q.zero_point)
+                        q.scale, q.zero_point, fused=True)
 
 
 def _channel_shuffle(x: Any, groups: int) -> Any:

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from bundle_format.ptmf import QUANTIZED_DTYPES, ScalarType
 from runtime_py.errors import ExecutionError
-from runtime_py.operators.registry import QUANTIZED_AWARE, op
+from runtime_py.operators.registry import QUANTIZED_AWARE, op, register_schema
 from runtime_py.quantized_tensor import QuantizedTensor, qrange
 
 F32 = np.float32
@@ -211,14 +212,9 @@ def _add(a: Any, b: Any, scale: float, zero_point: int, relu: bool) -> Quantized
     return quantize(np.maximum(total, F32(0)) if relu else total, scale, zero_point, qa.scalar_type, what)
 
 
-@op("quantized::add(Tensor qa, Tensor qb, float scale, int zero_point) -> Tensor qc")
-def add(a: Any, b: Any, scale: float, zero_point: int) -> QuantizedTensor:
-    return _add(a, b, scale, zero_point, False)
-
-
-@op("quantized::add_relu(Tensor qa, Tensor qb, float scale, int zero_point) -> Tensor qc")
-def add_relu(a: Any, b: Any, scale: float, zero_point: int) -> QuantizedTensor:
-    return _add(a, b, scale, zero_point, True)
+for _suffix in ("", "_relu"):
+    register_schema(f"quantized::add{_suffix}(Tensor qa, Tensor qb, float scale, int zero_point) -> Tensor qc",
+                    partial(_add, relu=bool(_suffix)))
 
 
 def _mul(a: Any, b: Any, scale: float, zero_point: int, relu: bool) -> QuantizedTensor:
@@ -232,14 +228,9 @@ def _mul(a: Any, b: Any, scale: float, zero_point: int, relu: bool) -> Quantized
     return requantize(product, multiplier, scale, zero_point, qa.scalar_type, relu)
 
 
-@op("quantized::mul(Tensor qa, Tensor qb, float scale, int zero_point) -> Tensor qc")
-def mul(a: Any, b: Any, scale: float, zero_point: int) -> QuantizedTensor:
-    return _mul(a, b, scale, zero_point, False)
-
-
-@op("quantized::mul_relu(Tensor qa, Tensor qb, float scale, int zero_point) -> Tensor qc")
-def mul_relu(a: Any, b: Any, scale: float, zero_point: int) -> QuantizedTensor:
-    return _mul(a, b, scale, zero_point, True)
+for _suffix in ("", "_relu"):
+    register_schema(f"quantized::mul{_suffix}(Tensor qa, Tensor qb, float scale, int zero_point) -> Tensor qc",
+                    partial(_mul, relu=bool(_suffix)))
 
 
 def _cat(xs: Any, dim: int, scale: float | None, zero_point: int | None, relu: bool) -> QuantizedTensor:
@@ -259,14 +250,9 @@ def _cat(xs: Any, dim: int, scale: float | None, zero_point: int | None, relu: b
                     fused=True)
 
 
-@op("quantized::cat(Tensor[] qx, int dim, float? scale, int? zero_point) -> Tensor")
-def cat(xs: Any, dim: int, scale: float | None, zero_point: int | None) -> QuantizedTensor:
-    return _cat(xs, dim, scale, zero_point, False)
-
-
-@op("quantized::cat_relu(Tensor[] qx, int dim, float? scale, int? zero_point) -> Tensor")
-def cat_relu(xs: Any, dim: int, scale: float | None, zero_point: int | None) -> QuantizedTensor:
-    return _cat(xs, dim, scale, zero_point, True)
+for _suffix in ("", "_relu"):
+    register_schema(f"quantized::cat{_suffix}(Tensor[] qx, int dim, float? scale, int? zero_point) -> Tensor",
+                    partial(_cat, relu=bool(_suffix)))
 
 
 # ---- activations ----------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ integer ones).
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -17,12 +18,10 @@ import numpy as np
 from bundle_format.ptmf import ScalarType
 from runtime_py.backends.demo.windows import output_size, padded_windows
 from runtime_py.errors import ExecutionError
-from runtime_py.operators.packed_params import ConvPackedParams, LinearPackedParams
+from runtime_py.operators.packed_params import CONV2D_PARAMS, LINEAR_PARAMS, ConvPackedParams, LinearPackedParams
 from runtime_py.operators.quantized import F32, output_params, quantize, quantize_values, quantized, requantize
-from runtime_py.operators.registry import op
+from runtime_py.operators.registry import op, register_schema
 from runtime_py.quantized_tensor import QuantizedTensor
-
-_PARAMS = "__torch__.torch.classes.quantized.{}PackedParamsBase"
 
 
 def _activation(x: Any, what: str) -> QuantizedTensor:
@@ -79,7 +78,7 @@ def _conv2d(x: Any, params: Any, scale: float, zero_point: int, relu: bool) -> Q
     what = "quantized::conv2d_relu" if relu else "quantized::conv2d"
     q = _activation(x, what)
     if not isinstance(params, ConvPackedParams):
-        raise ExecutionError(f"{what} expects a {_PARAMS.format('Conv2d')}, got {type(params).__name__}")
+        raise ExecutionError(f"{what} expects a {CONV2D_PARAMS}, got {type(params).__name__}")
     if params.transposed:
         raise ExecutionError(f"{what}: transposed quantized convolution is not supported by runtime_py")
     if q.ndim != 4:
@@ -101,39 +100,27 @@ def _conv2d(x: Any, params: Any, scale: float, zero_point: int, relu: bool) -> Q
     return requantize(acc, multiplier.reshape(1, -1, 1, 1), scale, zero_point, q.scalar_type, relu)
 
 
-_CONV = "__torch__.torch.classes.quantized.Conv2dPackedParamsBase"
+for _suffix in ("", "_relu"):
+    register_schema(f"quantized::conv2d{_suffix}.new(Tensor qx, {CONV2D_PARAMS} packed_weight, "
+                    "float output_scale, int output_zero_point) -> Tensor", partial(_conv2d, relu=bool(_suffix)))
 
 
-@op(f"quantized::conv2d.new(Tensor qx, {_CONV} packed_weight, float output_scale, int output_zero_point) -> Tensor")
-def conv2d(x: Any, params: Any, scale: float, zero_point: int) -> QuantizedTensor:
-    return _conv2d(x, params, scale, zero_point, False)
+def _conv2d_legacy(x: Any, params: Any, stride: Any, padding: Any, dilation: Any, groups: int, scale: float,
+                   zero_point: int, relu: bool) -> QuantizedTensor:
+    """The older overloads: torch warns that their window arguments were removed and uses the packed ones."""
+    return _conv2d(x, params, scale, zero_point, relu)
 
 
-@op(f"quantized::conv2d_relu.new(Tensor qx, {_CONV} packed_weight, float output_scale, int output_zero_point) "
-    "-> Tensor")
-def conv2d_relu(x: Any, params: Any, scale: float, zero_point: int) -> QuantizedTensor:
-    return _conv2d(x, params, scale, zero_point, True)
-
-
-# the older overloads: torch ignores their window arguments and uses the packed ones
-@op(f"quantized::conv2d(Tensor qx, {_CONV} weight, int[] stride, int[] padding, int[] dilation, int groups, "
-    "float output_scale, int output_zero_point) -> Tensor")
-def conv2d_legacy(x: Any, params: Any, stride: Any, padding: Any, dilation: Any, groups: int, scale: float,
-                  zero_point: int) -> QuantizedTensor:
-    return _conv2d(x, params, scale, zero_point, False)
-
-
-@op(f"quantized::conv2d_relu(Tensor qx, {_CONV} weight, int[] stride, int[] padding, int[] dilation, int groups, "
-    "float output_scale, int output_zero_point) -> Tensor")
-def conv2d_relu_legacy(x: Any, params: Any, stride: Any, padding: Any, dilation: Any, groups: int, scale: float,
-                       zero_point: int) -> QuantizedTensor:
-    return _conv2d(x, params, scale, zero_point, True)
+for _suffix in ("", "_relu"):
+    register_schema(f"quantized::conv2d{_suffix}(Tensor qx, {CONV2D_PARAMS} weight, int[] stride, "
+                    "int[] padding, int[] dilation, int groups, float output_scale, int output_zero_point) -> Tensor",
+                    partial(_conv2d_legacy, relu=bool(_suffix)))
 
 
 def _linear_sums(x: np.ndarray, params: Any, what: str) -> tuple[np.ndarray, np.ndarray]:
     """The exact sums ``(x - zp) @ (w - w_zp).T`` of a centered input (..., in), and the weight's scales."""
     if not isinstance(params, LinearPackedParams):
-        raise ExecutionError(f"{what} expects a {_PARAMS.format('Linear')}, got {type(params).__name__}")
+        raise ExecutionError(f"{what} expects a {LINEAR_PARAMS}, got {type(params).__name__}")
     w = params.weight
     if x.ndim < 1 or x.shape[-1] != w.shape[1]:
         raise ExecutionError(f"{what}: input of shape {list(x.shape)} for a weight of shape {list(w.shape)}")
@@ -150,17 +137,9 @@ def _linear(x: Any, params: Any, scale: float, zero_point: int, relu: bool) -> Q
     return requantize(np.rint(sums).astype(np.int64) + bias_q, multiplier, scale, zero_point, q.scalar_type, relu)
 
 
-_LINEAR = "__torch__.torch.classes.quantized.LinearPackedParamsBase"
-
-
-@op(f"quantized::linear(Tensor X, {_LINEAR} W_prepack, float Y_scale_i, int Y_zero_point_i) -> Tensor Y")
-def linear(x: Any, params: Any, scale: float, zero_point: int) -> QuantizedTensor:
-    return _linear(x, params, scale, zero_point, False)
-
-
-@op(f"quantized::linear_relu(Tensor X, {_LINEAR} W_prepack, float Y_scale_i, int Y_zero_point_i) -> Tensor Y")
-def linear_relu(x: Any, params: Any, scale: float, zero_point: int) -> QuantizedTensor:
-    return _linear(x, params, scale, zero_point, True)
+for _suffix in ("", "_relu"):
+    register_schema(f"quantized::linear{_suffix}(Tensor X, {LINEAR_PARAMS} W_prepack, float Y_scale_i, "
+                    "int Y_zero_point_i) -> Tensor Y", partial(_linear, relu=bool(_suffix)))
 
 
 def choose_qparams(low: float, high: float, qmin: int = 0, qmax: int = 255) -> tuple[float, int]:
@@ -188,7 +167,7 @@ def choose_qparams(low: float, high: float, qmin: int = 0, qmax: int = 255) -> t
     return float(F32(scale)), zero_point
 
 
-@op(f"quantized::linear_dynamic(Tensor X, {_LINEAR} W_prepack, bool reduce_range=False) -> Tensor Y")
+@op(f"quantized::linear_dynamic(Tensor X, {LINEAR_PARAMS} W_prepack, bool reduce_range=False) -> Tensor Y")
 def linear_dynamic(x: Any, params: Any, reduce_range: bool) -> np.ndarray:
     """qnnpack's dynamic linear: the float input quantized to quint8 over its own range (qnnpack
     ignores reduce_range, as torch warns), the sums times ``input_scale * weight_scale`` in float32,

@@ -381,12 +381,9 @@ def _device(f: Frame, x: int, n: int) -> None:  # pop a tensor, push its device
 
 def _dtype(f: Frame, x: int, n: int) -> None:  # pop a tensor, push its c10::ScalarType number
     t = f.stack.pop()
-    if type(t) is QuantizedTensor:
-        f.stack.append(t.scalar_type)
-        return
-    if not isinstance(t, np.ndarray):
+    if not isinstance(t, np.ndarray | QuantizedTensor):
         raise Refused(f"DTYPE needs a Tensor, got {kind(t)}")
-    code = SCALAR_TYPES.get(t.dtype)
+    code = t.scalar_type if isinstance(t, QuantizedTensor) else SCALAR_TYPES.get(t.dtype)  # QInt8, not Char
     if code is None:
         raise Refused(f"DTYPE: runtime_py has no c10 ScalarType for {t.dtype} tensors")
     f.stack.append(code)

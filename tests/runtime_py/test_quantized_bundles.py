@@ -12,8 +12,9 @@ calibration at the test's input size instead of 299x299.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -21,8 +22,9 @@ import pytest
 import runtime_py
 from bundle_format import ptmf
 from bundle_format.ptmf_reader import read_module
+from bundle_format.ptmf_verify import verify_module
 from bundle_format.zip_reader import read_zip_module
-from runtime_py.errors import ExecutionError
+from runtime_py.errors import ExecutionError, FormatError
 from runtime_py.quantized_tensor import QuantizedTensor
 
 torch = pytest.importorskip("torch")
@@ -31,6 +33,7 @@ warnings.filterwarnings("ignore", message="Lite Interpreter is deprecated")
 pytestmark = pytest.mark.torch_oracle
 
 from benchmarks.torchvision_shim import import_torchvision  # noqa: E402
+from tests.conformance.lite_oracle import check  # noqa: E402
 
 # model -> (input size, the qconfig backend torchvision quantizes it for)
 MODELS = {"mobilenet_v2": (64, "qnnpack"), "mobilenet_v3_large": (64, "qnnpack"), "resnet18": (64, "fbgemm"),
@@ -160,3 +163,47 @@ def test_an_operator_without_a_quantized_kernel_refuses_by_name(tmp_path: Path) 
         torch.jit.script(FloatOpOnQuantized())._save_for_lite_interpreter(str(path), _use_flatbuffer=True)
     with pytest.raises(ExecutionError, match="aten::sigmoid is not supported on quantized tensors"):
         runtime_py.load(str(path)).forward(np.ones((2, 2), np.float32))
+
+
+class QuantizedValues(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[bool, int, float, int, torch.Tensor, torch.Tensor]:
+        q = torch.quantize_per_tensor(x, 0.1, 3, torch.quint8)
+        y = torch.flatten(q, 1)
+        return q.dtype == torch.quint8, q.dim(), q.q_scale(), q.q_zero_point(), y.int_repr(), y.dequantize()
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_bytecode_reads_a_quantized_tensors_type_and_parameters(fmt: str, tmp_path: Path) -> None:
+    x = np.linspace(-2, 30, 24, dtype=np.float32).reshape(2, 3, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check(torch.jit.script(QuantizedValues()), tmp_path, "values", fmt, (x,))
+
+
+def _schema(meta: ptmf.TensorMetadata, **fields: Any) -> ptmf.TensorMetadata:
+    assert meta.quantized_schema is not None
+    return replace(meta, quantized_schema=replace(meta.quantized_schema, **fields))
+
+
+@pytest.mark.parametrize(("corrupt", "message"), [
+    (lambda m: replace(m, quantized_schema=None), r"quantized tensor \(scalar type 12\) without a quantized schema"),
+    (lambda m: replace(m, scalar_type=ptmf.ScalarType.FLOAT), "tensor of scalar type 6 has a quantized schema"),
+    (lambda m: _schema(m, qscheme=ptmf.QScheme.PER_CHANNEL_AFFINE_FLOAT_QPARAMS), "quantization scheme 4 is not"),
+    (lambda m: _schema(m, axis=3), "per-channel quantization axis 3 of a 3-d tensor"),
+    (lambda m: _schema(m, scales=None), "per-channel quantized tensor without scales"),
+    (lambda m: _schema(m, zero_points=m.quantized_schema.scales), "per-channel zero_points of scalar type 7"),
+], ids=["no_schema", "float_with_schema", "float_qparams", "axis", "no_scales", "float_zero_points"])
+def test_malformed_quantization_is_a_format_error(corrupt: Any, message: str, tmp_path: Path) -> None:
+    w = torch.quantize_per_channel(torch.randn(4, 3, 2), torch.rand(4, dtype=torch.double) + 0.01,
+                                   torch.zeros(4, dtype=torch.long), 0, torch.qint8)
+    path = tmp_path / "m.ptl"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.jit.script(PerChannel(w))._save_for_lite_interpreter(str(path), _use_flatbuffer=True)
+    module = read_module(path.read_bytes())
+    verify_module(module)  # as torch saved it
+    index = next(i for i, v in enumerate(module.ivalues) if isinstance(v, ptmf.TensorMetadata) and v.quantized_schema)
+    ivalues = list(module.ivalues)
+    ivalues[index] = corrupt(ivalues[index])
+    with pytest.raises(FormatError, match=message):
+        verify_module(replace(module, ivalues=tuple(ivalues)))

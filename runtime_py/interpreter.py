@@ -383,7 +383,7 @@ def _dtype(f: Frame, x: int, n: int) -> None:  # pop a tensor, push its c10::Sca
     t = f.stack.pop()
     if not isinstance(t, np.ndarray | QuantizedTensor):
         raise Refused(f"DTYPE needs a Tensor, got {kind(t)}")
-    code = t.scalar_type if isinstance(t, QuantizedTensor) else SCALAR_TYPES.get(t.dtype)  # QInt8, not Char
+    code = SCALAR_TYPES.get(t.dtype) if isinstance(t, np.ndarray) else t.scalar_type  # QInt8, not Char
     if code is None:
         raise Refused(f"DTYPE: runtime_py has no c10 ScalarType for {t.dtype} tensors")
     f.stack.append(code)

@@ -381,9 +381,12 @@ def _device(f: Frame, x: int, n: int) -> None:  # pop a tensor, push its device
 
 def _dtype(f: Frame, x: int, n: int) -> None:  # pop a tensor, push its c10::ScalarType number
     t = f.stack.pop()
-    if not isinstance(t, np.ndarray | QuantizedTensor):
+    if isinstance(t, QuantizedTensor):  # its own type (QInt8...), not its integers' (Char...)
+        f.stack.append(t.scalar_type)
+        return
+    if not isinstance(t, np.ndarray):
         raise Refused(f"DTYPE needs a Tensor, got {kind(t)}")
-    code = SCALAR_TYPES.get(t.dtype) if isinstance(t, np.ndarray) else t.scalar_type  # QInt8, not Char
+    code = SCALAR_TYPES.get(t.dtype)
     if code is None:
         raise Refused(f"DTYPE: runtime_py has no c10 ScalarType for {t.dtype} tensors")
     f.stack.append(code)

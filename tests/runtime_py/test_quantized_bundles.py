@@ -24,6 +24,7 @@ from bundle_format import ptmf
 from bundle_format.ptmf_reader import read_module
 from bundle_format.ptmf_verify import verify_module
 from bundle_format.zip_reader import read_zip_module
+from runtime_py.budgets import RunLimitExceeded
 from runtime_py.errors import ExecutionError, FormatError
 from runtime_py.quantized_tensor import QuantizedTensor
 
@@ -207,3 +208,22 @@ def test_malformed_quantization_is_a_format_error(corrupt: Any, message: str, tm
     ivalues[index] = corrupt(ivalues[index])
     with pytest.raises(FormatError, match=message):
         verify_module(replace(module, ivalues=tuple(ivalues)))
+
+
+class ManyCopies(torch.nn.Module):
+    def forward(self, x: torch.Tensor, n: int) -> float:
+        q = torch.quantize_per_tensor(x, 0.1, 3, torch.quint8)
+        return torch.ops.quantized.cat([q for _ in range(n)], 0, 0.1, 3).q_scale()
+
+
+def test_quantized_values_count_against_the_memory_budget(tmp_path: Path) -> None:
+    path = tmp_path / "m.ptl"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.jit.script(ManyCopies())._save_for_lite_interpreter(str(path), _use_flatbuffer=True)
+    module = runtime_py.load(str(path))
+    x = np.ones(1000, np.float32)
+    limits = {"max_memory": 30_000, "timeout": 60.0}  # values are checked under run limits
+    assert module.forward(x, 20, **limits) == pytest.approx(0.1)
+    with pytest.raises(RunLimitExceeded, match="built a tensor of 40000 bytes"):
+        module.forward(x, 40, **limits)

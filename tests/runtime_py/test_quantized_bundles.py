@@ -11,6 +11,9 @@ calibration at the test's input size instead of 299x299.
 
 from __future__ import annotations
 
+import collections
+import io
+import pickle
 import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -23,6 +26,7 @@ import runtime_py
 from bundle_format import ptmf
 from bundle_format.ptmf_reader import read_module
 from bundle_format.ptmf_verify import verify_module
+from bundle_format.restricted_unpickler import restricted_loads
 from bundle_format.zip_reader import read_zip_module
 from runtime_py.budgets import RunLimitExceeded
 from runtime_py.errors import ExecutionError, FormatError
@@ -227,3 +231,42 @@ def test_quantized_values_count_against_the_memory_budget(tmp_path: Path) -> Non
     assert module.forward(x, 20, **limits) == pytest.approx(0.1)
     with pytest.raises(RunLimitExceeded, match="built a tensor of 40000 bytes"):
         module.forward(x, 40, **limits)
+
+
+class _Storage:
+    """Pickled as torch pickles a storage: a persistent id (see _pickle)."""
+
+
+_STORAGE = _Storage()
+
+
+class _QTensor:
+    """Pickles as torch's C++ pickler writes a quantized tensor, with the given quantizer params."""
+
+    def __init__(self, params: tuple[Any, ...]) -> None:
+        self.params = params
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (torch._utils._rebuild_qtensor, (_STORAGE, 0, (4,), (1,), self.params, False, collections.OrderedDict()))
+
+
+def _pickle(value: Any) -> bytes:
+    class Pickler(pickle.Pickler):
+        def persistent_id(self, obj: Any) -> Any:
+            return ("storage", torch.QUInt8Storage, "0", "cpu", 4) if obj is _STORAGE else None
+
+    out = io.BytesIO()
+    Pickler(out, protocol=2).dump(value)
+    return out.getvalue()
+
+
+def test_zip_quantizer_parameters_are_checked() -> None:
+    ref = restricted_loads(_pickle(_QTensor((torch.per_tensor_affine, 0.5, 3))), "data.pkl", lambda k, s, n: 0)
+    assert ref.scalar_type == ptmf.ScalarType.QUINT8 and ref.quantizer is not None
+    assert (ref.quantizer.qscheme, ref.quantizer.scale, ref.quantizer.zero_point) == (0, 0.5, 3)
+    nested = _QTensor((torch.per_tensor_affine, 0.5, 3))  # per-channel scales that are themselves quantized
+    for params, message in (((0.5, 3), "do not start with a qscheme"),
+                            ((torch.per_tensor_affine, "x", 3), "malformed quantized tensor parameters"),
+                            ((torch.per_channel_affine, nested, nested, 0), "malformed quantized tensor parameters")):
+        with pytest.raises(FormatError, match=message):
+            restricted_loads(_pickle(_QTensor(params)), "data.pkl", lambda k, s, n: 0)

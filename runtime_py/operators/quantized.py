@@ -19,7 +19,7 @@ import numpy as np
 from bundle_format.ptmf import QUANTIZED_DTYPES, ScalarType
 from runtime_py.errors import ExecutionError
 from runtime_py.operators.registry import QUANTIZED_AWARE, op, register_schema
-from runtime_py.quantized_tensor import QuantizedTensor, qrange
+from runtime_py.quantized_tensor import QUANTIZED_TYPE_NAMES, QuantizedTensor, qrange
 
 F32 = np.float32
 
@@ -40,7 +40,8 @@ def output_params(what: str, scale: float, zero_point: int, scalar_type: int) ->
     qmin, qmax = qrange(scalar_type)
     if not (np.isfinite(scale) and scale > 0 and qmin <= zero_point <= qmax):
         raise ExecutionError(f"{what}: output scale {scale} and zero point {zero_point} are not those of a "
-                             f"{QuantizedTensor.__name__} of type {scalar_type}")
+                             f"{QUANTIZED_TYPE_NAMES[scalar_type]} tensor (a positive scale, a zero point in "
+                             f"[{qmin}, {qmax}])")
 
 
 def requantize(acc: np.ndarray, multiplier: Any, scale: float, zero_point: int, scalar_type: int,
@@ -179,14 +180,14 @@ def _bits(value: float) -> int:
     return int(struct.unpack("<I", struct.pack("<f", value))[0])
 
 
-def _qnnpack_add(qa: QuantizedTensor, qb: QuantizedTensor, scale: float, zero_point: int,
-                 relu: bool) -> QuantizedTensor:
+def _qnnpack_add(qa: QuantizedTensor, qb: QuantizedTensor, scale: float, zero_point: int, relu: bool,
+                 what: str) -> QuantizedTensor:
     """qnnpack's q8vadd: each input's scale over the output's as a fixed-point multiplier (22 bits
     for the larger), a rounding right shift (ties away from zero), then the zero point and clamp."""
     a_scale, b_scale = F32(F32(qa.scale) / F32(scale)), F32(F32(qb.scale) / F32(scale))
     largest = max(a_scale, b_scale)
     if not (2.0 ** -14 <= a_scale < 256 and 2.0 ** -14 <= b_scale < 256):
-        raise ExecutionError(f"quantized::add: input over output scale ratios {a_scale} and {b_scale} are outside "
+        raise ExecutionError(f"{what}: input over output scale ratios {a_scale} and {b_scale} are outside "
                              "qnnpack's range [2**-14, 256)")
     exponent = ((_bits(float(largest)) >> 23) & 0xFF) - 127
     shift = 21 - exponent
@@ -207,7 +208,7 @@ def _add(a: Any, b: Any, scale: float, zero_point: int, relu: bool) -> Quantized
     qa, qb = _pair(a, b, what)
     output_params(what, scale, zero_point, qa.scalar_type)
     if qa.scalar_type == ScalarType.QUINT8 and qa.shape == qb.shape:
-        return _qnnpack_add(qa, qb, scale, zero_point, relu)
+        return _qnnpack_add(qa, qb, scale, zero_point, relu, what)
     total = qa.dequantize() + qb.dequantize()  # torch's generic kernel: qint8, or shapes that broadcast
     return quantize(np.maximum(total, F32(0)) if relu else total, scale, zero_point, qa.scalar_type, what)
 

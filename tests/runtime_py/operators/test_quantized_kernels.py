@@ -83,6 +83,20 @@ def test_quantize_per_tensor_rounds_half_to_even_as_torch(dtype: Any) -> None:
     assert_same(mine, torch.quantize_per_tensor(x, scale, zero_point, dtype), quanta=EXACT)
 
 
+def test_quantize_per_channel_matches_torch() -> None:
+    x, scales, zero_points = torch.randn(5, 3, 4) * 3, torch.rand(3, dtype=torch.double) * 0.1 + 0.01, torch.arange(3)
+    theirs = torch.quantize_per_channel(x, scales, zero_points, 1, torch.qint8)
+    mine = call("aten::quantize_per_channel", x.numpy(), scales.numpy(), zero_points.numpy(), 1, ScalarType.QINT8)
+    np.testing.assert_array_equal(mine.int_repr, theirs.int_repr().numpy())
+    np.testing.assert_array_equal(mine.dequantize(), theirs.dequantize().numpy())
+
+
+def test_output_parameters_are_checked() -> None:
+    with pytest.raises(ExecutionError, match=r"quantized::add_relu: output scale 0.1 and zero point 300 are not those "
+                                             r"of a QUInt8 tensor \(a positive scale, a zero point in \[0, 255\]\)"):
+        call("quantized::add_relu", ours(qrand((3,))), ours(qrand((3,))), 0.1, 300)
+
+
 def test_dequantize_matches_torch_per_tensor_and_per_channel() -> None:
     for q in (qrand((3, 4, 5)), qweight((6, 3, 2, 2), per_channel=True)):
         np.testing.assert_array_equal(call("aten::dequantize.self", ours(q)), q.dequantize().numpy())

@@ -89,7 +89,10 @@ class QuantizedTensor:
         return f"QuantizedTensor({self.type_name}, shape={self.shape}, {params})"
 
 
+# scalar type -> the integers its tensors hold (qmin, qmax)
+_QRANGES = {scalar: (int(np.iinfo(dtype).min), int(np.iinfo(dtype).max)) for scalar, dtype in QUANTIZED_DTYPES.items()}
+
+
 def qrange(scalar_type: int) -> tuple[int, int]:
     """The integers a quantized type holds (qmin, qmax)."""
-    info = np.iinfo(QUANTIZED_DTYPES[scalar_type])
-    return int(info.min), int(info.max)
+    return _QRANGES[scalar_type]

@@ -21,7 +21,6 @@ from runtime_py.quantized_tensor import QuantizedTensor
 
 CONV2D_PARAMS = "__torch__.torch.classes.quantized.Conv2dPackedParamsBase"
 LINEAR_PARAMS = "__torch__.torch.classes.quantized.LinearPackedParamsBase"
-CONV_STATE_VERSION = 3  # the conv state torch writes (aten/src/ATen/native/quantized/cpu/conv_serialization.h)
 
 
 @dataclass(frozen=True, eq=False)
@@ -113,19 +112,30 @@ def linear_from_state(state: Any) -> LinearPackedParams:
     return linear_prepack(*state)
 
 
+def _conv_state(state: Any) -> tuple[list[int], Any, Any]:
+    """The configuration ints, weight and bias of a Conv2dPackedParamsBase state in torch's version 2
+    (what it writes: ``("2", [params (int16 tensor), weight], [bias])``) or version 3 (``(3, [params],
+    [None, weight, bias])``); the params are the spatial dims (2), stride (2), padding (2), dilation (2),
+    output padding (2), groups and transposed (v2) or flags, bit 0 transposed (v3)
+    (aten/src/ATen/native/quantized/cpu/conv_serialization.h)."""
+    if isinstance(state, tuple) and len(state) == 3 and isinstance(state[1], list) and isinstance(state[2], list):
+        version, first, second = state
+        if (version == "2" and len(first) == 2 and len(second) == 1 and isinstance(first[0], np.ndarray)
+                and first[0].dtype.kind in "iu" and first[0].shape == (11,)):
+            return [int(v) for v in first[0]], first[1], second[0]
+        if (version == 3 and len(first) == 11 and all(type(v) is int for v in first) and len(second) == 3
+                and second[0] is None):
+            return first, second[1], second[2]
+    raise ExecutionError("expected a version 2 or 3 conv state: (\"2\", [params, weight], [bias]) or (3, [11 ints], "
+                         f"[None, weight, bias]), got {state!r:.80}")
+
+
 def conv2d_from_state(state: Any) -> ConvPackedParams:
-    """Conv2dPackedParamsBase.__setstate__ of torch's version 3 state: ``(3, [spatial dims (2),
-    stride (2), padding (2), dilation (2), output padding (2), groups, flags], [None, weight, bias])``,
-    flags bit 0 meaning transposed."""
-    if not (isinstance(state, tuple) and len(state) == 3 and state[0] == CONV_STATE_VERSION
-            and isinstance(state[1], list) and len(state[1]) == 12 and all(type(v) is int for v in state[1])
-            and isinstance(state[2], list) and len(state[2]) == 3):
-        raise ExecutionError(f"expected a version {CONV_STATE_VERSION} conv state (3, [12 ints], [None, weight, "
-                             f"bias]), got {state!r:.80}")
-    config, tensors = state[1], state[2]
+    """Conv2dPackedParamsBase.__setstate__ (see _conv_state)."""
+    config, weight, bias = _conv_state(state)
     if config[0] != 2:
         raise ExecutionError(f"a Conv2dPackedParamsBase state of {config[0]} spatial dimensions")
-    params = conv2d_prepack(tensors[1], tensors[2], config[1:3], config[3:5], config[5:7], config[9])
+    params = conv2d_prepack(weight, bias, config[1:3], config[3:5], config[5:7], config[9])
     return ConvPackedParams(params.weight, params.bias, params.stride, params.padding, params.dilation,
                             params.groups, (config[7], config[8]), bool(config[10] & 1))
 

@@ -272,3 +272,32 @@ def test_zip_quantizer_parameters_are_checked() -> None:
                             ((torch.per_channel_affine, nested, nested, 0), "malformed quantized tensor parameters")):
         with pytest.raises(FormatError, match=message):
             restricted_loads(_pickle(_QTensor(params)), "data.pkl", lambda k, s, n: 0)
+
+
+class PackedAttributes(torch.nn.Module):
+    """Packed weights held as attributes: torch pickles the C++ objects' own states (conv: version 3)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        w = torch.quantize_per_channel(torch.randn(6, 2, 3, 3) * 0.2, torch.rand(6, dtype=torch.double) * 0.01 + 0.001,
+                                       torch.zeros(6, dtype=torch.long), 0, torch.qint8)
+        self.conv = torch.ops.quantized.conv2d_prepack(w, torch.randn(6), [2, 1], [1, 0], [1, 1], 2)
+        self.linear = torch.ops.quantized.linear_prepack(
+            torch.quantize_per_tensor(torch.randn(5, 36) * 0.2, 0.004, 0, torch.qint8), None)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        q = torch.quantize_per_tensor(x, 0.05, 128, torch.quint8)
+        y = torch.ops.quantized.conv2d(q, self.conv, 0.1, 100)
+        z = torch.ops.quantized.linear(torch.flatten(y, 1), self.linear, 0.2, 120)
+        weight, bias = torch.ops.quantized.conv2d_unpack(self.conv)
+        return y.int_repr(), z.int_repr(), weight.int_repr()
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_packed_params_objects_are_rebuilt_from_their_state(fmt: str, tmp_path: Path) -> None:
+    torch.backends.quantized.engine = "qnnpack"
+    torch.manual_seed(3)
+    x = np.random.default_rng(0).standard_normal((2, 4, 5, 4)).astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check(torch.jit.script(PackedAttributes()), tmp_path, "packed", fmt, (x,))

@@ -14,6 +14,7 @@ import pytest
 from bundle_format.ptmf import ScalarType
 from runtime_py.errors import ExecutionError
 from runtime_py.operators import OPERATORS, bind
+from runtime_py.operators.packed_params import conv2d_from_state
 from runtime_py.quantized_tensor import QuantizedTensor
 
 torch = pytest.importorskip("torch")
@@ -246,3 +247,17 @@ def test_unsupported_quantized_inputs_are_refused_naming_the_operator() -> None:
         call("aten::flatten.using_ints", per_channel, 0)
     with pytest.raises(TypeError, match="not a float tensor: dequantize it first"):
         np.asarray(ours(qrand((3,))))
+
+
+def test_conv_packed_params_states_of_both_versions() -> None:
+    """torch writes version 2 (checked on torch's own bundles in test_quantized_bundles.py); version 3
+    is what its loader also reads: both give the same packed parameters."""
+    w = ours(qweight((4, 2, 3, 3), per_channel=False))
+    bias = np.arange(4, dtype=np.float32)
+    v2 = conv2d_from_state(("2", [np.array([2, 2, 1, 1, 0, 1, 1, 0, 0, 2, 0], np.int16), w], [bias]))
+    v3 = conv2d_from_state((3, [2, 2, 1, 1, 0, 1, 1, 0, 0, 2, 0], [None, w, bias]))
+    for params in (v2, v3):
+        assert (params.stride, params.padding, params.dilation, params.groups) == ((2, 1), (1, 0), (1, 1), 2)
+        assert params.weight is w and params.bias is bias and not params.transposed
+    with pytest.raises(ExecutionError, match="expected a version 2 or 3 conv state"):
+        conv2d_from_state((4, [2] * 11, [None, w, bias]))

@@ -33,8 +33,6 @@ class ConvPackedParams:
     padding: tuple[int, int]
     dilation: tuple[int, int]
     groups: int
-    output_padding: tuple[int, int] = (0, 0)
-    transposed: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -116,7 +114,7 @@ def _conv_state(state: Any) -> tuple[list[int], Any, Any]:
     """The configuration ints, weight and bias of a Conv2dPackedParamsBase state in torch's version 2
     (what it writes: ``("2", [params (int16 tensor), weight], [bias])``) or version 3 (``(3, [params],
     [None, weight, bias])``); the params are the spatial dims (2), stride (2), padding (2), dilation (2),
-    output padding (2), groups and transposed (v2) or flags, bit 0 transposed (v3)
+    output padding (2, 0 unless transposed), groups and transposed (v2) or flags, bit 0 transposed (v3)
     (aten/src/ATen/native/quantized/cpu/conv_serialization.h)."""
     if isinstance(state, tuple) and len(state) == 3 and isinstance(state[1], list) and isinstance(state[2], list):
         version, first, second = state
@@ -135,9 +133,9 @@ def conv2d_from_state(state: Any) -> ConvPackedParams:
     config, weight, bias = _conv_state(state)
     if config[0] != 2:
         raise ExecutionError(f"a Conv2dPackedParamsBase state of {config[0]} spatial dimensions")
-    params = conv2d_prepack(weight, bias, config[1:3], config[3:5], config[5:7], config[9])
-    return ConvPackedParams(params.weight, params.bias, params.stride, params.padding, params.dilation,
-                            params.groups, (config[7], config[8]), bool(config[10] & 1))
+    if config[10] & 1:  # ConvTranspose2d's (its weight is laid out (in, out / groups, kH, kW))
+        raise ExecutionError("quantized transposed convolution (ConvTranspose2d) is not supported by runtime_py")
+    return conv2d_prepack(weight, bias, config[1:3], config[3:5], config[5:7], config[9])
 
 
 # C++ class -> how runtime_py rebuilds one of its objects from its pickled state (loader)

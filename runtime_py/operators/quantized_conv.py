@@ -79,8 +79,6 @@ def _conv2d(x: Any, params: Any, scale: float, zero_point: int, relu: bool) -> Q
     q = _activation(x, what)
     if not isinstance(params, ConvPackedParams):
         raise ExecutionError(f"{what} expects a {CONV2D_PARAMS}, got {type(params).__name__}")
-    if params.transposed:
-        raise ExecutionError(f"{what}: transposed quantized convolution is not supported by runtime_py")
     if q.ndim != 4:
         raise ExecutionError(f"{what} expects a 4-D (NCHW) input, got shape {list(q.shape)}")
     output_params(what, scale, zero_point, q.scalar_type)

@@ -258,6 +258,8 @@ def test_conv_packed_params_states_of_both_versions() -> None:
     v3 = conv2d_from_state((3, [2, 2, 1, 1, 0, 1, 1, 0, 0, 2, 0], [None, w, bias]))
     for params in (v2, v3):
         assert (params.stride, params.padding, params.dilation, params.groups) == ((2, 1), (1, 0), (1, 1), 2)
-        assert params.weight is w and params.bias is bias and not params.transposed
+        assert params.weight is w and params.bias is bias
     with pytest.raises(ExecutionError, match="expected a version 2 or 3 conv state"):
         conv2d_from_state((4, [2] * 11, [None, w, bias]))
+    with pytest.raises(ExecutionError, match=r"quantized transposed convolution \(ConvTranspose2d\) is not supported"):
+        conv2d_from_state((3, [2, 2, 1, 1, 0, 1, 1, 0, 0, 2, 1], [None, w, bias]))

@@ -82,6 +82,12 @@ def _dispatching(impl: Callable[..., Any], qimpl: Callable[..., Any]) -> Callabl
     return dispatch
 
 
+def _holds_quantized(args: Sequence[Any]) -> bool:
+    """Whether an argument, or an item of a list argument (Tensor[]), is a quantized tensor."""
+    return any(type(a) is QuantizedTensor or (type(a) is list and any(type(v) is QuantizedTensor for v in a))
+               for a in args)
+
+
 def as_tensor(value: Any) -> Any:
     """An operator's Tensor result as pushed: an ndarray (numpy scalars become 0-d arrays) or a
     QuantizedTensor as it is."""
@@ -125,8 +131,7 @@ def fail(name: str, exc: BaseException, schema: Schema, args: Sequence[Any]) -> 
         return exc if str(exc).startswith(name) else ExecutionError(f"{name}: {exc}")
     if isinstance(exc, LiteExportError | MemoryError | RecursionError):
         return exc
-    if any(type(a) is QuantizedTensor for a in args) and not schema.name.startswith("quantized::") \
-            and schema.key not in QUANTIZED_AWARE:
+    if _holds_quantized(args) and not schema.name.startswith("quantized::") and schema.key not in QUANTIZED_AWARE:
         return ExecutionError(f"{name} is not supported on quantized tensors by runtime_py (it runs the quantized "
                               "operators of torch's qnnpack engine; dequantize first)")
     if is_value_failure(exc):

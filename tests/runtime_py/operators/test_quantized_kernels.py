@@ -243,6 +243,8 @@ def test_unsupported_quantized_inputs_are_refused_naming_the_operator() -> None:
         call("aten::avg_pool2d", ours(qrand((1, 2, 4, 4), torch.qint8)), [2], [2], [0])
     with pytest.raises(ExecutionError, match="aten::exp is not supported on quantized tensors"):
         call("aten::exp", ours(qrand((3,))))
+    with pytest.raises(ExecutionError, match="aten::cat is not supported on quantized tensors"):
+        call("aten::cat", [ours(qrand((3,))), ours(qrand((3,)))], 0)
     with pytest.raises(ExecutionError, match="per-channel quantized tensors are only supported as weights"):
         call("aten::flatten.using_ints", per_channel, 0)
     with pytest.raises(TypeError, match="not a float tensor: dequantize it first"):

@@ -182,35 +182,35 @@ def _bits(value: float) -> int:
 
 def _qnnpack_add(qa: QuantizedTensor, qb: QuantizedTensor, scale: float, zero_point: int, relu: bool,
                  what: str) -> QuantizedTensor:
-    """qnnpack's q8vadd: each input's scale over the output's as a fixed-point multiplier (22 bits
+    """qnnpack's q8vadd: each input's scale over the output's as a fixed-point multiplier (21 bits
     for the larger), a rounding right shift (ties away from zero), then the zero point and clamp."""
-    a_scale, b_scale = F32(F32(qa.scale) / F32(scale)), F32(F32(qb.scale) / F32(scale))
-    largest = max(a_scale, b_scale)
-    if not (2.0 ** -14 <= a_scale < 256 and 2.0 ** -14 <= b_scale < 256):
-        raise ExecutionError(f"{what}: input over output scale ratios {a_scale} and {b_scale} are outside "
+    a_ratio, b_ratio = F32(F32(qa.scale) / F32(scale)), F32(F32(qb.scale) / F32(scale))
+    if not (2.0 ** -14 <= a_ratio < 256 and 2.0 ** -14 <= b_ratio < 256):
+        raise ExecutionError(f"{what}: input over output scale ratios {a_ratio} and {b_ratio} are outside "
                              "qnnpack's range [2**-14, 256)")
-    exponent = ((_bits(float(largest)) >> 23) & 0xFF) - 127
+    exponent = ((_bits(float(max(a_ratio, b_ratio))) >> 23) & 0xFF) - 127
     shift = 21 - exponent
-    a_mult = int(np.rint(a_scale * F32(2.0 ** shift)))
-    b_mult = int(np.rint(b_scale * F32(2.0 ** shift)))
+    a_mult, b_mult = (int(np.rint(ratio * F32(2.0 ** shift))) for ratio in (a_ratio, b_ratio))
     acc = ((qa.int_repr.astype(np.int64) - qa.zero_point) * a_mult
            + (qb.int_repr.astype(np.int64) - qb.zero_point) * b_mult)
     mask = (1 << shift) - 1
-    remainder = (acc & mask) - (acc < 0)
-    acc = (acc >> shift) + (remainder > (mask >> 1))
-    qmin, qmax = qrange(ScalarType.QUINT8)
-    out = np.clip(acc + zero_point, zero_point if relu else qmin, qmax)
+    acc = (acc >> shift) + (((acc & mask) - (acc < 0)) > (mask >> 1))
+    out = np.clip(acc + zero_point, zero_point if relu else 0, 255)
     return QuantizedTensor(out.astype(np.uint8), ScalarType.QUINT8, float(scale), int(zero_point))
 
 
 def _add(a: Any, b: Any, scale: float, zero_point: int, relu: bool) -> QuantizedTensor:
+    """torch's quantized add with the qnnpack engine: quint8 of one shape is qnnpack's q8vadd; other
+    cases (qint8, broadcasting) torch's generic kernel, the float sum quantized (its SIMD and scalar
+    loops round a near-tie differently: within one quantum)."""
     what = "quantized::add_relu" if relu else "quantized::add"
     qa, qb = _pair(a, b, what)
     output_params(what, scale, zero_point, qa.scalar_type)
     if qa.scalar_type == ScalarType.QUINT8 and qa.shape == qb.shape:
         return _qnnpack_add(qa, qb, scale, zero_point, relu, what)
-    total = qa.dequantize() + qb.dequantize()  # torch's generic kernel: qint8, or shapes that broadcast
-    return quantize(np.maximum(total, F32(0)) if relu else total, scale, zero_point, qa.scalar_type, what)
+    total = qa.dequantize() + qb.dequantize()
+    return quantize(np.maximum(total, F32(0)) if relu else total, scale, zero_point, qa.scalar_type, what,
+                    fused=True)
 
 
 for _suffix in ("", "_relu"):
@@ -306,3 +306,37 @@ def relu6(x: Any, inplace: bool) -> QuantizedTensor:
     q = quantized(x, "quantized::relu6")
     six = int(quantize_values(np.array(6.0, F32), q.scale, q.zero_point, q.scalar_type))
     return q.with_values(np.clip(q.int_repr, q.zero_point, six).astype(q.int_repr.dtype))
+
+
+# ---- normalization --------------------------------------------------------------------------------
+
+def _batch_norm(x: Any, weight: np.ndarray | None, bias: np.ndarray | None, mean: np.ndarray, var: np.ndarray,
+                eps: float, scale: float, zero_point: int, relu: bool, what: str) -> QuantizedTensor:
+    """torch's quantized batch norm (qbatch_norm kernel): per channel (dim 1) ``alpha = weight /
+    sqrt(var + eps) * (input_scale / output_scale)`` and ``beta = (bias - mean * weight / sqrt(var + eps))
+    / output_scale`` as float32, then ``rint(alpha * (q - zero_point) + beta)`` (one fused multiply-add,
+    emulated in float64) plus the output zero point, clamped."""
+    q = quantized(x, what)
+    output_params(what, scale, zero_point, q.scalar_type)
+    channels = q.shape[1] if q.ndim >= 2 else -1
+    for name, t in (("weight", weight), ("bias", bias), ("mean", mean), ("var", var)):
+        if t is not None and (not isinstance(t, np.ndarray) or t.shape != (channels,)):
+            raise ExecutionError(f"{what}: {name} must hold one value per channel ({channels}) of the input")
+    inv_sigma = (F32(1) / np.sqrt(var.astype(F32) + F32(eps))).astype(F32)
+    gain = inv_sigma * (weight.astype(F32) if weight is not None else F32(1))
+    alpha = (gain.astype(np.float64) * (q.scale / scale)).astype(F32)
+    shift = (bias.astype(F32) if bias is not None else F32(0)) - mean.astype(F32) * gain
+    beta = (shift.astype(np.float64) / scale).astype(F32)
+    shape = (1, channels) + (1,) * (q.ndim - 2)
+    centered = (q.int_repr.astype(np.int64) - q.zero_point).astype(np.float64)
+    fused = (alpha.reshape(shape).astype(np.float64) * centered + beta.reshape(shape)).astype(F32)
+    qmin, qmax = qrange(q.scalar_type)
+    out = np.clip(np.rint(fused).astype(np.float64) + zero_point, max(qmin, zero_point) if relu else qmin, qmax)
+    return QuantizedTensor(out.astype(q.int_repr.dtype), q.scalar_type, float(scale), int(zero_point))
+
+
+for _name in ("batch_norm", "batch_norm2d"):
+    for _suffix in ("", "_relu"):
+        register_schema(f"quantized::{_name}{_suffix}(Tensor qx, Tensor? weight, Tensor? bias, Tensor mean, "
+                        "Tensor var, float eps, float output_scale, int output_zero_point) -> Tensor",
+                        partial(_batch_norm, relu=bool(_suffix), what=f"quantized::{_name}{_suffix}"))

@@ -265,3 +265,15 @@ def test_conv_packed_params_states_of_both_versions() -> None:
         conv2d_from_state((4, [2] * 11, [None, w, bias]))
     with pytest.raises(ExecutionError, match=r"quantized transposed convolution \(ConvTranspose2d\) is not supported"):
         conv2d_from_state((3, [2, 2, 1, 1, 0, 1, 1, 0, 0, 2, 1], [None, w, bias]))
+
+
+@pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8])
+@pytest.mark.parametrize("name", ["batch_norm2d", "batch_norm2d_relu", "batch_norm"])
+def test_batch_norm_matches_torch(name: str, dtype: Any) -> None:
+    x = qrand((2, 6, 5, 4), dtype, 0.05, 128)
+    weight, bias, mean, var = torch.randn(6), torch.randn(6), torch.randn(6) * 0.3, torch.rand(6) + 0.5
+    zero_point = 100 if dtype == torch.quint8 else -20
+    theirs = getattr(torch.ops.quantized, name)(x, weight, bias, mean, var, 1e-5, 0.07, zero_point)
+    mine = call(f"quantized::{name}", ours(x), weight.numpy(), bias.numpy(), mean.numpy(), var.numpy(), 1e-5, 0.07,
+                zero_point)
+    assert_same(mine, theirs)

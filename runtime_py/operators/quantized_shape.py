@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from bundle_format.ptmf import ScalarType
+from runtime_py.backends.demo.pooling import adaptive_bounds
 from runtime_py.backends.demo.windows import output_size, padded_windows
 from runtime_py.errors import ExecutionError
 from runtime_py.operators import elementwise, nn, reductions, shape, upsample  # noqa: F401  (registered first)
@@ -74,10 +75,17 @@ def _rescaled_sums(sums: np.ndarray, count: int, q: QuantizedTensor, window: int
     return q.with_values(out.astype(np.uint8))
 
 
-def _window_sums(x: np.ndarray, kh: int, kw: int) -> np.ndarray:
-    """Sums of the non-overlapping (kh, kw) windows of an (N, C, H, W) integer array."""
+def _bin_sums(x: np.ndarray, oh: int, ow: int) -> tuple[np.ndarray, np.ndarray]:
+    """The integer sums of the adaptive bins of an (N, C, H, W) array, from a summed-area table, and
+    each bin's element count (torch's bins: [floor(i * size / out), ceil((i + 1) * size / out)))."""
     n, c, h, w = x.shape
-    return x.astype(np.int64).reshape(n, c, h // kh, kh, w // kw, kw).sum(axis=(3, 5))
+    table = np.zeros((n, c, h + 1, w + 1), dtype=np.int64)
+    table[:, :, 1:, 1:] = x.astype(np.int64).cumsum(axis=2).cumsum(axis=3)
+    hs, he = adaptive_bounds(h, oh)
+    ws, we = adaptive_bounds(w, ow)
+    sums = (table[:, :, he[:, None], we[None, :]] - table[:, :, hs[:, None], we[None, :]]
+            - table[:, :, he[:, None], ws[None, :]] + table[:, :, hs[:, None], ws[None, :]])
+    return sums, np.outer(he - hs, we - ws)
 
 
 @quantized_kernel("aten::adaptive_avg_pool2d")
@@ -91,16 +99,11 @@ def _adaptive_avg_pool2d(float_impl: Callable[..., Any], x: QuantizedTensor, out
                              f"sizes, got shape {list(q.shape)} and {output_size}")
     h, w = q.shape[2:]
     oh, ow = output_size
-    if h % oh or w % ow:  # overlapping bins: torch's generic kernel, as float means within a quantum
-        raise ExecutionError(f"aten::adaptive_avg_pool2d of a quantized tensor from {(h, w)} to {(oh, ow)}: "
-                             "runtime_py supports bins that tile the input only")
-    kh, kw = h // oh, w // ow
-    count = kh * kw
-    sums = _window_sums(q.int_repr, kh, kw)
-    if q.scalar_type == ScalarType.QUINT8 and (kh, kw) != (1, 1):
-        return _rescaled_sums(sums, count, q, count)
-    multiplier = F32(F32(q.scale) / F32(q.scale)) / F32(count)
-    values = quantize_values((sums - q.zero_point * count).astype(F32), F32(1) / multiplier, q.zero_point,
+    sums, counts = _bin_sums(q.int_repr, oh, ow)
+    if q.scalar_type == ScalarType.QUINT8 and h % oh == 0 and w % ow == 0 and (h, w) != (oh, ow):
+        return _rescaled_sums(sums, int(counts[0, 0]), q, int(counts[0, 0]))
+    multiplier = F32(F32(q.scale) / F32(q.scale)) / counts.astype(F32)
+    values = quantize_values((sums - q.zero_point * counts).astype(F32), F32(1) / multiplier, q.zero_point,
                              q.scalar_type)
     return q.with_values(values)
 

@@ -202,9 +202,9 @@ def test_avg_pool2d_matches_qnnpack(kernel: list[int], stride: list[int], paddin
 
 
 @pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8])
-@pytest.mark.parametrize("output_size", [(1, 1), (2, 3), (6, 6)])
+@pytest.mark.parametrize("output_size", [(1, 1), (2, 3), (6, 6), (4, 5), (3, 7)])
 def test_adaptive_avg_pool2d_matches_torch(dtype: Any, output_size: tuple[int, int]) -> None:
-    x = qrand((2, 5, 6, 6), dtype)
+    x = qrand((2, 5, 6, 6), dtype)  # bins that tile it (qnnpack's kernel, for quint8) and that overlap
     theirs = torch.nn.functional.adaptive_avg_pool2d(x, output_size)
     assert_same(call("aten::adaptive_avg_pool2d", ours(x), list(output_size)), theirs,
                 quanta=EXACT if dtype == torch.quint8 else 1)

@@ -22,7 +22,7 @@ from runtime_py.errors import ExecutionError
 from runtime_py.operators import elementwise, nn, reductions, shape, upsample  # noqa: F401  (registered first)
 from runtime_py.operators.quantized import F32, float_result, hardsigmoid, quantize_values, quantized, relu
 from runtime_py.operators.registry import QUANTIZED_AWARE, op, quantized_kernel
-from runtime_py.quantized_tensor import QuantizedTensor
+from runtime_py.quantized_tensor import QuantizedTensor, qrange
 
 # operators that only move, select or describe values: the float implementation runs on the integers
 _VALUE_PRESERVING = (
@@ -75,17 +75,15 @@ def _rescaled_sums(sums: np.ndarray, count: int, q: QuantizedTensor, window: int
     return q.with_values(out.astype(np.uint8))
 
 
-def _bin_sums(x: np.ndarray, oh: int, ow: int) -> tuple[np.ndarray, np.ndarray]:
-    """The integer sums of the adaptive bins of an (N, C, H, W) array, from a summed-area table, and
-    each bin's element count (torch's bins: [floor(i * size / out), ceil((i + 1) * size / out)))."""
+def _box_sums(x: np.ndarray, rows: tuple[np.ndarray, np.ndarray], cols: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """The integer sums of an (N, C, H, W) array over the boxes rows[0][i]:rows[1][i] x cols[0][j]:cols[1][j]
+    (bounds inside the array), from a summed-area table."""
     n, c, h, w = x.shape
     table = np.zeros((n, c, h + 1, w + 1), dtype=np.int64)
     table[:, :, 1:, 1:] = x.astype(np.int64).cumsum(axis=2).cumsum(axis=3)
-    hs, he = adaptive_bounds(h, oh)
-    ws, we = adaptive_bounds(w, ow)
-    sums = (table[:, :, he[:, None], we[None, :]] - table[:, :, hs[:, None], we[None, :]]
+    (hs, he), (ws, we) = rows, cols
+    return (table[:, :, he[:, None], we[None, :]] - table[:, :, hs[:, None], we[None, :]]
             - table[:, :, he[:, None], ws[None, :]] + table[:, :, hs[:, None], ws[None, :]])
-    return sums, np.outer(he - hs, we - ws)
 
 
 @quantized_kernel("aten::adaptive_avg_pool2d")
@@ -99,7 +97,8 @@ def _adaptive_avg_pool2d(float_impl: Callable[..., Any], x: QuantizedTensor, out
                              f"sizes, got shape {list(q.shape)} and {output_size}")
     h, w = q.shape[2:]
     oh, ow = output_size
-    sums, counts = _bin_sums(q.int_repr, oh, ow)
+    rows, cols = adaptive_bounds(h, oh), adaptive_bounds(w, ow)  # torch's bins: [floor(i*h/oh), ceil((i+1)*h/oh))
+    sums, counts = _box_sums(q.int_repr, rows, cols), np.outer(rows[1] - rows[0], cols[1] - cols[0])
     if q.scalar_type == ScalarType.QUINT8 and h % oh == 0 and w % ow == 0 and (h, w) != (oh, ow):
         return _rescaled_sums(sums, int(counts[0, 0]), q, int(counts[0, 0]))
     multiplier = F32(F32(q.scale) / F32(q.scale)) / counts.astype(F32)
@@ -112,22 +111,40 @@ def _adaptive_avg_pool2d(float_impl: Callable[..., Any], x: QuantizedTensor, out
 def _avg_pool2d(float_impl: Callable[..., Any], x: QuantizedTensor, kernel: list[int], stride: list[int],
                 padding: list[int], ceil_mode: bool, count_include_pad: bool,
                 divisor_override: int | None) -> QuantizedTensor:
-    """qnnpack's average pooling (torch's kernel for quint8 without ceil mode): padding holds the
-    zero point and counts in the divisor, whatever count_include_pad says, as qnnpack pads."""
+    """torch's avg_pool2d_quantized_cpu. quint8 without ceil mode is qnnpack's average pooling: the
+    padding holds the zero point and counts in the divisor, whatever count_include_pad says, and
+    divisor_override is ignored, as torch's qnnpack path does. Other cases are torch's generic kernel:
+    ``nearbyint(float32(sum - zero_point * size) * float32(1 / divisor) + zero_point)``, the sum over
+    the window's elements inside the input."""
     what = "aten::avg_pool2d"
     q = quantized(x, what)
-    if q.scalar_type != ScalarType.QUINT8 or ceil_mode or divisor_override is not None or q.ndim != 4:
-        raise ExecutionError(f"{what} of a quantized tensor: runtime_py runs qnnpack's kernel only (a 4-D quint8 "
-                             "input, no ceil mode nor divisor override)")
-    kh, kw = _two(kernel, what, "kernel_size")
+    if q.ndim != 4:
+        raise ExecutionError(f"{what} of a quantized tensor: runtime_py takes 4-D (NCHW) inputs, got shape "
+                             f"{list(q.shape)}")
+    (kh, kw), (ph, pw) = _two(kernel, what, "kernel_size"), _two(padding, what, "padding")
     sh, sw = _two(stride, what, "stride") if stride else (kh, kw)
-    ph, pw = _two(padding, what, "padding")
-    out_hw = (output_size(q.shape[2], kh, sh, ph, 1, False), output_size(q.shape[3], kw, sw, pw, 1, False))
-    if min(out_hw) < 1 or min(kh, kw, sh, sw) < 1 or min(ph, pw) < 0:
-        raise ExecutionError(f"{what}: window {kernel}, stride {stride}, padding {padding} of a {list(q.shape)} input")
-    centered = q.int_repr.astype(np.int64) - q.zero_point
-    sums = padded_windows(centered, (kh, kw), (sh, sw), (ph, pw), (1, 1), out_hw, 0).sum(axis=(4, 5))
-    return _rescaled_sums(sums, 0, q, kh * kw)
+    h, w = q.shape[2:]
+    out_hw = (output_size(h, kh, sh, ph, 1, ceil_mode), output_size(w, kw, sw, pw, 1, ceil_mode))
+    if min(out_hw) < 1 or min(kh, kw, sh, sw) < 1 or min(ph, pw) < 0 or divisor_override == 0:
+        raise ExecutionError(f"{what}: window {kernel}, stride {stride}, padding {padding} (divisor override "
+                             f"{divisor_override}) of a {list(q.shape)} input")
+    if q.scalar_type == ScalarType.QUINT8 and not ceil_mode:
+        if kh * kw == 1:
+            raise ExecutionError(f"{what}: qnnpack refuses a 1x1 average pooling of a quint8 tensor, as in torch")
+        centered = q.int_repr.astype(np.int64) - q.zero_point
+        sums = padded_windows(centered, (kh, kw), (sh, sw), (ph, pw), (1, 1), out_hw, 0).sum(axis=(4, 5))
+        return _rescaled_sums(sums, 0, q, kh * kw)
+    starts_h, starts_w = np.arange(out_hw[0]) * sh - ph, np.arange(out_hw[1]) * sw - pw
+    ends_h, ends_w = np.minimum(starts_h + kh, h + ph), np.minimum(starts_w + kw, w + pw)  # padding included
+    rows = (np.maximum(starts_h, 0), np.minimum(ends_h, h))
+    cols = (np.maximum(starts_w, 0), np.minimum(ends_w, w))
+    size = np.outer(rows[1] - rows[0], cols[1] - cols[0])
+    divisor = (np.full(size.shape, divisor_override) if divisor_override is not None
+               else np.outer(ends_h - starts_h, ends_w - starts_w) if count_include_pad else size)
+    acc = (_box_sums(q.int_repr, rows, cols) - size * q.zero_point).astype(F32)
+    qmin, qmax = qrange(q.scalar_type)
+    values = np.rint(acc * (1.0 / divisor).astype(F32) + F32(q.zero_point))
+    return q.with_values(np.clip(values, qmin, qmax).astype(q.int_repr.dtype))
 
 
 def _two(values: list[int], what: str, name: str) -> tuple[int, int]:

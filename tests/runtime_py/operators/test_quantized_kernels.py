@@ -202,6 +202,19 @@ def test_avg_pool2d_matches_qnnpack(kernel: list[int], stride: list[int], paddin
 
 
 @pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8])
+@pytest.mark.parametrize(("ceil_mode", "count_include_pad", "divisor_override"),
+                         [(False, True, None), (True, True, None), (False, False, None), (True, False, 5)])
+def test_avg_pool2d_options_match_torch(dtype: Any, ceil_mode: bool, count_include_pad: bool,
+                                        divisor_override: int | None) -> None:
+    # qint8, and quint8 in ceil mode, take torch's generic kernel; quint8 otherwise qnnpack's, which
+    # ignores count_include_pad and divisor_override as torch does
+    x = qrand((2, 3, 8, 7), dtype, 0.0137, 200)
+    args = ([3, 2], [2], [1, 1], ceil_mode, count_include_pad, divisor_override)
+    theirs = torch.nn.functional.avg_pool2d(x, *args)
+    assert_same(call("aten::avg_pool2d", ours(x), *args), theirs)
+
+
+@pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8])
 @pytest.mark.parametrize("output_size", [(1, 1), (2, 3), (6, 6), (4, 5), (3, 7)])
 def test_adaptive_avg_pool2d_matches_torch(dtype: Any, output_size: tuple[int, int]) -> None:
     x = qrand((2, 5, 6, 6), dtype)  # bins that tile it (qnnpack's kernel, for quint8) and that overlap
@@ -239,8 +252,12 @@ def test_unsupported_quantized_inputs_are_refused_naming_the_operator() -> None:
         call("quantized::add", per_channel, per_channel, 0.1, 0)
     with pytest.raises(ExecutionError, match="quantized::mul expects a quantized tensor, got a float tensor"):
         call("quantized::mul", np.ones(3, np.float32), ours(qrand((3,))), 0.1, 0)
-    with pytest.raises(ExecutionError, match="aten::avg_pool2d of a quantized tensor"):
-        call("aten::avg_pool2d", ours(qrand((1, 2, 4, 4), torch.qint8)), [2], [2], [0])
+    with pytest.raises(RuntimeError, match="QNNPACK Average Pooling"):
+        torch.nn.functional.avg_pool2d(qrand((1, 2, 4, 4)), 1)
+    with pytest.raises(ExecutionError, match="aten::avg_pool2d: qnnpack refuses a 1x1 average pooling"):
+        call("aten::avg_pool2d", ours(qrand((1, 2, 4, 4))), [1], [1], [0])
+    with pytest.raises(ExecutionError, match="aten::avg_pool2d of a quantized tensor: runtime_py takes 4-D"):
+        call("aten::avg_pool2d", ours(qrand((2, 4, 4), torch.qint8)), [2], [2], [0])
     with pytest.raises(ExecutionError, match="aten::exp is not supported on quantized tensors"):
         call("aten::exp", ours(qrand((3,))))
     with pytest.raises(ExecutionError, match="aten::cat is not supported on quantized tensors"):

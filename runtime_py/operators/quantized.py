@@ -285,13 +285,40 @@ def hardswish(x: Any, scale: float, zero_point: int) -> QuantizedTensor:
     return float_result("quantized::hardswish", q, _hardswish, scale, zero_point)
 
 
-def hardsigmoid(x: QuantizedTensor) -> QuantizedTensor:
-    """aten::hardsigmoid of a quantized tensor: its output range [0, 1] in 256 steps (qnnpack's and
-    torch's fixed output parameters: scale 1/256, zero point 0 for quint8, -128 for qint8)."""
-    q = quantized(x, "aten::hardsigmoid")
+def _sigmoid(v: np.ndarray) -> np.ndarray:
+    return (F32(1) / (F32(1) + np.exp(-v.astype(F32)))).astype(F32)
+
+
+def _fixed_range_activation(x: Any, fn: Callable[[np.ndarray], np.ndarray], what: str,
+                            params: tuple[float, int] | None = None) -> QuantizedTensor:
+    """An activation with outputs in [0, 1]: qnnpack's lookup table for quint8, torch's generic kernel
+    otherwise; by default the output parameters torch fixes for them (scale 1/256, zero point the
+    type's lowest value: 0 for quint8, -128 for qint8)."""
+    q = quantized(x, what)
+    if q.scalar_type == ScalarType.QINT32:
+        raise ExecutionError(f"{what} of a qint32 tensor is not supported by runtime_py")
+    scale, zero_point = params if params is not None else (1.0 / 256, qrange(q.scalar_type)[0])
+    output_params(what, scale, zero_point, q.scalar_type)
     if q.scalar_type == ScalarType.QUINT8:
-        return _lookup(q, _hardsigmoid, 1.0 / 256, 0)
-    return float_result("aten::hardsigmoid", q, _hardsigmoid, 1.0 / 256, qrange(q.scalar_type)[0])
+        return _lookup(q, fn, scale, zero_point)
+    return float_result(what, q, fn, scale, zero_point)
+
+
+def sigmoid(x: QuantizedTensor) -> QuantizedTensor:
+    return _fixed_range_activation(x, _sigmoid, "aten::sigmoid")
+
+
+@op("quantized::sigmoid(Tensor qx, float output_scale, int output_zero_point) -> Tensor")
+def sigmoid_with_params(x: Any, scale: float, zero_point: int) -> QuantizedTensor:
+    if isinstance(x, QuantizedTensor) and x.scalar_type == ScalarType.QUINT8 and (F32(scale), zero_point) != (
+            F32(1.0 / 256), 0):
+        raise ExecutionError(f"quantized::sigmoid: qnnpack takes the output scale 1/256 and zero point 0 only "
+                             f"(as in torch), got {scale} and {zero_point}")
+    return _fixed_range_activation(x, _sigmoid, "quantized::sigmoid", (scale, zero_point))
+
+
+def hardsigmoid(x: QuantizedTensor) -> QuantizedTensor:
+    return _fixed_range_activation(x, _hardsigmoid, "aten::hardsigmoid")
 
 
 def relu(x: QuantizedTensor) -> QuantizedTensor:

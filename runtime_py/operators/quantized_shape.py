@@ -20,7 +20,7 @@ from runtime_py.backends.demo.pooling import adaptive_bounds
 from runtime_py.backends.demo.windows import output_size, padded_windows
 from runtime_py.errors import ExecutionError
 from runtime_py.operators import elementwise, nn, reductions, shape, upsample  # noqa: F401  (registered first)
-from runtime_py.operators.quantized import F32, float_result, hardsigmoid, quantize_values, quantized, relu
+from runtime_py.operators.quantized import F32, float_result, hardsigmoid, quantize_values, quantized, relu, sigmoid
 from runtime_py.operators.registry import QUANTIZED_AWARE, op, quantized_kernel
 from runtime_py.quantized_tensor import QuantizedTensor, qrange
 
@@ -62,6 +62,11 @@ def _relu(float_impl: Callable[..., Any], x: QuantizedTensor) -> QuantizedTensor
 @quantized_kernel("aten::hardsigmoid")
 def _hardsigmoid(float_impl: Callable[..., Any], x: QuantizedTensor) -> QuantizedTensor:
     return hardsigmoid(x)
+
+
+@quantized_kernel("aten::sigmoid")
+def _sigmoid(float_impl: Callable[..., Any], x: QuantizedTensor) -> QuantizedTensor:
+    return sigmoid(x)
 
 
 def _rescaled_sums(sums: np.ndarray, count: int, q: QuantizedTensor, window: int) -> QuantizedTensor:

@@ -184,6 +184,15 @@ def test_activations_match_torch(dtype: Any) -> None:
     assert_same(call("quantized::hardswish", ours(x), 0.03, zero_point),
                 torch.ops.quantized.hardswish(x, 0.03, zero_point))
     assert_same(call("aten::hardsigmoid", ours(x)), torch.nn.functional.hardsigmoid(x))
+    assert_same(call("aten::sigmoid", ours(x)), torch.sigmoid(x))
+    # qnnpack's sigmoid (quint8) takes its fixed output parameters only, torch's generic one (qint8) any
+    sigmoid_params = (1 / 256, 0) if dtype == torch.quint8 else (0.002, -3)
+    assert_same(call("quantized::sigmoid", ours(x), *sigmoid_params), torch.ops.quantized.sigmoid(x, *sigmoid_params))
+    if dtype == torch.quint8:
+        with pytest.raises(RuntimeError, match="only output scale of 1/256 is supported|QNNPACK sigmoid"):
+            torch.ops.quantized.sigmoid(x, 0.002, 3)
+        with pytest.raises(ExecutionError, match="quantized::sigmoid: qnnpack takes the output scale 1/256"):
+            call("quantized::sigmoid", ours(x), 0.002, 3)
     assert_same(call("aten::relu", ours(x)), torch.relu(x), quanta=0)
     assert_same(call("quantized::relu6", ours(x), False), torch.ops.quantized.relu6(x), quanta=0)
 

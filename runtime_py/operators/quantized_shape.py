@@ -1,5 +1,6 @@
-"""The quantized kernels of aten operators that take any tensor: shape operators, pooling, ReLU
-and hardsigmoid on a quantized tensor (torch's QuantizedCPU dispatch of the same operator).
+"""The quantized kernels of aten operators that take any tensor: shape operators, pooling, means,
+ReLU, sigmoid and hardsigmoid on a quantized tensor (torch's QuantizedCPU dispatch of the same
+operator).
 
 Shape operators and max pooling only move or select values: they run the float implementation
 on the integers and keep the input's scale and zero point. Average pooling and means accumulate
@@ -28,7 +29,7 @@ from runtime_py.quantized_tensor import QuantizedTensor, qrange
 _VALUE_PRESERVING = (
     "aten::flatten.using_ints", "aten::view", "aten::reshape", "aten::transpose.int", "aten::contiguous",
     "aten::chunk", "aten::split.Tensor", "aten::permute", "aten::squeeze.dim", "aten::unsqueeze",
-    "aten::select.int", "aten::slice.Tensor", "aten::clone", "aten::dropout", "aten::size", "aten::size.int",
+    "aten::select.int", "aten::slice.Tensor", "aten::clone", "aten::size", "aten::size.int",
     "aten::dim", "aten::numel", "aten::len.Tensor", "aten::max_pool2d", "aten::upsample_nearest2d.vec",
 )
 
@@ -44,9 +45,8 @@ def _rewrap(q: QuantizedTensor, result: Any) -> Any:
 
 
 def _on_integers(float_impl: Callable[..., Any], x: QuantizedTensor, *args: Any) -> Any:
-    if x.per_channel:  # the integers alone do not say which scale goes with which value after the move
-        raise ExecutionError("per-channel quantized tensors are only supported as weights of quantized::conv2d "
-                             "and quantized::linear")
+    """A per-channel tensor's shape is read, but moving its values is refused (QuantizedTensor.with_values:
+    the integers alone do not say which scale goes with which value once moved)."""
     return _rewrap(x, float_impl(x.int_repr, *args))
 
 

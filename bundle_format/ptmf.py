@@ -98,6 +98,9 @@ class ScalarType(enum.IntEnum):
     FLOAT = 6
     DOUBLE = 7
     BOOL = 11
+    QINT8 = 12
+    QUINT8 = 13
+    QINT32 = 14
     BFLOAT16 = 15
 
 
@@ -113,6 +116,29 @@ NUMPY_DTYPES: dict[int, np.dtype] = {
     ScalarType.DOUBLE: np.dtype("<f8"),
     ScalarType.BOOL: np.dtype(np.bool_),
 }
+# the integer element type a quantized tensor's storage holds (its values are affine-mapped
+# to reals by the tensor's QuantizedSchema); kept apart from NUMPY_DTYPES, whose inverse maps
+# a numpy dtype back to one scalar type (int8 is Char there, never QInt8)
+QUANTIZED_DTYPES: dict[int, np.dtype] = {
+    ScalarType.QINT8: np.dtype(np.int8),
+    ScalarType.QUINT8: np.dtype(np.uint8),
+    ScalarType.QINT32: np.dtype("<i4"),
+}
+
+
+def storage_dtype(scalar_type: int) -> np.dtype | None:
+    """The numpy element type of a tensor of ``scalar_type``'s storage, plain or quantized (None: unsupported)."""
+    return NUMPY_DTYPES.get(scalar_type) or QUANTIZED_DTYPES.get(scalar_type)
+
+
+class QScheme(enum.IntEnum):
+    """c10::QScheme numbering (QuantizedSchema.qscheme)."""
+
+    PER_TENSOR_AFFINE = 0
+    PER_CHANNEL_AFFINE = 1
+    PER_TENSOR_SYMMETRIC = 2
+    PER_CHANNEL_SYMMETRIC = 3
+    PER_CHANNEL_AFFINE_FLOAT_QPARAMS = 4
 
 
 class Instruction(NamedTuple):
@@ -231,6 +257,19 @@ class Function:
 
 
 @dataclass(frozen=True)
+class QuantizedSchema:
+    """How a quantized tensor's integers map to reals: per tensor (scale, zero_point) or per
+    channel along ``axis`` (scales and zero_points are 1-d tensors)."""
+
+    qscheme: int  # QScheme value
+    scale: float = 0.0
+    zero_point: int = 0
+    scales: TensorMetadata | None = None
+    zero_points: TensorMetadata | None = None
+    axis: int = 0
+
+
+@dataclass(frozen=True)
 class TensorMetadata:
     storage_location_index: int
     scalar_type: int
@@ -238,6 +277,7 @@ class TensorMetadata:
     sizes: tuple[int, ...]
     strides: tuple[int, ...]  # in elements
     requires_grad: bool = False
+    quantized_schema: QuantizedSchema | None = None  # only for quantized tensors
 
 
 @dataclass(frozen=True)

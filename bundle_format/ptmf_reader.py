@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -155,20 +156,28 @@ def _tensor_fields(r: TableReader, pos: int, path: str) -> tuple[ptmf.TensorMeta
 
 def _tensor(r: TableReader, pos: int, path: str) -> ptmf.TensorMetadata:
     tensor, quantized = _tensor_fields(r, pos, path)
-    # runtime_py does not use quantized schemas, but they are part of the file: check their tables
-    # too, iteratively and to a bounded depth (a hostile chain may be as long as the file allows).
-    pending = [(quantized, path + ".quantized_schema", 1)] if quantized else []
-    while pending:
-        at, qpath, depth = pending.pop()
-        if depth > fr.DEFAULT_MAX_DEPTH:
-            r.fail(f"tables nested deeper than {fr.DEFAULT_MAX_DEPTH} levels", qpath, at)
-        fields = r.table(r.target(at, qpath), _QUANTIZED_L, qpath)
-        for name, nested in (("scales", fields[3]), ("zero_points", fields[4])):
-            if nested:
-                npath = f"{qpath}.{name}"
-                _, inner = _tensor_fields(r, r.target(nested, npath), npath)
-                if inner:
-                    pending.append((inner, npath + ".quantized_schema", depth + 1))
+    if not quantized:
+        return tensor
+    qpath = path + ".quantized_schema"
+    qscheme, scale, zero_point, scales, zero_points, axis = r.table(r.target(quantized, qpath), _QUANTIZED_L, qpath)
+    schema = ptmf.QuantizedSchema(
+        qscheme=r.scalar(fr.I8, qscheme, 0), scale=r.scalar(fr.F64, scale, 0.0),  # type: ignore[arg-type]
+        zero_point=r.scalar(fr.I32, zero_point, 0),  # type: ignore[arg-type]
+        scales=_channel_qparams(r, scales, qpath + ".scales"),
+        zero_points=_channel_qparams(r, zero_points, qpath + ".zero_points"),
+        axis=r.scalar(fr.I32, axis, 0))  # type: ignore[arg-type]
+    return replace(tensor, quantized_schema=schema)
+
+
+def _channel_qparams(r: TableReader, at: int, path: str) -> ptmf.TensorMetadata | None:
+    """A per-channel scales or zero_points tensor: torch writes plain ones, so one that is itself
+    quantized is refused (which also bounds how deep a hostile file can chain these tables)."""
+    if not at:
+        return None
+    tensor, quantized = _tensor_fields(r, r.target(at, path), path)
+    if quantized:
+        r.fail("per-channel quantization parameters that are themselves quantized", path + ".quantized_schema",
+               quantized)
     return tensor
 
 

@@ -10,9 +10,12 @@ are checked when the instructions are decoded, which for a file is when they are
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from operator import attrgetter
 from typing import Any
+
+import numpy as np
 
 from bundle_format import ptmf
 from bundle_format.ptmf import OpCode
@@ -62,9 +65,10 @@ def ivalue_children(value: ptmf.IValue) -> tuple[int, ...]:
 
 def _check_tensor(t: ptmf.TensorMetadata, module: ptmf.Module, where: str) -> None:
     _index(t.storage_location_index, len(module.storage_data), "storage index", where)
-    dtype = ptmf.NUMPY_DTYPES.get(t.scalar_type)
+    dtype = ptmf.storage_dtype(t.scalar_type)
     if dtype is None:
         raise FormatError(f"unsupported tensor scalar type {t.scalar_type}", where=where)
+    _check_quantization(t, module, where)
     if len(t.sizes) != len(t.strides):
         raise FormatError(f"tensor has {len(t.sizes)} sizes but {len(t.strides)} strides", where=where)
     if t.storage_offset < 0 or min(t.sizes, default=0) < 0 or min(t.strides, default=0) < 0:
@@ -83,6 +87,42 @@ def _check_tensor(t: ptmf.TensorMetadata, module: ptmf.Module, where: str) -> No
         if last >= storage_elems:
             raise FormatError(f"tensor reaches element {last} of a storage of {storage_elems} elements",
                               where=where)
+
+
+# the quantization schemes runtime_py reads (torch's lite models hold these two)
+_QSCHEMES = {ptmf.QScheme.PER_TENSOR_AFFINE: "per-tensor affine", ptmf.QScheme.PER_CHANNEL_AFFINE: "per-channel affine"}
+
+
+def _check_quantization(t: ptmf.TensorMetadata, module: ptmf.Module, where: str) -> None:
+    """A quantized scalar type comes with a schema runtime_py can apply, and only it does: per
+    tensor a positive finite scale and a zero point in the type's range, per channel one float
+    scale and one integer zero point per index of a dimension the tensor has."""
+    quantized = t.scalar_type in ptmf.QUANTIZED_DTYPES
+    q = t.quantized_schema
+    if q is None:
+        if quantized:
+            raise FormatError(f"quantized tensor (scalar type {t.scalar_type}) without a quantized schema", where=where)
+        return
+    if not quantized:
+        raise FormatError(f"tensor of scalar type {t.scalar_type} has a quantized schema", where=where)
+    if q.qscheme not in _QSCHEMES:
+        raise FormatError(f"quantization scheme {q.qscheme} is not supported by runtime_py (it reads "
+                          f"{' and '.join(_QSCHEMES.values())} tensors)", where=where)
+    if q.qscheme == ptmf.QScheme.PER_TENSOR_AFFINE:
+        info = np.iinfo(ptmf.QUANTIZED_DTYPES[t.scalar_type])
+        if not (math.isfinite(q.scale) and q.scale > 0 and info.min <= q.zero_point <= info.max):
+            raise FormatError(f"quantized tensor with scale {q.scale} and zero point {q.zero_point}", where=where)
+        return
+    if q.scales is None or q.zero_points is None:
+        raise FormatError("per-channel quantized tensor without scales or zero points", where=where)
+    if not 0 <= q.axis < len(t.sizes):
+        raise FormatError(f"per-channel quantization axis {q.axis} of a {len(t.sizes)}-d tensor", where=where)
+    for name, params, kinds in (("scales", q.scales, "f"), ("zero_points", q.zero_points, "iu")):
+        _check_tensor(params, module, f"{where}.{name}")
+        dtype = ptmf.NUMPY_DTYPES.get(params.scalar_type)
+        if dtype is None or dtype.kind not in kinds or params.sizes != (t.sizes[q.axis],):
+            raise FormatError(f"per-channel {name} of scalar type {params.scalar_type} and sizes "
+                              f"{params.sizes[:4]}, for {t.sizes[q.axis]} channels", where=where)
 
 
 # opcode -> what its X indexes (one dict lookup per instruction finds the check to make)

@@ -23,10 +23,10 @@ import io
 import pickle
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
-from bundle_format.ptmf import ScalarType
+from bundle_format.ptmf import QScheme, ScalarType
 from bundle_format.ptmf_verify import MAX_KEY_TUPLE
 from runtime_py.errors import FormatError
 
@@ -40,6 +40,13 @@ STORAGE_TYPES: dict[str, int] = {
     "IntStorage": ScalarType.INT, "LongStorage": ScalarType.LONG, "HalfStorage": ScalarType.HALF,
     "FloatStorage": ScalarType.FLOAT, "DoubleStorage": ScalarType.DOUBLE, "BoolStorage": ScalarType.BOOL,
     "BFloat16Storage": ScalarType.BFLOAT16, "ComplexFloatStorage": 9, "ComplexDoubleStorage": 10,
+    "QInt8Storage": ScalarType.QINT8, "QUInt8Storage": ScalarType.QUINT8, "QInt32Storage": ScalarType.QINT32,
+}
+# torch.<qscheme> globals, as quantized tensors' pickles name their scheme (c10::toString(QScheme))
+QSCHEMES: dict[str, int] = {
+    "per_tensor_affine": QScheme.PER_TENSOR_AFFINE, "per_channel_affine": QScheme.PER_CHANNEL_AFFINE,
+    "per_tensor_symmetric": QScheme.PER_TENSOR_SYMMETRIC, "per_channel_symmetric": QScheme.PER_CHANNEL_SYMMETRIC,
+    "per_channel_affine_float_qparams": QScheme.PER_CHANNEL_AFFINE_FLOAT_QPARAMS,
 }
 
 
@@ -48,6 +55,26 @@ class StorageType:
     """What ``torch.FloatStorage`` & co. resolve to: the storage's element type."""
 
     scalar_type: int
+
+
+@dataclass(frozen=True, slots=True)
+class QSchemeRef:
+    """What ``torch.per_tensor_affine`` & co. resolve to: the c10::QScheme number."""
+
+    qscheme: int
+
+
+@dataclass(frozen=True)
+class QuantizerRef:
+    """A quantized tensor's parameters as its pickle gives them: per tensor ``scale`` and
+    ``zero_point``, per channel the ``scales`` and ``zero_points`` tensors and their ``axis``."""
+
+    qscheme: int
+    scale: float = 0.0
+    zero_point: int = 0
+    scales: TensorRef | None = None
+    zero_points: TensorRef | None = None
+    axis: int = 0
 
 
 @dataclass(frozen=True)
@@ -60,6 +87,7 @@ class TensorRef:
     sizes: tuple[int, ...]
     strides: tuple[int, ...]
     requires_grad: bool
+    quantizer: QuantizerRef | None = None  # quantized tensors only
 
 
 @dataclass(frozen=True)
@@ -118,6 +146,34 @@ def _rebuild_legacy_tensor(storage: StorageRef, offset: int, sizes: Any, strides
     return _rebuild_tensor(storage, offset, sizes, strides)
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _plain_tensor(value: Any) -> bool:
+    """A tensor that is not quantized: per-channel parameters are (and a chain of quantized ones
+    would make hashing the tensor recurse as deep as the pickle likes)."""
+    return isinstance(value, TensorRef) and value.quantizer is None
+
+
+def _quantizer(params: Any) -> QuantizerRef:
+    """torch._utils._rebuild_qtensor's quantizer_params: ``(qscheme, scale, zero_point)`` or
+    ``(qscheme, scales, zero_points, axis)`` (torch/csrc/jit/serialization/pickler.cpp)."""
+    if not isinstance(params, tuple) or not params or not isinstance(params[0], QSchemeRef):
+        raise FormatError(f"quantized tensor parameters {params!r:.80} do not start with a qscheme")
+    if len(params) == 3 and isinstance(params[1], int | float) and _is_int(params[2]):
+        return QuantizerRef(params[0].qscheme, float(params[1]), params[2])
+    if (len(params) == 4 and _plain_tensor(params[1]) and _plain_tensor(params[2]) and _is_int(params[3])):
+        return QuantizerRef(params[0].qscheme, scales=params[1], zero_points=params[2], axis=params[3])
+    raise FormatError(f"malformed quantized tensor parameters {params!r:.80}")
+
+
+def _rebuild_qtensor(storage: StorageRef, offset: int, sizes: Any, strides: Any, quantizer_params: Any,
+                     requires_grad: bool = False, backward_hooks: Any = None) -> TensorRef:
+    tensor = _rebuild_tensor(storage, offset, sizes, strides, requires_grad)
+    return replace(tensor, quantizer=_quantizer(quantizer_params))
+
+
 def _unsupported(what: str) -> Callable[..., Any]:
     def fail(*args: Any) -> Any:
         raise FormatError(f"{what} are not supported by runtime_py")
@@ -146,7 +202,7 @@ def _ordered_dict(*args: Any) -> OrderedDict[Any, Any]:
 _HELPERS: dict[tuple[str, str], Callable[..., Any]] = {
     ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor,
     ("torch._utils", "_rebuild_tensor"): _rebuild_legacy_tensor,
-    ("torch._utils", "_rebuild_qtensor"): _unsupported("quantized tensors"),
+    ("torch._utils", "_rebuild_qtensor"): _rebuild_qtensor,
     ("torch._utils", "_rebuild_sparse_tensor"): _unsupported("sparse tensors"),
     ("collections", "OrderedDict"): _ordered_dict,
     ("torch.jit._pickle", "restore_type_tag"): _restore_type_tag,
@@ -160,6 +216,7 @@ _HELPERS: dict[tuple[str, str], Callable[..., Any]] = {
 }
 _ALLOWED: dict[tuple[str, str], Any] = {(m, n): _StandIn(f"{m}.{n}", fn) for (m, n), fn in _HELPERS.items()}
 _ALLOWED.update({("torch", name): StorageType(scalar) for name, scalar in STORAGE_TYPES.items()})
+_ALLOWED.update({("torch", name): QSchemeRef(qscheme) for name, qscheme in QSCHEMES.items()})
 
 MAX_DEPTH = 100  # containers nested in one pickle; torch's are a few levels per submodule
 _FLAT_KEYS = (str, bytes, int, float, bool, complex, type(None), TensorRef, StorageRef)

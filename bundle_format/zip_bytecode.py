@@ -26,6 +26,7 @@ from runtime_py.errors import FormatError
 # zip opcode names that are not Python identifiers in ptmf.OpCode
 _OPCODE_ALIASES = {"__IS__": OpCode.IS, "__ISNOT__": OpCode.ISNOT, "__NOT__": OpCode.NOT}
 SETSTATE = "__setstate__"
+CUSTOM_CLASS_PREFIX = "__torch__.torch.classes."  # torch's C++ classes (torch::class_), as the flatbuffer marks them
 
 
 def opcode(name: Any, where: str) -> int:
@@ -73,8 +74,7 @@ class IValueTable:
 
     def _container(self, value: Any) -> ptmf.IValue:
         if isinstance(value, TensorRef):
-            return ptmf.TensorMetadata(value.storage_index, value.scalar_type, value.storage_offset,
-                                       value.sizes, value.strides, value.requires_grad)
+            return tensor_metadata(value)
         if isinstance(value, list):
             return ptmf.ListValue(tuple(self.add(v) for v in value), "")
         if isinstance(value, tuple):
@@ -89,6 +89,9 @@ class IValueTable:
     def _object(self, obj: PickledObject) -> ptmf.IValue:
         if obj.args:  # REDUCE'd class: torch pickles enum values this way
             return ptmf.EnumValue(obj.type_name, self.add(obj.args[0]))
+        if obj.type_name.startswith(CUSTOM_CLASS_PREFIX):  # a C++ class: its state is what its __getstate__ gave
+            kind = self._type(ptmf.ObjectType(obj.type_name, ptmf.TypeType.CUSTOM_CLASS))
+            return ptmf.ObjectValue(kind, state=self.add(obj.state if obj.has_state else None))
         if obj.type_name in self.setstate_functions:
             kind = self._type(ptmf.ObjectType(obj.type_name, ptmf.TypeType.CLASS_WITH_SETSTATE))
             state = obj.state if obj.has_state else None
@@ -106,6 +109,16 @@ class IValueTable:
             self._type_index[object_type] = len(self.object_types)
             self.object_types.append(object_type)
         return self._type_index[object_type]
+
+
+def tensor_metadata(ref: TensorRef) -> ptmf.TensorMetadata:
+    """The flatbuffer mirror's form of a pickled tensor (a quantized one's parameters included)."""
+    q = ref.quantizer
+    schema = None if q is None else ptmf.QuantizedSchema(
+        q.qscheme, q.scale, q.zero_point, None if q.scales is None else tensor_metadata(q.scales),
+        None if q.zero_points is None else tensor_metadata(q.zero_points), q.axis)
+    return ptmf.TensorMetadata(ref.storage_index, ref.scalar_type, ref.storage_offset, ref.sizes, ref.strides,
+                               ref.requires_grad, schema)
 
 
 def _primitive(value: bool | int | float | str | complex) -> ptmf.IValue:

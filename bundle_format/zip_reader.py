@@ -193,7 +193,7 @@ class _StorageTable:
     def index(self, record: str, scalar_type: int, numel: int) -> int:
         if record not in self._index:
             data = self.archive.array(record)
-            dtype = ptmf.NUMPY_DTYPES.get(scalar_type)
+            dtype = ptmf.storage_dtype(scalar_type)
             if dtype is None:
                 raise FormatError(f"unsupported tensor scalar type {scalar_type}", where=record)
             if data.nbytes < numel * dtype.itemsize:

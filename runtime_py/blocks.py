@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from bundle_format.ptmf import OpCode
-from runtime_py.operators.registry import DIRECT, DirectCall, reraise
+from runtime_py.operators.registry import DIRECT, DirectCall, as_tensor, reraise
 from runtime_py.values import ScriptObject
 
 # The instructions a block may hold: no control flow, no calls back into the runtime.
@@ -176,7 +176,7 @@ def compile_block(instructions: Sequence[tuple[int, int, int]], start: int, end:
     an implementation of its own when the operator keeps state per call site."""
     e = _Emitter()
     namespace: dict[str, Any] = {"pop_n": pop_n, "get_slot": get_slot, "reraise": reraise, "ndarray": np.ndarray,
-                                 "asarray": np.asarray}
+                                 "asarray": as_tensor}
     for pc in range(start, end):
         op, x, n = instructions[pc]
         x, n = int(x), int(n)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from runtime_py.errors import ExecutionError, FormatError, LiteExportError
+from runtime_py.quantized_tensor import QuantizedTensor
 
 if TYPE_CHECKING:
     from runtime_py.interpreter import Code, Frame
@@ -47,6 +48,8 @@ class LoadBudget:
 
     def check_value(self, value: Any, where: str) -> None:
         """Refuse a value larger than the budget allows (a tensor's bytes, a container's length)."""
+        if isinstance(value, QuantizedTensor):  # its integers
+            value = value.int_repr
         if isinstance(value, np.ndarray):
             size = value.size * value.itemsize if value.size else 0
         elif isinstance(value, tuple):  # walked as a tree by hash and ==: shared items count each time
@@ -138,6 +141,8 @@ class RunBudget(LoadBudget):
         """Tuples: hashing or comparing one walks it as a tree, in C, where no time limit reaches
         (sixty TUPLE_CONSTRUCTs of the previous tuple twice make a 2**60 walk); tensors: up to the
         memory budget. Other values are the inputs' business."""
+        if type(value) is QuantizedTensor:  # its integers
+            value = value.int_repr
         if type(value) is np.ndarray and value.nbytes > self.max_memory:
             raise RunLimitExceeded(f"built a tensor of {value.nbytes} bytes, more than the memory budget of "
                                    f"{self.max_memory} bytes ({where}) (raise it with --max-memory / max_memory=)")

@@ -26,6 +26,7 @@ from runtime_py.backends.demo.arrays import ignore_fp_errors, restore_fp_errors
 from runtime_py.blocks import Refused, block_spans, compile_block, get_slot, kind, pop_n
 from runtime_py.budgets import LoadBudget
 from runtime_py.errors import ExecutionError, FormatError, InternalError, LiteExportError
+from runtime_py.quantized_tensor import QuantizedTensor
 from runtime_py.value_format import format_ivalue
 from runtime_py.values import UNINITIALIZED, ScriptObject
 
@@ -116,7 +117,7 @@ _RETURNED = sys.maxsize - 1
 SCALAR_TYPES: dict[np.dtype, int] = {dtype: scalar for scalar, dtype in NUMPY_DTYPES.items()}
 
 _SIMPLE_TYPES: dict[str, Callable[[Any], bool]] = {
-    "Tensor": lambda v: isinstance(v, np.ndarray),
+    "Tensor": lambda v: isinstance(v, np.ndarray | QuantizedTensor),
     "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
     "float": lambda v: isinstance(v, float),
     "bool": lambda v: isinstance(v, bool),
@@ -380,6 +381,9 @@ def _device(f: Frame, x: int, n: int) -> None:  # pop a tensor, push its device
 
 def _dtype(f: Frame, x: int, n: int) -> None:  # pop a tensor, push its c10::ScalarType number
     t = f.stack.pop()
+    if isinstance(t, QuantizedTensor):  # its own type (QInt8...), not its integers' (Char...)
+        f.stack.append(t.scalar_type)
+        return
     if not isinstance(t, np.ndarray):
         raise Refused(f"DTYPE needs a Tensor, got {kind(t)}")
     code = SCALAR_TYPES.get(t.dtype)

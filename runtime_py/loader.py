@@ -18,6 +18,8 @@ from runtime_py.backends import Backend, get_backend
 from runtime_py.errors import ExecutionError, FormatError, InternalError, LiteExportError
 from runtime_py.lowered_methods import NOT_LOWERED, LoweredCall, is_lowered_setstate, recognize, run_setstate
 from runtime_py.operators import bind_operator
+from runtime_py.operators.packed_params import CUSTOM_CLASSES
+from runtime_py.quantized_tensor import QuantizedTensor
 from runtime_py.values import ScriptEnum, ScriptObject
 
 BACKEND_CLASS_PREFIX = "__torch__.torch.classes.__backends__."
@@ -49,8 +51,22 @@ def _dependencies(v: ptmf.IValue, module: ptmf.Module) -> tuple[int, ...]:
     return ivalue_children(v)  # containers' items, an enum's value
 
 
-def _tensor(t: ptmf.TensorMetadata, storage: np.ndarray) -> np.ndarray:
-    dtype = ptmf.NUMPY_DTYPES[t.scalar_type]
+def _tensor(t: ptmf.TensorMetadata, storages: tuple[np.ndarray, ...]) -> np.ndarray | QuantizedTensor:
+    """The tensor ``t`` describes (verify_module checked it, its quantization included)."""
+    values = _array(t, storages[t.storage_location_index])
+    q = t.quantized_schema
+    if q is None:
+        return values
+    if q.scales is None or q.zero_points is None:
+        return QuantizedTensor(values, t.scalar_type, q.scale, q.zero_point)
+    return QuantizedTensor(values, t.scalar_type, scales=_array(q.scales, storages[q.scales.storage_location_index])
+                           .astype(np.float64), zero_points=_array(q.zero_points, storages[
+                               q.zero_points.storage_location_index]).astype(np.int64), axis=q.axis)
+
+
+def _array(t: ptmf.TensorMetadata, storage: np.ndarray) -> np.ndarray:
+    dtype = ptmf.storage_dtype(t.scalar_type)
+    assert dtype is not None  # verify_module checked it
     if 0 in t.sizes:  # no bytes at all, whatever the other sizes claim (verify_module bounded them)
         return np.ndarray(tuple(t.sizes), dtype=dtype, buffer=np.zeros(0, dtype=np.uint8), strides=(0,) * len(t.sizes))
     # A view, never a copy: weights stay in the mapped file (read-only, so never modified).
@@ -146,7 +162,7 @@ class LoadedModule:
         if isinstance(v, ptmf.TupleValue):
             return tuple([values[i] for i in v.items])
         if isinstance(v, ptmf.TensorMetadata):
-            return _tensor(v, self.module.storage_data[v.storage_location_index])
+            return _tensor(v, self.module.storage_data)
         if isinstance(v, ptmf.EnumValue):
             return ScriptEnum(v.type_name, values[v.value])
         if isinstance(v, ptmf.DictValue):
@@ -160,7 +176,7 @@ class LoadedModule:
             return self._method_code(v.qn) or self._code(v)
         raise FormatError(f"cannot load ivalue of kind {type(v).__name__}", where=f"Module.ivalues[{index}]")
 
-    def _object(self, v: ptmf.ObjectValue, index: int) -> ScriptObject:
+    def _object(self, v: ptmf.ObjectValue, index: int) -> Any:
         object_type = self.module.object_types[v.type_index]
         obj = ScriptObject(object_type.type_name)
         if object_type.type == ptmf.TypeType.CLASS_WITH_FIELD:
@@ -181,10 +197,24 @@ class LoadedModule:
             except LiteExportError as exc:  # the file's own code failed: the file is at fault
                 raise FormatError(f"__setstate__ of {object_type.type_name} failed at load: {exc}",
                                   where=f"Module.ivalues[{index}]") from exc
+        elif object_type.type == ptmf.TypeType.CUSTOM_CLASS:
+            return self._custom_object(object_type.type_name, v, index)
         else:
             raise FormatError(f"objects of kind {object_type.type.name} ({object_type.type_name}) are not "
                               "supported", where=f"Module.ivalues[{index}]")
         return obj
+
+    def _custom_object(self, type_name: str, v: ptmf.ObjectValue, index: int) -> Any:
+        """A torch C++ class's object, rebuilt from the state its ``__getstate__`` gave (torch runs
+        the class's native ``__setstate__``; runtime_py has its own for the classes it knows)."""
+        build = CUSTOM_CLASSES.get(type_name)
+        if build is None:
+            raise FormatError(f"objects of the C++ class {type_name} are not supported by runtime_py (it rebuilds "
+                              f"{', '.join(sorted(CUSTOM_CLASSES))})", where=f"Module.ivalues[{index}]")
+        try:
+            return build(self.value(v.state))
+        except ExecutionError as exc:  # the state the file holds does not fit the class
+            raise FormatError(f"__setstate__ of {type_name}: {exc}", where=f"Module.ivalues[{index}]") from exc
 
     def _method_code(self, qn: str) -> interpreter.Code | None:
         """The Code of method ``qn``, made on first use: a recognized lowered method never

@@ -17,6 +17,7 @@ import numpy as np
 
 from runtime_py.errors import ExecutionError, InternalError, LiteExportError, is_value_failure
 from runtime_py.operators.schema import Schema, argument_mismatch, parse_schema
+from runtime_py.quantized_tensor import QuantizedTensor
 
 Kernel = Callable[[list[Any]], None]
 
@@ -32,6 +33,9 @@ class OperatorDef:
 
 # "name.overload" (or "name" when the overload is empty) -> its definition
 OPERATORS: dict[str, OperatorDef] = {}
+# the operators outside quantized:: that take quantized tensors (aten::quantize_per_tensor's result,
+# aten::dequantize, the shape and pooling operators with a quantized kernel)
+QUANTIZED_AWARE: set[str] = set()
 
 
 def op(*schemas: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -50,6 +54,44 @@ def register_schema(text: str, impl: Callable[..., Any], per_site: bool = False)
     if schema.key in OPERATORS:
         raise ValueError(f"operator {schema.key} registered twice")
     OPERATORS[schema.key] = OperatorDef(schema, impl, per_site)
+
+
+def quantized_kernel(key: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the decorated function as operator ``key``'s kernel for a quantized first argument
+    (torch dispatches a quantized tensor to its QuantizedCPU kernel): the operator's definition
+    becomes one that calls ``qimpl(float_impl, *args)`` when that argument is a QuantizedTensor
+    (``float_impl``: the operator's own implementation at that call site, for the kernels that
+    run it on the integers), and the float implementation otherwise."""
+
+    def register(qimpl: Callable[..., Any]) -> Callable[..., Any]:
+        QUANTIZED_AWARE.add(key)
+        old = OPERATORS[key]
+        if old.per_site:
+            OPERATORS[key] = OperatorDef(old.schema, lambda: _dispatching(old.impl(), qimpl), True)
+        else:
+            OPERATORS[key] = OperatorDef(old.schema, _dispatching(old.impl, qimpl))
+        return qimpl
+
+    return register
+
+
+def _dispatching(impl: Callable[..., Any], qimpl: Callable[..., Any]) -> Callable[..., Any]:
+    def dispatch(*args: Any) -> Any:
+        return qimpl(impl, *args) if type(args[0]) is QuantizedTensor else impl(*args)
+
+    return dispatch
+
+
+def _holds_quantized(args: Sequence[Any]) -> bool:
+    """Whether an argument, or an item of a list argument (Tensor[]), is a quantized tensor."""
+    return any(type(a) is QuantizedTensor or (type(a) is list and any(type(v) is QuantizedTensor for v in a))
+               for a in args)
+
+
+def as_tensor(value: Any) -> Any:
+    """An operator's Tensor result as pushed: an ndarray (numpy scalars become 0-d arrays) or a
+    QuantizedTensor as it is."""
+    return value if type(value) is QuantizedTensor else np.asarray(value)
 
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -89,6 +131,9 @@ def fail(name: str, exc: BaseException, schema: Schema, args: Sequence[Any]) -> 
         return exc if str(exc).startswith(name) else ExecutionError(f"{name}: {exc}")
     if isinstance(exc, LiteExportError | MemoryError | RecursionError):
         return exc
+    if _holds_quantized(args) and not schema.name.startswith("quantized::") and schema.key not in QUANTIZED_AWARE:
+        return ExecutionError(f"{name} is not supported on quantized tensors by runtime_py (it runs the quantized "
+                              "operators of torch's qnnpack engine; dequantize first)")
     if is_value_failure(exc):
         message = str(exc)
         if isinstance(exc, ValueError) and "read-only" in message:
@@ -116,7 +161,7 @@ def _pusher(schema: Schema) -> Callable[[list[Any], Any], None]:
         return list.extend
     if returns == ("Tensor",):
         def push_tensor(stack: list[Any], result: Any) -> None:
-            stack.append(result if type(result) is np.ndarray else np.asarray(result))
+            stack.append(result if type(result) is np.ndarray else as_tensor(result))
 
         return push_tensor
     if len(returns) == 1:

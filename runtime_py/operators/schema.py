@@ -168,7 +168,7 @@ def _is_number(value: Any) -> bool:
 
 # a schema's base type -> whether a value has it; types missing here (t, Any, Storage...) take any value
 _BASE_TYPES: dict[str, Any] = {
-    "Tensor": lambda v: type(v).__name__ == "ndarray",
+    "Tensor": lambda v: type(v).__name__ in ("ndarray", "QuantizedTensor"),
     "int": _is_int, "SymInt": _is_int, "ScalarType": _is_int, "Layout": _is_int, "MemoryFormat": _is_int,
     "float": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
     "bool": lambda v: isinstance(v, bool),

@@ -80,10 +80,25 @@ class Instruction:
 @dataclass(frozen=True)
 class ValueInfo:
     """Static dtype and shape of a value; -1 marks a dimension known only at run time,
-    ``shape=None`` an unknown rank."""
+    ``shape=None`` an unknown rank. ``dim_symbols`` (empty: none) gives, per dim of ``shape``,
+    the index of the program's SymbolicDim that dim is (its size is then -1), or -1."""
 
     shape: tuple[int, ...] | None
     dtype: DType = DType.FLOAT32
+    dim_symbols: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class SymbolicDim:
+    """A named dim (``--dim S=1..128``): every input dim naming it has the same size, in
+    ``lo..hi`` inclusive (``hi`` -1: no upper bound)."""
+
+    name: str
+    lo: int
+    hi: int = -1
+
+    def __str__(self) -> str:
+        return f"{self.name}={self.lo}..{'' if self.hi < 0 else self.hi}"
 
 
 @dataclass(frozen=True)
@@ -107,6 +122,7 @@ class Program:
     # per slot: the dtype of every value it holds (the op spec's rules give each result's); empty:
     # every slot is float32 (what a program without typed values writes)
     slot_dtypes: tuple[DType, ...] = ()
+    symbolic_dims: tuple[SymbolicDim, ...] = ()  # the named dims the inputs' dim_symbols point into
 
     def slot_dtype(self, slot: int) -> DType:
         return self.slot_dtypes[slot] if self.slot_dtypes else DType.FLOAT32

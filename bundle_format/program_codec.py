@@ -33,6 +33,7 @@ from bundle_format.program import (
     Instruction,
     OpCode,
     Program,
+    SymbolicDim,
     ValueInfo,
     attributes_class,
 )
@@ -42,11 +43,11 @@ from runtime_py.errors import InternalError
 __all__ = ["encode_program", "decode_program"]
 
 # --- the tables' layouts: flatc's reading of schema/demo_program.fbs (_generated/layouts.py) ---
-_INSTRUCTION, _VALUE_INFO, _CONSTANT, _PROGRAM = (
-    fr.spec("demo_program", name) for name in ("Instruction", "ValueInfo", "Constant", "Program"))
+_INSTRUCTION, _VALUE_INFO, _CONSTANT, _PROGRAM, _SYMBOLIC_DIM = (
+    fr.spec("demo_program", name) for name in ("Instruction", "ValueInfo", "Constant", "Program", "SymbolicDim"))
 # what the single-pass reader needs of each layout
-_INSTRUCTION_L, _VALUE_INFO_L, _CONSTANT_L, _PROGRAM_L = (
-    fr.layout(spec) for spec in (_INSTRUCTION, _VALUE_INFO, _CONSTANT, _PROGRAM))
+_INSTRUCTION_L, _VALUE_INFO_L, _CONSTANT_L, _PROGRAM_L, _SYMBOLIC_DIM_L = (
+    fr.layout(spec) for spec in (_INSTRUCTION, _VALUE_INFO, _CONSTANT, _PROGRAM, _SYMBOLIC_DIM))
 # raw wire values -> members: a dict lookup is ~10x cheaper than calling the enum
 _OPCODES = {int(op): op for op in OpCode}
 
@@ -202,6 +203,7 @@ def encode_program(program: Program) -> bytes:
         b = Builder(1024)
         method = b.CreateString(program.method)
         inputs = [_write_value_info(b, v) for v in program.inputs]
+        symbolic = [_write_symbolic_dim(b, d) for d in program.symbolic_dims]
         constants = [_write_constant(b, c) for c in program.constants]
         instructions = [_write_instruction(b, i) for i in program.instructions]
         _bug(_outputs_problem(tuple(program.outputs), tuple(program.output_debug_handles)))
@@ -211,6 +213,7 @@ def encode_program(program: Program) -> bytes:
         input_vec = fw.write_offsets(b, g.ProgramStartInputsVector, inputs)
         constant_vec = fw.write_offsets(b, g.ProgramStartConstantsVector, constants)
         instruction_vec = fw.write_offsets(b, g.ProgramStartInstructionsVector, instructions)
+        symbolic_vec = fw.write_offsets(b, g.ProgramStartSymbolicDimsVector, symbolic) if symbolic else None
         slot_dtypes = None
         if program.slot_dtypes:
             _bug(None if len(program.slot_dtypes) == program.num_slots else
@@ -228,6 +231,8 @@ def encode_program(program: Program) -> bytes:
         g.ProgramAddOutputDebugHandles(b, handles)
         if slot_dtypes is not None:
             g.ProgramAddSlotDtypes(b, slot_dtypes)
+        if symbolic_vec is not None:
+            g.ProgramAddSymbolicDims(b, symbolic_vec)
         return fw.finish(b, int(g.ProgramEnd(b)), PROGRAM_FILE_IDENTIFIER)
 
 
@@ -235,12 +240,25 @@ def _write_value_info(b: Builder, info: ValueInfo) -> int:
     shape = None
     if info.shape is not None:
         shape = fw.write_scalars(b, g.ValueInfoStartShapeVector, b.PrependInt64, info.shape)
+    symbols = fw.write_scalars(b, g.ValueInfoStartDimSymbolsVector, b.PrependInt32,
+                               info.dim_symbols) if info.dim_symbols else None
     g.ValueInfoStart(b)
     g.ValueInfoAddDtype(b, int(DType(info.dtype)))
     if shape is not None:
         g.ValueInfoAddShape(b, shape)
         g.ValueInfoAddHasShape(b, True)
+    if symbols is not None:
+        g.ValueInfoAddDimSymbols(b, symbols)
     return int(g.ValueInfoEnd(b))
+
+
+def _write_symbolic_dim(b: Builder, dim: SymbolicDim) -> int:
+    name = b.CreateString(dim.name)
+    g.SymbolicDimStart(b)
+    g.SymbolicDimAddName(b, name)
+    g.SymbolicDimAddMin(b, dim.lo)
+    g.SymbolicDimAddMax(b, dim.hi)
+    return int(g.SymbolicDimEnd(b))
 
 
 def _write_constant(b: Builder, constant: Constant) -> int:
@@ -281,8 +299,8 @@ def decode_program(buf: Buffer) -> Program:
 
 def _read_program(r: TableReader) -> Program:
     pos = r.root(PROGRAM_FILE_IDENTIFIER, "Program")
-    version, method, num_slots, inputs, constants, instructions, outputs, handles, slot_dtypes = r.table(
-        pos, _PROGRAM_L, "Program")
+    (version, method, num_slots, inputs, constants, instructions, outputs, handles, slot_dtypes,
+     symbolic_dims) = r.table(pos, _PROGRAM_L, "Program")
     found = r.scalar(fr.U32, version, 0)
     if found not in READABLE_PROGRAM_VERSIONS:
         raise format_error("UNSUPPORTED_VERSION", where=fr.location("Program.format_version", version or pos),
@@ -306,18 +324,26 @@ def _read_program(r: TableReader) -> Program:
         outputs=output_slots,
         output_debug_handles=output_handles,
         format_version=found,
+        symbolic_dims=r.each(symbolic_dims, "Program.symbolic_dims", _read_symbolic_dim),
     )
 
 
 def _read_value_info(r: TableReader, pos: int, path: str) -> ValueInfo:
-    dtype, shape, has_shape = r.table(pos, _VALUE_INFO_L, path)
+    dtype, shape, has_shape, symbols = r.table(pos, _VALUE_INFO_L, path)
     known = r.scalar(fr.BOOL, has_shape, False)
     if shape and not known:
         raise format_error("FIELD_WITHOUT_FLAG", where=fr.location(f"{path}.shape", shape), field="shape",
                            flag="has_shape")
     raw: int = r.scalar(fr.I8, dtype, int(DType.FLOAT32))  # type: ignore[assignment]
     return ValueInfo(shape=r.scalars("q", shape, f"{path}.shape") if known else None,
-                     dtype=_dtype(raw, fr.location(f"{path}.dtype", dtype or pos)))
+                     dtype=_dtype(raw, fr.location(f"{path}.dtype", dtype or pos)),
+                     dim_symbols=r.scalars("i", symbols, f"{path}.dim_symbols"))
+
+
+def _read_symbolic_dim(r: TableReader, pos: int, path: str) -> SymbolicDim:
+    name, lo, hi = r.table(pos, _SYMBOLIC_DIM_L, path)
+    return SymbolicDim(name=r.required_string(name, f"{path}.name", pos),
+                       lo=r.scalar(fr.I64, lo, 0), hi=r.scalar(fr.I64, hi, -1))  # type: ignore[arg-type]
 
 
 def _dtype(raw: int, where: str) -> DType:

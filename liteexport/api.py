@@ -20,6 +20,7 @@ from liteexport.input_spec import DimRange, InputSpecError, TensorSpec, parse_te
 from liteexport.pipeline import Request
 from liteexport.pipeline import export as run_export
 from liteexport.to_backend import Shapes, compile_spec, lower, scripted_module
+from liteexport.weight_precision import WEIGHT_PRECISIONS
 from runtime_py.errors import InputError
 
 Examples = Mapping[str, Sequence[Sequence[Any]]] | Sequence[Sequence[Any]]
@@ -106,7 +107,7 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
            lower: bool | str | Sequence[str] = True, check: bool = True,
            specialize: Mapping[str, Mapping[str, Any]] | None = None,
            extra_files: Mapping[str, str | bytes] | None = None, strip_debug: bool = False,
-           dims: Mapping[str, tuple[int, int] | DimRange] | None = None) -> int:
+           dims: Mapping[str, tuple[int, int] | DimRange] | None = None, weights: str = "fp32") -> int:
     """Write ``module`` as a bundle at ``path``, as ``liteexport export`` does; returns its size in bytes.
 
     Parameters
@@ -141,9 +142,13 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
     extra_files
         ``{"labels.txt": "cat\\ndog"}``: files stored in the bundle as torch stores ``_extra_files``
         (text is stored as UTF-8), read back by ``runtime_py.Module.extra_files``,
-        ``torch.jit.load(path, _extra_files=...)`` and the Java API's ``Module.extraFile``.
+        ``torch._C._get_model_extra_files(path, {})`` and the Java API's ``Module.extraFile``.
     strip_debug
         Leave the debug table out (errors then name instructions, not source lines).
+    weights
+        ``"fp32"``, or ``"fp16"``: the compiled program's float32 weights stored as float16 (half
+        the bundle; every engine widens them when loading). The self-check then states the error
+        against the float model and fails beyond 1e-2 times the output's magnitude.
 
     Returns
     -------
@@ -177,10 +182,12 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
     if extra_files is not None and not (isinstance(extra_files, Mapping) and all(
             isinstance(k, str) and isinstance(v, (str, bytes)) for k, v in extra_files.items())):
         raise InputError("extra_files: expected a mapping name -> content (str or bytes)")
+    if weights not in WEIGHT_PRECISIONS:
+        raise InputError(f"weights: expected one of {', '.join(WEIGHT_PRECISIONS)}, got {weights!r}")
     files = {name: content.encode() if isinstance(content, str) else content
              for name, content in (extra_files or {}).items()}
     request = Request(methods=tuple(methods or ()), input_shapes=_shapes(input_shapes), dims=_dims(dims),
-                      extra_files=files, strip_debug=strip_debug,
+                      extra_files=files, strip_debug=strip_debug, weights=weights,
                       examples=_examples(example_inputs),
                       lower=() if lower is True else ((lower,) if isinstance(lower, str) else tuple(lower)),
                       specialize={m: dict(v) for m, v in (specialize or {}).items()}, check=check)

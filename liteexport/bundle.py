@@ -64,8 +64,10 @@ def _tensor(storages: list[np.ndarray], array: np.ndarray, scalar_type: ptmf.Sca
 
 
 # the weights' dtypes (the compiled ones: schema/demo_ops.toml [dtypes]) -> their c10::ScalarType
+# (float16: float32 weights stored narrow, --weights fp16; the engines widen them when loading)
 _SCALAR_TYPES = {np.dtype(np.float32): ptmf.ScalarType.FLOAT, np.dtype(np.int64): ptmf.ScalarType.LONG,
-                 np.dtype(np.int32): ptmf.ScalarType.INT, np.dtype(np.bool_): ptmf.ScalarType.BOOL}
+                 np.dtype(np.int32): ptmf.ScalarType.INT, np.dtype(np.bool_): ptmf.ScalarType.BOOL,
+                 np.dtype(np.float16): ptmf.ScalarType.HALF}
 
 
 def pack(compiled: CompiledModule, extra_files: Mapping[str, bytes] | None = None, debug: bool = True) -> ptmf.Module:

@@ -18,7 +18,7 @@ from bundle_format import ptmf
 from bundle_format.bundle_file import ZIP_MAGIC, file_size, read_bundle_file
 from bundle_format.debug_table import DEBUG_TABLE_EXTRA_FILE
 from bundle_format.debug_table_codec import decode_debug_table
-from bundle_format.program import OpCode, Program
+from bundle_format.program import DTYPE_NAMES, DType, OpCode, Program, SymbolicDim, ValueInfo
 from bundle_format.program_codec import decode_program
 from runtime_py.errors import FormatError
 
@@ -115,29 +115,48 @@ def _functions(module: ptmf.Module) -> list[ptmf.Function]:
 
 # ---- describing -------------------------------------------------------------------------
 
-def format_signature(name: str, schema: ptmf.Schema | None) -> str:
-    """``forward(x: Tensor) -> Tensor`` (``self`` left out)."""
+def format_signature(name: str, schema: ptmf.Schema | None, specs: Sequence[str] = ()) -> str:
+    """``forward(x: Tensor) -> Tensor`` (``self`` left out); with ``specs`` (a compiled method's
+    inputs, as --input-shape writes them) ``forward(ids: Tensor[1xS:int64]) -> Tensor``."""
     if schema is None:
         return f"{name}(...)"
     args = [a for a in schema.arguments if a.name != "self"]
-    params = ", ".join(f"{a.name}: {a.type}" for a in args)
+    typed = list(specs) if len(specs) == len(args) else [""] * len(args)
+    params = ", ".join(f"{a.name}: {a.type}" + (f"[{spec}]" if spec not in ("", "?") else "")  # "?": anything
+                       for a, spec in zip(args, typed, strict=True))
     returns = [a.type for a in schema.returns]
     result = returns[0] if len(returns) == 1 else ("None" if not returns else f"({', '.join(returns)})")
     return f"{name}({params}) -> {result}"
 
 
-def _methods(module: ptmf.Module, root_type: str) -> list[dict[str, Any]]:
-    """The root object's user-facing methods (not ``__setstate__``/``__getstate__``)."""
+def _methods(module: ptmf.Module, root_type: str, programs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The root object's user-facing methods (not ``__setstate__``/``__getstate__``); a compiled
+    method's signature shows its inputs' shapes and dtypes and its named dims' bounds."""
+    compiled = {p["method"]: p for p in programs}
     out = []
     for f in _functions(module):
         owner, _, name = f.qn.rpartition(".")
         if owner == root_type and not name.startswith("__"):
-            out.append({"name": name, "signature": format_signature(name, f.schema)})
+            program = compiled.get(name)
+            signature = format_signature(name, f.schema, program["input_specs"] if program else ())
+            if program and program["dims"]:
+                signature += f"  where {', '.join(program['dims'])}"
+            out.append({"name": name, "signature": signature})
     return out
 
 
 def _shape(shape: Sequence[int] | None) -> list[int] | None:
     return None if shape is None else [int(d) for d in shape]
+
+
+def _spec_text(info: ValueInfo, dims: Sequence[SymbolicDim]) -> str:
+    if info.shape is None:
+        sizes = "?"
+    else:
+        symbols = info.dim_symbols or (-1,) * len(info.shape)
+        sizes = "x".join(dims[s].name if 0 <= s < len(dims) else "?" if d < 0 else str(d)
+                         for d, s in zip(info.shape, symbols, strict=True)) or "scalar"
+    return sizes if info.dtype == DType.FLOAT32 else f"{sizes}:{DTYPE_NAMES[info.dtype]}"
 
 
 def _describe_program(program: Program, key: str) -> dict[str, Any]:
@@ -149,6 +168,10 @@ def _describe_program(program: Program, key: str) -> dict[str, Any]:
         "instructions": len(program.instructions),
         "op_histogram": dict(ops.most_common()),
         "inputs": [_shape(v.shape) for v in program.inputs],
+        # each input as --input-shape writes it (1xS:int64; float32 without a suffix), and the
+        # named dims' bounds (S=1..128)
+        "input_specs": [_spec_text(v, program.symbolic_dims) for v in program.inputs],
+        "dims": [str(d) for d in program.symbolic_dims],
         "outputs": len(program.outputs),
         "constants": len(program.constants),
         "slots": program.num_slots,
@@ -182,7 +205,7 @@ def _describe_delegate(module: ptmf.Module,
         "backend": _backend_name(module),
         "programs": programs,
         "weights": {"count": len(weights), "total_bytes": sum(w["bytes"] for w in weights),
-                    "tensors": weights},
+                    "by_dtype": _by_dtype(weights), "tensors": weights},
     }
     def storage(indexes: set[int]) -> int:
         return sum(module.storage_data[i].nbytes for i in indexes)
@@ -190,6 +213,16 @@ def _describe_delegate(module: ptmf.Module,
     storage_bytes = {"programs": storage(program_storages),
                      "weights": storage(weight_storages - program_storages)}
     return delegate, storage_bytes
+
+
+def _by_dtype(weights: Sequence[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """dtype -> {"count", "bytes"} of the weights stored in it (float16 with --weights fp16), largest first."""
+    totals: dict[str, dict[str, int]] = {}
+    for w in weights:
+        entry = totals.setdefault(w["dtype"], {"count": 0, "bytes": 0})
+        entry["count"] += 1
+        entry["bytes"] += w["bytes"]
+    return dict(sorted(totals.items(), key=lambda item: -item[1]["bytes"]))
 
 
 def delegate_contents(module: ptmf.Module) -> tuple[dict[str, Program], list[np.ndarray]] | None:
@@ -268,7 +301,7 @@ def describe(path: str | Path) -> dict[str, Any]:
         "bytecode_version": module.bytecode_version,
         "operator_version": module.operator_version,
         "root_type": root_type,
-        "methods": _methods(module, root_type),
+        "methods": _methods(module, root_type, delegate["programs"] if delegate else ()),
         "functions": [{"name": f.qn, "instructions": len(f.instructions), "operators": len(f.operators)}
                       for f in _functions(module)],
         "operators": _describe_operators(module),
@@ -324,15 +357,20 @@ def format_description(d: dict[str, Any]) -> str:
     if delegate is not None:
         out += ["", f"Delegate: {delegate['backend']}"]
         rows = [(p["method"], f"v{p['format_version']}", p["instructions"], p["constants"],
-                 ", ".join(_fmt_shape(s) for s in p["inputs"]) or "-") for p in delegate["programs"]]
+                 (", ".join(p["input_specs"]) or "-") + (f" ({', '.join(p['dims'])})" if p["dims"] else ""))
+                for p in delegate["programs"]]
         out += _table(("program", "format", "instructions", "constants", "inputs"), rows,
                       (False, False, True, True, False))
         for p in delegate["programs"]:
             ops = "  ".join(f"{op} {n}" for op, n in p["op_histogram"].items())
             out.append(f"  {p['method']} ops: {ops or '(none)'}")
         weights = delegate["weights"]
+        kinds = weights["by_dtype"]
+        by_dtype = (f", all {next(iter(kinds))}" if len(kinds) == 1 else " (" + "; ".join(
+            f"{dtype}: {_plural(t['count'], 'tensor')}, {_fmt_count(t['bytes'])} bytes" for dtype, t in kinds.items())
+            + ")" if kinds else "")
         out += ["", f"Weights: {_plural(weights['count'], 'tensor')}, "
-                    f"{_fmt_count(weights['total_bytes'])} bytes"]
+                    f"{_fmt_count(weights['total_bytes'])} bytes{by_dtype}"]
         if weights["tensors"]:
             out += _table(("#", "shape", "dtype", "bytes"),
                           [(w["index"], _fmt_shape(w["shape"]), w["dtype"], _fmt_count(w["bytes"]))

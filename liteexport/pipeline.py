@@ -66,6 +66,7 @@ class Request:
     check: bool = True
     extra_files: Mapping[str, bytes] = field(default_factory=dict)  # name -> content, as torch's _extra_files
     strip_debug: bool = False  # leave the debug table out (errors then name instructions only)
+    weights: str = "fp32"  # "fp16": float32 weights stored as float16 (liteexport.weight_precision)
 
 
 @dataclass(frozen=True)
@@ -184,6 +185,9 @@ def check_request(source: Source, request: Request) -> str:
 
     if request.lower and request.specialize:
         raise InputError("lower (--lower) and specialize (--specialize) exclude each other: give one")
+    if request.weights != "fp32" and (request.lower or request.specialize or has_lowered_parts(source.scripted)):
+        raise InputError(f"--weights {request.weights} applies to a model lowered whole: its weights are the compiled "
+                         "program's (give no --lower or --specialize)")
     if has_lowered_parts(source.scripted):
         if request.lower or request.specialize or request.methods or request.input_shapes:
             raise InputError("the module is lowered already (torch's to_backend): it is packed as it is, so "
@@ -285,7 +289,7 @@ def lower(source: Source, request: Request, mode: str, progress: Report = _quiet
     from liteexport.backend import DEMO_BACKEND
 
     compiled = DEMO_BACKEND.preprocess(source.scripted, request.methods, request.input_shapes, progress=progress,
-                                       functions=source.functions)
+                                       functions=source.functions, dims=request.dims)
     return Lowering(WHOLE, compiled=compiled)
 
 
@@ -319,6 +323,25 @@ def check(source: Source, lowering: Lowering, chunks: Sequence[memoryview],
     if lowering.compiled is not None:
         return tuple(self_check.check_vectors(source.scripted, lowering.compiled, checked))
     return self_check.check_mixed(b"".join(chunks), checked)
+
+
+def narrow(lowering: Lowering, request: Request, checked: Mapping[str, Sequence[TestVector]],
+           progress: Report = _quiet) -> tuple[Lowering, tuple[str, ...]]:
+    """``--weights fp16``: the lowering with its float32 weights stored as float16, and notes on
+    how many were and, when the self-check has inputs, what it costs against the float model
+    (VerificationError beyond liteexport.weight_precision.FP16_TOLERANCE)."""
+    if request.weights == "fp32" or lowering.compiled is None:
+        return lowering, ()
+    from liteexport.weight_precision import half_weights, weight_cost
+
+    progress("storing the weights as float16")
+    compiled, narrowed = half_weights(lowering.compiled)
+    kept = len(compiled.weights) - narrowed
+    notes = [f"{narrowed} of {len(compiled.weights)} weights stored as float16"
+             + (f" ({kept} kept: integer, bool, or beyond float16's range)" if kept else "")]
+    if request.check:
+        notes += weight_cost(compiled, checked)
+    return replace(lowering, compiled=compiled), tuple(notes)
 
 
 def write(path: str | Path, chunks: Sequence[memoryview]) -> int:
@@ -420,10 +443,15 @@ def export(model: Any, path: str | Path, request: Request, progress: Report = _q
             progress("self-check: runtime_py against torch")
         for text in check(source, lowering, chunks, checked):
             say(text)
+    if request.weights != "fp32":
+        lowering, cost = narrow(lowering, request, checked, progress)
+        for text in cost:
+            say(text)
+        chunks = pack(lowering, stored, request)
     size = write(path, chunks)
     return Result(str(path), size, summary(path, size, lowering), tuple(notes))
 
 
 __all__ = ["PARTIAL", "PRELOWERED", "SPECIALIZED", "WHOLE", "Lowering", "Request", "Result", "Source",
-           "check", "check_output", "check_request", "export", "load", "lower", "pack",
+           "check", "check_output", "check_request", "export", "load", "lower", "narrow", "pack",
            "read_examples", "read_extra_files", "refer", "select", "summary", "write"]

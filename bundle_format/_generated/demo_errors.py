@@ -26,6 +26,10 @@ TEMPLATES: dict[str, str] = {
     'WEIGHT_TYPE': 'constant for slot {slot} (weight {weight}): weight must be an array of a compiled dtype (float32, int64, int32, bool), got {got}',
     'WEIGHT_DTYPE': 'constant for slot {slot} (weight {weight}): the slot holds {expected} values, the weight is {got}',
     'SLOT_DTYPES_LENGTH': 'slot_dtypes has {found} entries for {num_slots} slots',
+    'DIM_SYMBOLS_LENGTH': 'input {index}: {found} dim symbols for a shape of {rank} dims',
+    'DIM_SYMBOL_RANGE': 'input {index}: dim {axis} names symbolic dim {symbol}, but the program has {count}',
+    'DIM_SYMBOL_STATIC': 'input {index}: dim {axis} names symbolic dim {name} but has the static size {size}',
+    'DIM_BOUNDS': 'symbolic dim {name}: bounds {lo}..{hi} must satisfy 0 <= lo <= hi (hi -1: no upper bound)',
     'OPERAND_DTYPE': 'operand {index} ({name}) is {got}, but {op} takes {allowed}',
     'DTYPE_NOT_SUPPORTED': "method '{method}': this executor holds float32 values only, but slot {slot} holds {dtype} values",
     'RESULT_DTYPE': 'its {result} result is written into slot {slot}, which holds {expected} values',
@@ -42,8 +46,10 @@ TEMPLATES: dict[str, str] = {
     # input
     'INPUT_COUNT': "method '{method}' expected {expected} inputs, got {got}",
     'INPUT_MISMATCH': '{instruction}: input {index}: expected {expected}, got {got}',
+    'INPUT_DIM_RANGE': '{instruction}: input {index}: dim {axis} is {name} = {got}, outside {bounds} (the bounds it was exported with)',
+    'INPUT_DIM_AGREE': '{instruction}: input {index}: dim {axis} is {name} = {got}, but input {first} has it = {expected}',
     # execution
     'KERNEL_FAILED': '{instruction}: {reason}',
 }
 
-KINDS: dict[str, str] = {'NOT_A_PROGRAM': 'format', 'CORRUPT_PROGRAM': 'format', 'MISSING_FIELD': 'format', 'UNSUPPORTED_VERSION': 'format', 'UNKNOWN_ENUM': 'format', 'FIELD_WITHOUT_FLAG': 'format', 'OUTPUT_HANDLES': 'format', 'ATTRIBUTES_WITHOUT_TYPE': 'format', 'UNKNOWN_ATTRIBUTE_TYPE': 'format', 'ATTRIBUTE_TYPE': 'format', 'ATTRIBUTES_MISSING': 'format', 'PAIR_LENGTH': 'format', 'OUTPUT_SIZE_LENGTH': 'format', 'INVALID_ATTRIBUTES': 'format', 'INPUTS_EXCEED_SLOTS': 'format', 'INPUT_DTYPE': 'format', 'CONSTANT_SLOT_RANGE': 'format', 'CONSTANT_SLOT_TAKEN': 'format', 'WEIGHT_INDEX_RANGE': 'format', 'WEIGHT_TYPE': 'format', 'WEIGHT_DTYPE': 'format', 'SLOT_DTYPES_LENGTH': 'format', 'OPERAND_DTYPE': 'format', 'DTYPE_NOT_SUPPORTED': 'format', 'RESULT_DTYPE': 'format', 'ARITY': 'format', 'OUTPUT_COUNT': 'format', 'SLOT_RANGE': 'format', 'READ_BEFORE_WRITE': 'format', 'OUTPUT_SLOT_RANGE': 'format', 'OUTPUT_NEVER_WRITTEN': 'format', 'PROCESSED_MODULE': 'format', 'PROCESSED_TYPES': 'format', 'MISSING_PROGRAMS': 'format', 'METHOD_MISMATCH': 'format', 'INPUT_COUNT': 'input', 'INPUT_MISMATCH': 'input', 'KERNEL_FAILED': 'execution'}
+KINDS: dict[str, str] = {'NOT_A_PROGRAM': 'format', 'CORRUPT_PROGRAM': 'format', 'MISSING_FIELD': 'format', 'UNSUPPORTED_VERSION': 'format', 'UNKNOWN_ENUM': 'format', 'FIELD_WITHOUT_FLAG': 'format', 'OUTPUT_HANDLES': 'format', 'ATTRIBUTES_WITHOUT_TYPE': 'format', 'UNKNOWN_ATTRIBUTE_TYPE': 'format', 'ATTRIBUTE_TYPE': 'format', 'ATTRIBUTES_MISSING': 'format', 'PAIR_LENGTH': 'format', 'OUTPUT_SIZE_LENGTH': 'format', 'INVALID_ATTRIBUTES': 'format', 'INPUTS_EXCEED_SLOTS': 'format', 'INPUT_DTYPE': 'format', 'CONSTANT_SLOT_RANGE': 'format', 'CONSTANT_SLOT_TAKEN': 'format', 'WEIGHT_INDEX_RANGE': 'format', 'WEIGHT_TYPE': 'format', 'WEIGHT_DTYPE': 'format', 'SLOT_DTYPES_LENGTH': 'format', 'DIM_SYMBOLS_LENGTH': 'format', 'DIM_SYMBOL_RANGE': 'format', 'DIM_SYMBOL_STATIC': 'format', 'DIM_BOUNDS': 'format', 'OPERAND_DTYPE': 'format', 'DTYPE_NOT_SUPPORTED': 'format', 'RESULT_DTYPE': 'format', 'ARITY': 'format', 'OUTPUT_COUNT': 'format', 'SLOT_RANGE': 'format', 'READ_BEFORE_WRITE': 'format', 'OUTPUT_SLOT_RANGE': 'format', 'OUTPUT_NEVER_WRITTEN': 'format', 'PROCESSED_MODULE': 'format', 'PROCESSED_TYPES': 'format', 'MISSING_PROGRAMS': 'format', 'METHOD_MISMATCH': 'format', 'INPUT_COUNT': 'input', 'INPUT_MISMATCH': 'input', 'INPUT_DIM_RANGE': 'input', 'INPUT_DIM_AGREE': 'input', 'KERNEL_FAILED': 'execution'}

@@ -1308,8 +1308,35 @@ class ValueInfo(object):
             return bool(self._tab.Get(flatbuffers.number_types.BoolFlags, o + self._tab.Pos))
         return False
 
+    # ValueInfo
+    def DimSymbols(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return 0
+
+    # ValueInfo
+    def DimSymbolsAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Int32Flags, o)
+        return 0
+
+    # ValueInfo
+    def DimSymbolsLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # ValueInfo
+    def DimSymbolsIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        return o == 0
+
 def ValueInfoStart(builder):
-    builder.StartObject(3)
+    builder.StartObject(4)
 
 def ValueInfoAddDtype(builder, dtype):
     builder.PrependInt8Slot(0, dtype, 6)
@@ -1323,7 +1350,73 @@ def ValueInfoStartShapeVector(builder, numElems):
 def ValueInfoAddHasShape(builder, hasShape):
     builder.PrependBoolSlot(2, hasShape, 0)
 
+def ValueInfoAddDimSymbols(builder, dimSymbols):
+    builder.PrependUOffsetTRelativeSlot(3, flatbuffers.number_types.UOffsetTFlags.py_type(dimSymbols), 0)
+
+def ValueInfoStartDimSymbolsVector(builder, numElems):
+    return builder.StartVector(4, numElems, 4)
+
 def ValueInfoEnd(builder):
+    return builder.EndObject()
+
+
+
+class SymbolicDim(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = SymbolicDim()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsSymbolicDim(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def SymbolicDimBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x4C\x58\x44\x50", size_prefixed=size_prefixed)
+
+    # SymbolicDim
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # SymbolicDim
+    def Name(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.String(o + self._tab.Pos)
+        return None
+
+    # SymbolicDim
+    def Min(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int64Flags, o + self._tab.Pos)
+        return 0
+
+    # SymbolicDim
+    def Max(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int64Flags, o + self._tab.Pos)
+        return -1
+
+def SymbolicDimStart(builder):
+    builder.StartObject(3)
+
+def SymbolicDimAddName(builder, name):
+    builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(name), 0)
+
+def SymbolicDimAddMin(builder, min):
+    builder.PrependInt64Slot(1, min, 0)
+
+def SymbolicDimAddMax(builder, max):
+    builder.PrependInt64Slot(2, max, -1)
+
+def SymbolicDimEnd(builder):
     return builder.EndObject()
 
 
@@ -1574,8 +1667,32 @@ class Program(object):
         o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(20))
         return o == 0
 
+    # Program
+    def SymbolicDims(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(22))
+        if o != 0:
+            x = self._tab.Vector(o)
+            x += flatbuffers.number_types.UOffsetTFlags.py_type(j) * 4
+            x = self._tab.Indirect(x)
+            obj = SymbolicDim()
+            obj.Init(self._tab.Bytes, x)
+            return obj
+        return None
+
+    # Program
+    def SymbolicDimsLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(22))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # Program
+    def SymbolicDimsIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(22))
+        return o == 0
+
 def ProgramStart(builder):
-    builder.StartObject(9)
+    builder.StartObject(10)
 
 def ProgramAddFormatVersion(builder, formatVersion):
     builder.PrependUint32Slot(0, formatVersion, 0)
@@ -1621,6 +1738,12 @@ def ProgramAddSlotDtypes(builder, slotDtypes):
 
 def ProgramStartSlotDtypesVector(builder, numElems):
     return builder.StartVector(1, numElems, 1)
+
+def ProgramAddSymbolicDims(builder, symbolicDims):
+    builder.PrependUOffsetTRelativeSlot(9, flatbuffers.number_types.UOffsetTFlags.py_type(symbolicDims), 0)
+
+def ProgramStartSymbolicDimsVector(builder, numElems):
+    return builder.StartVector(4, numElems, 4)
 
 def ProgramEnd(builder):
     return builder.EndObject()

@@ -198,6 +198,7 @@ TABLES: dict[str, dict[str, tuple[tuple[str, str, int, str], ...]]] = {
             ('outputs', 'vector', 4, ''),
             ('output_debug_handles', 'vector', 8, ''),
             ('slot_dtypes', 'vector', 1, ''),
+            ('symbolic_dims', 'table_vector', 4, 'SymbolicDim'),
         ),
         'Reduce': (
             ('axes', 'vector', 4, ''),
@@ -212,10 +213,16 @@ TABLES: dict[str, dict[str, tuple[tuple[str, str, int, str], ...]]] = {
             ('end', 'scalar', 8, ''),
             ('step', 'scalar', 8, ''),
         ),
+        'SymbolicDim': (
+            ('name', 'string', 4, ''),
+            ('min', 'scalar', 8, ''),
+            ('max', 'scalar', 8, ''),
+        ),
         'ValueInfo': (
             ('dtype', 'scalar', 1, ''),
             ('shape', 'vector', 8, ''),
             ('has_shape', 'scalar', 1, ''),
+            ('dim_symbols', 'vector', 4, ''),
         ),
     },
     'debug_table': {

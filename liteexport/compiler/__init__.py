@@ -11,13 +11,14 @@ compile (and that matters for an output) is reported at once in one
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
 
 from bundle_format import ptmf
-from bundle_format.program import DTYPES_BY_NAME, Program, ValueInfo
+from bundle_format.program import DTYPES_BY_NAME, Program, SymbolicDim, ValueInfo
 from liteexport.compiler.dtypes import COMPILED_DTYPES, COMPILED_NAMES
 from liteexport.compiler.emit import ModuleEmitter
 from liteexport.compiler.graph_walk import MethodWalk, module_type_name, node_frame
@@ -34,7 +35,7 @@ from liteexport.compiler.values import (
     find_poison,
 )
 from liteexport.errors import ModelError
-from liteexport.input_spec import TensorSpec, as_tensor_spec
+from liteexport.input_spec import DimRange, TensorSpec, as_tensor_spec
 from liteexport.lowered import CompiledModule, MethodSignature
 
 __all__ = ["compile_module"]
@@ -43,13 +44,16 @@ __all__ = ["compile_module"]
 def compile_module(scripted: torch.jit.ScriptModule, methods: Sequence[str] | None = None,
                    input_shapes: Mapping[str, Sequence[Sequence[int] | TensorSpec]] | None = None,
                    progress: Callable[[str], None] | None = None,
-                   functions: Any = None, constant_outputs: bool = True) -> CompiledModule:
+                   functions: Any = None, constant_outputs: bool = True,
+                   dims: Mapping[str, DimRange] | None = None) -> CompiledModule:
     """Compile ``methods`` of ``scripted`` (default: ``forward`` and every
     ``@torch.jit.export`` method).
 
     ``input_shapes[method]`` gives each input's static shape (-1 or a dim name: dynamic dim) and
     dtype: a TensorSpec (liteexport.input_spec), or a plain int shape for a float32 input; without
-    it input shapes are unknown and inputs float32. ``functions`` is the compilation unit of a module loaded with
+    it input shapes are unknown and inputs float32. ``dims`` bounds the named dims (a named dim
+    without bounds is checked only to agree across inputs); the program records both, and every
+    engine checks them on each call. ``functions`` is the compilation unit of a module loaded with
     ``torch.jit.load`` (its free functions live there, not in this process's).
     ``constant_outputs``: whether a returned tuple may hold constants (googlenet's (logits, None,
     None)); the wrapper liteexport's packer writes loads them itself, but the one torch's
@@ -85,6 +89,8 @@ def compile_module(scripted: torch.jit.ScriptModule, methods: Sequence[str] | No
         shapes = (input_shapes or {}).get(name)
         signature, program, poisoned = _compile_method(scripted, root, name, shapes, log, emitter, progress,
                                                        () if functions is None else (functions,), constant_outputs)
+        if shapes is not None:
+            program = _with_symbolic_dims(program, [as_tensor_spec(s) for s in shapes], dims or {})
         used_reports |= poisoned
         signatures.append(signature)
         programs.append(program)
@@ -99,6 +105,19 @@ def compile_module(scripted: torch.jit.ScriptModule, methods: Sequence[str] | No
         debug_table=emitter.debug_table(),
         notes=tuple(notes),
     )
+
+
+def _with_symbolic_dims(program: Program, specs: Sequence[TensorSpec], dims: Mapping[str, DimRange]) -> Program:
+    """``program`` with its inputs' named dims recorded as SymbolicDims (numbered in order of first use)."""
+    names = list(dict.fromkeys(name for spec in specs for name in spec.dim_names))
+    if not names:
+        return program
+    number = {name: i for i, name in enumerate(names)}
+    inputs = tuple(dataclasses.replace(info, dim_symbols=tuple(number[s] if isinstance(s, str) else -1
+                                                               for s in spec.shape))
+                   for info, spec in zip(program.inputs, specs, strict=True))
+    symbolic = tuple(SymbolicDim(n, dims[n].lo, dims[n].hi) if n in dims else SymbolicDim(n, 0) for n in names)
+    return dataclasses.replace(program, inputs=inputs, symbolic_dims=symbolic)
 
 
 def _non_tensor_argument(scripted: torch.jit.ScriptModule, name: str) -> str:

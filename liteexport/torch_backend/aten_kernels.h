@@ -476,6 +476,14 @@ c10::impl::GenericList run_plan(const MethodPlan& plan, const c10::impl::Generic
     }
     slots[i] = value.toTensor();
   }
+  auto problem = dp::dim_problem(plan.named_dims, [&slots](size_t index, size_t axis) {
+    return slots[index].size(static_cast<int64_t>(axis));
+  });
+  if (problem) {
+    const dp::InputCheck& check = plan.inputs[problem->index];
+    problem->fields.insert(problem->fields.begin(), {"instruction", check.blame});
+    throw_execution(problem->code, std::move(problem->fields), check.debug_handle);
+  }
   for (const auto& [slot, weight] : plan.constants) slots[slot] = weight;
 
   at::NoGradGuard no_grad;

@@ -60,6 +60,7 @@ struct MethodPlan : torch::CustomClassHolder {
   std::string method;
   int64_t num_slots = 0;
   std::vector<dp::InputCheck> inputs;
+  dp::NamedDims named_dims;  // --dim S=1..128, checked on every call
   std::vector<std::pair<uint32_t, at::Tensor>> constants;  // (slot, weight)
   std::vector<Step> steps;
   std::vector<std::pair<uint32_t, bool>> outputs;  // (slot, clone it: it may view a weight)
@@ -76,8 +77,9 @@ c10::intrusive_ptr<MethodPlan> build_plan(const std::string& method, const at::T
                                    if (!value.isTensor()) return value.tagKind();
                                    // "" for float32, the dtype's name otherwise: the decoder
                                    // accepts the compiled ones ("int64", "bool") where slots hold them
+                                   // (float16: float32 weights stored narrow, --weights fp16)
                                    auto type = value.toTensor().scalar_type();
-                                   return type == at::kFloat ? "" : dtype_str(type);
+                                   return type == at::kFloat || type == at::kHalf ? "" : dtype_str(type);
                                  },
                                  "program of method '" + method + "'");
     if (program.method != method)
@@ -91,7 +93,12 @@ c10::intrusive_ptr<MethodPlan> build_plan(const std::string& method, const at::T
   plan->method = method;
   plan->num_slots = program.num_slots;
   plan->inputs = std::move(program.inputs);
-  for (const auto& [slot, weight] : program.constants) plan->constants.emplace_back(slot, weights.get(weight).toTensor());
+  plan->named_dims = std::move(program.named_dims);
+  for (const auto& [slot, weight] : program.constants) {
+    at::Tensor tensor = weights.get(weight).toTensor();
+    // float16 weights are widened once, here: every kernel computes in float32
+    plan->constants.emplace_back(slot, tensor.scalar_type() == at::kHalf ? tensor.to(at::kFloat) : tensor);
+  }
   for (auto& ins : program.instructions)
     plan->steps.push_back({ins.op, std::move(ins.attrs), std::move(ins.reads), ins.write, ins.debug_handle,
                            std::move(ins.label)});

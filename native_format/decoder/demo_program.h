@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "demo_attrs_generated.h"
+#include "demo_dims.h"
 #include "demo_error.h"
 #include "demo_ops_generated.h"
 #include "demo_program_generated.h"
@@ -240,6 +241,7 @@ struct Program {
   std::vector<Instruction> instructions;
   std::vector<std::pair<uint32_t, bool>> outputs;  // (dense slot, may view a weight: copy it)
   std::vector<uint8_t> slot_dtypes;                 // per dense slot: its demo_ops::DType
+  NamedDims named_dims;                             // --dim S=1..128: checked on every call (dim_problem)
 };
 
 // The op spec's dtype rule (schema/demo_ops.toml `result`, bundle_format/dtype_rules.py) on one
@@ -501,6 +503,14 @@ inline Program decode_program(const uint8_t* data, size_t size, size_t n_weights
            {{"index", std::to_string(i)}, {"dtype", demo_ops::dtype_name(input_dtypes[i])},
             {"expected", demo_ops::dtype_name(slot_dtype(static_cast<int64_t>(i)))}},
            where);
+  if (p->symbolic_dims() != nullptr)
+    for (auto d : *p->symbolic_dims()) {
+      if (d->name() == nullptr) fail(Code::MISSING_FIELD, {{"field", "name"}}, "Program.symbolic_dims");
+      plan.named_dims.dims.push_back({d->name()->str(), d->min(), d->max()});
+      check_dim_bounds(plan.named_dims.dims.back(), where);
+    }
+  for (size_t i = 0; i < n_inputs; ++i)
+    add_dim_checks(plan.named_dims, i, input_shapes[i], ints(p->inputs()->Get(i)->dim_symbols()), where);
   std::map<int64_t, uint32_t> dense;
   for (size_t i = 0; i < n_inputs; ++i) dense.emplace(static_cast<int64_t>(i), static_cast<uint32_t>(i));
   auto dense_slot = [&dense](int64_t slot) {

@@ -30,6 +30,10 @@ enum class Code {
   WEIGHT_TYPE,
   WEIGHT_DTYPE,
   SLOT_DTYPES_LENGTH,
+  DIM_SYMBOLS_LENGTH,
+  DIM_SYMBOL_RANGE,
+  DIM_SYMBOL_STATIC,
+  DIM_BOUNDS,
   OPERAND_DTYPE,
   DTYPE_NOT_SUPPORTED,
   RESULT_DTYPE,
@@ -45,10 +49,12 @@ enum class Code {
   METHOD_MISMATCH,
   INPUT_COUNT,
   INPUT_MISMATCH,
+  INPUT_DIM_RANGE,
+  INPUT_DIM_AGREE,
   KERNEL_FAILED,
 };
 
-constexpr size_t kNumCodes = 38;
+constexpr size_t kNumCodes = 44;
 
 // indexed by Code
 constexpr const char* kCodeNames[kNumCodes] = {
@@ -74,6 +80,10 @@ constexpr const char* kCodeNames[kNumCodes] = {
     "WEIGHT_TYPE",
     "WEIGHT_DTYPE",
     "SLOT_DTYPES_LENGTH",
+    "DIM_SYMBOLS_LENGTH",
+    "DIM_SYMBOL_RANGE",
+    "DIM_SYMBOL_STATIC",
+    "DIM_BOUNDS",
     "OPERAND_DTYPE",
     "DTYPE_NOT_SUPPORTED",
     "RESULT_DTYPE",
@@ -89,6 +99,8 @@ constexpr const char* kCodeNames[kNumCodes] = {
     "METHOD_MISMATCH",
     "INPUT_COUNT",
     "INPUT_MISMATCH",
+    "INPUT_DIM_RANGE",
+    "INPUT_DIM_AGREE",
     "KERNEL_FAILED",
 };
 
@@ -116,6 +128,10 @@ constexpr const char* kTemplates[kNumCodes] = {
     "constant for slot {slot} (weight {weight}): weight must be an array of a compiled dtype (float32, int64, int32, bool), got {got}",
     "constant for slot {slot} (weight {weight}): the slot holds {expected} values, the weight is {got}",
     "slot_dtypes has {found} entries for {num_slots} slots",
+    "input {index}: {found} dim symbols for a shape of {rank} dims",
+    "input {index}: dim {axis} names symbolic dim {symbol}, but the program has {count}",
+    "input {index}: dim {axis} names symbolic dim {name} but has the static size {size}",
+    "symbolic dim {name}: bounds {lo}..{hi} must satisfy 0 <= lo <= hi (hi -1: no upper bound)",
     "operand {index} ({name}) is {got}, but {op} takes {allowed}",
     "method '{method}': this executor holds float32 values only, but slot {slot} holds {dtype} values",
     "its {result} result is written into slot {slot}, which holds {expected} values",
@@ -131,6 +147,8 @@ constexpr const char* kTemplates[kNumCodes] = {
     "program '{program}' is stored as method '{method}'",
     "method '{method}' expected {expected} inputs, got {got}",
     "{instruction}: input {index}: expected {expected}, got {got}",
+    "{instruction}: input {index}: dim {axis} is {name} = {got}, outside {bounds} (the bounds it was exported with)",
+    "{instruction}: input {index}: dim {axis} is {name} = {got}, but input {first} has it = {expected}",
     "{instruction}: {reason}",
 };
 

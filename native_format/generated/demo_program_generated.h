@@ -65,6 +65,9 @@ struct InstructionBuilder;
 struct ValueInfo;
 struct ValueInfoBuilder;
 
+struct SymbolicDim;
+struct SymbolicDimBuilder;
+
 struct Constant;
 struct ConstantBuilder;
 
@@ -1571,7 +1574,8 @@ struct ValueInfo FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
   enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
     VT_DTYPE = 4,
     VT_SHAPE = 6,
-    VT_HAS_SHAPE = 8
+    VT_HAS_SHAPE = 8,
+    VT_DIM_SYMBOLS = 10
   };
   liteexport::demo::DType dtype() const {
     return static_cast<liteexport::demo::DType>(GetField<int8_t>(VT_DTYPE, 6));
@@ -1582,6 +1586,9 @@ struct ValueInfo FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
   bool has_shape() const {
     return GetField<uint8_t>(VT_HAS_SHAPE, 0) != 0;
   }
+  const ::flatbuffers::Vector<int32_t> *dim_symbols() const {
+    return GetPointer<const ::flatbuffers::Vector<int32_t> *>(VT_DIM_SYMBOLS);
+  }
   template <bool B = false>
   bool Verify(::flatbuffers::VerifierTemplate<B> &verifier) const {
     return VerifyTableStart(verifier) &&
@@ -1589,6 +1596,8 @@ struct ValueInfo FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
            VerifyOffset(verifier, VT_SHAPE) &&
            verifier.VerifyVector(shape()) &&
            VerifyField<uint8_t>(verifier, VT_HAS_SHAPE, 1) &&
+           VerifyOffset(verifier, VT_DIM_SYMBOLS) &&
+           verifier.VerifyVector(dim_symbols()) &&
            verifier.EndTable();
   }
 };
@@ -1606,6 +1615,9 @@ struct ValueInfoBuilder {
   void add_has_shape(bool has_shape) {
     fbb_.AddElement<uint8_t>(ValueInfo::VT_HAS_SHAPE, static_cast<uint8_t>(has_shape), 0);
   }
+  void add_dim_symbols(::flatbuffers::Offset<::flatbuffers::Vector<int32_t>> dim_symbols) {
+    fbb_.AddOffset(ValueInfo::VT_DIM_SYMBOLS, dim_symbols);
+  }
   explicit ValueInfoBuilder(::flatbuffers::FlatBufferBuilder &_fbb)
         : fbb_(_fbb) {
     start_ = fbb_.StartTable();
@@ -1621,8 +1633,10 @@ inline ::flatbuffers::Offset<ValueInfo> CreateValueInfo(
     ::flatbuffers::FlatBufferBuilder &_fbb,
     liteexport::demo::DType dtype = liteexport::demo::DType::Float32,
     ::flatbuffers::Offset<::flatbuffers::Vector<int64_t>> shape = 0,
-    bool has_shape = false) {
+    bool has_shape = false,
+    ::flatbuffers::Offset<::flatbuffers::Vector<int32_t>> dim_symbols = 0) {
   ValueInfoBuilder builder_(_fbb);
+  builder_.add_dim_symbols(dim_symbols);
   builder_.add_shape(shape);
   builder_.add_has_shape(has_shape);
   builder_.add_dtype(dtype);
@@ -1633,13 +1647,92 @@ inline ::flatbuffers::Offset<ValueInfo> CreateValueInfoDirect(
     ::flatbuffers::FlatBufferBuilder &_fbb,
     liteexport::demo::DType dtype = liteexport::demo::DType::Float32,
     const std::vector<int64_t> *shape = nullptr,
-    bool has_shape = false) {
+    bool has_shape = false,
+    const std::vector<int32_t> *dim_symbols = nullptr) {
   auto shape__ = shape ? _fbb.CreateVector<int64_t>(*shape) : 0;
+  auto dim_symbols__ = dim_symbols ? _fbb.CreateVector<int32_t>(*dim_symbols) : 0;
   return liteexport::demo::CreateValueInfo(
       _fbb,
       dtype,
       shape__,
-      has_shape);
+      has_shape,
+      dim_symbols__);
+}
+
+struct SymbolicDim FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
+  typedef SymbolicDimBuilder Builder;
+  enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
+    VT_NAME = 4,
+    VT_MIN = 6,
+    VT_MAX = 8
+  };
+  const ::flatbuffers::String *name() const {
+    return GetPointer<const ::flatbuffers::String *>(VT_NAME);
+  }
+  int64_t min() const {
+    return GetField<int64_t>(VT_MIN, 0);
+  }
+  int64_t max() const {
+    return GetField<int64_t>(VT_MAX, -1LL);
+  }
+  template <bool B = false>
+  bool Verify(::flatbuffers::VerifierTemplate<B> &verifier) const {
+    return VerifyTableStart(verifier) &&
+           VerifyOffset(verifier, VT_NAME) &&
+           verifier.VerifyString(name()) &&
+           VerifyField<int64_t>(verifier, VT_MIN, 8) &&
+           VerifyField<int64_t>(verifier, VT_MAX, 8) &&
+           verifier.EndTable();
+  }
+};
+
+struct SymbolicDimBuilder {
+  typedef SymbolicDim Table;
+  ::flatbuffers::FlatBufferBuilder &fbb_;
+  ::flatbuffers::uoffset_t start_;
+  void add_name(::flatbuffers::Offset<::flatbuffers::String> name) {
+    fbb_.AddOffset(SymbolicDim::VT_NAME, name);
+  }
+  void add_min(int64_t min) {
+    fbb_.AddElement<int64_t>(SymbolicDim::VT_MIN, min, 0);
+  }
+  void add_max(int64_t max) {
+    fbb_.AddElement<int64_t>(SymbolicDim::VT_MAX, max, -1LL);
+  }
+  explicit SymbolicDimBuilder(::flatbuffers::FlatBufferBuilder &_fbb)
+        : fbb_(_fbb) {
+    start_ = fbb_.StartTable();
+  }
+  ::flatbuffers::Offset<SymbolicDim> Finish() {
+    const auto end = fbb_.EndTable(start_);
+    auto o = ::flatbuffers::Offset<SymbolicDim>(end);
+    return o;
+  }
+};
+
+inline ::flatbuffers::Offset<SymbolicDim> CreateSymbolicDim(
+    ::flatbuffers::FlatBufferBuilder &_fbb,
+    ::flatbuffers::Offset<::flatbuffers::String> name = 0,
+    int64_t min = 0,
+    int64_t max = -1LL) {
+  SymbolicDimBuilder builder_(_fbb);
+  builder_.add_max(max);
+  builder_.add_min(min);
+  builder_.add_name(name);
+  return builder_.Finish();
+}
+
+inline ::flatbuffers::Offset<SymbolicDim> CreateSymbolicDimDirect(
+    ::flatbuffers::FlatBufferBuilder &_fbb,
+    const char *name = nullptr,
+    int64_t min = 0,
+    int64_t max = -1LL) {
+  auto name__ = name ? _fbb.CreateString(name) : 0;
+  return liteexport::demo::CreateSymbolicDim(
+      _fbb,
+      name__,
+      min,
+      max);
 }
 
 struct Constant FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
@@ -1705,7 +1798,8 @@ struct Program FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
     VT_INSTRUCTIONS = 14,
     VT_OUTPUTS = 16,
     VT_OUTPUT_DEBUG_HANDLES = 18,
-    VT_SLOT_DTYPES = 20
+    VT_SLOT_DTYPES = 20,
+    VT_SYMBOLIC_DIMS = 22
   };
   uint32_t format_version() const {
     return GetField<uint32_t>(VT_FORMAT_VERSION, 0);
@@ -1734,6 +1828,9 @@ struct Program FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
   const ::flatbuffers::Vector<liteexport::demo::DType> *slot_dtypes() const {
     return GetPointer<const ::flatbuffers::Vector<liteexport::demo::DType> *>(VT_SLOT_DTYPES);
   }
+  const ::flatbuffers::Vector<::flatbuffers::Offset<liteexport::demo::SymbolicDim>> *symbolic_dims() const {
+    return GetPointer<const ::flatbuffers::Vector<::flatbuffers::Offset<liteexport::demo::SymbolicDim>> *>(VT_SYMBOLIC_DIMS);
+  }
   template <bool B = false>
   bool Verify(::flatbuffers::VerifierTemplate<B> &verifier) const {
     return VerifyTableStart(verifier) &&
@@ -1756,6 +1853,9 @@ struct Program FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
            verifier.VerifyVector(output_debug_handles()) &&
            VerifyOffset(verifier, VT_SLOT_DTYPES) &&
            verifier.VerifyVector(slot_dtypes()) &&
+           VerifyOffset(verifier, VT_SYMBOLIC_DIMS) &&
+           verifier.VerifyVector(symbolic_dims()) &&
+           verifier.VerifyVectorOfTables(symbolic_dims()) &&
            verifier.EndTable();
   }
 };
@@ -1791,6 +1891,9 @@ struct ProgramBuilder {
   void add_slot_dtypes(::flatbuffers::Offset<::flatbuffers::Vector<liteexport::demo::DType>> slot_dtypes) {
     fbb_.AddOffset(Program::VT_SLOT_DTYPES, slot_dtypes);
   }
+  void add_symbolic_dims(::flatbuffers::Offset<::flatbuffers::Vector<::flatbuffers::Offset<liteexport::demo::SymbolicDim>>> symbolic_dims) {
+    fbb_.AddOffset(Program::VT_SYMBOLIC_DIMS, symbolic_dims);
+  }
   explicit ProgramBuilder(::flatbuffers::FlatBufferBuilder &_fbb)
         : fbb_(_fbb) {
     start_ = fbb_.StartTable();
@@ -1812,8 +1915,10 @@ inline ::flatbuffers::Offset<Program> CreateProgram(
     ::flatbuffers::Offset<::flatbuffers::Vector<::flatbuffers::Offset<liteexport::demo::Instruction>>> instructions = 0,
     ::flatbuffers::Offset<::flatbuffers::Vector<uint32_t>> outputs = 0,
     ::flatbuffers::Offset<::flatbuffers::Vector<int64_t>> output_debug_handles = 0,
-    ::flatbuffers::Offset<::flatbuffers::Vector<liteexport::demo::DType>> slot_dtypes = 0) {
+    ::flatbuffers::Offset<::flatbuffers::Vector<liteexport::demo::DType>> slot_dtypes = 0,
+    ::flatbuffers::Offset<::flatbuffers::Vector<::flatbuffers::Offset<liteexport::demo::SymbolicDim>>> symbolic_dims = 0) {
   ProgramBuilder builder_(_fbb);
+  builder_.add_symbolic_dims(symbolic_dims);
   builder_.add_slot_dtypes(slot_dtypes);
   builder_.add_output_debug_handles(output_debug_handles);
   builder_.add_outputs(outputs);
@@ -1836,7 +1941,8 @@ inline ::flatbuffers::Offset<Program> CreateProgramDirect(
     const std::vector<::flatbuffers::Offset<liteexport::demo::Instruction>> *instructions = nullptr,
     const std::vector<uint32_t> *outputs = nullptr,
     const std::vector<int64_t> *output_debug_handles = nullptr,
-    const std::vector<liteexport::demo::DType> *slot_dtypes = nullptr) {
+    const std::vector<liteexport::demo::DType> *slot_dtypes = nullptr,
+    const std::vector<::flatbuffers::Offset<liteexport::demo::SymbolicDim>> *symbolic_dims = nullptr) {
   auto method__ = method ? _fbb.CreateString(method) : 0;
   auto inputs__ = inputs ? _fbb.CreateVector<::flatbuffers::Offset<liteexport::demo::ValueInfo>>(*inputs) : 0;
   auto constants__ = constants ? _fbb.CreateVector<::flatbuffers::Offset<liteexport::demo::Constant>>(*constants) : 0;
@@ -1844,6 +1950,7 @@ inline ::flatbuffers::Offset<Program> CreateProgramDirect(
   auto outputs__ = outputs ? _fbb.CreateVector<uint32_t>(*outputs) : 0;
   auto output_debug_handles__ = output_debug_handles ? _fbb.CreateVector<int64_t>(*output_debug_handles) : 0;
   auto slot_dtypes__ = slot_dtypes ? _fbb.CreateVector<liteexport::demo::DType>(*slot_dtypes) : 0;
+  auto symbolic_dims__ = symbolic_dims ? _fbb.CreateVector<::flatbuffers::Offset<liteexport::demo::SymbolicDim>>(*symbolic_dims) : 0;
   return liteexport::demo::CreateProgram(
       _fbb,
       format_version,
@@ -1854,7 +1961,8 @@ inline ::flatbuffers::Offset<Program> CreateProgramDirect(
       instructions__,
       outputs__,
       output_debug_handles__,
-      slot_dtypes__);
+      slot_dtypes__,
+      symbolic_dims__);
 }
 
 template <bool B>

@@ -25,10 +25,10 @@ def test_inspect_human(hand_bundle: Path) -> None:
     size = hand_bundle.stat().st_size
     assert lines[0] == f"{hand_bundle}: {size:,} bytes, PTMF flatbuffer, bytecode version 9"
     assert "Operators: 1 (runtime_py has all)" in lines  # the wrapper's prim::unchecked_cast
-    assert "  forward(x: Tensor) -> Tuple[Tensor, Tensor]" in lines
+    assert "  forward(x: Tensor[?x4]) -> Tuple[Tensor, Tensor]" in lines  # the compiled input shape
     assert "Delegate: backend_with_compiler_demo" in lines
     assert "  forward ops: LINEAR 1" in lines
-    assert "Weights: 2 tensors, 60 bytes" in lines
+    assert "Weights: 2 tensors, 60 bytes, all float32" in lines
     assert "Debug table: 1 entry" in lines
     assert any(line.split() == ["7", "aten::linear", "m.py:7", "top(M).l(Linear)"] for line in lines)
     assert lines[-1].split()[:2] == ["total", f"{size:,}"]
@@ -40,13 +40,14 @@ def test_inspect_json(hand_bundle: Path) -> None:
     d = json.loads(result.stdout)
     assert d["file_size"] == hand_bundle.stat().st_size
     assert d["bytecode_version"] == 9
-    assert d["methods"] == [{"name": "forward", "signature": "forward(x: Tensor) -> Tuple[Tensor, Tensor]"}]
+    assert d["methods"] == [{"name": "forward", "signature": "forward(x: Tensor[?x4]) -> Tuple[Tensor, Tensor]"}]
     delegate = d["delegate"]
     assert delegate["backend"] == "backend_with_compiler_demo"
     assert delegate["programs"] == [{"method": "forward", "format_version": 2, "instructions": 1,
-                                     "op_histogram": {"LINEAR": 1}, "inputs": [[-1, 4]], "outputs": 2,
-                                     "constants": 2, "slots": 4}]
-    assert delegate["weights"] == {"count": 2, "total_bytes": 60, "tensors": [
+                                     "op_histogram": {"LINEAR": 1}, "inputs": [[-1, 4]], "input_specs": ["?x4"],
+                                     "dims": [], "outputs": 2, "constants": 2, "slots": 4}]
+    assert delegate["weights"] == {"count": 2, "total_bytes": 60, "by_dtype": {"float32": {"count": 2, "bytes": 60}},
+                                   "tensors": [
         {"index": 0, "shape": [3, 4], "dtype": "float32", "bytes": 48},
         {"index": 1, "shape": [3], "dtype": "float32", "bytes": 12}]}
     assert d["debug_table"]["count"] == 1

@@ -110,6 +110,11 @@ def test_extra_files_are_stored_as_torch_stores_them(tmp_path: Path) -> None:
     # in the flatbuffer's extra_files, where torch's _save_for_lite_interpreter(_extra_files=...) puts them
     names = [e.name for e in read_bundle_file(out).extra_files]
     assert "labels.txt" in names and "mean.bin" in names
+    from liteexport.torch_backend import load_torch_backend
+
+    load_torch_backend()  # torch reads them too (it must be able to load the bundle's backend)
+    read = torch._C._get_model_extra_files(str(out), {})
+    assert read["labels.txt"] == b"cat\ndog" and read["mean.bin"] == b"\x00\x01"
     reference = tmp_path / "torch.ptl"
     torch.jit.script(Small())._save_for_lite_interpreter(str(reference), _extra_files={"labels.txt": "cat\ndog"},
                                                          _use_flatbuffer=True)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import cast
 
+import numpy as np
+
 from bundle_format.program import Program
 from runtime_py.backends.base import Backend
 from runtime_py.backends.demo.executor import run
@@ -47,6 +49,7 @@ class DemoBackend(Backend):
             if odd:
                 raise FormatError(f"the {table} is keyed by a {type(odd[0]).__name__}, not a method name",
                                   where=f"{_WHERE}, compile")
+        weights = widened(weights)
         missing = sorted(set(method_compile_spec) - set(programs))
         if missing:
             raise format_error("MISSING_PROGRAMS", where=_WHERE, methods=", ".join(missing))
@@ -85,3 +88,10 @@ def _decode(encoded: object) -> Program:
     from bundle_format.program_codec import decode_program
 
     return decode_program(encoded)  # type: ignore[arg-type]
+
+
+def widened(weights: Sequence[object]) -> list[object]:
+    """``weights`` with each float16 array as float32: float16 weights (liteexport export --weights
+    fp16) are float32 values stored narrow, widened once when the bundle is loaded so that every
+    kernel sees float32."""
+    return [w.astype(np.float32) if isinstance(w, np.ndarray) and w.dtype == np.float16 else w for w in weights]

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 import numpy as np
 
 from runtime_py.backends.demo.arrays import Array, Kernel, ignore_fp_errors, restore_fp_errors
+from runtime_py.backends.demo.dims import check_dims
 from runtime_py.backends.demo.memory import live_bytes, owned_bytes
 from runtime_py.backends.demo.plan import PEAKS_KEPT, InputCheck, MethodPlan, Step
 from runtime_py.budgets import PROGRAM_LIMITS, ProgramLimits, RunLimitExceeded
@@ -34,6 +35,9 @@ def run(plan: MethodPlan, inputs: Sequence[object],
         shape = check.shape
         if shape is not None and value.shape != shape and (check.exact or not _fits(value.shape, shape)):
             raise _input_error(plan, check, value)
+    if plan.dim_checks:
+        check_dims(plan.dim_checks, plan.symbolic_dims, [getattr(x, "shape", ()) for x in inputs],
+                   lambda index: plan.blame(plan.input_checks[index]))
 
     # a fresh copy of the slot list with every constant already in place
     slots: list[object] = plan.slot_template.copy()

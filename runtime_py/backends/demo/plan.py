@@ -25,8 +25,10 @@ from bundle_format.program import (
     Instruction,
     OpCode,
     Program,
+    SymbolicDim,
 )
 from runtime_py.backends.demo.arrays import Array, Kernel
+from runtime_py.backends.demo.dims import DimCheck, dim_checks
 from runtime_py.backends.demo.kernels import KERNELS, BufferedKernelSpec, KernelSpec
 from runtime_py.backends.demo.memory import Bound, output_bound
 from runtime_py.error_codes import format_error
@@ -72,6 +74,9 @@ class MethodPlan:
     # step lists not in use: a call takes one and gives it back, so a kernel's buffers are
     # never shared by two calls in flight
     step_pool: list[tuple[Step, ...]] = dataclasses.field(default_factory=list)
+    # the named input dims (--dim S=1..128) and their bounds, checked on every call
+    dim_checks: tuple[DimCheck, ...] = ()
+    symbolic_dims: tuple[SymbolicDim, ...] = ()
     # input shapes -> the most a checked run with them held alive (live + bound, at its peak): every
     # shape in a program follows from its inputs', so a later call with the same shapes under a
     # budget at least this large needs no per-step checks (at most PEAKS_KEPT entries)
@@ -136,6 +141,7 @@ def build_plan(program: Program, weights: Sequence[object]) -> MethodPlan:
         if info.dtype != program.slot_dtype(index):
             raise format_error("INPUT_DTYPE", where=where, index=index, dtype=DTYPE_NAMES[info.dtype],
                                expected=DTYPE_NAMES[program.slot_dtype(index)])
+    named_dims = dim_checks(program, where)
 
     defined = set(range(len(program.inputs)))
     constants = _prepare_constants(program, weights, defined, where)
@@ -209,6 +215,8 @@ def build_plan(program: Program, weights: Sequence[object]) -> MethodPlan:
         method=program.method,
         num_slots=len(dense),
         input_checks=input_checks,
+        dim_checks=named_dims,
+        symbolic_dims=program.symbolic_dims,
         constants=tuple((dense[slot], weight) for slot, weight in constants),
         steps=tuple(steps),
         bounds=tuple(bounds),

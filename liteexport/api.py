@@ -151,8 +151,8 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
         the bundle; every engine widens them when loading). The self-check then states the error
         against the float model and fails beyond 1e-2 times the output's magnitude.
     quantize
-        ``"none"``, or ``"dynamic-int8"``: the weights of linear layers (and LSTM/GRU cells) stored
-        as int8, symmetric per output channel; every engine dequantizes them when loading and
+        ``"none"``, or ``"dynamic-int8"``: the weights of linear layers (and LSTM/GRU cells) and
+        embedding tables stored as int8, symmetric per output channel; every engine dequantizes them when loading and
         computes in float. The self-check states the error against the float model and fails
         beyond 5e-2 times the output's magnitude.
 

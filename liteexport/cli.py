@@ -189,8 +189,9 @@ def cli(debug: bool) -> None:
                    "against the float model and fails (exit 9) beyond 1e-2 x the output's magnitude.")
 @click.option("--quantize", "quantize", type=click.Choice(["none", "dynamic-int8"]), default="none",
               show_default=True,
-              help="dynamic-int8: the weights of linear layers (and LSTM/GRU cells) stored as int8, symmetric per "
-                   "output channel (torch's qint8 tensors), about 4x smaller; every engine dequantizes them when "
+              help="dynamic-int8: the weights of linear layers (and LSTM/GRU cells) and embedding tables stored as "
+                   "int8, symmetric per output channel (torch's qint8 tensors), about 4x smaller; every engine "
+                   "dequantizes them when "
                    "loading and computes in float. The export states the error against the float model and fails "
                    "(exit 9) beyond 5e-2 x the output's magnitude.")
 def export(model: str, output: str, methods: tuple[str, ...],

@@ -341,9 +341,10 @@ def narrow(lowering: Lowering, request: Request, checked: Mapping[str, Sequence[
     compiled, notes = lowering.compiled, []
     total = len(compiled.weights)
     if request.quantize == "dynamic-int8":
-        progress("storing the linear layers' weights as int8")
+        progress("storing the linear layers' and embedding tables' weights as int8")
         compiled, count = wp.int8_linear_weights(compiled)
-        notes.append(f"{count} of {total} weights (the linear layers') stored as int8, per output channel")
+        notes.append(f"{count} of {total} weights (linear layers' and embedding tables') stored as int8, per "
+                     "output channel")
     if request.weights == "fp16":
         progress("storing the weights as float16")
         compiled, count = wp.half_weights(compiled)
@@ -352,7 +353,7 @@ def narrow(lowering: Lowering, request: Request, checked: Mapping[str, Sequence[
                      + (f" ({kept} kept float32: beyond float16's range)" if kept else ""))
     if request.check:
         int8, fp16 = request.quantize == "dynamic-int8", request.weights == "fp16"
-        what = " and ".join(w for w, on in (("int8 linear weights", int8), ("float16 weights", fp16)) if on)
+        what = " and ".join(w for w, on in (("int8 weights", int8), ("float16 weights", fp16)) if on)
         options = " and ".join(o for o, on in (("--quantize dynamic-int8", int8), ("--weights fp16", fp16)) if on)
         notes += wp.weight_cost(compiled, checked, wp.INT8_TOLERANCE if int8 else wp.FP16_TOLERANCE, what, options)
     return replace(lowering, compiled=compiled), tuple(notes)

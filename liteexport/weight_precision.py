@@ -8,6 +8,8 @@ download shrinks, the arithmetic does not change.
   which is what LSTM and GRU cells and HF's Conv1D lower to) as int8, symmetric per output
   channel, torch's per-channel qint8 tensors in the bundle: "int8 weights, float activations",
   the weights torch's quantize_dynamic makes, dequantized rather than run as int8 kernels.
+  Embedding tables too, per row (torch quantizes them with its own per-row 8-bit scheme): in a
+  text model they are the largest weights.
 
 What the narrower weights cost is measured at export, on the self-check's inputs, against the
 float model's outputs (torch's), and stated in the notes; beyond the stated tolerance the export
@@ -104,10 +106,11 @@ def weight_cost(compiled: CompiledModule, vectors: Mapping[str, Sequence[TestVec
 
 
 def int8_linear_weights(compiled: CompiledModule) -> tuple[CompiledModule, int]:
-    """``compiled`` with the weights of its linear layers as per-channel symmetric qint8 tensors,
-    and how many were: a float32 constant read as the weight of LINEAR ([out, in]: a scale per
-    row) or as the right operand of MATMUL (2-d [in, out]: a scale per column), and by nothing
-    else (a tied embedding table keeps its float values)."""
+    """``compiled`` with the weights of its linear layers and its embedding tables as per-channel
+    symmetric qint8 tensors, and how many were: a float32 constant read as the weight of LINEAR
+    ([out, in]: a scale per row), as the right operand of MATMUL (2-d [in, out]: a scale per
+    column) or as the table of EMBEDDING (a scale per row), and by nothing else (a table tied to
+    an output layer keeps its float values)."""
     axes: dict[int, int] = {}  # weight index -> its output-channel axis
     other: set[int] = set()
     for program in compiled.programs:
@@ -117,8 +120,8 @@ def int8_linear_weights(compiled: CompiledModule) -> tuple[CompiledModule, int]:
                 weight = weight_of.get(slot)
                 if weight is None:
                     continue
-                if position == 1 and ins.op == OpCode.LINEAR:
-                    axis = 0
+                if position == 1 and ins.op == OpCode.LINEAR or position == 0 and ins.op == OpCode.EMBEDDING:
+                    axis = 0  # a scale per output row; an embedding table's: per row (torch's per-row 8-bit)
                 elif position == 1 and ins.op == OpCode.MATMUL and np.ndim(compiled.weights[weight]) == 2:
                     axis = 1
                 else:

@@ -41,6 +41,7 @@ def _strings(builder: flatbuffers.Builder, texts: Sequence[str]) -> int:
 
 
 def _tensor(builder: flatbuffers.Builder, t: ptmf.TensorMetadata) -> int:
+    quantized = _quantized_schema(builder, t.quantized_schema) if t.quantized_schema is not None else None
     sizes = _numbers(builder, t.sizes, "<i4")
     strides = _numbers(builder, t.strides, "<i4")
     fb.TensorMetadataStart(builder)
@@ -50,7 +51,26 @@ def _tensor(builder: flatbuffers.Builder, t: ptmf.TensorMetadata) -> int:
     fb.TensorMetadataAddSizes(builder, sizes)
     fb.TensorMetadataAddStrides(builder, strides)
     fb.TensorMetadataAddRequiresGrad(builder, t.requires_grad)
+    if quantized is not None:
+        fb.TensorMetadataAddQuantizedSchema(builder, quantized)
     return int(fb.TensorMetadataEnd(builder))
+
+
+def _quantized_schema(builder: flatbuffers.Builder, q: ptmf.QuantizedSchema) -> int:
+    """A quantized tensor's parameters, as torch writes them (per channel: scales and zero_points
+    are plain tensors of their own)."""
+    scales = _tensor(builder, q.scales) if q.scales is not None else None
+    zero_points = _tensor(builder, q.zero_points) if q.zero_points is not None else None
+    fb.QuantizedSchemaStart(builder)
+    fb.QuantizedSchemaAddQscheme(builder, q.qscheme)
+    fb.QuantizedSchemaAddScale(builder, q.scale)
+    fb.QuantizedSchemaAddZeroPoint(builder, q.zero_point)
+    if scales is not None:
+        fb.QuantizedSchemaAddScales(builder, scales)
+    if zero_points is not None:
+        fb.QuantizedSchemaAddZeroPoints(builder, zero_points)
+    fb.QuantizedSchemaAddAxis(builder, q.axis)
+    return int(fb.QuantizedSchemaEnd(builder))
 
 
 def _schema(builder: flatbuffers.Builder, schema: ptmf.Schema) -> int:

@@ -20,7 +20,7 @@ from liteexport.input_spec import DimRange, InputSpecError, TensorSpec, parse_te
 from liteexport.pipeline import Request
 from liteexport.pipeline import export as run_export
 from liteexport.to_backend import Shapes, compile_spec, lower, scripted_module
-from liteexport.weight_precision import WEIGHT_PRECISIONS
+from liteexport.weight_precision import QUANTIZATIONS, WEIGHT_PRECISIONS
 from runtime_py.errors import InputError
 
 Examples = Mapping[str, Sequence[Sequence[Any]]] | Sequence[Sequence[Any]]
@@ -107,7 +107,8 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
            lower: bool | str | Sequence[str] = True, check: bool = True,
            specialize: Mapping[str, Mapping[str, Any]] | None = None,
            extra_files: Mapping[str, str | bytes] | None = None, strip_debug: bool = False,
-           dims: Mapping[str, tuple[int, int] | DimRange] | None = None, weights: str = "fp32") -> int:
+           dims: Mapping[str, tuple[int, int] | DimRange] | None = None, weights: str = "fp32",
+           quantize: str = "none") -> int:
     """Write ``module`` as a bundle at ``path``, as ``liteexport export`` does; returns its size in bytes.
 
     Parameters
@@ -149,6 +150,11 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
         ``"fp32"``, or ``"fp16"``: the compiled program's float32 weights stored as float16 (half
         the bundle; every engine widens them when loading). The self-check then states the error
         against the float model and fails beyond 1e-2 times the output's magnitude.
+    quantize
+        ``"none"``, or ``"dynamic-int8"``: the weights of linear layers (and LSTM/GRU cells) and
+        embedding tables stored as int8, symmetric per output channel; every engine dequantizes them when loading and
+        computes in float. The self-check states the error against the float model and fails
+        beyond 5e-2 times the output's magnitude.
 
     Returns
     -------
@@ -184,10 +190,12 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
         raise InputError("extra_files: expected a mapping name -> content (str or bytes)")
     if weights not in WEIGHT_PRECISIONS:
         raise InputError(f"weights: expected one of {', '.join(WEIGHT_PRECISIONS)}, got {weights!r}")
+    if quantize not in QUANTIZATIONS:
+        raise InputError(f"quantize: expected one of {', '.join(QUANTIZATIONS)}, got {quantize!r}")
     files = {name: content.encode() if isinstance(content, str) else content
              for name, content in (extra_files or {}).items()}
     request = Request(methods=tuple(methods or ()), input_shapes=_shapes(input_shapes), dims=_dims(dims),
-                      extra_files=files, strip_debug=strip_debug, weights=weights,
+                      extra_files=files, strip_debug=strip_debug, weights=weights, quantize=quantize,
                       examples=_examples(example_inputs),
                       lower=() if lower is True else ((lower,) if isinstance(lower, str) else tuple(lower)),
                       specialize={m: dict(v) for m, v in (specialize or {}).items()}, check=check)

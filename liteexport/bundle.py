@@ -10,6 +10,7 @@ programs and weights live in the bundle's 16-byte-aligned storage, never in stri
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from bundle_format.ptmf_writer import BundleTooLargeError, encode_module_chunks
 from liteexport.atomic_write import write_atomic
 from liteexport.errors import ModelError
 from liteexport.lowered import CompiledModule
+from runtime_py.quantized_tensor import QuantizedTensor
 
 OPERATOR_VERSION = 1  # what torch 2.13 writes for a lowered module
 PROCESSED_PROGRAMS, PROCESSED_WEIGHTS = "programs", "weights"
@@ -70,6 +72,20 @@ _SCALAR_TYPES = {np.dtype(np.float32): ptmf.ScalarType.FLOAT, np.dtype(np.int64)
                  np.dtype(np.float16): ptmf.ScalarType.HALF}
 
 
+def _weight(storages: list[np.ndarray], weight: np.ndarray | QuantizedTensor) -> ptmf.TensorMetadata:
+    """A weight's tensor: plain, or (--quantize dynamic-int8) a per-channel qint8 tensor whose
+    scales (float64) and zero points (int64) are tensors of their own, as torch stores one."""
+    if not isinstance(weight, QuantizedTensor):
+        return _tensor(storages, weight, _SCALAR_TYPES[weight.dtype])
+    assert weight.scales is not None and weight.zero_points is not None  # per channel: what liteexport writes
+    schema = ptmf.QuantizedSchema(
+        qscheme=ptmf.QScheme.PER_CHANNEL_AFFINE, axis=weight.axis,
+        scales=_tensor(storages, weight.scales.astype(np.float64), ptmf.ScalarType.DOUBLE),
+        zero_points=_tensor(storages, weight.zero_points.astype(np.int64), ptmf.ScalarType.LONG))
+    return dataclasses.replace(_tensor(storages, weight.int_repr, ptmf.ScalarType(weight.scalar_type)),
+                               quantized_schema=schema)
+
+
 def pack(compiled: CompiledModule, extra_files: Mapping[str, bytes] | None = None, debug: bool = True) -> ptmf.Module:
     """The PTMF module (plain dataclasses) for ``compiled``; ``extra_files`` are stored
     beside the debug table (sorted by name, so the bytes do not depend on dict order), which
@@ -86,7 +102,7 @@ def pack(compiled: CompiledModule, extra_files: Mapping[str, bytes] | None = Non
     spec = ivalues.add(ptmf.DictValue(names, (empty_spec,) * len(names), "Dict[str, Any]"))
     programs = tuple(ivalues.add(_tensor(storages, np.frombuffer(encode_program(p), np.uint8),
                                          ptmf.ScalarType.BYTE)) for p in compiled.programs)
-    weights = tuple(ivalues.add(_tensor(storages, w, _SCALAR_TYPES[w.dtype])) for w in compiled.weights)
+    weights = tuple(ivalues.add(_weight(storages, w)) for w in compiled.weights)
     processed = ivalues.add(ptmf.DictValue(
         (ivalues.constant(ptmf.StringValue(PROCESSED_PROGRAMS)), ivalues.constant(ptmf.StringValue(PROCESSED_WEIGHTS))),
         (ivalues.add(ptmf.DictValue(names, programs, "Dict[str, Tensor]")),

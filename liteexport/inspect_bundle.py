@@ -21,6 +21,7 @@ from bundle_format.debug_table_codec import decode_debug_table
 from bundle_format.program import DTYPE_NAMES, DType, OpCode, Program, SymbolicDim, ValueInfo
 from bundle_format.program_codec import decode_program
 from runtime_py.errors import FormatError
+from runtime_py.quantized_tensor import QUANTIZED_TYPE_NAMES
 
 # torch names every backend class __torch__.torch.classes.__backends__.<name>
 BACKENDS_MARKER = "__backends__"
@@ -87,7 +88,7 @@ def _tensor_bytes(module: ptmf.Module, meta: ptmf.TensorMetadata, what: str) -> 
     if not 0 <= meta.storage_location_index < len(module.storage_data):
         raise FormatError(f"{what} uses storage {meta.storage_location_index}, outside the "
                           f"{len(module.storage_data)} storages", where=what)
-    dtype = ptmf.NUMPY_DTYPES.get(meta.scalar_type)
+    dtype = ptmf.storage_dtype(meta.scalar_type)  # a quantized tensor's storage holds its integers
     if dtype is None:
         raise FormatError(f"{what} has unknown scalar type {meta.scalar_type}", where=what)
     storage = module.storage_data[meta.storage_location_index]
@@ -198,8 +199,15 @@ def _describe_delegate(module: ptmf.Module,
     for n, index in enumerate(weights_list.items):
         meta = _ivalue(module, index, ptmf.TensorMetadata, f"weight {n}")
         dtype = ptmf.NUMPY_DTYPES[meta.scalar_type] if meta.scalar_type in ptmf.NUMPY_DTYPES else None
-        weights.append({"index": n, "shape": list(meta.sizes), "dtype": str(dtype),
-                        "bytes": _tensor_bytes(module, meta, f"weight {n}").nbytes})
+        entry: dict[str, Any] = {"index": n, "shape": list(meta.sizes), "dtype": str(dtype),
+                                 "bytes": _tensor_bytes(module, meta, f"weight {n}").nbytes}
+        if meta.quantized_schema is not None:  # --quantize dynamic-int8: its parameters and their bytes
+            entry["dtype"], entry["quantization"] = QUANTIZED_TYPE_NAMES[meta.scalar_type].lower(), _quantization(
+                module, meta.quantized_schema, f"weight {n}")
+            entry["bytes"] += entry["quantization"]["bytes"]
+            weight_storages |= {t.storage_location_index for t in (meta.quantized_schema.scales,
+                                                                   meta.quantized_schema.zero_points) if t}
+        weights.append(entry)
         weight_storages.add(meta.storage_location_index)
     delegate = {
         "backend": _backend_name(module),
@@ -213,6 +221,17 @@ def _describe_delegate(module: ptmf.Module,
     storage_bytes = {"programs": storage(program_storages),
                      "weights": storage(weight_storages - program_storages)}
     return delegate, storage_bytes
+
+
+def _quantization(module: ptmf.Module, q: ptmf.QuantizedSchema, what: str) -> dict[str, Any]:
+    """A quantized weight's parameters: per tensor its scale and zero point, per channel the axis
+    and the range of its scales (all of them: ``--json``), and the bytes they take."""
+    if q.scales is None or q.zero_points is None:
+        return {"scheme": "per tensor", "scale": q.scale, "zero_point": q.zero_point, "bytes": 0}
+    scales = _tensor_bytes(module, q.scales, f"{what} scales").view(np.float64)
+    zero_points = _tensor_bytes(module, q.zero_points, f"{what} zero points").view(np.int64)
+    return {"scheme": "per channel", "axis": q.axis, "scales": [float(v) for v in scales],
+            "zero_points": [int(v) for v in zero_points], "bytes": int(scales.nbytes + zero_points.nbytes)}
 
 
 def _by_dtype(weights: Sequence[dict[str, Any]]) -> dict[str, dict[str, int]]:
@@ -335,6 +354,17 @@ def _fmt_shape(shape: Sequence[int] | None) -> str:
     return "x".join("?" if d < 0 else str(d) for d in shape) or "scalar"
 
 
+def _fmt_quantization(q: dict[str, Any] | None) -> str:
+    if q is None:
+        return "-"
+    if q["scheme"] == "per tensor":
+        return f"per tensor, scale {q['scale']:.3g}, zero point {q['zero_point']}"
+    scales = q["scales"]
+    zero = "zero points 0" if not any(q["zero_points"]) else "zero points vary"
+    return (f"per channel (axis {q['axis']}), {len(scales)} scales {min(scales):.3g}..{max(scales):.3g}, {zero}"
+            if scales else f"per channel (axis {q['axis']}), no scales")
+
+
 def _plural(n: int, one: str, many: str | None = None) -> str:
     return f"{n} {one if n == 1 else (many or one + 's')}"
 
@@ -372,9 +402,11 @@ def format_description(d: dict[str, Any]) -> str:
         out += ["", f"Weights: {_plural(weights['count'], 'tensor')}, "
                     f"{_fmt_count(weights['total_bytes'])} bytes{by_dtype}"]
         if weights["tensors"]:
-            out += _table(("#", "shape", "dtype", "bytes"),
+            quantized = any("quantization" in w for w in weights["tensors"])
+            out += _table(("#", "shape", "dtype", "bytes") + (("quantization",) if quantized else ()),
                           [(w["index"], _fmt_shape(w["shape"]), w["dtype"], _fmt_count(w["bytes"]))
-                           for w in weights["tensors"]], (True, False, False, True))
+                           + ((_fmt_quantization(w.get("quantization")),) if quantized else ())
+                           for w in weights["tensors"]], (True, False, False, True, False)[:4 + quantized])
     else:
         storage = d["storage"]
         parts = d["lowered_submodule_types"]

@@ -67,6 +67,7 @@ class Request:
     extra_files: Mapping[str, bytes] = field(default_factory=dict)  # name -> content, as torch's _extra_files
     strip_debug: bool = False  # leave the debug table out (errors then name instructions only)
     weights: str = "fp32"  # "fp16": float32 weights stored as float16 (liteexport.weight_precision)
+    quantize: str = "none"  # "dynamic-int8": linear layers' weights stored as per-channel int8
 
 
 @dataclass(frozen=True)
@@ -185,8 +186,10 @@ def check_request(source: Source, request: Request) -> str:
 
     if request.lower and request.specialize:
         raise InputError("lower (--lower) and specialize (--specialize) exclude each other: give one")
-    if request.weights != "fp32" and (request.lower or request.specialize or has_lowered_parts(source.scripted)):
-        raise InputError(f"--weights {request.weights} applies to a model lowered whole: its weights are the compiled "
+    narrowing = [f"--weights {request.weights}"] * (request.weights != "fp32") + \
+        [f"--quantize {request.quantize}"] * (request.quantize != "none")
+    if narrowing and (request.lower or request.specialize or has_lowered_parts(source.scripted)):
+        raise InputError(f"{' and '.join(narrowing)} applies to a model lowered whole: its weights are the compiled "
                          "program's (give no --lower or --specialize)")
     if has_lowered_parts(source.scripted):
         if request.lower or request.specialize or request.methods or request.input_shapes:
@@ -327,20 +330,32 @@ def check(source: Source, lowering: Lowering, chunks: Sequence[memoryview],
 
 def narrow(lowering: Lowering, request: Request, checked: Mapping[str, Sequence[TestVector]],
            progress: Report = _quiet) -> tuple[Lowering, tuple[str, ...]]:
-    """``--weights fp16``: the lowering with its float32 weights stored as float16, and notes on
-    how many were and, when the self-check has inputs, what it costs against the float model
-    (VerificationError beyond liteexport.weight_precision.FP16_TOLERANCE)."""
-    if request.weights == "fp32" or lowering.compiled is None:
+    """``--quantize dynamic-int8`` then ``--weights fp16``: the lowering with its linear layers'
+    weights stored as per-channel int8 and the other float32 weights as float16, and notes on how
+    many were and, when the self-check has inputs, what it costs against the float model
+    (VerificationError beyond the tolerance liteexport.weight_precision states)."""
+    if lowering.compiled is None:
         return lowering, ()
-    from liteexport.weight_precision import half_weights, weight_cost
+    from liteexport import weight_precision as wp
 
-    progress("storing the weights as float16")
-    compiled, narrowed = half_weights(lowering.compiled)
-    kept = len(compiled.weights) - narrowed
-    notes = [f"{narrowed} of {len(compiled.weights)} weights stored as float16"
-             + (f" ({kept} kept: integer, bool, or beyond float16's range)" if kept else "")]
+    compiled, notes = lowering.compiled, []
+    total = len(compiled.weights)
+    if request.quantize == "dynamic-int8":
+        progress("storing the linear layers' and embedding tables' weights as int8")
+        compiled, count = wp.int8_linear_weights(compiled)
+        notes.append(f"{count} of {total} weights (linear layers' and embedding tables') stored as int8, per "
+                     "output channel")
+    if request.weights == "fp16":
+        progress("storing the weights as float16")
+        compiled, count = wp.half_weights(compiled)
+        kept = sum(isinstance(w, np.ndarray) and w.dtype == np.float32 for w in compiled.weights)
+        notes.append(f"{count} of {total} weights stored as float16"
+                     + (f" ({kept} kept float32: beyond float16's range)" if kept else ""))
     if request.check:
-        notes += weight_cost(compiled, checked)
+        int8, fp16 = request.quantize == "dynamic-int8", request.weights == "fp16"
+        what = " and ".join(w for w, on in (("int8 weights", int8), ("float16 weights", fp16)) if on)
+        options = " and ".join(o for o, on in (("--quantize dynamic-int8", int8), ("--weights fp16", fp16)) if on)
+        notes += wp.weight_cost(compiled, checked, wp.INT8_TOLERANCE if int8 else wp.FP16_TOLERANCE, what, options)
     return replace(lowering, compiled=compiled), tuple(notes)
 
 
@@ -443,7 +458,7 @@ def export(model: Any, path: str | Path, request: Request, progress: Report = _q
             progress("self-check: runtime_py against torch")
         for text in check(source, lowering, chunks, checked):
             say(text)
-    if request.weights != "fp32":
+    if request.weights != "fp32" or request.quantize != "none":
         lowering, cost = narrow(lowering, request, checked, progress)
         for text in cost:
             say(text)

@@ -13,7 +13,7 @@ program itself computes something else than the model, which is a compiler bug.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -180,7 +180,9 @@ def _where(compiled: CompiledModule, index: int, n: int, vector: TestVector, out
     one, the program itself is wrong (a compiler bug) and the instruction producing the
     output is the nearest place to point at."""
     program = compiled.programs[index]
-    found = localize(program.method, n, program, list(compiled.weights), vector, compiled.debug_table, ATOL, RTOL)
+    # (the self-check runs before weights are narrowed: they are all arrays)
+    weights = cast("list[np.ndarray]", list(compiled.weights))
+    found = localize(program.method, n, program, weights, vector, compiled.debug_table, ATOL, RTOL)
     if isinstance(found, Divergence):
         return describe_divergence(found)
     # the last instruction writing the output's slot (slots are reused)

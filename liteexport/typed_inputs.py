@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from bundle_format.program import DType, OpCode, Program
+from runtime_py.quantized_tensor import QuantizedTensor
 
 # ops whose result carries input 0's values (moved, viewed or converted): ids stay ids through them
 _CARRIES_VALUES = {OpCode.RESHAPE, OpCode.FLATTEN, OpCode.TRANSPOSE, OpCode.SLICE, OpCode.EXPAND, OpCode.CAST,
@@ -22,7 +23,7 @@ _INDEXING = {OpCode.EMBEDDING: (1, 0)}
 _NUMPY = {DType.FLOAT32: np.float32, DType.INT64: np.int64, DType.INT32: np.int32, DType.BOOL: np.bool_}
 
 
-def index_bounds(program: Program, weights: Sequence[np.ndarray]) -> dict[int, int]:
+def index_bounds(program: Program, weights: Sequence[np.ndarray | QuantizedTensor]) -> dict[int, int]:
     """Input index -> the number of rows of the smallest embedding table its values index
     (only inputs that reach one through value-carrying ops)."""
     origin: dict[int, set[int]] = {slot: {slot} for slot in range(len(program.inputs))}
@@ -63,7 +64,7 @@ def typed_input(shape: Sequence[int], dtype: DType, bound: int | None, rng: np.r
     return mask.astype(_NUMPY[dtype])
 
 
-def method_inputs(program: Program, weights: Sequence[np.ndarray], shapes: Sequence[Sequence[int]],
+def method_inputs(program: Program, weights: Sequence[np.ndarray | QuantizedTensor], shapes: Sequence[Sequence[int]],
                   seed: int) -> list[np.ndarray]:
     """Inputs of the declared dtypes of ``program`` (its ValueInfo) and the given shapes."""
     rng = np.random.default_rng(seed)

@@ -1,10 +1,18 @@
-"""``--weights fp16``: the compiled program's float32 weights stored as float16, halving a float
-model's bundle. Every engine widens them to float32 once, when the bundle is loaded, and computes
-in float32, as TFLite's float16 post-training quantization does on CPUs: the download shrinks,
-the arithmetic does not change.
+"""Narrow weight storage: the compiled program's float32 weights stored smaller, widened back to
+float32 once, when the bundle is loaded, by every engine, which then computes in float32: the
+download shrinks, the arithmetic does not change.
+
+- ``--weights fp16``: every float32 weight as float16 (as TFLite's float16 post-training
+  quantization does on CPUs): about half the bundle.
+- ``--quantize dynamic-int8``: the weights of linear layers (LINEAR, and MATMUL by a constant,
+  which is what LSTM and GRU cells and HF's Conv1D lower to) as int8, symmetric per output
+  channel, torch's per-channel qint8 tensors in the bundle: "int8 weights, float activations",
+  the weights torch's quantize_dynamic makes, dequantized rather than run as int8 kernels.
+  Embedding tables too, per row (torch quantizes them with its own per-row 8-bit scheme): in a
+  text model they are the largest weights.
 
 What the narrower weights cost is measured at export, on the self-check's inputs, against the
-float model's outputs (torch's), and stated in the notes; beyond ``FP16_TOLERANCE`` the export
+float model's outputs (torch's), and stated in the notes; beyond the stated tolerance the export
 fails (VerificationError, exit 9), as a wrong program would.
 """
 
@@ -15,6 +23,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from bundle_format.program import OpCode
+from bundle_format.ptmf import ScalarType
 from liteexport.errors import VerificationError
 from liteexport.lowered import CompiledModule
 from liteexport.parity import is_constant
@@ -22,12 +32,17 @@ from liteexport.test_vectors import TestVector
 from runtime_py.backends.demo import executor
 from runtime_py.backends.demo.backend import widened
 from runtime_py.backends.demo.plan import build_plan
+from runtime_py.quantized_tensor import QuantizedTensor
 
 WEIGHT_PRECISIONS = ("fp32", "fp16")
+QUANTIZATIONS = ("none", "dynamic-int8")
 # the largest error allowed, relative to the output's magnitude (at least 1): float16 keeps 11
 # significant bits (a relative rounding of 2**-11 = 4.9e-4 per weight); sums of many products
 # average much of it out, so 1e-2 leaves room for deep models and still catches an overflow
 FP16_TOLERANCE = 1e-2
+# per-channel symmetric int8 rounds each weight to within half a step of max|w| / 127 of its
+# channel: about 0.4% of the channel's largest weight, more than float16's 0.05%
+INT8_TOLERANCE = 5e-2
 _HALF_MAX = float(np.finfo(np.float16).max)
 
 
@@ -35,9 +50,11 @@ def half_weights(compiled: CompiledModule) -> tuple[CompiledModule, int]:
     """``compiled`` with each float32 weight stored as float16, and how many were. A weight with a
     value float16 cannot hold (beyond +-65504, or not finite: the -3.4e38 of an attention mask)
     stays float32, as integer and bool weights do."""
-    weights, narrowed = [], 0
+    weights: list[np.ndarray | QuantizedTensor] = []
+    narrowed = 0
     for weight in compiled.weights:
-        if weight.dtype == np.float32 and weight.size and bool(np.all(np.abs(weight) <= _HALF_MAX)):
+        if isinstance(weight, np.ndarray) and weight.dtype == np.float32 and weight.size and \
+                bool(np.all(np.abs(weight) <= _HALF_MAX)):
             weights.append(weight.astype(np.float16))
             narrowed += 1
         else:
@@ -46,7 +63,8 @@ def half_weights(compiled: CompiledModule) -> tuple[CompiledModule, int]:
 
 
 def weight_cost(compiled: CompiledModule, vectors: Mapping[str, Sequence[TestVector]],
-                tolerance: float = FP16_TOLERANCE) -> list[str]:
+                tolerance: float = FP16_TOLERANCE, what: str = "float16 weights",
+                option: str = "--weights fp16") -> list[str]:
     """A note per checked method: the largest and mean absolute error of ``compiled`` (narrowed
     weights) against the float model's outputs on ``vectors``, and where the outputs are class
     scores (rows of more than one) how often the top-1 class agrees. VerificationError when an
@@ -69,9 +87,9 @@ def weight_cost(compiled: CompiledModule, vectors: Mapping[str, Sequence[TestVec
                 limit = tolerance * max(1.0, float(np.abs(e).max(initial=0.0)))
                 if not np.all(error <= limit):
                     raise VerificationError(
-                        f"self-check failed: with float16 weights, {program.method} is off the float model by "
+                        f"self-check failed: with {what}, {program.method} is off the float model by "
                         f"{float(error.max()):.3g}, more than the {tolerance:g} x magnitude allowed ({limit:.3g}). "
-                        "Nothing was written; export without --weights fp16")
+                        f"Nothing was written; export without {option}")
                 errors.append(error.ravel())
                 if e.ndim >= 2 and e.shape[-1] > 1:
                     classes = e.shape[-1]
@@ -81,7 +99,57 @@ def weight_cost(compiled: CompiledModule, vectors: Mapping[str, Sequence[TestVec
             continue
         flat = np.concatenate(errors)
         top1 = f", top-1 agreement {agree}/{rows}" if rows else ""
-        notes.append(f"float16 weights cost {program.method}: max abs error {flat.max():.3g}, mean {flat.mean():.3g} "
+        notes.append(f"{what} cost {program.method}: max abs error {flat.max():.3g}, mean {flat.mean():.3g} "
                      f"against the float model on {len(items)} input set{'s' if len(items) > 1 else ''}{top1} "
                      f"(allowed: {tolerance:g} x the output's magnitude)")
     return notes
+
+
+def int8_linear_weights(compiled: CompiledModule) -> tuple[CompiledModule, int]:
+    """``compiled`` with the weights of its linear layers and its embedding tables as per-channel
+    symmetric qint8 tensors, and how many were: a float32 constant read as the weight of LINEAR
+    ([out, in]: a scale per row), as the right operand of MATMUL (2-d [in, out]: a scale per
+    column) or as the table of EMBEDDING (a scale per row), and by nothing else (a table tied to
+    an output layer keeps its float values)."""
+    axes: dict[int, int] = {}  # weight index -> its output-channel axis
+    other: set[int] = set()
+    for program in compiled.programs:
+        weight_of = {c.slot: c.weight for c in program.constants}
+        for ins in program.instructions:
+            for position, slot in enumerate(ins.inputs):
+                weight = weight_of.get(slot)
+                if weight is None:
+                    continue
+                if position == 1 and ins.op == OpCode.LINEAR or position == 0 and ins.op == OpCode.EMBEDDING:
+                    axis = 0  # a scale per output row; an embedding table's: per row (torch's per-row 8-bit)
+                elif position == 1 and ins.op == OpCode.MATMUL and np.ndim(compiled.weights[weight]) == 2:
+                    axis = 1
+                else:
+                    other.add(weight)
+                    continue
+                if axes.setdefault(weight, axis) != axis:
+                    other.add(weight)
+    weights = list(compiled.weights)
+    count = 0
+    for index, axis in axes.items():
+        array = weights[index]
+        if index not in other and isinstance(array, np.ndarray) and array.dtype == np.float32 and \
+                array.ndim == 2 and np.all(np.isfinite(array)):
+            weights[index] = _per_channel_int8(array, axis)
+            count += 1
+    return dataclasses.replace(compiled, weights=tuple(weights)), count
+
+
+def _per_channel_int8(weight: np.ndarray, axis: int) -> QuantizedTensor:
+    """Symmetric int8 per channel along ``axis``: scale = max|w| / 127 (zero point 0, the range
+    -127..127, as XNNPACK's qs8 weights), each integer computed as torch's quantize_per_channel
+    computes it: nearbyint(w * (1.0f / float(scale))) in float32, half to even."""
+    reduce = 1 - axis
+    largest = np.abs(weight).max(axis=reduce).astype(np.float64)
+    scales = np.where(largest > 0, largest / 127.0, 1.0)
+    shape = [1, 1]
+    shape[axis] = -1
+    inverse = (np.float32(1.0) / scales.astype(np.float32)).reshape(shape)
+    q = np.clip(np.rint(weight * inverse), -127, 127).astype(np.int8)
+    return QuantizedTensor(np.ascontiguousarray(q), ScalarType.QINT8, scales=scales,
+                           zero_points=np.zeros(len(scales), np.int64), axis=axis)

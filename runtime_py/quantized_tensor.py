@@ -51,6 +51,12 @@ class QuantizedTensor:
         return int(self.int_repr.ndim)
 
     @property
+    def nbytes(self) -> int:
+        """The bytes it holds: its integers and, per channel, its scales and zero points."""
+        params = 0 if self.scales is None or self.zero_points is None else self.scales.nbytes + self.zero_points.nbytes
+        return int(self.int_repr.nbytes) + int(params)
+
+    @property
     def type_name(self) -> str:
         return QUANTIZED_TYPE_NAMES[self.scalar_type]
 

@@ -68,13 +68,14 @@ class LiteExportBackend : public torch::jit::PyTorchBackendInterface {
       TORCH_CHECK(w.isTensor(), kPrefix, "processed[\"weights\"][", i, "] is a ", w.tagKind(),
                   ", not a Tensor");
       // the compiled dtypes (schema/demo_ops.toml [dtypes]): float32 weights, int64/int32 index
-      // buffers, bool masks; which one each slot needs, the program decoder checks. float16: float32
-      // weights stored narrow (--weights fp16), widened when the plan is built
+      // buffers, bool masks; which one each slot needs, the program decoder checks. float16, qint8:
+      // float32 weights stored narrow (--weights fp16, --quantize dynamic-int8), widened when the
+      // plan is built
       const auto type = w.toTensor().scalar_type();
-      TORCH_CHECK(type == at::kFloat || type == at::kHalf || type == at::kLong || type == at::kInt ||
-                      type == at::kBool,
-                  kPrefix, "processed[\"weights\"][", i, "] must be float32 (or float16), int64, int32 or bool, got ",
-                  type);
+      TORCH_CHECK(type == at::kFloat || type == at::kHalf || type == at::kQInt8 || type == at::kLong ||
+                      type == at::kInt || type == at::kBool,
+                  kPrefix, "processed[\"weights\"][", i,
+                  "] must be float32 (or float16, qint8), int64, int32 or bool, got ", type);
     }
 
     for (const auto& entry : programs) {

@@ -77,9 +77,12 @@ c10::intrusive_ptr<MethodPlan> build_plan(const std::string& method, const at::T
                                    if (!value.isTensor()) return value.tagKind();
                                    // "" for float32, the dtype's name otherwise: the decoder
                                    // accepts the compiled ones ("int64", "bool") where slots hold them
-                                   // (float16: float32 weights stored narrow, --weights fp16)
+                                   // (float16 and qint8: float32 weights stored narrow, --weights
+                                   // fp16 and --quantize dynamic-int8)
                                    auto type = value.toTensor().scalar_type();
-                                   return type == at::kFloat || type == at::kHalf ? "" : dtype_str(type);
+                                   return type == at::kFloat || type == at::kHalf || type == at::kQInt8
+                                              ? ""
+                                              : dtype_str(type);
                                  },
                                  "program of method '" + method + "'");
     if (program.method != method)
@@ -96,7 +99,8 @@ c10::intrusive_ptr<MethodPlan> build_plan(const std::string& method, const at::T
   plan->named_dims = std::move(program.named_dims);
   for (const auto& [slot, weight] : program.constants) {
     at::Tensor tensor = weights.get(weight).toTensor();
-    // float16 weights are widened once, here: every kernel computes in float32
+    // float16 and qint8 weights are widened once, here: every kernel computes in float32
+    if (tensor.is_quantized()) tensor = tensor.dequantize();
     plan->constants.emplace_back(slot, tensor.scalar_type() == at::kHalf ? tensor.to(at::kFloat) : tensor);
   }
   for (auto& ins : program.instructions)

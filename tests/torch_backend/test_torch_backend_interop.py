@@ -178,7 +178,7 @@ def test_spec_method_without_program_fails_load_clearly(backend: None, tmp_path:
     (ptmf.ScalarType.INT, r"\[WEIGHT_DTYPE\] constant for slot 1 \(weight 0\): the slot holds float32 values, "
                           r"the weight is int32"),
     # no compiled dtype at all: the processed module's check
-    (ptmf.ScalarType.SHORT, r'processed\["weights"\]\[0\] must be float32 \(or float16\), int64, int32 or bool'),
+    (ptmf.ScalarType.SHORT, r'processed\["weights"\]\[0\] must be float32 \(or float16, qint8\), int64, int32 or bool'),
 ])
 def test_weights_of_wrong_dtype_fail_load_clearly(backend: None, tmp_path: Path, scalar_type: ptmf.ScalarType,
                                                   message: str) -> None:

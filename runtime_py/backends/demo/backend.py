@@ -14,6 +14,7 @@ from runtime_py.backends.demo.plan import MethodPlan, build_plan
 from runtime_py.error_codes import format_error
 from runtime_py.errors import FormatError
 from runtime_py.profiling import active_profiler
+from runtime_py.quantized_tensor import QuantizedTensor
 
 _WHERE = "processed module of backend_with_compiler_demo"
 
@@ -91,7 +92,8 @@ def _decode(encoded: object) -> Program:
 
 
 def widened(weights: Sequence[object]) -> list[object]:
-    """``weights`` with each float16 array as float32: float16 weights (liteexport export --weights
-    fp16) are float32 values stored narrow, widened once when the bundle is loaded so that every
-    kernel sees float32."""
-    return [w.astype(np.float32) if isinstance(w, np.ndarray) and w.dtype == np.float16 else w for w in weights]
+    """``weights`` with each float16 array and each quantized tensor as float32: such weights
+    (liteexport export --weights fp16, --quantize dynamic-int8) are float32 values stored narrow,
+    widened once when the bundle is loaded so that every kernel sees float32."""
+    return [w.astype(np.float32) if isinstance(w, np.ndarray) and w.dtype == np.float16
+            else w.dequantize() if isinstance(w, QuantizedTensor) else w for w in weights]

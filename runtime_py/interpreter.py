@@ -21,12 +21,20 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from bundle_format.ptmf import NUMPY_DTYPES, OpCode
+from bundle_format.ptmf import OpCode
 from runtime_py.backends.demo.arrays import ignore_fp_errors, restore_fp_errors
 from runtime_py.blocks import Refused, block_spans, compile_block, get_slot, kind, pop_n
 from runtime_py.budgets import LoadBudget
 from runtime_py.errors import ExecutionError, FormatError, InternalError, LiteExportError
 from runtime_py.quantized_tensor import QuantizedTensor
+from runtime_py.tensor_instructions import (
+    device_instruction,
+    dim_instruction,
+    dtype_instruction,
+    is_cuda_instruction,
+    num_to_tensor_instruction,
+    to_list_instruction,
+)
 from runtime_py.value_format import format_ivalue
 from runtime_py.values import UNINITIALIZED, ScriptObject
 
@@ -112,9 +120,6 @@ _RETURNED = sys.maxsize - 1
 
 
 # --- value helpers -----------------------------------------------------------------------------
-
-# numpy element type -> c10::ScalarType number (DTYPE)
-SCALAR_TYPES: dict[np.dtype, int] = {dtype: scalar for scalar, dtype in NUMPY_DTYPES.items()}
 
 _SIMPLE_TYPES: dict[str, Callable[[Any], bool]] = {
     "Tensor": lambda v: isinstance(v, np.ndarray | QuantizedTensor),
@@ -374,67 +379,8 @@ def _format(f: Frame, x: int, n: int) -> None:  # pop X values (format string fi
     f.stack.append("".join(out))
 
 
-def _device(f: Frame, x: int, n: int) -> None:  # pop a tensor, push its device
-    f.stack.pop()
-    f.stack.append("cpu")
-
-
-def _dtype(f: Frame, x: int, n: int) -> None:  # pop a tensor, push its c10::ScalarType number
-    t = f.stack.pop()
-    if isinstance(t, QuantizedTensor):  # its own type (QInt8...), not its integers' (Char...)
-        f.stack.append(t.scalar_type)
-        return
-    if not isinstance(t, np.ndarray):
-        raise Refused(f"DTYPE needs a Tensor, got {kind(t)}")
-    code = SCALAR_TYPES.get(t.dtype)
-    if code is None:
-        raise Refused(f"DTYPE: runtime_py has no c10 ScalarType for {t.dtype} tensors")
-    f.stack.append(code)
-
-
-def _dim(f: Frame, x: int, n: int) -> None:  # pop a tensor, push its number of dimensions
-    f.stack.append(np.ndim(f.stack.pop()))
-
-
 def _not(f: Frame, x: int, n: int) -> None:  # pop a bool, push its negation
     f.stack.append(not f.stack.pop())
-
-
-_TO_LIST_KINDS = {0: "i", 1: "f", 2: "b", 3: "c"}  # tolist's element type code -> numpy kind
-
-
-def _to_list(f: Frame, x: int, n: int) -> None:  # pop element type code, dim and tensor; push nested lists
-    elem_type = f.stack.pop()
-    dim = f.stack.pop()
-    t = f.stack.pop()
-    if not isinstance(t, np.ndarray) or type(elem_type) is not int:
-        raise Refused(f"TO_LIST needs a Tensor and an int element type, got {kind(t)} and {kind(elem_type)}")
-    element = _TO_LIST_KINDS.get(elem_type)
-    if element is None:
-        raise ExecutionError("Unsupported element type for tolist; only int, float, complex and bool are supported")
-    if t.dtype.kind != element and not (element == "i" and t.dtype.kind == "u"):
-        raise ExecutionError("Output annotation element type and runtime tensor element type must match for "
-                             "tolist()")
-    if t.ndim != dim:
-        raise ExecutionError("Output annotation list dimension and runtime tensor dimension must match for "
-                             "tolist()")
-    f.stack.append(t.tolist())
-
-
-_SCALAR_TENSOR_DTYPES = {bool: np.bool_, int: np.int64, float: np.float64, complex: np.complex128}
-
-
-def _num_to_tensor(f: Frame, x: int, n: int) -> None:  # pop a number, push it as a 0-dim tensor
-    value = f.stack.pop()
-    dtype = _SCALAR_TENSOR_DTYPES.get(type(value))
-    if dtype is None:
-        raise Refused(f"NUM_TO_TENSOR needs a number, got {kind(value)}")
-    f.stack.append(np.array(value, dtype=dtype))
-
-
-def _is_cuda(f: Frame, x: int, n: int) -> None:  # pop a tensor, push False (runtime_py is CPU only)
-    f.stack.pop()
-    f.stack.append(False)
 
 
 def _warn(f: Frame, x: int, n: int) -> None:  # pop stacklevel and message, log the message
@@ -477,13 +423,13 @@ HANDLERS: dict[int, Handler] = {
     OpCode.UN_INITIALIZED: _un_initialized,
     OpCode.ISNOT: _isnot,
     OpCode.FORMAT: _format,
-    OpCode.DEVICE: _device,
-    OpCode.DTYPE: _dtype,
-    OpCode.DIM: _dim,
+    OpCode.DEVICE: device_instruction,
+    OpCode.DTYPE: dtype_instruction,
+    OpCode.DIM: dim_instruction,
     OpCode.NOT: _not,
-    OpCode.TO_LIST: _to_list,
-    OpCode.NUM_TO_TENSOR: _num_to_tensor,
-    OpCode.IS_CUDA: _is_cuda,
+    OpCode.TO_LIST: to_list_instruction,
+    OpCode.NUM_TO_TENSOR: num_to_tensor_instruction,
+    OpCode.IS_CUDA: is_cuda_instruction,
     OpCode.WARN: _warn,
 }
 
@@ -502,7 +448,7 @@ def _unknown(op: int) -> Handler:
     return unsupported
 
 
-_ALLOCATING_STEPS = (_op, _opn, _list_construct, _dict_construct, _tuple_construct, _format, _to_list)
+_ALLOCATING_STEPS = (_op, _opn, _list_construct, _dict_construct, _tuple_construct, _format, to_list_instruction)
 
 
 def _run_budgeted(f: Frame, budget: LoadBudget) -> None:

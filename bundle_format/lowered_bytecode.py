@@ -33,6 +33,7 @@ BACKEND_CLASS = f"__torch__.torch.classes.__backends__.{BACKEND_NAME}"
 DEBUG_INFO_CLASS = "__torch__.torch.classes.backendutils.BackendDebugInfo"
 STATE_TYPE = "Tuple[Dict[str, Any], Any, bool]"
 NO_BACKEND_MESSAGE = "Exception: Backend is not available."
+DICT_RESULT_TYPE = "Dict[str, Tensor]"  # a method returning a dict of tensors (MethodSignature.output_keys)
 
 # Attribute slots of the LoweredModule object, in the order torch's __setstate__ sets them.
 SLOT_PROCESSED, SLOT_SPEC, SLOT_BACKEND, SLOT_HANDLES, SLOT_DEBUG_INFO = range(5)
@@ -49,6 +50,8 @@ class MethodSignature:
     num_outputs: int  # Tensors the program returns (execute's list)
     # (position in the returned tuple, value) of its constant elements, by position
     constants: tuple[tuple[int, ptmf.IValue], ...] = ()
+    # a Dict[str, Tensor] result: its keys, in order, one per output (returns_tuple is False)
+    output_keys: tuple[str, ...] = ()
 
     @property
     def items(self) -> tuple[ptmf.IValue | None, ...]:
@@ -58,10 +61,19 @@ class MethodSignature:
 
     @property
     def return_type(self) -> str:
+        if self.output_keys:
+            return DICT_RESULT_TYPE
         if not self.returns_tuple:
             return "Tensor"
         return "Tuple[" + ", ".join("Tensor" if c is None else CONSTANT_TYPES[type(c)] for c in self.items) + "]"
 
+
+    def result(self, tensors: Sequence[Any]) -> Any:
+        """What the method returns for ``tensors`` (the program's outputs, in order): a tuple with
+        its constants in place, a dict by the output keys, or the one tensor."""
+        if self.output_keys:
+            return dict(zip(self.output_keys, tensors, strict=True))
+        return self.elements(tensors) if self.returns_tuple else tensors[0]
 
     def elements(self, tensors: Sequence[Any]) -> tuple[Any, ...]:
         """The returned tuple's elements: ``tensors`` (the program's outputs, in order) with the
@@ -147,6 +159,11 @@ def method_function(qualname: str, sig: MethodSignature, class_type: int) -> Fun
         else:
             extra.append(item)
             code.append(_ins(Op.LOADC, 5 + len(extra)))
+    if sig.output_keys:  # key, tensor, key, tensor... then one dict (types[1 + k]: Dict[str, Tensor])
+        code = code[:-k] + [ins for j, key in enumerate(sig.output_keys)
+                            for ins in (_ins(Op.LOADC, 6 + len(extra) + j), code[len(code) - k + j])]
+        extra += [ptmf.StringValue(key) for key in sig.output_keys]
+        code.append(_ins(Op.DICT_CONSTRUCT, 1 + k, 2 * k))
     if sig.returns_tuple:
         code.append(_ins(Op.TUPLE_CONSTRUCT, len(sig.items)))
     code.append(_ins(Op.JMP, 5))
@@ -162,7 +179,8 @@ def method_function(qualname: str, sig: MethodSignature, class_type: int) -> Fun
     return FunctionCode(
         qn=f"{wrapper_type(qualname)}.{sig.name}", instructions=tuple(code),
         operators=(ptmf.Operator("prim::unchecked_cast", "", 1),), constants=constants,
-        type_annotations=("List[Any]",) + ("Tensor",) * k, register_size=result,
+        type_annotations=("List[Any]",) + ("Tensor",) * k + ((DICT_RESULT_TYPE,) if sig.output_keys else ()),
+        register_size=result,
         schema=ptmf.Schema(args, (ptmf.Arg("", sig.return_type),)), class_type=class_type)
 
 

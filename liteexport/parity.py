@@ -27,9 +27,10 @@ def is_constant(value: Any) -> bool:
 
 
 def as_outputs(result: Any) -> tuple[Any, ...]:
-    """A method's result (one value, or a tuple of them) as its outputs: tensors (torch's or
-    numpy's) as numpy arrays, constants as they are."""
-    values = result if isinstance(result, (tuple, list)) else (result,)
+    """A method's result (one value, a tuple of them, or a dict of them: its values in order) as
+    its outputs: tensors (torch's or numpy's) as numpy arrays, constants as they are."""
+    values = tuple(result.values()) if isinstance(result, dict) else \
+        result if isinstance(result, (tuple, list)) else (result,)
     return tuple(v if is_constant(v) else np.asarray(v.detach().numpy() if hasattr(v, "detach") else v)
                  for v in values)
 

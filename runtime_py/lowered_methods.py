@@ -26,6 +26,7 @@ from bundle_format.lowered_bytecode import (
     BACKEND_CLASS,
     CONSTANT_TYPES,
     DEBUG_INFO_CLASS,
+    DICT_RESULT_TYPE,
     NO_BACKEND_MESSAGE,
     SLOT_BACKEND,
     SLOT_DEBUG_INFO,
@@ -74,7 +75,7 @@ class LoweredCall:
             raise ExecutionError(f"Expected {self.signature.num_outputs} elements in a list but found {len(outputs)}")
         if not all(isinstance(o, np.ndarray) for o in outputs):  # ISINSTANCE Tensor, else raise
             raise ScriptError("AssertionError: ")
-        return self.signature.elements(outputs) if self.signature.returns_tuple else outputs[0]
+        return self.signature.result(outputs)
 
 
 EXECUTE_ARGS = 3  # execute(self, handle, inputs): the wrapper's only 3-input INTERFACE_CALL
@@ -91,6 +92,13 @@ def _signature(fn: ptmf.Function, module: ptmf.Module) -> MethodSignature | None
     returns = fn.schema.returns[0].type
     if returns == "Tensor":
         return MethodSignature(fn.qn.rpartition(".")[2], tuple(a.name for a in args), False, 1)
+    if returns == DICT_RESULT_TYPE:  # the keys are the constants after the template's six
+        keys = [module.ivalues[i] if 0 <= i < len(module.ivalues) else None
+                for i in fn.constants[len(_FIXED_CONSTANTS):]]
+        if not keys or not all(isinstance(k, ptmf.StringValue) for k in keys):
+            return None
+        return MethodSignature(fn.qn.rpartition(".")[2], tuple(a.name for a in args), False, len(keys), (),
+                               tuple(k.value for k in keys if isinstance(k, ptmf.StringValue)))
     if not (returns.startswith("Tuple[") and returns.endswith("]")):
         return None
     items = [t.strip() for t in returns[len("Tuple["):-1].split(",")]

@@ -190,7 +190,11 @@ def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str
     if progress is not None:  # a stage of its own: the last count of the walk may have been rate-limited
         progress(f"walked {name}: {walk.visited} nodes, {len(walk.nodes)} instructions before optimization")
     returns_tuple = isinstance(result, tuple)
-    values = list(result) if returns_tuple else [result]
+    # a dict of tensors keyed by strings (the segmentation models' {"out": ...}): the wrapper
+    # rebuilds it from the program's outputs, in the dict's order
+    keys = tuple(result) if isinstance(result, dict) and result and all(isinstance(k, str) for k in result) \
+        and constant_outputs else ()
+    values = list(result) if returns_tuple else list(result.values()) if keys else [result]
     poisoned = find_poison(values) | find_blocked(values)
     outputs: list[TensorValue] = []
     constants: list[tuple[int, ptmf.IValue]] = []  # rebuilt by the wrapper, not returned by the program
@@ -203,7 +207,8 @@ def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str
         elif not isinstance(value, Poison):
             what = "None" if value is None else (
                 f"a {value.tensor.dtype} tensor" if isinstance(value, TensorConst) else f"a {type(value).__name__}")
-            problems.append(f"{f'output {index}' if returns_tuple else 'the result'} is {what}")
+            where = f"output {index}" if returns_tuple else f"entry {keys[index]!r}" if keys else "the result"
+            problems.append(f"{where} is {what}")
     if not outputs and not poisoned:
         problems.append("no output is a Tensor")
     if problems:
@@ -211,7 +216,8 @@ def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str
     nodes = optimize(walk.nodes, outputs) if not poisoned else []
     for node in nodes:  # blocked values propagate to what reads them; this is the safety net
         poisoned |= find_blocked(node.inputs)
-    signature = MethodSignature(name, tuple(a.name for a in arguments), returns_tuple, len(outputs), tuple(constants))
+    signature = MethodSignature(name, tuple(a.name for a in arguments), returns_tuple, len(outputs), tuple(constants),
+                                keys)
     if poisoned:
         return signature, _empty_program(name, inputs), poisoned
     return signature, emitter.program(name, inputs, nodes, outputs), frozenset()
@@ -242,8 +248,8 @@ def _bad_output(log: ReportLog, method: str, graph: Any, root: ModuleRef, proble
     allowed = ("and of constants (None, bool, int, float)" if constant_outputs else
                "(constants such as None only in bundles `liteexport export` writes: torch's to_backend "
                "wrapper expects every element from the backend)")
-    reason = (f"{problem}: a method must return a Tensor ({COMPILED_NAMES}) or a flat tuple (or NamedTuple) of them "
-              f"{allowed}; return only the tensors, e.g. from a wrapper module")
+    reason = (f"{problem}: a method must return a Tensor ({COMPILED_NAMES}), a flat tuple (or NamedTuple) of them "
+              f"{allowed}, or a dict of them keyed by strings; return only the tensors, e.g. from a wrapper module")
     return frozenset({log.add(site, reason)})
 
 

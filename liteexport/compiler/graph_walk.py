@@ -52,7 +52,7 @@ from liteexport.compiler.values import (
 _STRUCTURAL = {
     "prim::ListConstruct", "prim::TupleConstruct", "prim::ListUnpack", "prim::TupleUnpack",
     "prim::TupleIndex", "aten::__getitem__", "aten::len", "prim::unchecked_cast",
-    "aten::list_with_default", "prim::DictConstruct", *CONTAINER_WRITES,
+    "aten::list_with_default", "prim::DictConstruct", "aten::dict", *CONTAINER_WRITES,
 }
 # Calls are walked whatever their arguments: a poisoned argument poisons only what the
 # callee computes from it, and the callee's own unsupported nodes are reported too.
@@ -333,6 +333,8 @@ class MethodWalk:
             return tuple(args)
         if kind == "prim::DictConstruct":
             return dict(zip(args[0::2], args[1::2], strict=True))
+        if kind == "aten::dict" and not args:  # an empty dict, filled by aten::_set_item (OrderedDict())
+            return {}
         if kind in CONTAINER_WRITES and isinstance(args[0], (list, dict)):
             if id(args[0]) in self._attribute_ids:
                 _check_memo(kind, args)

@@ -29,10 +29,11 @@ import torch
 from bundle_format.debug_table import SourceFrame
 from liteexport.compiler.effects import CONTAINER_WRITES, IGNORED, mutates, returns_view, writes_first_argument
 from liteexport.compiler.environment import ENVIRONMENT, answers
-from liteexport.compiler.lowerings import INPLACE, LOWERINGS, SCALAR_FOLDS
+from liteexport.compiler.lowerings import INPLACE, LOWERINGS, SCALAR_FOLDS, SYMBOLIC_FACTORIES
 from liteexport.compiler.ops import SHAPES_HINT, Emitter
 from liteexport.compiler.reports import ReportLog
 from liteexport.compiler.source import parse_torch_range
+from liteexport.compiler.symbolic import has_symbolic
 from liteexport.compiler.torch_eval import constant_results, meta_results
 from liteexport.compiler.trace_forms import normalize
 from liteexport.compiler.values import (
@@ -351,7 +352,7 @@ class MethodWalk:
             return ENVIRONMENT[kind](*args)
         if kind in _TENSOR_READS and _has_tensor(args):
             raise Unsupported(DATA_DEPENDENT)
-        if _has_tensor(args):
+        if _has_tensor(args) or kind in SYMBOLIC_FACTORIES and has_symbolic(args):
             folded = self._on_constants(node, self.current(args))
             if folded is not None:
                 return folded[0] if len(folded) == 1 else folded

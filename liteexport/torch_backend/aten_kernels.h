@@ -169,6 +169,15 @@ at::Tensor cumsum(const Step& s, const at::Tensor& input) {
                           : at::cumsum(input, axis);
 }
 
+// torch.arange(start, S + end_offset) where S is the reference's size along axis: a range over a
+// sequence length known only at run time (the reference's values are not read)
+at::Tensor arange_like(const Step& s, const at::Tensor& reference) {
+  const auto& a = attrs_of<dp::ArangeLikeAttrs>(s);
+  if (reference.dim() == 0) kernel_error("ARANGE_LIKE needs a reference with at least one dim");
+  const int64_t end = reference.size(checked_axis(a.axis, reference)) + a.end_offset;
+  return at::arange(a.start, std::max(end, a.start), reference.options().dtype(at::kLong));
+}
+
 // conv and pooling take CHW or NCHW
 void check_batched(const at::Tensor& x, const char* op) {
   if (x.dim() != 3 && x.dim() != 4) {
@@ -428,6 +437,7 @@ at::Tensor run_step(const Step& s, const Tensors& x) {
     case Op::CUMSUM: return cumsum(s, x[0]);
     case Op::SIN: return at::sin(x[0]);
     case Op::COS: return at::cos(x[0]);
+    case Op::ARANGE_LIKE: return arange_like(s, x[0]);
   }
   TORCH_INTERNAL_ASSERT(false, "unreachable opcode");
 }

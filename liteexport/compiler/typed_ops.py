@@ -25,7 +25,7 @@ from liteexport.compiler.ops import (
     shape_of,
     tensor,
 )
-from liteexport.compiler.values import TensorConst, TensorValue, Unsupported
+from liteexport.compiler.values import Sym, TensorConst, TensorValue, Unsupported
 
 
 def _embedding(b: Emitter, args: list[Any]) -> Any:
@@ -132,6 +132,22 @@ def _index(b: Emitter, args: list[Any]) -> Any:
     return b.emit(OpCode.RESHAPE, [selected], ShapeAttrs(dims=tuple(picked.shape)))
 
 
+def _extremum(pick_first_when: OpCode) -> Lowering:
+    """aten::min/max(a, b) and minimum/maximum of integer or bool tensors: where(a < b, a, b) (or >), exact.
+    Floats are not compiled this way: torch propagates a NaN from either side, the comparison would not."""
+    def lower(b: Emitter, args: list[Any]) -> Any:
+        if len(args) != 2 or not all(isinstance(v, (Sym, TensorConst)) for v in args):
+            raise Unsupported("only the elementwise min/max of two tensors is compiled")
+        if all(isinstance(v, TensorConst) for v in args):  # float32 constants (others folded already)
+            pick = torch.minimum if pick_first_when == OpCode.LT else torch.maximum
+            return TensorConst(pick(args[0].tensor, args[1].tensor))
+        a, other = promoted(b, pick_first_when, list(args))
+        if dtype_of(a) == DType.FLOAT32:
+            raise Unsupported("the elementwise min/max of float tensors is not compiled (NaN propagation)")
+        return b.emit(OpCode.WHERE, [b.emit(pick_first_when, [a, other], BinaryAttrs()), a, other], None)
+    return lower
+
+
 def _gather(b: Emitter, args: list[Any]) -> Any:
     """aten::gather(x, dim, index, sparse_grad)."""
     return b.emit(OpCode.GATHER, [tensor(args[0]), tensor(args[2])], AxisAttrs(axis=int(args[1])))
@@ -177,6 +193,10 @@ LOWERINGS: dict[str, Lowering] = {
     "aten::gather": _gather,
     "aten::index_select": _index_select,
     "aten::cumsum": _cumsum,
+    "aten::min": _extremum(OpCode.LT),
+    "aten::minimum": _extremum(OpCode.LT),
+    "aten::max": _extremum(OpCode.GT),
+    "aten::maximum": _extremum(OpCode.GT),
     "aten::sin": _unary(OpCode.SIN),
     "aten::cos": _unary(OpCode.COS),
 }

@@ -117,7 +117,7 @@ axis plus end_offset: torch.arange(start, S + end_offset) for a size S known onl
 
     axis: int  # the reference's axis whose size is S; may be negative
     start: int = 0  # the first value
-    end_offset: int = 0  # the end (exclusive) is S + end_offset; no values when it is <= start
+    end_offset: int = 0  # the end (exclusive) is S + end_offset; before start it is an error, as in torch.arange
 
 F, R = AttrField, AttrRule
 

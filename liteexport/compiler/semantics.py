@@ -213,7 +213,7 @@ SEMANTICS: dict[OpCode, Semantics] = {
     OpCode.SIN: _one(torch.sin),
     OpCode.COS: _one(torch.cos),
     OpCode.ARANGE_LIKE: _attrs_of(ArangeLikeAttrs, lambda x, a: torch.arange(
-        a.start, max(x.shape[a.axis] + a.end_offset, a.start), dtype=torch.int64, device=x.device)),
+        a.start, x.shape[a.axis] + a.end_offset, dtype=torch.int64, device=x.device)),
 }
 
 

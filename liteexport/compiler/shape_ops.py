@@ -36,6 +36,7 @@ from liteexport.compiler.ops import (
     shape_of,
     tensor,
 )
+from liteexport.compiler.symbolic import SymSize
 from liteexport.compiler.values import Sym, TensorConst, TensorValue, Unsupported
 
 # c10::ScalarType numbers TorchScript passes as dtype, for the factories.
@@ -121,7 +122,8 @@ def cat(b: Emitter, parts: list[TensorValue], axis: int) -> TensorValue:
 
 def _int(value: Any, what: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
-        raise Unsupported(f"{what} must be an int known at compile time")
+        known = f", not the size {value} known only at run time" if isinstance(value, SymSize) else ""
+        raise Unsupported(f"{what} must be an int known at compile time{known}")
     return value
 
 

@@ -90,7 +90,14 @@ class SymSize:
     def __lt__(self, other: object) -> bool:
         raise _unknown(f"whether {self} < {other}")
 
-    __le__ = __gt__ = __ge__ = __lt__
+    def __le__(self, other: object) -> bool:
+        raise _unknown(f"whether {self} <= {other}")
+
+    def __gt__(self, other: object) -> bool:
+        raise _unknown(f"whether {self} > {other}")
+
+    def __ge__(self, other: object) -> bool:
+        raise _unknown(f"whether {self} >= {other}")
 
     def __bool__(self) -> bool:
         raise _unknown(f"whether {self} is nonzero")

@@ -174,8 +174,13 @@ at::Tensor cumsum(const Step& s, const at::Tensor& input) {
 at::Tensor arange_like(const Step& s, const at::Tensor& reference) {
   const auto& a = attrs_of<dp::ArangeLikeAttrs>(s);
   if (reference.dim() == 0) kernel_error("ARANGE_LIKE needs a reference with at least one dim");
-  const int64_t end = reference.size(checked_axis(a.axis, reference)) + a.end_offset;
-  return at::arange(a.start, std::max(end, a.start), reference.options().dtype(at::kLong));
+  const int64_t size = reference.size(checked_axis(a.axis, reference));
+  const int64_t end = size + a.end_offset;
+  if (end < a.start)  // as torch.arange's
+    kernel_error("the range's end " + std::to_string(end) + " (size " + std::to_string(size) + " of axis " +
+                 std::to_string(a.axis) + (a.end_offset < 0 ? " " : " +") + std::to_string(a.end_offset) +
+                 ") is before its start " + std::to_string(a.start));
+  return at::arange(a.start, end, reference.options().dtype(at::kLong));
 }
 
 // conv and pooling take CHW or NCHW

@@ -79,7 +79,7 @@ struct CastAttrs {
 struct ArangeLikeAttrs {
   int64_t axis{};  // the reference's axis whose size is S; may be negative
   int64_t start{0};  // the first value
-  int64_t end_offset{0};  // the end (exclusive) is S + end_offset; no values when it is <= start
+  int64_t end_offset{0};  // the end (exclusive) is S + end_offset; before start it is an error, as in torch.arange
 };
 
 // The variant's index is the fbs union tag (0: no attributes).

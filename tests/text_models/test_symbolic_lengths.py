@@ -17,7 +17,7 @@ import runtime_py
 from bundle_format.program import OpCode, SymbolicDim
 from liteexport.compiler import compile_module
 from liteexport.input_spec import DimRange, TensorSpec
-from runtime_py.errors import InputError
+from runtime_py.errors import ExecutionError, InputError
 from tests.text_models.test_text_models import LEFT_PADDED, MODELS, VOCAB, _inputs, _model
 from tests.text_models.typed import assert_same, run_engines
 
@@ -81,3 +81,31 @@ def test_written_once_read_back() -> None:
     traced = torch.jit.trace(_model("distilbert"), tuple(_inputs(0, 0)), strict=False)
     (program,) = compile_module(traced, input_shapes={"forward": SPECS}, dims=DIMS).programs
     assert decode_program(encode_program(program)) == program
+
+
+class Ranges(torch.nn.Module):
+    """ARANGE_LIKE with a start and an end offset, and cast to float32."""
+
+    def forward(self, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return torch.arange(2, ids.size(1) - 1), torch.arange(ids.size(1), dtype=torch.float32) * 0.5
+
+
+def test_arange_like_in_every_engine(tmp_path: Path) -> None:
+    compiled = compile_module(torch.jit.script(Ranges()), input_shapes={"forward": [TensorSpec((1, "S"), "int64")]})
+    (program,) = compiled.programs
+    assert [ins.op for ins in program.instructions][:2] == [OpCode.ARANGE_LIKE, OpCode.ARANGE_LIKE]
+    path = tmp_path / "ranges.ptl"
+    for length in (3, 7, 64):
+        ids = torch.zeros(1, length, dtype=torch.int64)
+        ours, lite = run_engines(compiled, path, [ids])
+        assert_same(ours, Ranges()(ids))
+        assert_same(lite, Ranges()(ids))
+    short = torch.zeros(1, 2, dtype=torch.int64)  # arange(2, 1): torch refuses it, and so do the engines
+    with pytest.raises(RuntimeError, match="upper bound and lower bound inconsistent"):
+        Ranges()(short)
+    refused = r"the range's end 1 \(size 2 of axis 1 -1\) is before its start 2"
+    with pytest.raises(ExecutionError, match=refused) as info:
+        runtime_py.load(path).run_method("forward", short.numpy())
+    assert info.value.code == "KERNEL_FAILED"
+    with pytest.raises(RuntimeError, match=refused):
+        torch.jit.mobile._load_for_lite_interpreter(str(path)).run_method("forward", short)

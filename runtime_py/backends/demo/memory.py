@@ -77,7 +77,8 @@ def _index_select(attrs: AxisAttrs) -> Bound:
 
 
 def _arange_like(attrs: ArangeLikeAttrs) -> Bound:
-    """int64 values up to the reference's size plus end_offset (the reference's values are not read)."""
+    """int64 values up to the reference's size plus end_offset (the reference's values are not read;
+    an end before the start is the kernel's error)."""
     def bound(args: Sequence[object]) -> int:
         x = _shape(args[0])
         if not -len(x) <= attrs.axis < len(x):

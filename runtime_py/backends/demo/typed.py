@@ -137,8 +137,11 @@ def make_arange_like(attrs: ArangeLikeAttrs, n_inputs: int) -> Kernel:
     def arange_like(reference: Array) -> Array:
         if not -reference.ndim <= attrs.axis < reference.ndim:
             raise ValueError(f"axis {attrs.axis} is out of range for a reference of shape {reference.shape}")
-        size = reference.shape[attrs.axis]
-        return np.arange(attrs.start, max(size + attrs.end_offset, attrs.start), dtype=np.int64)
+        end = reference.shape[attrs.axis] + attrs.end_offset
+        if end < attrs.start:  # as torch.arange's
+            raise ValueError(f"the range's end {end} (size {reference.shape[attrs.axis]} of axis {attrs.axis} "
+                             f"{attrs.end_offset:+d}) is before its start {attrs.start}")
+        return np.arange(attrs.start, end, dtype=np.int64)
 
     return arange_like
 

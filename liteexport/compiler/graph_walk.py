@@ -351,7 +351,10 @@ class MethodWalk:
         if answers(kind, args):
             return ENVIRONMENT[kind](*args)
         if kind in _TENSOR_READS and _has_tensor(args):
-            raise Unsupported(DATA_DEPENDENT)
+            if not (isinstance(args[0], TensorConst) and args[0].tensor.numel() == 1):
+                raise Unsupported(DATA_DEPENDENT)
+            # a constant's value is known now (a saved traced archive's int(tensor(8) + tensor(0)))
+            args = [args[0].tensor.item(), *args[1:]]
         if _has_tensor(args) or kind in SYMBOLIC_FACTORIES and has_symbolic(args):
             folded = self._on_constants(node, self.current(args))
             if folded is not None:

@@ -134,6 +134,7 @@ def _binary(op: OpCode, reverse_op: bool = False) -> Callable[[Emitter, list[Any
         elif op == OpCode.DIV and extra is not None:
             raise Unsupported("rounding_mode is not supported")
         reverse = reverse_op
+        a, other = _as_number_beside(a, other), _as_number_beside(other, a)
         if is_number(a) and not is_number(other):  # number OP tensor
             a, other, reverse = other, a, not reverse
         operands = promoted(b, op, [a, other])
@@ -141,6 +142,15 @@ def _binary(op: OpCode, reverse_op: bool = False) -> Callable[[Emitter, list[Any
             return b.emit(op, operands[:1], BinaryAttrs(alpha=alpha, scalar=float(other), reverse=reverse))
         return b.emit(op, operands, BinaryAttrs(alpha=alpha, reverse=reverse))
     return lower
+
+
+def _as_number_beside(value: Any, other: Any) -> Any:
+    """A 0-d constant of a dtype programs do not hold (a saved traced archive's float64 ``0.5``) as
+    its number when the other operand has dims: torch's promotion then ignores its dtype as a number's."""
+    if isinstance(value, TensorConst) and value.tensor.dim() == 0 and value.tensor.dtype == torch.float64 \
+            and isinstance(other, (Sym, TensorConst)) and shape_of(other) != ():
+        return value.tensor.item()
+    return value
 
 
 def _representative(value: Any) -> Any:

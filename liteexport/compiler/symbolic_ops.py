@@ -23,6 +23,7 @@ from bundle_format.program import SLICE_END, ArangeLikeAttrs, AxisAttrs, BinaryA
 from liteexport.compiler import ops, shape_ops, typed_ops
 from liteexport.compiler.dtypes import dtype_of
 from liteexport.compiler.ops import Emitter, Lowering, tensor
+from liteexport.compiler.scalars import SCALAR_FOLDS
 from liteexport.compiler.shape_ops import axis_index, reshape_to, slice_of
 from liteexport.compiler.symbolic import SymSize, has_symbolic, size_of
 from liteexport.compiler.values import Sym, TensorConst, TensorValue, Unsupported
@@ -177,7 +178,24 @@ def _index(lowering: Lowering) -> Lowering:
     return lower
 
 
+def _size_arithmetic(kind: str, lowering: Lowering) -> Lowering:
+    """Arithmetic on a SymSize and a 0-d integer constant (a saved traced archive keeps
+    ``seq_length + past_length`` as ``add(NumToTensor(size), tensor(0))``): computed as numbers, as
+    the scalar folds do, so the size stays a SymSize."""
+    def lower(b: Emitter, args: list[Any]) -> Any:
+        if not any(isinstance(a, SymSize) for a in args):
+            return lowering(b, args)
+        numbers = [a.tensor.item() if isinstance(a, TensorConst) and a.tensor.dim() == 0
+                   and not a.tensor.is_floating_point() else a for a in args]
+        if any(isinstance(a, (Sym, TensorConst)) for a in numbers):
+            raise Unsupported(f"arithmetic of the size {next(a for a in args if isinstance(a, SymSize))}, known only "
+                              "at run time, with a tensor is not compiled")
+        return SCALAR_FOLDS[kind](*numbers)
+    return lower
+
+
 LOWERINGS: dict[str, Lowering] = {
+    **{kind: _size_arithmetic(kind, ops.LOWERINGS[kind]) for kind in ("aten::add", "aten::sub", "aten::mul")},
     "aten::arange": _arange,
     "aten::slice": _slice(shape_ops.LOWERINGS["aten::slice"]),
     "aten::reshape": _reshape(ops.LOWERINGS["aten::reshape"]),

@@ -6,6 +6,8 @@ outside the bounds (max_position_embeddings is 64) and an input error."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -109,3 +111,21 @@ def test_arange_like_in_every_engine(tmp_path: Path) -> None:
     assert info.value.code == "KERNEL_FAILED"
     with pytest.raises(RuntimeError, match=refused):
         torch.jit.mobile._load_for_lite_interpreter(str(path)).run_method("forward", short)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_the_cli_exports_a_saved_trace_and_self_checks_it_at_the_bounds(name: str, tmp_path: Path) -> None:
+    """A saved traced archive keeps Python numbers as 0-d tensor constants (``seq_length + 0``,
+    float64 ``0.5``); the export self-checks the program at S = 1, 64 and 32."""
+    model = _model(name)
+    torch.jit.save(torch.jit.trace(model, tuple(_inputs(0, 0)), strict=False), str(tmp_path / "model.pt"))
+    out = tmp_path / "model.ptl"
+    run = subprocess.run([sys.executable, "-m", "liteexport", "export", str(tmp_path / "model.pt"), "-o", str(out),
+                          "--input-shape", "forward:1xS:int64,1xS:int64", "--dim", "S=1..64"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "self-check passed for forward" in run.stderr and "on 3 input sets" in run.stderr
+    inputs = _at_length(name, 20, seed=20)
+    with torch.no_grad():
+        expected = model(*inputs).numpy()
+    assert_same(runtime_py.load(out).run_method("forward", *[t.numpy() for t in inputs]), expected)

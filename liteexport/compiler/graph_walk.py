@@ -33,7 +33,7 @@ from liteexport.compiler.lowerings import INPLACE, LOWERINGS, SCALAR_FOLDS, SYMB
 from liteexport.compiler.ops import SHAPES_HINT, Emitter
 from liteexport.compiler.reports import ReportLog
 from liteexport.compiler.source import parse_torch_range
-from liteexport.compiler.symbolic import has_symbolic
+from liteexport.compiler.symbolic import SymSize, has_symbolic, size_of
 from liteexport.compiler.torch_eval import constant_results, meta_results
 from liteexport.compiler.trace_forms import normalize
 from liteexport.compiler.values import (
@@ -526,14 +526,14 @@ def _new_tensors(result: Any, source: Any) -> list[Sym | TensorConst]:
     return [v for v in items if isinstance(v, (Sym, TensorConst)) and v is not source]
 
 
-def _length(value: Any) -> int:
-    """``len`` of a container, or of a tensor (its first dimension, when static)."""
+def _length(value: Any) -> int | SymSize:
+    """``len`` of a container, or of a tensor (its first dimension: static, or a named dim's SymSize)."""
     if isinstance(value, (list, tuple, dict, str)):
         return len(value)
     if isinstance(value, TensorConst):
         return len(value.tensor)
-    if isinstance(value, Sym) and value.shape and value.shape[0] >= 0:
-        return value.shape[0]
+    if isinstance(value, Sym) and value.shape and (first := size_of(value, 0)) is not None:
+        return first  # static, or a SymSize
     raise Unsupported(f"the length of this tensor is not static; {SHAPES_HINT}")
 
 

@@ -63,6 +63,8 @@ SCALAR_FOLDS: dict[str, ScalarFold] = {
     "aten::Float": float,
     "aten::Bool": bool,
     "aten::ScalarImplicit": lambda x: x,
+    "aten::item": lambda x: x,  # of a one-element constant, read as its number by the walk
+    "aten::is_nonzero": bool,
     "prim::NumToTensor": lambda x: x,  # a 0-dim tensor of a known number acts as the number
     "aten::sqrt": math.sqrt,
     "aten::floor": math.floor,

@@ -137,8 +137,9 @@ def _expand(lowering: Lowering) -> Lowering:
             if isinstance(d, SymSize):
                 have = size_of(x, i - lead) if i >= lead else None
                 if not (isinstance(have, SymSize) and have == d):
-                    raise Unsupported(f"expand to {_text(dims)}: broadcasting a dim of size {have} to the size {d}, "
-                                      "known only at run time, is not compiled")
+                    what = "a new dim" if have is None else f"a dim of size {have}"
+                    raise Unsupported(f"expand to {_text(dims)}: broadcasting {what} to the size {d}, known only at "
+                                      "run time, is not compiled")
                 d = -1
             sizes.append(d)
         return lowering(b, [x, sizes, *args[2:]])

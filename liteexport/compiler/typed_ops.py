@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from bundle_format.program import AxisAttrs, BinaryAttrs, DType, OpCode, ShapeAttrs
+from liteexport.compiler.constant_fold import fold_with_torch
 from liteexport.compiler.dtypes import TORCH_DTYPES, dtype_of, torch_dtype_of
 from liteexport.compiler.ops import (
     Emitter,
@@ -132,15 +133,14 @@ def _index(b: Emitter, args: list[Any]) -> Any:
     return b.emit(OpCode.RESHAPE, [selected], ShapeAttrs(dims=tuple(picked.shape)))
 
 
-def _extremum(pick_first_when: OpCode) -> Lowering:
+def _extremum(kind: str, pick_first_when: OpCode) -> Lowering:
     """aten::min/max(a, b) and minimum/maximum of integer or bool tensors: where(a < b, a, b) (or >), exact.
     Floats are not compiled this way: torch propagates a NaN from either side, the comparison would not."""
     def lower(b: Emitter, args: list[Any]) -> Any:
+        if all(isinstance(v, TensorConst) for v in args if isinstance(v, (Sym, TensorConst))):
+            return fold_with_torch(kind, args)  # float32 constants, every overload (others folded already)
         if len(args) != 2 or not all(isinstance(v, (Sym, TensorConst)) for v in args):
             raise Unsupported("only the elementwise min/max of two tensors is compiled")
-        if all(isinstance(v, TensorConst) for v in args):  # float32 constants (others folded already)
-            pick = torch.minimum if pick_first_when == OpCode.LT else torch.maximum
-            return TensorConst(pick(args[0].tensor, args[1].tensor))
         a, other = promoted(b, pick_first_when, list(args))
         if dtype_of(a) == DType.FLOAT32:
             raise Unsupported("the elementwise min/max of float tensors is not compiled (NaN propagation)")
@@ -193,10 +193,8 @@ LOWERINGS: dict[str, Lowering] = {
     "aten::gather": _gather,
     "aten::index_select": _index_select,
     "aten::cumsum": _cumsum,
-    "aten::min": _extremum(OpCode.LT),
-    "aten::minimum": _extremum(OpCode.LT),
-    "aten::max": _extremum(OpCode.GT),
-    "aten::maximum": _extremum(OpCode.GT),
+    **{kind: _extremum(kind, OpCode.LT) for kind in ("aten::min", "aten::minimum")},
+    **{kind: _extremum(kind, OpCode.GT) for kind in ("aten::max", "aten::maximum")},
     "aten::sin": _unary(OpCode.SIN),
     "aten::cos": _unary(OpCode.COS),
 }

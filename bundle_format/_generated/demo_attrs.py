@@ -109,6 +109,16 @@ bounds are clamped to the axis, as in Python; step > 0."""
 class CastAttrs:
     dtype: int  # the result's dtype, a DType value (c10::ScalarType numbering)
 
+
+@dataclass(frozen=True)
+class ArangeLikeAttrs:
+    """The int64 values start, start + 1, ..., up to (excluding) the size of the reference operand's
+axis plus end_offset: torch.arange(start, S + end_offset) for a size S known only at run time."""
+
+    axis: int  # the reference's axis whose size is S; may be negative
+    start: int = 0  # the first value
+    end_offset: int = 0  # the end (exclusive) is S + end_offset; before start it is an error, as in torch.arange
+
 F, R = AttrField, AttrRule
 
 # in union tag order
@@ -209,4 +219,9 @@ TABLES: tuple[AttrTable, ...] = (
     ), (
         R('rule', (), None, None, frozenset([]), '{got} is not a compiled dtype (float32=6, int64=4, int32=3, bool=11)', None, 'known_dtype'),
     )),
+    AttrTable('ArangeLike', 15, ArangeLikeAttrs, 3, (
+        F('axis', 'i32', 0, 0, '', -1, None),
+        F('start', 'i64', 1, 0, '', -1, None),
+        F('end_offset', 'i64', 2, 0, '', -1, None),
+    ), ()),
 )

@@ -65,6 +65,7 @@ class OpCode(enum.IntEnum):
     CUMSUM = 51  # running sum along an axis; bool and int32 sum in int64, as torch
     SIN = 52  # sin(x)
     COS = 53  # cos(x)
+    ARANGE_LIKE = 54  # torch.arange(start, S + end_offset) in int64, where S is the size of the reference operand's axis (a sequence length known only at run time); the reference's values are not read
 
 
 class DType(enum.IntEnum):
@@ -144,7 +145,8 @@ OP_SPECS: dict[OpCode, OpSpec] = {
     OpCode.CUMSUM: OpSpec(1, 1, 'Axis', False, False, ('x',), ('float32', 'int64', 'int32', 'bool'), {}, 'widen_int'),
     OpCode.SIN: OpSpec(1, 1, None, False, False, ('x',), ('float32',), {}, 'same'),
     OpCode.COS: OpSpec(1, 1, None, False, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.ARANGE_LIKE: OpSpec(1, 1, 'ArangeLike', False, False, ('reference',), ('float32', 'int64', 'int32', 'bool'), {}, 'int64'),
 }
 
 # Attributes union member -> its tag
-ATTRIBUTE_TAGS: dict[str, int] = {'Binary': 1, 'Gelu': 2, 'Axis': 3, 'Fused': 4, 'Conv2d': 5, 'LayerNorm': 6, 'Pool2d': 7, 'Shape': 8, 'Permute': 9, 'Flatten': 10, 'Clamp': 11, 'Reduce': 12, 'Slice': 13, 'Cast': 14}
+ATTRIBUTE_TAGS: dict[str, int] = {'Binary': 1, 'Gelu': 2, 'Axis': 3, 'Fused': 4, 'Conv2d': 5, 'LayerNorm': 6, 'Pool2d': 7, 'Shape': 8, 'Permute': 9, 'Flatten': 10, 'Clamp': 11, 'Reduce': 12, 'Slice': 13, 'Cast': 14, 'ArangeLike': 15}

@@ -71,6 +71,7 @@ class OpCode(object):
     CumSum = 51
     Sin = 52
     Cos = 53
+    ArangeLike = 54
 
 
 class Activation(object):
@@ -94,6 +95,7 @@ class Attributes(object):
     Reduce = 12
     Slice = 13
     Cast = 14
+    ArangeLike = 15
 
 
 class Binary(object):
@@ -1102,6 +1104,66 @@ def CastAddDtype(builder, dtype):
     builder.PrependInt32Slot(0, dtype, 0)
 
 def CastEnd(builder):
+    return builder.EndObject()
+
+
+
+class ArangeLike(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = ArangeLike()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsArangeLike(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def ArangeLikeBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x4C\x58\x44\x50", size_prefixed=size_prefixed)
+
+    # ArangeLike
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # ArangeLike
+    def Axis(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, o + self._tab.Pos)
+        return 0
+
+    # ArangeLike
+    def Start(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int64Flags, o + self._tab.Pos)
+        return 0
+
+    # ArangeLike
+    def EndOffset(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int64Flags, o + self._tab.Pos)
+        return 0
+
+def ArangeLikeStart(builder):
+    builder.StartObject(3)
+
+def ArangeLikeAddAxis(builder, axis):
+    builder.PrependInt32Slot(0, axis, 0)
+
+def ArangeLikeAddStart(builder, start):
+    builder.PrependInt64Slot(1, start, 0)
+
+def ArangeLikeAddEndOffset(builder, endOffset):
+    builder.PrependInt64Slot(2, endOffset, 0)
+
+def ArangeLikeEnd(builder):
     return builder.EndObject()
 
 

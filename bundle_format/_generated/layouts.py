@@ -125,6 +125,11 @@ TABLES: dict[str, dict[str, tuple[tuple[str, str, int, str], ...]]] = {
         ),
     },
     'demo_program': {
+        'ArangeLike': (
+            ('axis', 'scalar', 4, ''),
+            ('start', 'scalar', 8, ''),
+            ('end_offset', 'scalar', 8, ''),
+        ),
         'Axis': (
             ('axis', 'scalar', 4, ''),
         ),
@@ -284,6 +289,7 @@ UNIONS: dict[str, dict[str, tuple[tuple[int, str, str, int], ...]]] = {
             (12, 'Reduce', 'table', 0),
             (13, 'Slice', 'table', 0),
             (14, 'Cast', 'table', 0),
+            (15, 'ArangeLike', 'table', 0),
         ),
     },
     'debug_table': {

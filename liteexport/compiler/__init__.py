@@ -24,6 +24,7 @@ from liteexport.compiler.emit import ModuleEmitter
 from liteexport.compiler.graph_walk import MethodWalk, module_type_name, node_frame
 from liteexport.compiler.passes import optimize
 from liteexport.compiler.reports import ReportLog, unsupported_error
+from liteexport.compiler.symbolic import input_symbols
 from liteexport.compiler.values import (
     ModuleRef,
     NodeSite,
@@ -180,6 +181,8 @@ def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str
     inputs = [Sym(None, input_index=i) if specs is None else
               Sym(specs[i].static_shape, input_index=i, dtype=DTYPES_BY_NAME[specs[i].dtype])
               for i in range(len(arguments))]
+    for value, spec in zip(inputs, specs or (), strict=False):
+        value.symbols = input_symbols(value, spec.shape)  # aten::size of a named dim is a SymSize
 
     def walked(count: int) -> None:
         if progress is not None:

@@ -59,6 +59,18 @@ def _constant_only(kind: str) -> Lowering:
     return lower
 
 
+def fold_with_torch(kind: str, args: list[Any]) -> Any:
+    """The node computed now by its own aten op, on the constants it reads (torch picks the overload)."""
+    op = _aten(kind)
+    if op is None:
+        raise Unsupported()
+    try:
+        with torch.no_grad():
+            return _wrap(op(*_unwrap(args)))
+    except (RuntimeError, TypeError, ValueError, IndexError) as exc:
+        raise Unsupported(f"cannot evaluate it at compile time: {str(exc).splitlines()[0]}") from exc
+
+
 def with_constant_folding(kind: str, lowering: Lowering | None) -> Lowering:
     """``lowering`` preceded by a fold with torch when every tensor input is a constant and
     one of them is not float32 (or when ``kind`` has no instruction at all)."""
@@ -72,12 +84,11 @@ def with_constant_folding(kind: str, lowering: Lowering | None) -> Lowering:
         if tensors and all(isinstance(t, TensorConst) for t in tensors) and (
                 lowering is None or any(t.tensor.dtype != torch.float32 for t in tensors)):
             try:
-                with torch.no_grad():
-                    return _wrap(op(*_unwrap(args)))
-            except (RuntimeError, TypeError, ValueError, IndexError) as exc:
+                return fold_with_torch(kind, args)
+            except Unsupported:
                 if lowering is not None:  # an overload torch.ops cannot pick from Python values
                     return lowering(b, args)
-                raise Unsupported(f"cannot evaluate it at compile time: {str(exc).splitlines()[0]}") from exc
+                raise
         return fallback(b, args)
 
     return lower

@@ -29,10 +29,11 @@ import torch
 from bundle_format.debug_table import SourceFrame
 from liteexport.compiler.effects import CONTAINER_WRITES, IGNORED, mutates, returns_view, writes_first_argument
 from liteexport.compiler.environment import ENVIRONMENT, answers
-from liteexport.compiler.lowerings import INPLACE, LOWERINGS, SCALAR_FOLDS
+from liteexport.compiler.lowerings import INPLACE, LOWERINGS, SCALAR_FOLDS, SYMBOLIC_FACTORIES
 from liteexport.compiler.ops import SHAPES_HINT, Emitter
 from liteexport.compiler.reports import ReportLog
 from liteexport.compiler.source import parse_torch_range
+from liteexport.compiler.symbolic import SymSize, has_symbolic, size_of
 from liteexport.compiler.torch_eval import constant_results, meta_results
 from liteexport.compiler.trace_forms import normalize
 from liteexport.compiler.values import (
@@ -352,8 +353,11 @@ class MethodWalk:
         if answers(kind, args):
             return ENVIRONMENT[kind](*args)
         if kind in _TENSOR_READS and _has_tensor(args):
-            raise Unsupported(DATA_DEPENDENT)
-        if _has_tensor(args):
+            if not (isinstance(args[0], TensorConst) and args[0].tensor.numel() == 1):
+                raise Unsupported(DATA_DEPENDENT)
+            # a constant's value is known now (a saved traced archive's int(tensor(8) + tensor(0)))
+            args = [args[0].tensor.item(), *args[1:]]
+        if _has_tensor(args) or kind in SYMBOLIC_FACTORIES and has_symbolic(args):
             folded = self._on_constants(node, self.current(args))
             if folded is not None:
                 return folded[0] if len(folded) == 1 else folded
@@ -524,14 +528,14 @@ def _new_tensors(result: Any, source: Any) -> list[Sym | TensorConst]:
     return [v for v in items if isinstance(v, (Sym, TensorConst)) and v is not source]
 
 
-def _length(value: Any) -> int:
-    """``len`` of a container, or of a tensor (its first dimension, when static)."""
+def _length(value: Any) -> int | SymSize:
+    """``len`` of a container, or of a tensor (its first dimension: static, or a named dim's SymSize)."""
     if isinstance(value, (list, tuple, dict, str)):
         return len(value)
     if isinstance(value, TensorConst):
         return len(value.tensor)
-    if isinstance(value, Sym) and value.shape and value.shape[0] >= 0:
-        return value.shape[0]
+    if isinstance(value, Sym) and value.shape and (first := size_of(value, 0)) is not None:
+        return first  # static, or a SymSize
     raise Unsupported(f"the length of this tensor is not static; {SHAPES_HINT}")
 
 

@@ -8,16 +8,27 @@ them all, so no op module imports another's table and there is no import cycle.
 
 from __future__ import annotations
 
-from liteexport.compiler import attention_ops, einsum, math_ops, ops, recurrent, scalars, shape_ops, typed_ops
+from liteexport.compiler import (
+    attention_ops,
+    einsum,
+    math_ops,
+    ops,
+    recurrent,
+    scalars,
+    shape_ops,
+    symbolic_ops,
+    typed_ops,
+)
 from liteexport.compiler.constant_fold import CONSTANT_ONLY, with_constant_folding
 from liteexport.compiler.ops import Lowering
 from liteexport.compiler.scalars import ScalarFold
 
-__all__ = ["INPLACE", "LOWERINGS", "SCALAR_FOLDS"]
+__all__ = ["INPLACE", "LOWERINGS", "SCALAR_FOLDS", "SYMBOLIC_FACTORIES"]
 
 LOWERINGS: dict[str, Lowering] = {
     **ops.LOWERINGS, **math_ops.LOWERINGS, **shape_ops.LOWERINGS, **attention_ops.LOWERINGS,
     **einsum.LOWERINGS, **recurrent.LOWERINGS, **typed_ops.LOWERINGS,
+    **symbolic_ops.LOWERINGS,  # last: they wrap some of the above for sizes known only at run time
 }
 # integer and bool constants (index buffers, masks) fold with torch itself
 for _kind in [*LOWERINGS, *CONSTANT_ONLY]:
@@ -25,6 +36,9 @@ for _kind in [*LOWERINGS, *CONSTANT_ONLY]:
 
 # in-place variants compiled as their out-of-place op; the walk rebinds the mutated input
 INPLACE: dict[str, str] = {**ops.INPLACE, **math_ops.INPLACE, **typed_ops.INPLACE}
+
+# factories lowered rather than folded when a size argument is known only at run time (arange(S))
+SYMBOLIC_FACTORIES = symbolic_ops.FACTORIES
 
 # tensor factories (zeros, ones, full, arange) take no tensor: the walk folds them with the scalars
 SCALAR_FOLDS: dict[str, ScalarFold] = {**scalars.SCALAR_FOLDS, **shape_ops.FACTORY_FOLDS}

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from bundle_format.program import BinaryAttrs, ClampAttrs, OpCode, ReduceAttrs
+from bundle_format.program import BinaryAttrs, ClampAttrs, DType, OpCode, ReduceAttrs
+from liteexport.compiler.dtypes import dtype_of
 from liteexport.compiler.ops import (
     _FLOAT32_SCALAR_TYPE,
     Emitter,
@@ -62,6 +63,16 @@ def _leaky_relu(b: Emitter, args: list[Any]) -> Any:
     negative = b.emit(OpCode.MUL, [b.emit(OpCode.CLAMP, [x], ClampAttrs(min=None, max=0.0))],
                       BinaryAttrs(scalar=float(slope)))
     return b.emit(OpCode.ADD, [positive, negative], BinaryAttrs())
+
+
+def _abs(b: Emitter, args: list[Any]) -> Any:
+    """|x|: ABS of float32; of integers where(x < 0, -x, x), keeping torch's integer dtype (ABS takes
+    float32 only; T5's relative positions are int64 and index an embedding afterwards)."""
+    x = tensor(args[0])
+    if dtype_of(x) in (DType.INT64, DType.INT32):
+        negative = b.emit(OpCode.LT, [x], BinaryAttrs(scalar=0.0))
+        return b.emit(OpCode.WHERE, [negative, b.emit(OpCode.NEG, [x], None), x], None)
+    return _unary(OpCode.ABS)(b, args)
 
 
 def _check_dtype(dtype: Any) -> None:
@@ -147,7 +158,7 @@ LOWERINGS: dict[str, Lowering] = {
     "aten::log": _unary(OpCode.LOG),
     "aten::sqrt": _unary(OpCode.SQRT),
     "aten::rsqrt": _unary(OpCode.RSQRT),
-    "aten::abs": _unary(OpCode.ABS),
+    "aten::abs": _abs,
     "aten::exp": _unary(OpCode.EXP),
     "aten::pow": _binary(OpCode.POW),
     "aten::square": _square,

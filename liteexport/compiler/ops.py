@@ -31,7 +31,8 @@ from bundle_format.program import (
 )
 from liteexport.compiler.dtypes import COMPILED_NAMES, dtype_of, scalar_type, torch_dtype_of
 from liteexport.compiler.semantics import run_op
-from liteexport.compiler.shapes import infer_shape
+from liteexport.compiler.shapes import infer_shape, infer_symbols
+from liteexport.compiler.symbolic import SymSize, size_of
 from liteexport.compiler.values import NodeSite, OpNode, Poison, Sym, TensorConst, TensorValue, Unsupported
 
 FLOAT32_ONLY = f"only {COMPILED_NAMES} tensors are compiled"
@@ -63,7 +64,8 @@ class Emitter:
             raise Unsupported(f"{op.name}'s operand {f['index']} ({f['name']}) is {f['got']}, "
                               f"but it takes {f['allowed']}") from None
         node = OpNode(op, list(inputs), attrs, self.site)
-        node.output = Sym(infer_shape(op, attrs, inputs), producer=node, dtype=dtype)
+        shape = infer_shape(op, attrs, inputs)
+        node.output = Sym(shape, producer=node, dtype=dtype, symbols=infer_symbols(op, attrs, inputs, shape))
         self.nodes.append(node)
         return node.output
 
@@ -81,6 +83,8 @@ def tensor(value: Any) -> TensorValue:
     if isinstance(value, TensorConst):
         dtype_of(value)  # a compiled dtype, or Unsupported
         return value
+    if isinstance(value, SymSize):
+        raise Unsupported(f"a tensor of the size {value}, known only at run time, is not compiled here")
     raise Unsupported(f"expected a tensor, got {type(value).__name__}")
 
 
@@ -130,6 +134,7 @@ def _binary(op: OpCode, reverse_op: bool = False) -> Callable[[Emitter, list[Any
         elif op == OpCode.DIV and extra is not None:
             raise Unsupported("rounding_mode is not supported")
         reverse = reverse_op
+        a, other = _as_number_beside(a, other), _as_number_beside(other, a)
         if is_number(a) and not is_number(other):  # number OP tensor
             a, other, reverse = other, a, not reverse
         operands = promoted(b, op, [a, other])
@@ -137,6 +142,15 @@ def _binary(op: OpCode, reverse_op: bool = False) -> Callable[[Emitter, list[Any
             return b.emit(op, operands[:1], BinaryAttrs(alpha=alpha, scalar=float(other), reverse=reverse))
         return b.emit(op, operands, BinaryAttrs(alpha=alpha, reverse=reverse))
     return lower
+
+
+def _as_number_beside(value: Any, other: Any) -> Any:
+    """A 0-d constant of a dtype programs do not hold (a saved traced archive's float64 ``0.5``) as
+    its number when the other operand has dims: torch's promotion then ignores its dtype as a number's."""
+    if isinstance(value, TensorConst) and value.tensor.dim() == 0 and value.tensor.dtype == torch.float64 \
+            and isinstance(other, (Sym, TensorConst)) and shape_of(other) != ():
+        return value.tensor.item()
+    return value
 
 
 def _representative(value: Any) -> Any:
@@ -374,14 +388,18 @@ _SCALAR_TYPE_NAMES = {0: "uint8", 1: "int8", 2: "int16", 5: "float16", 7: "float
 
 
 def _size(b: Emitter, args: list[Any]) -> Any:
-    """aten::size folds where static; a dynamic dim poisons only the values that use it."""
-    shape = shape_of(tensor(args[0]))
+    """aten::size folds where static, and is a SymSize (symbolic.py) where a named dim gives the size;
+    another dynamic dim poisons only the values that use it."""
+    x = tensor(args[0])
+    shape = shape_of(x)
     if shape is None:
         return b.poison(f"its result is not static: the input's rank is unknown; {SHAPES_HINT}")
     def dim(i: int) -> Any:
-        if shape[i] < 0:
-            return b.poison(f"its result is not static: dimension {i} is dynamic; {SHAPES_HINT}")
-        return shape[i]
+        size = size_of(x, i)
+        if size is None:
+            return b.poison(f"its result is not static: dimension {i} is dynamic; {SHAPES_HINT}, or name the "
+                            "dim (--input-shape forward:1xS --dim S=LO..HI)")
+        return size
     if len(args) > 1:
         return dim(int(args[1]) % len(shape))
     return [dim(i) for i in range(len(shape))]

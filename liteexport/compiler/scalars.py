@@ -11,6 +11,8 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+from liteexport.compiler.symbolic import SymSize
+
 ScalarFold = Callable[..., Any]
 
 
@@ -57,10 +59,12 @@ SCALAR_FOLDS: dict[str, ScalarFold] = {
     # `for i in range(start, stop, step)`: the trip count, and the i-th value
     "aten::__range_length": lambda lo, hi, step: len(range(lo, hi, step)),
     "aten::__derive_index": lambda index, start, step: start + index * step,
-    "aten::Int": int,
+    "aten::Int": lambda x: x if isinstance(x, SymSize) else int(x),  # a size known at run time stays one
     "aten::Float": float,
     "aten::Bool": bool,
     "aten::ScalarImplicit": lambda x: x,
+    "aten::item": lambda x: x,  # of a one-element constant, read as its number by the walk
+    "aten::is_nonzero": bool,
     "prim::NumToTensor": lambda x: x,  # a 0-dim tensor of a known number acts as the number
     "aten::sqrt": math.sqrt,
     "aten::floor": math.floor,

@@ -16,6 +16,7 @@ import torch.nn.functional as F
 
 from bundle_format.program import (
     Activation,
+    ArangeLikeAttrs,
     AxisAttrs,
     BinaryAttrs,
     CastAttrs,
@@ -211,6 +212,8 @@ SEMANTICS: dict[OpCode, Semantics] = {
     OpCode.CUMSUM: _attrs_of(AxisAttrs, lambda x, a: torch.cumsum(x, a.axis)),
     OpCode.SIN: _one(torch.sin),
     OpCode.COS: _one(torch.cos),
+    OpCode.ARANGE_LIKE: _attrs_of(ArangeLikeAttrs, lambda x, a: torch.arange(
+        a.start, x.shape[a.axis] + a.end_offset, dtype=torch.int64, device=x.device)),
 }
 
 

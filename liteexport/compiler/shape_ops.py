@@ -15,7 +15,16 @@ from typing import Any
 
 import torch
 
-from bundle_format.program import SLICE_END, AxisAttrs, OpCode, ShapeAttrs, SliceAttrs
+from bundle_format.program import (
+    SLICE_END,
+    AxisAttrs,
+    BinaryAttrs,
+    FlattenAttrs,
+    OpCode,
+    PermuteAttrs,
+    ShapeAttrs,
+    SliceAttrs,
+)
 from liteexport.compiler.dtypes import dtype_of
 from liteexport.compiler.ops import (
     _FLOAT32_SCALAR_TYPE,
@@ -27,6 +36,7 @@ from liteexport.compiler.ops import (
     shape_of,
     tensor,
 )
+from liteexport.compiler.symbolic import SymSize
 from liteexport.compiler.values import Sym, TensorConst, TensorValue, Unsupported
 
 # c10::ScalarType numbers TorchScript passes as dtype, for the factories.
@@ -71,8 +81,29 @@ def reshape_to(b: Emitter, x: TensorValue, shape: Sequence[int]) -> TensorValue:
         if shape == shape_of(x):
             return x
     if shape.count(-1) > 1:
-        raise Unsupported(f"the result would have several dynamic dims {shape}; {SHAPES_HINT}")
+        return _unit_dims_to(b, x, shape)
     return b.emit(OpCode.RESHAPE, [x], ShapeAttrs(dims=shape))
+
+
+def _unit_dims_to(b: Emitter, x: TensorValue, shape: tuple[int, ...]) -> TensorValue:
+    """``x`` reshaped to ``shape`` with several dynamic dims, which a RESHAPE (one -1) cannot say:
+    only size-1 dims may come or go (squeeze, unsqueeze of a [S, S] mask). Each size-1 dim of x is
+    merged into a neighbour (FLATTEN), then the result's are added in front (EXPAND) and moved into
+    place (TRANSPOSE)."""
+    source = static_shape(x)
+    if [d for d in source if d != 1] != [d for d in shape if d != 1]:
+        raise Unsupported(f"reshaping {source} to {shape}: several dynamic dims; {SHAPES_HINT}")
+    for axis in reversed([a for a, d in enumerate(source) if d == 1]):
+        rank = len(static_shape(x))
+        first = axis if axis + 1 < rank else axis - 1
+        x = b.emit(OpCode.FLATTEN, [x], FlattenAttrs(start_dim=first, end_dim=first + 1))
+    ones = [a for a, d in enumerate(shape) if d == 1]
+    if not ones:
+        return x
+    x = b.emit(OpCode.EXPAND, [x], ShapeAttrs(dims=(1,) * len(ones) + (-1,) * (len(shape) - len(ones))))
+    rest = iter(range(len(ones), len(shape)))
+    perm = [ones.index(a) if a in ones else next(rest) for a in range(len(shape))]
+    return x if perm == sorted(perm) else b.emit(OpCode.TRANSPOSE, [x], PermuteAttrs(perm=tuple(perm)))
 
 
 def slice_of(b: Emitter, x: TensorValue, axis: int, start: int, end: int, step: int = 1) -> TensorValue:
@@ -91,7 +122,8 @@ def cat(b: Emitter, parts: list[TensorValue], axis: int) -> TensorValue:
 
 def _int(value: Any, what: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
-        raise Unsupported(f"{what} must be an int known at compile time")
+        known = f", not the size {value} known only at run time" if isinstance(value, SymSize) else ""
+        raise Unsupported(f"{what} must be an int known at compile time{known}")
     return value
 
 
@@ -322,7 +354,14 @@ def _like(value: float | None) -> Lowering:
         x = tensor(args[0])
         fill, dtype = (args[1], args[2]) if value is None else (value, args[1])
         # without a dtype, torch's *_like keeps x's (an int64 position tensor gives int64 zeros)
-        return _fill(list(static_shape(x)), fill, int(dtype_of(x)) if dtype is None else dtype)
+        dtype = int(dtype_of(x)) if dtype is None else dtype
+        shape = static_shape(x)
+        if -1 not in shape:
+            return _fill(list(shape), fill, dtype)
+        # a shape known only at run time (T5's relative positions over S): the fill broadcast to x's
+        # shape by a WHERE whose branches are both the fill (x == x only gives the shape, NaN or not)
+        constant = _fill([], fill, dtype)
+        return b.emit(OpCode.WHERE, [b.emit(OpCode.EQ, [x, x], BinaryAttrs()), constant, constant], None)
     return lower
 
 

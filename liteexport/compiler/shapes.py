@@ -16,6 +16,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from bundle_format.program import (
+    ArangeLikeAttrs,
     AxisAttrs,
     Conv2dAttrs,
     FlattenAttrs,
@@ -26,6 +27,7 @@ from bundle_format.program import (
     ShapeAttrs,
     SliceAttrs,
 )
+from liteexport.compiler.symbolic import SymSize
 from liteexport.compiler.values import Sym, TensorConst
 from runtime_py.backends.demo.slicing import expanded_shape
 from runtime_py.backends.demo.windows import output_size
@@ -68,6 +70,70 @@ def infer_shape(op: OpCode, attrs: object,
     if len(first) != len(second):
         return None
     return tuple(a if a == b else -1 for a, b in zip(first, second, strict=True))
+
+
+# Stand-ins a named dim takes in turn to find how a result dim follows it (three: two find the line,
+# the third checks it is one), and the value unnamed dynamic dims take to check they do not matter.
+_SYMBOL_STAND_INS = (48, 72, 96)
+_UNNAMED_STAND_IN = 60
+
+
+def infer_symbols(op: OpCode, attrs: object, inputs: Sequence[Sym | TensorConst | None],
+                  shape: tuple[int, ...] | None) -> dict[int, SymSize]:
+    """The dynamic dims of the result (-1 in ``shape``) that are ``scale * S + offset`` of one named
+    dim S of the inputs (symbolic.py), by axis: the shape rule runs with each named dim at three
+    stand-ins in turn, every other dynamic dim held; a result dim that follows it on a line, and
+    moves with no other named or unnamed dim, is that expression."""
+    rule = _RULES.get(op)
+    if rule is None or shape is None or -1 not in shape:
+        return {}
+    sizes: list[tuple[int | SymSize, ...] | None] = []
+    named: dict[str, SymSize] = {}  # one SymSize per named dim: its source
+    for value in inputs:
+        if value is None or isinstance(value, TensorConst):
+            sizes.append(None if value is None else tuple(value.tensor.shape))
+        elif value.shape is None:
+            return {}
+        else:
+            sizes.append(tuple(value.symbols.get(i, d) for i, d in enumerate(value.shape)))
+            for symbol in value.symbols.values():
+                named.setdefault(symbol.dim, symbol)
+    if not named:
+        return {}
+    held = {name: _SYMBOL_STAND_INS[0] for name in named}
+
+    def run(values: dict[str, int], unnamed: int = _STAND_INS[0]) -> Shape | None:
+        concrete = [None if s is None else tuple(d.at(values[d.dim]) if isinstance(d, SymSize) else
+                                                 unnamed if d < 0 else d for d in s) for s in sizes]
+        try:
+            result = tuple(rule(attrs, concrete))
+        except (ValueError, IndexError, TypeError, ZeroDivisionError):
+            return None
+        return result if len(result) == len(shape) else None
+
+    points = {name: [run({**held, name: v}) for v in _SYMBOL_STAND_INS] for name in named}
+    unnamed_moved = run(held, _UNNAMED_STAND_IN)
+    if unnamed_moved is None or any(p is None for ps in points.values() for p in ps):
+        return {}
+    symbols: dict[int, SymSize] = {}
+    for axis in (a for a, d in enumerate(shape) if d < 0):
+        values = {name: [p[axis] for p in ps] for name, ps in points.items()}  # type: ignore[index]
+        moving = [name for name, vs in values.items() if len(set(vs)) > 1]
+        if len(moving) != 1 or unnamed_moved[axis] != values[moving[0]][0]:
+            continue  # follows no named dim, several, or an unnamed one too
+        line = _on_a_line(named[moving[0]], values[moving[0]])
+        if line is not None:
+            symbols[axis] = line
+    return symbols
+
+
+def _on_a_line(symbol: SymSize, values: list[int]) -> SymSize | None:
+    """``scale * S + offset`` through the points (stand-in, value), or None (not affine, or constant)."""
+    (x0, x1, x2), (y0, y1, y2) = _SYMBOL_STAND_INS, values
+    scale, remainder = divmod(y1 - y0, x1 - x0)
+    if remainder or not scale or y2 != y0 + scale * (x2 - x0):
+        return None
+    return SymSize(symbol.dim, scale, y0 - scale * x0, symbol.source)
 
 
 def _fail(message: str) -> ValueError:
@@ -325,6 +391,14 @@ def _where(attrs: object, xs: Shapes) -> Shape:
     return broadcast(broadcast(xs[0], xs[1]), xs[2])
 
 
+def _arange_like(attrs: object, xs: Shapes) -> Shape:
+    assert isinstance(attrs, ArangeLikeAttrs) and xs[0] is not None
+    x = xs[0]
+    if not -len(x) <= attrs.axis < len(x):
+        raise IndexError("axis out of range")
+    return (max(x[attrs.axis] + attrs.end_offset - attrs.start, 0),)
+
+
 _RULES: dict[OpCode, ShapeRule] = {
     OpCode.ADD: _binary,
     OpCode.SUB: _binary,
@@ -380,4 +454,5 @@ _RULES: dict[OpCode, ShapeRule] = {
     OpCode.CUMSUM: _axis_op,
     OpCode.SIN: _first,
     OpCode.COS: _first,
+    OpCode.ARANGE_LIKE: _arange_like,
 }

@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from bundle_format.program import AxisAttrs, BinaryAttrs, DType, OpCode, ShapeAttrs
+from liteexport.compiler.constant_fold import fold_with_torch
 from liteexport.compiler.dtypes import TORCH_DTYPES, dtype_of, torch_dtype_of
 from liteexport.compiler.ops import (
     Emitter,
@@ -25,7 +26,7 @@ from liteexport.compiler.ops import (
     shape_of,
     tensor,
 )
-from liteexport.compiler.values import TensorConst, TensorValue, Unsupported
+from liteexport.compiler.values import Sym, TensorConst, TensorValue, Unsupported
 
 
 def _embedding(b: Emitter, args: list[Any]) -> Any:
@@ -132,6 +133,21 @@ def _index(b: Emitter, args: list[Any]) -> Any:
     return b.emit(OpCode.RESHAPE, [selected], ShapeAttrs(dims=tuple(picked.shape)))
 
 
+def _extremum(kind: str, pick_first_when: OpCode) -> Lowering:
+    """aten::min/max(a, b) and minimum/maximum of integer or bool tensors: where(a < b, a, b) (or >), exact.
+    Floats are not compiled this way: torch propagates a NaN from either side, the comparison would not."""
+    def lower(b: Emitter, args: list[Any]) -> Any:
+        if all(isinstance(v, TensorConst) for v in args if isinstance(v, (Sym, TensorConst))):
+            return fold_with_torch(kind, args)  # float32 constants, every overload (others folded already)
+        if len(args) != 2 or not all(isinstance(v, (Sym, TensorConst)) for v in args):
+            raise Unsupported("only the elementwise min/max of two tensors is compiled")
+        a, other = promoted(b, pick_first_when, list(args))
+        if dtype_of(a) == DType.FLOAT32:
+            raise Unsupported("the elementwise min/max of float tensors is not compiled (NaN propagation)")
+        return b.emit(OpCode.WHERE, [b.emit(pick_first_when, [a, other], BinaryAttrs()), a, other], None)
+    return lower
+
+
 def _gather(b: Emitter, args: list[Any]) -> Any:
     """aten::gather(x, dim, index, sparse_grad)."""
     return b.emit(OpCode.GATHER, [tensor(args[0]), tensor(args[2])], AxisAttrs(axis=int(args[1])))
@@ -177,6 +193,8 @@ LOWERINGS: dict[str, Lowering] = {
     "aten::gather": _gather,
     "aten::index_select": _index_select,
     "aten::cumsum": _cumsum,
+    **{kind: _extremum(kind, OpCode.LT) for kind in ("aten::min", "aten::minimum")},
+    **{kind: _extremum(kind, OpCode.GT) for kind in ("aten::max", "aten::maximum")},
     "aten::sin": _unary(OpCode.SIN),
     "aten::cos": _unary(OpCode.COS),
 }

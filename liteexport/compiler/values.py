@@ -11,12 +11,15 @@ a method output, which is how dead unsupported nodes stay silent.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from bundle_format.debug_table import SourceFrame
 from bundle_format.program import Attributes, DType, OpCode
+
+if TYPE_CHECKING:
+    from liteexport.compiler.symbolic import SymSize
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,8 @@ class Sym:
     # shape (from torch's meta kernels), so the walk goes on and reports what comes after it
     # too; it is never compiled: a method output holding it raises its reports.
     blocked: frozenset[int] = frozenset()
+    # The dynamic dims (-1 in ``shape``) known as expressions of a named dim, by axis (symbolic.py).
+    symbols: dict[int, SymSize] = field(default_factory=dict)
 
 
 @dataclass(eq=False)

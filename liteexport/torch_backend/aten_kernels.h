@@ -169,6 +169,20 @@ at::Tensor cumsum(const Step& s, const at::Tensor& input) {
                           : at::cumsum(input, axis);
 }
 
+// torch.arange(start, S + end_offset) where S is the reference's size along axis: a range over a
+// sequence length known only at run time (the reference's values are not read)
+at::Tensor arange_like(const Step& s, const at::Tensor& reference) {
+  const auto& a = attrs_of<dp::ArangeLikeAttrs>(s);
+  if (reference.dim() == 0) kernel_error("ARANGE_LIKE needs a reference with at least one dim");
+  const int64_t size = reference.size(checked_axis(a.axis, reference));
+  const int64_t end = size + a.end_offset;
+  if (end < a.start)  // as torch.arange's
+    kernel_error("the range's end " + std::to_string(end) + " (size " + std::to_string(size) + " of axis " +
+                 std::to_string(a.axis) + (a.end_offset < 0 ? " " : " +") + std::to_string(a.end_offset) +
+                 ") is before its start " + std::to_string(a.start));
+  return at::arange(a.start, end, reference.options().dtype(at::kLong));
+}
+
 // conv and pooling take CHW or NCHW
 void check_batched(const at::Tensor& x, const char* op) {
   if (x.dim() != 3 && x.dim() != 4) {
@@ -428,6 +442,7 @@ at::Tensor run_step(const Step& s, const Tensors& x) {
     case Op::CUMSUM: return cumsum(s, x[0]);
     case Op::SIN: return at::sin(x[0]);
     case Op::COS: return at::cos(x[0]);
+    case Op::ARANGE_LIKE: return arange_like(s, x[0]);
   }
   TORCH_INTERNAL_ASSERT(false, "unreachable opcode");
 }

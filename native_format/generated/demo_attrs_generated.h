@@ -76,9 +76,14 @@ struct SliceAttrs {
 struct CastAttrs {
   int64_t dtype{};  // the result's dtype, a DType value (c10::ScalarType numbering)
 };
+struct ArangeLikeAttrs {
+  int64_t axis{};  // the reference's axis whose size is S; may be negative
+  int64_t start{0};  // the first value
+  int64_t end_offset{0};  // the end (exclusive) is S + end_offset; before start it is an error, as in torch.arange
+};
 
 // The variant's index is the fbs union tag (0: no attributes).
-using Attrs = std::variant<std::monostate, BinaryAttrs, GeluAttrs, AxisAttrs, FusedAttrs, Conv2dAttrs, LayerNormAttrs, Pool2dAttrs, ShapeAttrs, PermuteAttrs, FlattenAttrs, ClampAttrs, ReduceAttrs, SliceAttrs, CastAttrs>;
+using Attrs = std::variant<std::monostate, BinaryAttrs, GeluAttrs, AxisAttrs, FusedAttrs, Conv2dAttrs, LayerNormAttrs, Pool2dAttrs, ShapeAttrs, PermuteAttrs, FlattenAttrs, ClampAttrs, ReduceAttrs, SliceAttrs, CastAttrs, ArangeLikeAttrs>;
 
 template <>
 struct Table<BinaryAttrs> {
@@ -163,6 +168,12 @@ struct Table<CastAttrs> {
   static constexpr const char* name = "Cast";
   static inline const std::vector<FieldOf<CastAttrs>> fields = {{"dtype", Wire::I32, 4, 0, nullptr, &CastAttrs::dtype}};
   static inline const std::vector<Rule> rules = {{Check::Rule, -1, -1, 0.0, 0, false, {0ull}, "{got} is not a compiled dtype (float32=6, int64=4, int32=3, bool=11)", kNoCode, NamedRule::KnownDtype}};
+};
+template <>
+struct Table<ArangeLikeAttrs> {
+  static constexpr const char* name = "ArangeLike";
+  static inline const std::vector<FieldOf<ArangeLikeAttrs>> fields = {{"axis", Wire::I32, 4, 0, nullptr, &ArangeLikeAttrs::axis}, {"start", Wire::I64, 6, 0, nullptr, &ArangeLikeAttrs::start}, {"end_offset", Wire::I64, 8, 0, nullptr, &ArangeLikeAttrs::end_offset}};
+  static inline const std::vector<Rule> rules = {};
 };
 
 }  // namespace liteexport::demo_attrs

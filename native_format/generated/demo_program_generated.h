@@ -59,6 +59,9 @@ struct SliceBuilder;
 struct Cast;
 struct CastBuilder;
 
+struct ArangeLike;
+struct ArangeLikeBuilder;
+
 struct Instruction;
 struct InstructionBuilder;
 
@@ -170,11 +173,12 @@ enum class OpCode : uint16_t {
   CumSum = 51,
   Sin = 52,
   Cos = 53,
+  ArangeLike = 54,
   MIN = Add,
-  MAX = Cos
+  MAX = ArangeLike
 };
 
-inline const OpCode (&EnumValuesOpCode())[54] {
+inline const OpCode (&EnumValuesOpCode())[55] {
   static const OpCode values[] = {
     OpCode::Add,
     OpCode::Sub,
@@ -229,13 +233,14 @@ inline const OpCode (&EnumValuesOpCode())[54] {
     OpCode::Where,
     OpCode::CumSum,
     OpCode::Sin,
-    OpCode::Cos
+    OpCode::Cos,
+    OpCode::ArangeLike
   };
   return values;
 }
 
 inline const char * const *EnumNamesOpCode() {
-  static const char * const names[55] = {
+  static const char * const names[56] = {
     "Add",
     "Sub",
     "Mul",
@@ -290,13 +295,14 @@ inline const char * const *EnumNamesOpCode() {
     "CumSum",
     "Sin",
     "Cos",
+    "ArangeLike",
     nullptr
   };
   return names;
 }
 
 inline const char *EnumNameOpCode(OpCode e) {
-  if (::flatbuffers::IsOutRange(e, OpCode::Add, OpCode::Cos)) return "";
+  if (::flatbuffers::IsOutRange(e, OpCode::Add, OpCode::ArangeLike)) return "";
   const size_t index = static_cast<size_t>(e);
   return EnumNamesOpCode()[index];
 }
@@ -347,11 +353,12 @@ enum class Attributes : uint8_t {
   Reduce = 12,
   Slice = 13,
   Cast = 14,
+  ArangeLike = 15,
   MIN = NONE,
-  MAX = Cast
+  MAX = ArangeLike
 };
 
-inline const Attributes (&EnumValuesAttributes())[15] {
+inline const Attributes (&EnumValuesAttributes())[16] {
   static const Attributes values[] = {
     Attributes::NONE,
     Attributes::Binary,
@@ -367,13 +374,14 @@ inline const Attributes (&EnumValuesAttributes())[15] {
     Attributes::Clamp,
     Attributes::Reduce,
     Attributes::Slice,
-    Attributes::Cast
+    Attributes::Cast,
+    Attributes::ArangeLike
   };
   return values;
 }
 
 inline const char * const *EnumNamesAttributes() {
-  static const char * const names[16] = {
+  static const char * const names[17] = {
     "NONE",
     "Binary",
     "Gelu",
@@ -389,13 +397,14 @@ inline const char * const *EnumNamesAttributes() {
     "Reduce",
     "Slice",
     "Cast",
+    "ArangeLike",
     nullptr
   };
   return names;
 }
 
 inline const char *EnumNameAttributes(Attributes e) {
-  if (::flatbuffers::IsOutRange(e, Attributes::NONE, Attributes::Cast)) return "";
+  if (::flatbuffers::IsOutRange(e, Attributes::NONE, Attributes::ArangeLike)) return "";
   const size_t index = static_cast<size_t>(e);
   return EnumNamesAttributes()[index];
 }
@@ -458,6 +467,10 @@ template<> struct AttributesTraits<liteexport::demo::Slice> {
 
 template<> struct AttributesTraits<liteexport::demo::Cast> {
   static const Attributes enum_value = Attributes::Cast;
+};
+
+template<> struct AttributesTraits<liteexport::demo::ArangeLike> {
+  static const Attributes enum_value = Attributes::ArangeLike;
 };
 
 template <bool B = false>
@@ -1355,6 +1368,68 @@ inline ::flatbuffers::Offset<Cast> CreateCast(
   return builder_.Finish();
 }
 
+struct ArangeLike FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
+  typedef ArangeLikeBuilder Builder;
+  enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
+    VT_AXIS = 4,
+    VT_START = 6,
+    VT_END_OFFSET = 8
+  };
+  int32_t axis() const {
+    return GetField<int32_t>(VT_AXIS, 0);
+  }
+  int64_t start() const {
+    return GetField<int64_t>(VT_START, 0);
+  }
+  int64_t end_offset() const {
+    return GetField<int64_t>(VT_END_OFFSET, 0);
+  }
+  template <bool B = false>
+  bool Verify(::flatbuffers::VerifierTemplate<B> &verifier) const {
+    return VerifyTableStart(verifier) &&
+           VerifyField<int32_t>(verifier, VT_AXIS, 4) &&
+           VerifyField<int64_t>(verifier, VT_START, 8) &&
+           VerifyField<int64_t>(verifier, VT_END_OFFSET, 8) &&
+           verifier.EndTable();
+  }
+};
+
+struct ArangeLikeBuilder {
+  typedef ArangeLike Table;
+  ::flatbuffers::FlatBufferBuilder &fbb_;
+  ::flatbuffers::uoffset_t start_;
+  void add_axis(int32_t axis) {
+    fbb_.AddElement<int32_t>(ArangeLike::VT_AXIS, axis, 0);
+  }
+  void add_start(int64_t start) {
+    fbb_.AddElement<int64_t>(ArangeLike::VT_START, start, 0);
+  }
+  void add_end_offset(int64_t end_offset) {
+    fbb_.AddElement<int64_t>(ArangeLike::VT_END_OFFSET, end_offset, 0);
+  }
+  explicit ArangeLikeBuilder(::flatbuffers::FlatBufferBuilder &_fbb)
+        : fbb_(_fbb) {
+    start_ = fbb_.StartTable();
+  }
+  ::flatbuffers::Offset<ArangeLike> Finish() {
+    const auto end = fbb_.EndTable(start_);
+    auto o = ::flatbuffers::Offset<ArangeLike>(end);
+    return o;
+  }
+};
+
+inline ::flatbuffers::Offset<ArangeLike> CreateArangeLike(
+    ::flatbuffers::FlatBufferBuilder &_fbb,
+    int32_t axis = 0,
+    int64_t start = 0,
+    int64_t end_offset = 0) {
+  ArangeLikeBuilder builder_(_fbb);
+  builder_.add_end_offset(end_offset);
+  builder_.add_start(start);
+  builder_.add_axis(axis);
+  return builder_.Finish();
+}
+
 struct Instruction FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
   typedef InstructionBuilder Builder;
   enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
@@ -1422,6 +1497,9 @@ struct Instruction FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
   }
   const liteexport::demo::Cast *attributes_as_Cast() const {
     return attributes_type() == liteexport::demo::Attributes::Cast ? static_cast<const liteexport::demo::Cast *>(attributes()) : nullptr;
+  }
+  const liteexport::demo::ArangeLike *attributes_as_ArangeLike() const {
+    return attributes_type() == liteexport::demo::Attributes::ArangeLike ? static_cast<const liteexport::demo::ArangeLike *>(attributes()) : nullptr;
   }
   int64_t debug_handle() const {
     return GetField<int64_t>(VT_DEBUG_HANDLE, 0);
@@ -1496,6 +1574,10 @@ template<> inline const liteexport::demo::Slice *Instruction::attributes_as<lite
 
 template<> inline const liteexport::demo::Cast *Instruction::attributes_as<liteexport::demo::Cast>() const {
   return attributes_as_Cast();
+}
+
+template<> inline const liteexport::demo::ArangeLike *Instruction::attributes_as<liteexport::demo::ArangeLike>() const {
+  return attributes_as_ArangeLike();
 }
 
 struct InstructionBuilder {
@@ -2025,6 +2107,10 @@ inline bool VerifyAttributes(::flatbuffers::VerifierTemplate<B> &verifier, const
     }
     case Attributes::Cast: {
       auto ptr = reinterpret_cast<const liteexport::demo::Cast *>(obj);
+      return verifier.VerifyTable(ptr);
+    }
+    case Attributes::ArangeLike: {
+      auto ptr = reinterpret_cast<const liteexport::demo::ArangeLike *>(obj);
       return verifier.VerifyTable(ptr);
     }
     default: return true;

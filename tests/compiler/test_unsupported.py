@@ -43,8 +43,9 @@ def test_selected_method_reports_only_its_nodes() -> None:
 
 
 @pytest.mark.parametrize(("shape", "detail"), [
-    ([-1, 3, 4], "dimension 0 is dynamic"),
-    (None, "the input's rank is unknown"),
+    ([-1, 3, 4], "dimension 0 is dynamic; give static input shapes (liteexport export --input-shape), "
+                 "or name the dim (--input-shape forward:1xS --dim S=LO..HI)"),
+    (None, "the input's rank is unknown; give static input shapes (liteexport export --input-shape)"),
 ])
 def test_size_of_a_dynamic_dim_is_reported(shape: list[int] | None, detail: str) -> None:
     shapes = None if shape is None else {"forward": [shape]}
@@ -53,7 +54,7 @@ def test_size_of_a_dynamic_dim_is_reported(shape: list[int] | None, detail: str)
     (report,) = info.value.reports
     assert report.startswith(
         "The node of aten::size is not supported in this compiler (its result is not static: "
-        f"{detail}; give static input shapes (liteexport export --input-shape))."
+        f"{detail})."
         " Source code:   File ")
     assert report.endswith("\nModule hierarchy: top(DynamicView)")
 

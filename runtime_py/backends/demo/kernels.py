@@ -126,6 +126,7 @@ _FACTORIES: dict[OpCode, tuple[KernelFactory, bool]] = {
     OpCode.CUMSUM: (typed.make_cumsum, False),
     OpCode.SIN: (_fixed(typed.sin), False),
     OpCode.COS: (_fixed(typed.cos), False),
+    OpCode.ARANGE_LIKE: (typed.make_arange_like, False),
 }
 
 

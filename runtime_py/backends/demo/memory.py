@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from bundle_format.program import AxisAttrs, Conv2dAttrs, OpCode, Pool2dAttrs, ShapeAttrs
+from bundle_format.program import ArangeLikeAttrs, AxisAttrs, Conv2dAttrs, OpCode, Pool2dAttrs, ShapeAttrs
 
 Bound = Callable[[Sequence[object]], int]  # the kernel's arguments -> bytes it may allocate
 _ITEM = 4  # float32
@@ -72,6 +72,18 @@ def _index_select(attrs: AxisAttrs) -> Bound:
                 or not -x.ndim <= attrs.axis < x.ndim:
             return 0
         return int(x.nbytes // max(x.shape[attrs.axis], 1) * index.size)
+
+    return bound
+
+
+def _arange_like(attrs: ArangeLikeAttrs) -> Bound:
+    """int64 values up to the reference's size plus end_offset (the reference's values are not read;
+    an end before the start is the kernel's error)."""
+    def bound(args: Sequence[object]) -> int:
+        x = _shape(args[0])
+        if not -len(x) <= attrs.axis < len(x):
+            return 0
+        return 8 * max(x[attrs.axis] + attrs.end_offset - attrs.start, 0)
 
     return bound
 
@@ -183,6 +195,8 @@ def output_bound(op: OpCode, attrs: object) -> Bound:
         return _gather
     if op == OpCode.INDEX_SELECT and isinstance(attrs, AxisAttrs):
         return _index_select(attrs)
+    if op == OpCode.ARANGE_LIKE and isinstance(attrs, ArangeLikeAttrs):
+        return _arange_like(attrs)
     return _largest_input
 
 

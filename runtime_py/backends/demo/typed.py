@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from bundle_format.program import AxisAttrs, BinaryAttrs, CastAttrs, DType, OpCode
+from bundle_format.program import ArangeLikeAttrs, AxisAttrs, BinaryAttrs, CastAttrs, DType, OpCode
 from runtime_py.backends.demo.arrays import Array, Kernel
 
 _NUMPY: dict[DType, np.dtype[Any]] = {
@@ -129,6 +129,21 @@ def make_cumsum(attrs: AxisAttrs, n_inputs: int) -> Kernel:
         return np.cumsum(x, axis=axis, dtype=dtype)
 
     return cumsum
+
+
+def make_arange_like(attrs: ArangeLikeAttrs, n_inputs: int) -> Kernel:
+    """start, start + 1, ... up to the reference's size along axis plus end_offset: a range over a
+    sequence length known only at run time (the reference's values are not read)."""
+    def arange_like(reference: Array) -> Array:
+        if not -reference.ndim <= attrs.axis < reference.ndim:
+            raise ValueError(f"axis {attrs.axis} is out of range for a reference of shape {reference.shape}")
+        end = reference.shape[attrs.axis] + attrs.end_offset
+        if end < attrs.start:  # as torch.arange's
+            raise ValueError(f"the range's end {end} (size {reference.shape[attrs.axis]} of axis {attrs.axis} "
+                             f"{attrs.end_offset:+d}) is before its start {attrs.start}")
+        return np.arange(attrs.start, end, dtype=np.int64)
+
+    return arange_like
 
 
 def sin(x: Array) -> Array:

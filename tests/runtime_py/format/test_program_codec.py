@@ -12,6 +12,7 @@ import pytest
 from bundle_format.program import (
     PROGRAM_FORMAT_VERSION,
     Activation,
+    ArangeLikeAttrs,
     Attributes,
     AxisAttrs,
     BinaryAttrs,
@@ -110,6 +111,7 @@ _ATTRS: dict[OpCode, Attributes] = {
     OpCode.CUMSUM: AxisAttrs(1),
     OpCode.SIN: None,
     OpCode.COS: None,
+    OpCode.ARANGE_LIKE: ArangeLikeAttrs(axis=-1, start=2, end_offset=-3),
 }
 
 

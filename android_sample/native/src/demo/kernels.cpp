@@ -72,7 +72,8 @@ Kernel bind_kernel(Op op, const Attrs& a, size_t n_inputs) {
     case Op::BITWISE_NOT:
     case Op::BITWISE_AND:
     case Op::BITWISE_OR:
-    case Op::WHERE: return make_typed_op(op);
+    case Op::WHERE:
+    case Op::ARANGE_LIKE: return make_typed_op(op);
   }
   throw KernelError("opcode " + std::to_string(static_cast<int>(op)) + " has no kernel");  // unreachable
 }

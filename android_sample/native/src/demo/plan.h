@@ -29,6 +29,7 @@ struct Step {
 struct MethodPlan {
   std::string method;
   uint32_t num_slots = 0;  // slots the program uses, numbered densely (inputs first)
+  std::vector<uint8_t> slot_dtypes;  // per slot: its DType (c10::ScalarType number)
   std::vector<InputCheck> input_checks;
   std::vector<std::pair<uint32_t, Array>> constants;  // (slot, weight used in place)
   std::vector<Step> steps;

@@ -41,9 +41,9 @@ class _FloatOps(torch.nn.Module):
         return torch.cumsum(torch.sin(x) * torch.cos(x), 1)
 
 
-class _Typed(torch.nn.Module):
+class TypedIO(torch.nn.Module):
     """int64 ids and a bool mask in; float32, int64, int32 and bool out (a cumsum of the mask, a cast,
-    a comparison and a where on the way)."""
+    a comparison and a where on the way). The Java host tests run it too (make_host_test_vectors.py)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -68,11 +68,11 @@ def _embed_bundle(tmp_path: Path) -> Path:
 def test_typed_inputs_weights_and_outputs_match_torch(tmp_path: Path) -> None:
     bundle = tmp_path / "typed.ptl"
     specs = [TensorSpec((3,), "int64"), TensorSpec((3,), "bool")]
-    write_bundle(compile_module(torch.jit.script(_Typed()), input_shapes={"forward": specs}), bundle)
+    write_bundle(compile_module(torch.jit.script(TypedIO()), input_shapes={"forward": specs}), bundle)
     for ids, mask in (([1, 7, 9], [True, False, True]), ([0, 5, 3], [False, False, True])):
         inputs = [np.array(ids, np.int64), np.array(mask, np.bool_)]
         with torch.no_grad():
-            expected = _Typed()(*map(torch.from_numpy, inputs))
+            expected = TypedIO()(*map(torch.from_numpy, inputs))
         got = run_native(bundle, inputs, tool=_tool())
         assert [g.dtype for g in got] == [np.float32, np.int64, np.int32, np.bool_]
         assert_same(got, expected)

@@ -33,7 +33,7 @@ from liteexport.compiler import compile_module  # noqa: E402
 from liteexport.lowered import CompiledModule, MethodSignature  # noqa: E402
 from runtime_py.errors import ExecutionError, FormatError, InputError, LiteExportError  # noqa: E402
 from tests.parity.op_cases import OP_CASES  # noqa: E402
-from tests.parity.parity_models import CASES, NEEDS_STATIC_SHAPES, TYPED_CASES  # noqa: E402
+from tests.parity.parity_models import CASES, NEEDS_STATIC_SHAPES  # noqa: E402
 from tests.runtime_py.backends.demo_backend_helpers import one_op_program  # noqa: E402
 
 
@@ -101,9 +101,7 @@ def as_list(value: object) -> list[np.ndarray | None]:
 
 def export_models(w: Writer) -> dict[str, object]:
     compiled_by_name = {}
-    for name, (factory, shapes) in CASES.items():
-        if name in TYPED_CASES:  # refused by the core (DTYPE_NOT_SUPPORTED): tests/android/test_native_typed.py
-            continue
+    for name, (factory, shapes) in CASES.items():  # the typed ones (token_ops: int64/bool inside) too
         for static in (False, True):
             if not static and name in NEEDS_STATIC_SHAPES:
                 continue

@@ -148,7 +148,8 @@ def add_typed_bundle(w: Writer) -> None:
     w.record("bundle", "typed_io", os.path.relpath(path, w.out), ",".join(module.method_names))
     for ids, mask in (([1, 7, 9], [True, False, True]), ([0, 5, 3], [False, False, True])):
         inputs = [np.array(ids, np.int64), np.array(mask, np.bool_)]
-        w.record("run", "typed_io", "forward", w.tensors(inputs), w.tensors(as_tuple(module.run_method("forward", *inputs))))
+        outputs = as_tuple(module.run_method("forward", *inputs))
+        w.record("run", "typed_io", "forward", w.tensors(inputs), w.tensors(outputs))
     inputs = [np.array([1, 2, 3], np.int32), np.array([True, True, False])]
     try:
         module.run_method("forward", *inputs)

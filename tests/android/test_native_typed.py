@@ -127,3 +127,26 @@ def test_float_programs_with_sin_cos_and_cumsum_run(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     expected = _FloatOps()(torch.from_numpy(data)).numpy()
     np.testing.assert_allclose(_read_tensor(Path(str(bundle) + ".out0.bin")), expected, atol=1e-6, rtol=1e-5)
+
+
+def test_expected_outputs_of_other_dtypes_compare_exactly(tmp_path: Path) -> None:
+    bundle = tmp_path / "typed.ptl"
+    specs = [TensorSpec((3,), "int64"), TensorSpec((3,), "bool")]
+    write_bundle(compile_module(torch.jit.script(TypedIO()), input_shapes={"forward": specs}), bundle)
+    inputs = [np.array([1, 7, 9], np.int64), np.array([True, False, True])]
+    for i, value in enumerate(inputs):
+        np.save(tmp_path / f"in{i}.npy", value)
+    with torch.no_grad():
+        expected = [t.numpy() for t in TypedIO()(*map(torch.from_numpy, inputs))]
+    for k, value in enumerate(expected):
+        np.save(tmp_path / f"out{k}.npy", value)
+    outputs = [tmp_path / f"out{k}.npy" for k in range(4)]
+    argv = [bundle, tmp_path / "in0.npy", tmp_path / "in1.npy", "--expect", *outputs]
+    result = _run(*argv)
+    assert result.returncode == 0, result.stdout + result.stderr
+    np.save(tmp_path / "out1.npy", expected[1] + 1)  # one position off
+    result = _run(*argv)
+    assert result.returncode == 2 and "output 1 differs: int64 values differ" in result.stderr, result.stderr
+    np.save(tmp_path / "out1.npy", expected[1].astype(np.int32))
+    result = _run(*argv)
+    assert result.returncode == 2 and "output 1 differs: dtype int64, expected int32" in result.stderr, result.stderr

@@ -1,7 +1,7 @@
 // liteexport_native_run: run a bundle with the native core.
 //   liteexport_native_run [--method NAME] [--repeat N] [--threads N] [--copy] [--max-memory BYTES]
 //                         [--timeout SECONDS] <bundle> <input.npy|input.bin>... [--output OUT.npz]
-//                         [--expect <output.bin>...]
+//                         [--expect <output.npy|output.bin>...]
 // --threads N (default 1, up to 64) is LoadOptions::num_threads: the threads a call computes on.
 // --copy reads the bundle into memory instead of mapping it; --max-memory (default 1 GiB, 0 = no
 // budget) and --timeout (default 0 = none) are the run limits of LoadOptions (runtime.h).
@@ -12,7 +12,9 @@
 // --output OUT.npz writes the outputs into one .npz (arr_0, arr_1, ... as np.savez names them; a
 // None output has no member). Otherwise, without --expect, float32 outputs are written as LXT1
 // files <bundle>.out<k>.bin (other dtypes as <bundle>.out<k>.npy) and their shapes printed.
-// An expected None output is the word "none" (googlenet returns (logits, None, None)). Prints load and
+// Expected outputs (--expect) are .npy files or LXT1 files like the inputs; int64, int32 and bool
+// outputs must equal them exactly, float32 ones within atol 1e-5, rtol 1e-4. An expected None
+// output is the word "none" (googlenet returns (logits, None, None)). Prints load and
 // run times. Exit codes: 0 ok, 1 usage/IO, 2 mismatch, and 5/6/7 for Format/Input/Execution
 // errors (runtime_py's CLI exit codes).
 #include <algorithm>
@@ -71,7 +73,7 @@ int main(int argc, char** argv) {
   if (bundle.empty()) {
     std::cerr << "usage: liteexport_native_run [--method NAME] [--repeat N] [--threads N] [--copy] "
                  "[--max-memory BYTES] [--timeout SECONDS] <bundle> <input.npy|input.bin>... [--output OUT.npz] "
-                 "[--expect <output.bin>...]\n";
+                 "[--expect <output.npy|output.bin>...]\n";
     return 1;
   }
   try {
@@ -118,7 +120,9 @@ int main(int argc, char** argv) {
           }
           continue;
         }
-        if (!tensor_io::allclose(*out[k], tensor_io::read_tensor(expects[k]), 1e-5, 1e-4, &why)) {
+        const Tensor expected =
+            ends_with(expects[k], ".npy") ? npy_io::read_npy(expects[k]) : tensor_io::read_tensor(expects[k]);
+        if (!tensor_io::allclose(*out[k], expected, 1e-5, 1e-4, &why)) {
           std::fprintf(stderr, "output %zu differs: %s\n", k, why.c_str());
           return 2;
         }

@@ -54,11 +54,22 @@ inline void write_tensor(const std::string& path, const Tensor& t) {
   if (!out) throw std::runtime_error("cannot write " + path);
 }
 
-// max |a - b| - (atol + rtol * |b|) <= 0 for every element (numpy's allclose), same shapes.
+// max |a - b| - (atol + rtol * |b|) <= 0 for every element (numpy's allclose), same shapes;
+// int64, int32 and bool values equal exactly, and the dtypes the same.
 inline bool allclose(const Tensor& got, const Tensor& expected, double atol, double rtol, std::string* why) {
   if (got.shape != expected.shape) {
     *why = "shape mismatch";
     return false;
+  }
+  if (got.dtype != expected.dtype) {
+    *why = std::string("dtype ") + dtype_name(got.dtype) + ", expected " + dtype_name(expected.dtype);
+    return false;
+  }
+  if (got.dtype != DType::Float32) {
+    const bool same = got.size() == expected.size() &&
+                      std::memcmp(got.bytes(), expected.bytes(), got.size() * dtype_size(got.dtype)) == 0;
+    if (!same) *why = std::string(dtype_name(got.dtype)) + " values differ";
+    return same;
   }
   for (size_t i = 0; i < got.data.size(); ++i) {
     double a = got.data[i], b = expected.data[i];

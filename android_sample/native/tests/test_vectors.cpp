@@ -35,7 +35,7 @@ std::vector<std::vector<std::string>> cases(const std::string& dir, const std::s
 std::vector<Tensor> read_tensors(const std::string& dir, const std::vector<std::string>& w, size_t& pos) {
   size_t n = std::stoul(w[pos++]);
   std::vector<Tensor> out;
-  for (size_t i = 0; i < n; ++i) out.push_back(tensor_io::read_tensor(dir + "/" + w[pos++]));
+  for (size_t i = 0; i < n; ++i) out.push_back(tensor_io::read_file(dir + "/" + w[pos++]));
   return out;
 }
 
@@ -44,7 +44,7 @@ std::vector<std::optional<Tensor>> read_outputs(const std::string& dir, const st
   size_t n = std::stoul(w[pos++]);
   std::vector<std::optional<Tensor>> out;
   for (size_t i = 0; i < n; ++i, ++pos)
-    out.push_back(w[pos] == "none" ? std::nullopt : std::optional<Tensor>(tensor_io::read_tensor(dir + "/" + w[pos])));
+    out.push_back(w[pos] == "none" ? std::nullopt : std::optional<Tensor>(tensor_io::read_file(dir + "/" + w[pos])));
   return out;
 }
 

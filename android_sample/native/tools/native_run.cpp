@@ -26,7 +26,6 @@
 #include <iostream>
 
 #include "liteexport/runtime.h"
-#include "npy_io.h"
 #include "tensor_io.h"
 
 using namespace liteexport;
@@ -81,10 +80,7 @@ int main(int argc, char** argv) {
     auto module = Module::load(bundle, options);
     auto t1 = std::chrono::steady_clock::now();
     std::vector<Tensor> in;
-    const auto ends_with = [](const std::string& text, const std::string& end) {
-      return text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
-    };
-    for (const auto& p : inputs) in.push_back(ends_with(p, ".npy") ? npy_io::read_npy(p) : tensor_io::read_tensor(p));
+    for (const auto& p : inputs) in.push_back(tensor_io::read_file(p));
     auto t2 = std::chrono::steady_clock::now();
     auto out = module->run_method(method, in);
     auto t3 = std::chrono::steady_clock::now();
@@ -120,9 +116,7 @@ int main(int argc, char** argv) {
           }
           continue;
         }
-        const Tensor expected =
-            ends_with(expects[k], ".npy") ? npy_io::read_npy(expects[k]) : tensor_io::read_tensor(expects[k]);
-        if (!tensor_io::allclose(*out[k], expected, 1e-5, 1e-4, &why)) {
+        if (!tensor_io::allclose(*out[k], tensor_io::read_file(expects[k]), 1e-5, 1e-4, &why)) {
           std::fprintf(stderr, "output %zu differs: %s\n", k, why.c_str());
           return 2;
         }

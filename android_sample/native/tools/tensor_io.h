@@ -1,5 +1,6 @@
 // The tensor file format shared by the CLI tool, the tests and tests/make_vectors.py:
-// b"LXT1", uint32 ndim, int64 dims[ndim], float32 data (all little endian).
+// b"LXT1", uint32 ndim, int64 dims[ndim], float32 data (all little endian). read_file also takes
+// numpy's .npy files (npy_io.h), for the other dtypes.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "liteexport/runtime.h"
+#include "npy_io.h"
 
 namespace liteexport::tensor_io {
 
@@ -42,6 +44,13 @@ inline Tensor read_tensor(const std::string& path) {
   t.data.resize(static_cast<size_t>(count));
   if (count) take(t.data.data(), static_cast<size_t>(count) * 4);
   return t;
+}
+
+// A tensor file of either format: numpy's .npy (float32, int64, int32, bool) by its name, else LXT1.
+inline Tensor read_file(const std::string& path) {
+  const std::string npy = ".npy";
+  const bool is_npy = path.size() >= npy.size() && path.compare(path.size() - npy.size(), npy.size(), npy) == 0;
+  return is_npy ? npy_io::read_npy(path) : read_tensor(path);
 }
 
 inline void write_tensor(const std::string& path, const Tensor& t) {

@@ -56,13 +56,25 @@ def assert_same(got: object, expected: object) -> float:
 
 def run_engines(compiled: CompiledModule, path: Path, inputs: Sequence[torch.Tensor]) -> tuple[object, object]:
     """The method's results from runtime_py and from torch's lite interpreter with liteexport's backend;
-    the native core's (where it builds) must match the lite interpreter's."""
+    the native core's (where it builds) must match the lite interpreter's. When runtime_py raises, the
+    native core must raise the same error (kind and message), and runtime_py's is raised."""
     write_bundle(compiled, path)
-    ours = runtime_py.load(path).run_method("forward", *[t.numpy() for t in inputs])
+    arrays = [t.numpy() for t in inputs]
+    try:
+        ours = runtime_py.load(path).run_method("forward", *arrays)
+    except LiteExportError as exc:
+        if native_tool_available():
+            try:
+                run_native(path, arrays)
+            except LiteExportError as native:
+                assert (type(native), str(native)) == (type(exc), str(exc))
+            else:
+                raise AssertionError(f"the native core ran where runtime_py raised {exc!r}") from exc
+        raise
     lite = torch.jit.mobile._load_for_lite_interpreter(str(path))
     expected = lite.run_method("forward", *inputs)
     if native_tool_available():
-        assert_same(run_native(path, [t.numpy() for t in inputs]), expected)
+        assert_same(run_native(path, arrays), expected)
     return ours, expected
 
 

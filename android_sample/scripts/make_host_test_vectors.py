@@ -130,24 +130,16 @@ def add_bundle(w: Writer, bundle_id: str, path: Path, shapes: dict[str, list[Sha
 
 
 def add_typed_bundle(w: Writer) -> None:
-    """tests/android/test_native_typed.py's TypedIO: typed inputs and outputs, run on ids and masks,
+    """tests/android/typed_io.py's TypedIO: typed inputs and outputs, run on ids and masks,
     and an int32 ids input where int64 is declared (the input error saying expected vs got)."""
-    import torch
-
     import runtime_py
-    from liteexport.bundle import write_bundle
-    from liteexport.compiler import compile_module
-    from liteexport.input_spec import TensorSpec
     from runtime_py.errors import InputError
-    from tests.android.test_native_typed import TypedIO
+    from tests.android.typed_io import INPUTS, write_typed_io
 
-    path = w.out / "typed_io.ptl"
-    specs = [TensorSpec((3,), "int64"), TensorSpec((3,), "bool")]
-    write_bundle(compile_module(torch.jit.script(TypedIO()), input_shapes={"forward": specs}), path)
+    path = write_typed_io(w.out / "typed_io.ptl")
     module = runtime_py.load(path)
     w.record("bundle", "typed_io", os.path.relpath(path, w.out), ",".join(module.method_names))
-    for ids, mask in (([1, 7, 9], [True, False, True]), ([0, 5, 3], [False, False, True])):
-        inputs = [np.array(ids, np.int64), np.array(mask, np.bool_)]
+    for inputs in INPUTS:
         outputs = as_tuple(module.run_method("forward", *inputs))
         w.record("run", "typed_io", "forward", w.tensors(inputs), w.tensors(outputs))
     inputs = [np.array([1, 2, 3], np.int32), np.array([True, True, False])]

@@ -19,6 +19,7 @@ from liteexport.compiler import compile_module
 from liteexport.input_spec import TensorSpec
 from runtime_py.errors import ExecutionError
 from tests.android.test_native_run_limits import _read_tensor, _run, _tool, _write_tensor
+from tests.android.typed_io import INPUTS, TypedIO, write_typed_io
 from tests.text_models.typed import assert_same, run_native
 
 pytestmark = [pytest.mark.android, pytest.mark.slow,
@@ -41,23 +42,6 @@ class _FloatOps(torch.nn.Module):
         return torch.cumsum(torch.sin(x) * torch.cos(x), 1)
 
 
-class TypedIO(torch.nn.Module):
-    """int64 ids and a bool mask in; float32, int64, int32 and bool out (a cumsum of the mask, a cast,
-    a comparison and a where on the way). The Java host tests run it too (make_host_test_vectors.py)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        torch.manual_seed(0)
-        self.table = torch.nn.Embedding(10, 4)
-        self.register_buffer("offsets", torch.arange(3, dtype=torch.int64))
-
-    def forward(self, ids: torch.Tensor,
-                mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-        positions = torch.cumsum(mask, 0) + self.offsets
-        hidden = torch.where(mask[:, None], self.table(ids), torch.zeros(()))
-        return hidden, positions, positions.to(torch.int32) * 2, (ids > 4) & mask
-
-
 def _embed_bundle(tmp_path: Path) -> Path:
     bundle = tmp_path / "embed.ptl"
     write_bundle(compile_module(torch.jit.script(_Embed()), input_shapes={"forward": [TensorSpec((3,), "int64")]}),
@@ -66,11 +50,8 @@ def _embed_bundle(tmp_path: Path) -> Path:
 
 
 def test_typed_inputs_weights_and_outputs_match_torch(tmp_path: Path) -> None:
-    bundle = tmp_path / "typed.ptl"
-    specs = [TensorSpec((3,), "int64"), TensorSpec((3,), "bool")]
-    write_bundle(compile_module(torch.jit.script(TypedIO()), input_shapes={"forward": specs}), bundle)
-    for ids, mask in (([1, 7, 9], [True, False, True]), ([0, 5, 3], [False, False, True])):
-        inputs = [np.array(ids, np.int64), np.array(mask, np.bool_)]
+    bundle = write_typed_io(tmp_path / "typed.ptl")
+    for inputs in INPUTS:
         with torch.no_grad():
             expected = TypedIO()(*map(torch.from_numpy, inputs))
         got = run_native(bundle, inputs, tool=_tool())
@@ -130,10 +111,8 @@ def test_float_programs_with_sin_cos_and_cumsum_run(tmp_path: Path) -> None:
 
 
 def test_expected_outputs_of_other_dtypes_compare_exactly(tmp_path: Path) -> None:
-    bundle = tmp_path / "typed.ptl"
-    specs = [TensorSpec((3,), "int64"), TensorSpec((3,), "bool")]
-    write_bundle(compile_module(torch.jit.script(TypedIO()), input_shapes={"forward": specs}), bundle)
-    inputs = [np.array([1, 7, 9], np.int64), np.array([True, False, True])]
+    bundle = write_typed_io(tmp_path / "typed.ptl")
+    inputs = INPUTS[0]
     for i, value in enumerate(inputs):
         np.save(tmp_path / f"in{i}.npy", value)
     with torch.no_grad():

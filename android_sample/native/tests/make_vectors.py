@@ -243,17 +243,13 @@ def constant_outputs(w: Writer, compiled: CompiledModule) -> None:
 
 
 def typed_io(w: Writer) -> None:
-    """tests/android/test_native_typed.py's TypedIO: int64 and bool inputs; float32, int64, int32 and
+    """tests/android/typed_io.py's TypedIO: int64 and bool inputs; float32, int64, int32 and
     bool outputs; int32 ids where int64 is declared (the input error saying expected vs got)."""
-    from liteexport.input_spec import TensorSpec
-    from tests.android.test_native_typed import TypedIO
+    from tests.android.typed_io import INPUTS, write_typed_io
 
-    specs = [TensorSpec((3,), "int64"), TensorSpec((3,), "bool")]
-    write_bundle(compile_module(torch.jit.script(TypedIO()), input_shapes={"forward": specs}), w.out / "typed_io.ptl")
-    module = runtime_py.load(w.out / "typed_io.ptl")
-    for seed, (ids, mask) in enumerate((([1, 7, 9], [True, False, True]), ([0, 5, 3], [False, False, True]))):
-        inputs = [np.array(ids, np.int64), np.array(mask, np.bool_)]
-        w.run("typed_io.ptl", "forward", inputs, as_list(module.forward(*inputs)), f"typed_io.forward.{seed}")
+    module = runtime_py.load(write_typed_io(w.out / "typed_io.ptl"))
+    for seed, inputs in enumerate(INPUTS):
+        w.run("typed_io.ptl", "forward", list(inputs), as_list(module.forward(*inputs)), f"typed_io.forward.{seed}")
     w.error("typed_io.ptl", "forward", [np.array([1, 2, 3], np.int32), np.ones(3, np.bool_)], "typed_io.err_dtype")
 
 

@@ -22,31 +22,10 @@
 #include <utility>
 #include <vector>
 
+#include "bridge.h"
 #include "liteexport/runtime.h"
 
-namespace {
-
-// Classes and member ids looked up once in JNI_OnLoad. FindClass must run there (or on a
-// thread started from Java): on Android it uses the class loader of the calling Java frame.
-struct JavaRefs {
-  jclass tensor = nullptr;
-  jmethodID tensor_init = nullptr;  // private Tensor(float[] data, long[] shape)
-  jfieldID tensor_data = nullptr;
-  jfieldID tensor_shape = nullptr;
-  jfieldID tensor_dtype = nullptr;   // DType dtype
-  jfieldID tensor_buffer = nullptr;  // java.nio.Buffer buffer: a direct buffer, or null
-  jfieldID dtype_code = nullptr;     // DType.code (PyTorch Android's dtype codes)
-  jclass byte_buffer = nullptr;
-  jclass string = nullptr;
-  jclass lite_export_exception = nullptr;
-  jmethodID set_structured = nullptr;  // LiteExportException.setStructured(String, String[])
-  jclass format_exception = nullptr;
-  jclass input_exception = nullptr;
-  jclass execution_exception = nullptr;
-  jmethodID execution_exception_init = nullptr;  // ExecutionException(String, long)
-  jclass illegal_state_exception = nullptr;
-  jclass out_of_memory_error = nullptr;
-};
+namespace liteexport_jni {
 
 JavaRefs g_refs;
 
@@ -262,122 +241,6 @@ liteexport::Module* module_of(JNIEnv* env, jlong handle) {
   return reinterpret_cast<liteexport::Module*>(static_cast<intptr_t>(handle));
 }
 
-// ---- tensors ------------------------------------------------------------------------------
-
-// DType.code of FLOAT32 (DType.java), and the names of the others for messages.
-constexpr jint kFloat32Code = 4;
-
-std::string dtype_name(jint code) {
-  switch (code) {
-    case 1: return "uint8";
-    case 2: return "int8";
-    case 3: return "int32";
-    case 4: return "float32";
-    case 5: return "int64";
-    case 11: return "bool";
-    default: return "dtype " + std::to_string(code);
-  }
-}
-
-// Copies a float32 Tensor that views a direct buffer into a core tensor: Tensor.java made the
-// buffer's view start at its first element and hold exactly product(shape) elements; the
-// capacity is checked again here, as the bytes are read from a raw address.
-bool read_buffer_tensor(JNIEnv* env, jobject tensor, jlongArray shape, size_t index, liteexport::Tensor* out) {
-  jobject buffer = env->GetObjectField(tensor, g_refs.tensor_buffer);
-  const jsize rank = env->GetArrayLength(shape);
-  out->shape.resize(static_cast<size_t>(rank));
-  env->GetLongArrayRegion(shape, 0, rank, reinterpret_cast<jlong*>(out->shape.data()));
-  size_t count = 1;
-  for (int64_t dim : out->shape) count *= dim > 0 ? static_cast<size_t>(dim) : 0;
-  const void* address = buffer != nullptr ? env->GetDirectBufferAddress(buffer) : nullptr;
-  const jlong capacity = buffer != nullptr ? env->GetDirectBufferCapacity(buffer) : -1;
-  // GetDirectBufferCapacity counts the buffer's elements: bytes for a ByteBuffer, floats for a FloatBuffer
-  const bool bytes = buffer != nullptr && env->IsInstanceOf(buffer, g_refs.byte_buffer);
-  const size_t capacity_bytes = capacity < 0 ? 0 : static_cast<size_t>(capacity) * (bytes ? 1 : sizeof(float));
-  env->DeleteLocalRef(buffer);
-  if (env->ExceptionCheck()) return false;
-  if (address == nullptr || capacity_bytes < count * sizeof(float)) {
-    throw_java(env, g_refs.input_exception, "input " + std::to_string(index) +
-               " has no data (a tensor viewing a buffer that is not direct, or too small for its shape)");
-    return false;
-  }
-  out->data.resize(count);
-  if (count != 0) std::memcpy(out->data.data(), address, count * sizeof(float));
-  return true;
-}
-
-// Copies a Java Tensor into a core tensor; false with a Java exception pending on failure.
-bool read_tensor(JNIEnv* env, jobject tensor, size_t index, liteexport::Tensor* out) {
-  if (tensor == nullptr) {
-    throw_java(env, g_refs.input_exception, "input " + std::to_string(index) + " is null");
-    return false;
-  }
-  // The core's Tensor holds float32 only (typed tensors in the core: issue 20). Another type is
-  // refused by name, never converted: an int64 token id cast to float32 would silently change
-  // what the model computes. When the core takes more types, they are passed through here.
-  jobject dtype = env->GetObjectField(tensor, g_refs.tensor_dtype);
-  const jint code = dtype != nullptr ? env->GetIntField(dtype, g_refs.dtype_code) : 0;
-  env->DeleteLocalRef(dtype);
-  if (env->ExceptionCheck()) return false;
-  if (code != kFloat32Code) {
-    throw_java(env, g_refs.input_exception, "input " + std::to_string(index) + " has dtype " + dtype_name(code) +
-                                                "; the native runtime takes float32 inputs only");
-    return false;
-  }
-  auto* data = static_cast<jfloatArray>(env->GetObjectField(tensor, g_refs.tensor_data));
-  auto* shape = static_cast<jlongArray>(env->GetObjectField(tensor, g_refs.tensor_shape));
-  if (data == nullptr && shape != nullptr) {  // a view of a direct buffer (Tensor.fromBlob(FloatBuffer/ByteBuffer))
-    const bool ok = read_buffer_tensor(env, tensor, shape, index, out);
-    env->DeleteLocalRef(shape);
-    return ok;
-  }
-  bool ok = data != nullptr && shape != nullptr;
-  if (ok) {
-    const jsize rank = env->GetArrayLength(shape);
-    const jsize count = env->GetArrayLength(data);
-    out->shape.resize(static_cast<size_t>(rank));
-    out->data.resize(static_cast<size_t>(count));
-    static_assert(sizeof(jlong) == sizeof(int64_t) && sizeof(jfloat) == sizeof(float), "JNI type sizes");
-    env->GetLongArrayRegion(shape, 0, rank, reinterpret_cast<jlong*>(out->shape.data()));
-    env->GetFloatArrayRegion(data, 0, count, reinterpret_cast<jfloat*>(out->data.data()));
-    ok = !env->ExceptionCheck();
-  } else {
-    throw_java(env, g_refs.input_exception, "input " + std::to_string(index) + " has no data");
-  }
-  env->DeleteLocalRef(data);
-  env->DeleteLocalRef(shape);
-  return ok;
-}
-
-// A new org.liteexport.Tensor holding a copy of `t`, or nullptr with a Java exception pending.
-jobject new_tensor(JNIEnv* env, const liteexport::Tensor& t) {
-  constexpr auto kMaxJavaArray = static_cast<size_t>(std::numeric_limits<jsize>::max());
-  if (t.data.size() > kMaxJavaArray || t.shape.size() > kMaxJavaArray) {
-    throw_java(env, g_refs.lite_export_exception, "output of " + std::to_string(t.data.size()) +
-                                                      " elements does not fit a Java array");
-    return nullptr;
-  }
-  size_t expected = 1;
-  for (int64_t dim : t.shape) expected *= dim >= 0 ? static_cast<size_t>(dim) : 0;
-  if (expected != t.data.size()) {  // Tensor's invariant, relied on by every Java caller
-    throw_java(env, g_refs.lite_export_exception, "internal error in the liteexport runtime: an output's shape "
-               "does not match its " + std::to_string(t.data.size()) + " elements");
-    return nullptr;
-  }
-  const auto count = static_cast<jsize>(t.data.size());
-  const auto rank = static_cast<jsize>(t.shape.size());
-  jfloatArray data = env->NewFloatArray(count);
-  if (data == nullptr) return nullptr;
-  env->SetFloatArrayRegion(data, 0, count, reinterpret_cast<const jfloat*>(t.data.data()));
-  jlongArray shape = env->NewLongArray(rank);
-  if (shape == nullptr) return nullptr;  // the caller's local frame frees `data`
-  env->SetLongArrayRegion(shape, 0, rank, reinterpret_cast<const jlong*>(t.shape.data()));
-  jobject tensor = env->NewObject(g_refs.tensor, g_refs.tensor_init, data, shape);
-  env->DeleteLocalRef(data);
-  env->DeleteLocalRef(shape);
-  return tensor;
-}
-
 // ---- native methods of org.liteexport.Module ----------------------------------------------
 
 jlong native_load(JNIEnv* env, jclass, jstring jpath, jboolean copy, jlong max_memory, jdouble timeout_seconds,
@@ -542,6 +405,8 @@ bool init_refs(JNIEnv* env) {
   r.tensor_shape = env->GetFieldID(r.tensor, "shape", "[J");
   r.tensor_dtype = env->GetFieldID(r.tensor, "dtype", "Lorg/liteexport/DType;");
   r.tensor_buffer = env->GetFieldID(r.tensor, "buffer", "Ljava/nio/Buffer;");
+  r.tensor_values = env->GetFieldID(r.tensor, "values", "Ljava/lang/Object;");
+  r.tensor_of_values = env->GetStaticMethodID(r.tensor, "ofValues", "([JLjava/lang/Object;)Lorg/liteexport/Tensor;");
   jclass dtype = env->FindClass("org/liteexport/DType");
   r.dtype_code = dtype != nullptr ? env->GetFieldID(dtype, "code", "I") : nullptr;
   env->DeleteLocalRef(dtype);
@@ -561,14 +426,15 @@ bool init_refs(JNIEnv* env) {
   r.illegal_state_exception = global_class(env, "java/lang/IllegalStateException");
   r.out_of_memory_error = global_class(env, "java/lang/OutOfMemoryError");
   return !env->ExceptionCheck() && r.tensor_init && r.tensor_data && r.tensor_shape && r.tensor_dtype &&
-         r.tensor_buffer && r.dtype_code && r.byte_buffer && r.string &&
+         r.tensor_buffer && r.tensor_values && r.tensor_of_values && r.dtype_code && r.byte_buffer && r.string &&
          r.lite_export_exception && r.set_structured && r.format_exception && r.input_exception && r.execution_exception_init &&
          r.illegal_state_exception && r.out_of_memory_error;
 }
 
-}  // namespace
+}  // namespace liteexport_jni
 
 extern "C" JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* /*reserved*/) {
+  using namespace liteexport_jni;
   JNIEnv* env = nullptr;
   if (vm->GetEnv(reinterpret_cast<void**>(&env), JNI_VERSION_1_6) != JNI_OK) return JNI_ERR;
   if (!init_refs(env)) return JNI_ERR;  // System.loadLibrary then throws with the pending error

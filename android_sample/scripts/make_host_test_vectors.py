@@ -2,13 +2,15 @@
 
     python android_sample/scripts/make_host_test_vectors.py OUT_DIR [--bundle extra.ptl:forward:2x5 ...]
 
-Writes OUT_DIR/manifest.tsv plus the bundles and little-endian float32 tensor files it names.
+Writes OUT_DIR/manifest.tsv plus the bundles and the little-endian tensor files it names (raw
+values, the dtype in the suffix: .f32 float32, .i64 int64, .i32 int32, .b8 bool as bytes 0/1).
 The Java side (android_sample/java/src/test/.../HostTests.java) runs every record through the
 JNI library and compares. runtime_py is the reference: whatever it outputs or raises, the native
 core must output or raise too.
 
 Bundles: every model of the parity suite (tests/parity), with and without static input shapes
-as that suite exports them, examples/tiny_cnn.py:TinyCNN, and the app's shipped asset. Extra
+as that suite exports them, examples/tiny_cnn.py:TinyCNN, the app's shipped asset, and a typed
+model (int64 ids and a bool mask in; float32, int64, int32 and bool out: typed_io). Extra
 bundles exported elsewhere (held-out models) can be added with --bundle PATH:METHOD:SHAPE[,SHAPE].
 
 manifest.tsv, one record per line, tab-separated (tensors: "[d0,d1,...]:file", space-separated;
@@ -39,6 +41,10 @@ TINY_CNN = "examples/tiny_cnn.py:TinyCNN"  # relative: the debug table stores so
 Shape = tuple[int, ...]
 
 
+# numpy dtype -> (tensor file suffix, little-endian dtype): Vectors.java reads the suffix
+_FILE_DTYPES = {"float32": ("f32", "<f4"), "int64": ("i64", "<i8"), "int32": ("i32", "<i4"), "bool": ("b8", "|b1")}
+
+
 class Writer:
     def __init__(self, out: Path) -> None:
         self.out = out
@@ -52,8 +58,9 @@ class Writer:
                 fields.append("none")
                 continue
             self.count += 1
-            name = f"t{self.count:05d}.f32"
-            np.ascontiguousarray(array, dtype="<f4").tofile(self.out / name)
+            suffix, dtype = _FILE_DTYPES[np.dtype(array.dtype).name]
+            name = f"t{self.count:05d}.{suffix}"
+            np.ascontiguousarray(array, dtype=dtype).tofile(self.out / name)
             fields.append("[" + ",".join(str(d) for d in array.shape) + "]:" + name)
         return " ".join(fields)
 
@@ -120,6 +127,28 @@ def add_bundle(w: Writer, bundle_id: str, path: Path, shapes: dict[str, list[Sha
                 module.run_method(name, *inputs)
             except InputError:
                 w.record("input_error", bundle_id, name, w.tensors(inputs))
+
+
+def add_typed_bundle(w: Writer) -> None:
+    """tests/android/typed_io.py's TypedIO: typed inputs and outputs, run on ids and masks,
+    and an int32 ids input where int64 is declared (the input error saying expected vs got)."""
+    import runtime_py
+    from runtime_py.errors import InputError
+    from tests.android.typed_io import INPUTS, write_typed_io
+
+    path = write_typed_io(w.out / "typed_io.ptl")
+    module = runtime_py.load(path)
+    w.record("bundle", "typed_io", os.path.relpath(path, w.out), ",".join(module.method_names))
+    for inputs in INPUTS:
+        outputs = as_tuple(module.run_method("forward", *inputs))
+        w.record("run", "typed_io", "forward", w.tensors(inputs), w.tensors(outputs))
+    inputs = [np.array([1, 2, 3], np.int32), np.array([True, True, False])]
+    try:
+        module.run_method("forward", *inputs)
+    except InputError:
+        w.record("input_error", "typed_io", "forward", w.tensors(inputs))
+    else:
+        raise AssertionError("runtime_py took int32 ids for int64")
 
 
 def add_malformed(w: Writer, good: Path) -> None:
@@ -190,12 +219,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from liteexport.bundle import write_bundle
     from liteexport.compiler import compile_module
     from liteexport.model_loading import load_scripted
-    from tests.parity.parity_models import CASES, NEEDS_STATIC_SHAPES, TYPED_CASES
+    from tests.parity.parity_models import CASES, NEEDS_STATIC_SHAPES
 
     w = Writer(out)
-    for name, (factory, shapes) in sorted(CASES.items()):
-        if name in TYPED_CASES:  # int64/bool values: the native core refuses them
-            continue
+    for name, (factory, shapes) in sorted(CASES.items()):  # the typed ones (token_ops) too
         for static in (False, True):
             if not static and name in NEEDS_STATIC_SHAPES:
                 continue
@@ -212,6 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if APP_ASSET.exists():
         add_bundle(w, "app_asset", APP_ASSET, tiny_shapes)
     add_labeled_bundle(w, tiny_shapes)
+    add_typed_bundle(w)
     for i, (path, method, extra_shapes) in enumerate(extras):
         add_bundle(w, f"extra{i}", path, {method: extra_shapes})
 

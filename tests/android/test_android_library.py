@@ -21,7 +21,7 @@ APP = SAMPLE / "app"
 LIBRARY = APP / "liteexport"
 JAVA_MAIN = SAMPLE / "java" / "src" / "main" / "java"
 JAVA_ANDROID = SAMPLE / "java" / "src" / "android" / "java"
-JNI = SAMPLE / "jni" / "liteexport_jni.cpp"
+JNI_SOURCES = sorted((SAMPLE / "jni").glob("*.cpp"))  # liteexport_jni.cpp and tensors.cpp
 
 pytestmark = pytest.mark.android
 
@@ -146,15 +146,15 @@ def test_consumer_rules_keep_every_name_the_jni_bridge_looks_up() -> None:
     rules = (LIBRARY / "consumer-rules.pro").read_text()
     kept = {m[1]: m[2] for m in re.finditer(r"^-keep (?:class|enum) (org\.liteexport\.\w+) \{(.*?)\}", rules,
                                              re.MULTILINE | re.DOTALL)}
-    jni = JNI.read_text()
+    jni = "\n".join(source.read_text() for source in JNI_SOURCES)
     classes = set(re.findall(r'"org/liteexport/(\w+)"', jni))
     assert {"Module", "Tensor", "DType", "FormatException", "InputException", "ExecutionException"} <= classes
     for name in classes:
         assert f"org.liteexport.{name}" in kept, f"{name} is looked up by the bridge but not kept"
     assert "native <methods>;" in kept["org.liteexport.Module"]
     # fields and methods looked up by name: GetFieldID(cls, "name", ...) / GetMethodID(cls, "name", ...)
-    members = set(re.findall(r'Get(?:Field|Method)ID\([^,]+, "(\w+)"', jni)) - {"<init>"}
-    assert {"data", "shape", "dtype", "buffer", "code", "setStructured"} <= members
+    members = set(re.findall(r'Get(?:Static)?(?:Field|Method)ID\([^,]+, "(\w+)"', jni)) - {"<init>"}
+    assert {"data", "shape", "dtype", "buffer", "values", "ofValues", "code", "setStructured"} <= members
     text = "\n".join(kept.values())
     for member in members:
         assert re.search(rf"\b{member}\b", text), f"member {member} is looked up by the bridge but not kept"
@@ -163,7 +163,8 @@ def test_consumer_rules_keep_every_name_the_jni_bridge_looks_up() -> None:
 def test_every_native_method_of_module_is_registered() -> None:
     module = (JAVA_MAIN / "org" / "liteexport" / "Module.java").read_text()
     declared = set(re.findall(r"private static native \S+ (\w+)\(", module))
-    registered = set(re.findall(r'\{const_cast<char\*>\("(\w+)"\)', JNI.read_text()))
+    bridge = (SAMPLE / "jni" / "liteexport_jni.cpp").read_text()  # JNI_OnLoad registers them
+    registered = set(re.findall(r'\{const_cast<char\*>\("(\w+)"\)', bridge))
     assert {"nativeLoadFd", "nativeLoadBuffer", "nativeExtraFileNames", "nativeExtraFile"} <= declared
     assert declared == registered
 

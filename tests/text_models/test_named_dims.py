@@ -25,6 +25,7 @@ from liteexport.compiler import compile_module
 from liteexport.input_spec import DimRange, TensorSpec
 from runtime_py.backends.demo.plan import build_plan
 from runtime_py.errors import FormatError, InputError
+from tests.text_models.typed import native_tool_available, run_native
 
 pytestmark = pytest.mark.torch_oracle
 
@@ -129,3 +130,19 @@ def test_inspect_shows_dtypes_and_named_dims(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     assert "  forward(ids: Tensor[1xS:int64], mask: Tensor[1xS]) -> Tensor  where S=2..16" in run.stdout.splitlines()
     assert "1xS:int64, 1xS (S=2..16)" in run.stdout
+
+
+@pytest.mark.android
+@pytest.mark.skipif(not native_tool_available(), reason="needs cmake and g++ to build the native core")
+def test_the_native_core_checks_them_with_runtime_pys_words(tmp_path: Path) -> None:
+    path = tmp_path / "tagged.ptl"
+    write_bundle(_compiled(), path)
+    ids, mask = _inputs(9, 9)
+    np.testing.assert_allclose(run_native(path, [ids, mask])[0], runtime_py.load(path).forward(ids, mask),
+                               rtol=1e-6, atol=1e-6)
+    for lengths in ((17, 17), (1, 1), (5, 6)):
+        with pytest.raises(InputError) as ours:
+            runtime_py.load(path).forward(*_inputs(*lengths))
+        with pytest.raises(InputError) as native:
+            run_native(path, list(_inputs(*lengths)))
+        assert str(native.value) == str(ours.value)  # the same words, and the module reading the input

@@ -1,8 +1,12 @@
 """Shared by the typed-ops and text-model tests: compile a traced module with typed input specs,
-run it in runtime_py and through the torch backend (torch's lite interpreter), compare with eager."""
+run it in runtime_py and through the torch backend (torch's lite interpreter), compare with eager.
+Where cmake and g++ are installed the native core runs every bundle too (liteexport_native_run),
+its outputs compared with the lite interpreter's within the same tolerance."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -15,6 +19,7 @@ from liteexport.bundle import write_bundle
 from liteexport.input_spec import TensorSpec
 from liteexport.lowered import CompiledModule
 from liteexport.parity import as_outputs, scaled_atol
+from runtime_py.errors import ExecutionError, FormatError, InputError, LiteExportError
 
 RTOL = 1e-4
 _NAMES = {torch.float32: "float32", torch.int64: "int64", torch.int32: "int32", torch.bool: "bool"}
@@ -50,8 +55,57 @@ def assert_same(got: object, expected: object) -> float:
 
 
 def run_engines(compiled: CompiledModule, path: Path, inputs: Sequence[torch.Tensor]) -> tuple[object, object]:
-    """The method's results from runtime_py and from torch's lite interpreter with liteexport's backend."""
+    """The method's results from runtime_py and from torch's lite interpreter with liteexport's backend;
+    the native core's (where it builds) must match the lite interpreter's. When runtime_py raises, the
+    native core must raise the same error (kind and message), and runtime_py's is raised."""
     write_bundle(compiled, path)
-    ours = runtime_py.load(path).run_method("forward", *[t.numpy() for t in inputs])
+    arrays = [t.numpy() for t in inputs]
+    try:
+        ours = runtime_py.load(path).run_method("forward", *arrays)
+    except LiteExportError as exc:
+        if native_tool_available():
+            try:
+                run_native(path, arrays)
+            except LiteExportError as native:
+                assert (type(native), str(native)) == (type(exc), str(exc))
+            else:
+                raise AssertionError(f"the native core ran where runtime_py raised {exc!r}") from exc
+        raise
     lite = torch.jit.mobile._load_for_lite_interpreter(str(path))
-    return ours, lite.run_method("forward", *inputs)
+    expected = lite.run_method("forward", *inputs)
+    if native_tool_available():
+        assert_same(run_native(path, arrays), expected)
+    return ours, expected
+
+
+def native_tool_available() -> bool:
+    return shutil.which("cmake") is not None and shutil.which("g++") is not None
+
+
+def native_tool() -> Path:
+    """liteexport_native_run of the host build (tests/cpp_builds.py builds it once per run)."""
+    from tests import cpp_builds
+    from tests.android.test_android_sample import build_dir
+
+    return build_dir(cpp_builds.wait("native-host")) / "liteexport_native_run"
+
+
+# the host tool's exit codes (native_run.cpp) and runtime_py's errors of the same kind
+_NATIVE_ERRORS: dict[int, type[LiteExportError]] = {5: FormatError, 6: InputError, 7: ExecutionError}
+
+
+def run_native(path: Path, inputs: Sequence[np.ndarray], tool: Path | None = None) -> list[np.ndarray]:
+    """The outputs of ``forward`` on ``inputs`` (saved as .npy) by the native core's host tool; its
+    errors as runtime_py's error of the same kind, with the tool's message."""
+    files = []
+    for i, value in enumerate(inputs):
+        files.append(path.with_name(f"{path.name}.in{i}.npy"))
+        np.save(files[-1], np.ascontiguousarray(value))
+    out = path.with_name(f"{path.name}.native.npz")
+    result = subprocess.run([str(tool or native_tool()), str(path), *map(str, files), "--output", str(out)],
+                            capture_output=True, text=True, timeout=600, check=False)
+    if result.returncode in _NATIVE_ERRORS:
+        raise _NATIVE_ERRORS[result.returncode](result.stderr.strip().removeprefix("Error: "))
+    assert result.returncode == 0, result.stdout + result.stderr
+    with np.load(out) as archive:
+        return [archive[name] for name in sorted(archive.files, key=lambda name: int(name.removeprefix("arr_")))]

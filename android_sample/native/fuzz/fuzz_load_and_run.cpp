@@ -63,9 +63,11 @@ void run(liteexport::Module& module, const std::string& method, const std::vecto
   try {
     auto outputs = module.run_method(method, inputs);
     for (const auto& t : outputs) {
-      volatile float sink = 0;
-      if (t)
-        for (float f : t->data) sink = sink + f;  // touch every output element (ASan)
+      volatile uint8_t sink = 0;
+      if (!t) continue;
+      // touch every byte of every output, whatever its dtype (ASan)
+      const auto* bytes = static_cast<const uint8_t*>(t->bytes());
+      for (size_t i = 0, n = t->size() * liteexport::dtype_size(t->dtype); i < n; ++i) sink = sink ^ bytes[i];
     }
   } catch (const liteexport::Error&) {
   }

@@ -20,11 +20,7 @@ int64_t numel(const Shape& shape) {
   return n;
 }
 
-Array Array::zeros(Shape shape, float** out) { return allocate(std::move(shape), out, true); }
-
-Array Array::uninitialized(Shape shape, float** out) { return allocate(std::move(shape), out, false); }
-
-Array Array::allocate(Shape shape, float** out, bool zero) {
+void* Array::allocate(size_t itemsize, bool zero) {
   // every kernel output comes from here: broadcasting or a conv/pool output size computed from
   // hostile attributes must give an error (run_plan turns it into an ExecutionError), not OOM
   if (numel(shape) > kMaxElements)
@@ -33,41 +29,70 @@ Array Array::allocate(Shape shape, float** out, bool zero) {
   // Within a run, the result counts against its memory budget from here until it is freed:
   // checked from the shape, before allocating.
   struct Buffer {
-    std::unique_ptr<float[]> values;
+    std::unique_ptr<uint64_t[]> words;  // 8-byte aligned: any of the four dtypes
     std::shared_ptr<RunState> run;
     uint64_t bytes = 0;
     ~Buffer() {
       if (run) run->live -= bytes;
     }
   };
-  const uint64_t bytes = static_cast<uint64_t>(numel(shape)) * sizeof(float);
+  const uint64_t bytes = static_cast<uint64_t>(numel(shape)) * itemsize;
   const std::shared_ptr<RunState>& run = current_run();
   if (run && run->max_memory > 0 && run->live + bytes > run->max_memory)
     throw RunLimitError("a result of shape " + py_shape(shape) + " needs " + std::to_string(bytes) + " bytes; with " +
                         std::to_string(run->live.load()) + " bytes of results live that exceeds the memory budget of " +
                         std::to_string(run->max_memory) + " bytes (option max_memory)");
   auto buffer = std::make_shared<Buffer>();
-  // kReadSlack more floats: XNNPACK's kernels read (never write) up to 16 bytes past an input
-  const size_t n = static_cast<size_t>(numel(shape));
-  buffer->values = zero ? std::make_unique<float[]>(n + kReadSlack) : std::unique_ptr<float[]>(new float[n + kReadSlack]);
+  // kReadSlack more elements: XNNPACK's kernels read (never write) up to 16 bytes past an input
+  const size_t words = (static_cast<size_t>(bytes) + kReadSlack * itemsize + 7) / 8;
+  buffer->words = zero ? std::make_unique<uint64_t[]>(words) : std::unique_ptr<uint64_t[]>(new uint64_t[words]);
   if (run) {
     buffer->run = run;
     buffer->bytes = bytes;
     run->live += bytes;
   }
-  *out = buffer->values.get();
+  void* values = buffer->words.get();
   // aliasing constructor: the array keeps the buffer alive and points at its elements
-  return Array{std::move(shape), std::shared_ptr<const float>(buffer, buffer->values.get())};
+  data = std::shared_ptr<const void>(buffer, values);
+  return values;
 }
 
-Array Array::from_vector(Shape shape, std::vector<float> values) {
-  values.reserve(values.size() + kReadSlack);  // readable past the end, as zeros' (no copy when it has room)
-  auto owned = std::make_shared<std::vector<float>>(std::move(values));
-  return Array{std::move(shape), std::shared_ptr<const float>(owned, owned->data())};
+Array Array::borrowed(Shape shape, const void* ptr, DType dtype, std::shared_ptr<const void> keepalive) {
+  return Array{std::move(shape), std::shared_ptr<const void>(std::move(keepalive), ptr), dtype};
 }
 
-Array Array::borrowed(Shape shape, const float* ptr, std::shared_ptr<const void> keepalive) {
-  return Array{std::move(shape), std::shared_ptr<const float>(std::move(keepalive), ptr)};
+const char* dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::Int32: return "int32";
+    case DType::Int64: return "int64";
+    case DType::Bool: return "bool";
+    case DType::Float32: break;
+  }
+  return "float32";
+}
+
+size_t dtype_size(DType dtype) {
+  return visit_dtype(dtype, [](auto zero) { return sizeof(zero); });
+}
+
+size_t Tensor::size() const {
+  switch (dtype) {
+    case DType::Int64: return int64_data.size();
+    case DType::Int32: return int32_data.size();
+    case DType::Bool: return bool_data.size();
+    case DType::Float32: break;
+  }
+  return data.size();
+}
+
+const void* Tensor::bytes() const {
+  switch (dtype) {
+    case DType::Int64: return int64_data.data();
+    case DType::Int32: return int32_data.data();
+    case DType::Bool: return bool_data.data();
+    case DType::Float32: break;
+  }
+  return data.data();
 }
 
 std::vector<int64_t> contiguous_strides(const Shape& shape) {

@@ -181,9 +181,10 @@ IValue LoadedBundle::build(uint32_t index) {
 
 IValue LoadedBundle::build_tensor(const ser::TensorMetadata* t, const std::string& where) {
   const int scalar_type = t->scalar_type();
-  if (scalar_type != 6 && scalar_type != 0)
+  // c10::ScalarType numbers: Byte (a program's bytes) and the four dtypes compiled values have
+  if (scalar_type != 0 && scalar_type != 3 && scalar_type != 4 && scalar_type != 6 && scalar_type != 11)
     throw_format("tensors of scalar type " + std::to_string(scalar_type) +
-                 " are not supported by the native runtime (only Float and Byte)", where);
+                 " are not supported by the native runtime (only Float, Long, Int, Bool and Byte)", where);
   const size_t itemsize = scalar_type_size(scalar_type);
   Shape shape, strides;
   if (t->sizes() != nullptr) shape.assign(t->sizes()->begin(), t->sizes()->end());
@@ -212,14 +213,18 @@ IValue LoadedBundle::build_tensor(const ser::TensorMetadata* t, const std::strin
     keepalive = copy;
   }
   if (scalar_type == 0) return ByteTensor{base, static_cast<size_t>(count), keepalive};
-  if (count == 0) return Array::from_vector(shape, {});
-  if (reinterpret_cast<uintptr_t>(base) % alignof(float) != 0) {
-    // misaligned (a storage offset the writer did not align): fall back to a copy
-    std::vector<float> copy(static_cast<size_t>(count));
-    std::memcpy(copy.data(), base, copy.size() * sizeof(float));
-    return Array::from_vector(shape, std::move(copy));
+  const auto dtype = static_cast<DType>(scalar_type);
+  if (count == 0 || reinterpret_cast<uintptr_t>(base) % itemsize != 0) {
+    // empty (a buffer of its own, never a null pointer), or misaligned (a storage offset the
+    // writer did not align): a copy
+    return visit_dtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      std::vector<T> copy(static_cast<size_t>(count));
+      if (count > 0) std::memcpy(copy.data(), base, copy.size() * sizeof(T));
+      return Array::from_vector(shape, std::move(copy));
+    });
   }
-  return Array::borrowed(shape, reinterpret_cast<const float*>(base), keepalive);  // in place
+  return Array::borrowed(shape, base, dtype, keepalive);  // in place
 }
 
 IValue LoadedBundle::build_object(const ser::Object* o, const std::string& where) {

@@ -38,6 +38,35 @@ int tuple_outputs(const ser::Schema* schema) {
   return count;
 }
 
+// A caller's tensor as the core's array: one copy, with the room from_vector keeps past the end.
+// Bools become 0 or 1 (any nonzero byte is true), the two values the kernels expect.
+Array to_array(const Tensor& t) {
+  return visit_dtype(t.dtype, [&t](auto zero) {
+    using T = decltype(zero);
+    std::vector<T> values;
+    values.reserve(t.size() + Array::kReadSlack);
+    const T* p = static_cast<const T*>(t.bytes());
+    values.assign(p, p + t.size());
+    if (t.dtype == DType::Bool)
+      for (T& v : values) v = v != 0;
+    return Array::from_vector(t.shape, std::move(values));
+  });
+}
+
+Tensor to_tensor(const Array& a) {
+  Tensor t;
+  t.shape = a.shape;
+  t.dtype = a.dtype;
+  const auto n = static_cast<size_t>(a.size());
+  switch (a.dtype) {
+    case DType::Int64: t.int64_data.assign(a.data_as<int64_t>(), a.data_as<int64_t>() + n); break;
+    case DType::Int32: t.int32_data.assign(a.data_as<int32_t>(), a.data_as<int32_t>() + n); break;
+    case DType::Bool: t.bool_data.assign(a.data_as<uint8_t>(), a.data_as<uint8_t>() + n); break;
+    case DType::Float32: t.data.assign(a.ptr(), a.ptr() + n); break;
+  }
+  return t;
+}
+
 void check_num_threads(int n) {
   if (n < 1 || n > demo_backend::kMaxThreads)
     throw_input("num_threads must be between 1 and " + std::to_string(demo_backend::kMaxThreads) + ", got " +
@@ -137,14 +166,11 @@ class LoadedModule final : public Module {
       const Tensor& t = inputs[i];
       bool negative = false;
       for (int64_t d : t.shape) negative = negative || d < 0;
-      if (negative || static_cast<int64_t>(t.data.size()) != numel(t.shape))
+      if (negative || static_cast<int64_t>(t.size()) != numel(t.shape))
         throw_input("input " + std::to_string(i) + ": shape " + py_shape(t.shape) + " needs " +
                     (negative ? std::string("non-negative sizes") : std::to_string(numel(t.shape)) + " values") +
-                    ", got " + std::to_string(t.data.size()));
-      std::vector<float> values;  // one copy, with the room from_vector keeps past the end
-      values.reserve(t.data.size() + Array::kReadSlack);
-      values.assign(t.data.begin(), t.data.end());
-      args.emplace_back(Array::from_vector(t.shape, std::move(values)));
+                    ", got " + std::to_string(t.size()));
+      args.emplace_back(to_array(t));
     }
     // this call's limits, for the allocator and the kernels on this thread
     auto run = std::make_shared<RunState>();
@@ -177,7 +203,7 @@ class LoadedModule final : public Module {
     auto add = [&](const IValue& v) {
       const Array* a = v.get_if<Array>();
       if (a != nullptr) {
-        out.emplace_back(Tensor{a->shape, std::vector<float>(a->ptr(), a->ptr() + a->size())});
+        out.emplace_back(to_tensor(*a));
       } else if (v.is_none() && tuple != nullptr) {  // the wrapper's LOADC None: (logits, None, None)
         out.emplace_back(std::nullopt);
       } else {

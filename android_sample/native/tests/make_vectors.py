@@ -7,7 +7,8 @@ needs torch). Writes OUT_DIR/cases.txt, one case per line, paths relative to OUT
   error <bundle> <method> <kind> <handle> <message-file> <n_in> <in...>   (+ <stem>.code: code and fields)
   malformed <bundle> <strict>   (strict 1: runtime_py raises FormatError, the core must too;
                                  0: a random bit flip, the core must not crash)
-Tensor files: b"LXT1", uint32 ndim, int64 dims[ndim], float32 data (little endian).
+Tensor files: float32 ones b"LXT1", uint32 ndim, int64 dims[ndim], float32 data (little endian),
+<name>.bin; int64, int32 and bool ones numpy's .npy (np.save), <name>.npy.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from liteexport.compiler import compile_module  # noqa: E402
 from liteexport.lowered import CompiledModule, MethodSignature  # noqa: E402
 from runtime_py.errors import ExecutionError, FormatError, InputError, LiteExportError  # noqa: E402
 from tests.parity.op_cases import OP_CASES  # noqa: E402
-from tests.parity.parity_models import CASES, NEEDS_STATIC_SHAPES, TYPED_CASES  # noqa: E402
+from tests.parity.parity_models import CASES, NEEDS_STATIC_SHAPES  # noqa: E402
 from tests.runtime_py.backends.demo_backend_helpers import one_op_program  # noqa: E402
 
 
@@ -51,8 +52,11 @@ class Writer:
     def tensors(self, stem: str, arrays: list[np.ndarray | None]) -> list[str]:
         names = []
         for i, a in enumerate(arrays):
-            names.append(f"{stem}{i}.bin")
-            if a is not None:
+            typed = a is not None and a.dtype != np.float32
+            names.append(f"{stem}{i}.npy" if typed else f"{stem}{i}.bin")
+            if typed:
+                np.save(self.out / names[-1], a)
+            elif a is not None:
                 write_tensor(self.out / names[-1], a)
         return names
 
@@ -101,9 +105,7 @@ def as_list(value: object) -> list[np.ndarray | None]:
 
 def export_models(w: Writer) -> dict[str, object]:
     compiled_by_name = {}
-    for name, (factory, shapes) in CASES.items():
-        if name in TYPED_CASES:  # refused by the core (DTYPE_NOT_SUPPORTED): tests/android/test_native_typed.py
-            continue
+    for name, (factory, shapes) in CASES.items():  # the typed ones (token_ops: int64/bool inside) too
         for static in (False, True):
             if not static and name in NEEDS_STATIC_SHAPES:
                 continue
@@ -240,6 +242,17 @@ def constant_outputs(w: Writer, compiled: CompiledModule) -> None:
     w.lines.append(f"error {bundle} forward Execution -1 int_output.msg {len(ins)} {' '.join(ins)}")
 
 
+def typed_io(w: Writer) -> None:
+    """tests/android/typed_io.py's TypedIO: int64 and bool inputs; float32, int64, int32 and
+    bool outputs; int32 ids where int64 is declared (the input error saying expected vs got)."""
+    from tests.android.typed_io import INPUTS, write_typed_io
+
+    module = runtime_py.load(write_typed_io(w.out / "typed_io.ptl"))
+    for seed, inputs in enumerate(INPUTS):
+        w.run("typed_io.ptl", "forward", list(inputs), as_list(module.forward(*inputs)), f"typed_io.forward.{seed}")
+    w.error("typed_io.ptl", "forward", [np.array([1, 2, 3], np.int32), np.ones(3, np.bool_)], "typed_io.err_dtype")
+
+
 def main() -> None:
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
@@ -248,6 +261,7 @@ def main() -> None:
     one_op_bundles(w)
     malformed_bundles(w, compiled["mlp_static"])
     constant_outputs(w, compiled["tuple_outputs_static"])
+    typed_io(w)
     # user files stored with a bundle, for Module::extra_file (test_loading.cpp)
     write_bundle(compiled["mlp_static"], out / "extra_files.ptl",
                  extra_files={"labels.txt": "cat\ndog\néléphant\n".encode(), "config/empty.bin": b""})

@@ -31,6 +31,64 @@ std::string error_of(const Kernel& k, const Inputs& in) {
 
 }  // namespace
 
+// Typed values (issue 20): casts at their edges (NaN and out-of-range floats, narrowing, bools),
+// integer arithmetic that wraps (no undefined behaviour: the sanitizer build runs this), index
+// bounds, three-way broadcasting. Every case is what torch (on x86) and runtime_py give.
+int run_typed_tests() {
+  int n = 0;
+  const auto cast = [](const Array& x, DType to) { return make_cast(CastAttrs{static_cast<int32_t>(to)})({&x}); };
+  const auto longs = [](const Array& a) { return std::vector<int64_t>(a.data_as<int64_t>(), a.data_as<int64_t>() + a.size()); };
+  {
+    Array f = Array::from_vector({6}, {1.7f, -1.7f, NAN, 1e30f, -0.5f, -0.0f});
+    constexpr int64_t kMin = INT64_MIN;
+    CHECK(longs(cast(f, DType::Int64)) == (std::vector<int64_t>{1, -1, kMin, kMin, 0, 0}), "float32 -> int64 truncates");
+    Array i32 = cast(f, DType::Int32);
+    CHECK(i32.dtype == DType::Int32 && i32.data_as<int32_t>()[3] == INT32_MIN && i32.data_as<int32_t>()[1] == -1,
+          "float32 -> int32");
+    Array b = cast(f, DType::Bool);
+    CHECK(std::vector<uint8_t>(b.data_as<uint8_t>(), b.data_as<uint8_t>() + 6) == (std::vector<uint8_t>{1, 1, 1, 1, 1, 0}),
+          "float32 -> bool is != 0 (NaN is true, -0.0 false)");
+    Array wide = Array::from_vector<int64_t>({2}, {(int64_t{1} << 32) + 5, -1});
+    Array narrow = cast(wide, DType::Int32);
+    CHECK(narrow.data_as<int32_t>()[0] == 5 && narrow.data_as<int32_t>()[1] == -1, "int64 -> int32 wraps");
+    Array back = cast(cast(b, DType::Float32), DType::Int64);
+    CHECK(longs(back) == (std::vector<int64_t>{1, 1, 1, 1, 1, 0}), "bool -> float32 -> int64");
+    n += 5;
+  }
+  {  // int64 arithmetic wraps as torch's does; negating INT64_MIN gives INT64_MIN
+    Array x = Array::from_vector<int64_t>({2}, {INT64_MAX, INT64_MIN});
+    BinaryAttrs plus_one;
+    plus_one.scalar = 1.0;
+    CHECK(longs(make_binary(Op::ADD, plus_one, 1)({&x})) == (std::vector<int64_t>{INT64_MIN, INT64_MIN + 1}), "add wraps");
+    CHECK(longs(make_binary(Op::MUL, BinaryAttrs{}, 2)({&x, &x})) == (std::vector<int64_t>{1, 0}), "mul wraps");
+    CHECK(longs(make_unary(Op::NEG)({&x})) == (std::vector<int64_t>{INT64_MIN + 1, INT64_MIN}), "neg wraps");
+    n += 3;
+  }
+  {  // indices outside [0, N): runtime_py's text, the smallest when one is negative
+    Array table = iota({3, 2});
+    Array ids = Array::from_vector<int64_t>({3}, {0, 3, -1});
+    CHECK(error_of(make_embedding(), {&table, &ids}) == "index -1 is out of range [0, 3)", "embedding: negative id");
+    Array high = Array::from_vector<int32_t>({2}, {2, 3});
+    CHECK(error_of(make_embedding(), {&table, &high}) == "index 3 is out of range [0, 3)", "embedding: int32 id");
+    CHECK(error_of(make_index_select(AxisAttrs{1}), {&table, &high}) == "index 3 is out of range [0, 2)", "index_select");
+    Array index = Array::from_vector<int64_t>({1, 2}, {2, 3});
+    CHECK(error_of(make_gather(AxisAttrs{0}), {&table, &index}) == "index 3 is out of range [0, 3)", "gather");
+    Array ok = Array::from_vector<int64_t>({2}, {2, 0});
+    CHECK(values(make_embedding()({&table, &ok})) == (std::vector<float>{4, 5, 0, 1}), "embedding rows");
+    n += 5;
+  }
+  {  // where broadcasts all three operands; numpy's text names the three shapes
+    Array c = Array::from_vector<uint8_t>({2, 1}, {1, 0});
+    Array a = iota({3}), b = iota({1}, 10), bad = iota({2});
+    Array y = make_where()({&c, &a, &b});
+    CHECK(y.shape == (Shape{2, 3}) && values(y) == (std::vector<float>{0, 1, 2, 10, 10, 10}), "where values");
+    CHECK(error_of(make_where(), {&c, &a, &bad}) == "operands could not be broadcast together with shapes (2,1) (3,) (2,) ",
+          error_of(make_where(), {&c, &a, &bad}));
+    n += 2;
+  }
+  return n;
+}
+
 int run_kernel_tests() {
   int n = 0;
   {  // broadcasting (3, 1) + (2,) with alpha, and the reverse scalar form
@@ -193,5 +251,5 @@ int run_kernel_tests() {
     CHECK(make_channel_affine()({&planes, &one_c, &one_c}).shape == planes.shape, "channel affine of nothing");
     n += 17;
   }
-  return n + run_numerics_tests();
+  return n + run_typed_tests() + run_numerics_tests();
 }

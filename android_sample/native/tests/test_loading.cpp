@@ -44,9 +44,9 @@ RunCase first_run(const std::string& dir, const std::string& bundle) {
     c.method = w[2];
     size_t pos = 3;
     const size_t n = std::stoul(w[pos++]);
-    for (size_t i = 0; i < n; ++i) c.inputs.push_back(tensor_io::read_tensor(dir + "/" + w[pos++]));
+    for (size_t i = 0; i < n; ++i) c.inputs.push_back(tensor_io::read_file(dir + "/" + w[pos++]));
     ++pos;  // the output count
-    c.expected = tensor_io::read_tensor(dir + "/" + w[pos]);
+    c.expected = tensor_io::read_file(dir + "/" + w[pos]);
     return c;
   }
   CHECK(false, "no run case of " + bundle + " in " + dir + "/cases.txt");

@@ -35,7 +35,7 @@ std::vector<std::vector<std::string>> cases(const std::string& dir, const std::s
 std::vector<Tensor> read_tensors(const std::string& dir, const std::vector<std::string>& w, size_t& pos) {
   size_t n = std::stoul(w[pos++]);
   std::vector<Tensor> out;
-  for (size_t i = 0; i < n; ++i) out.push_back(tensor_io::read_tensor(dir + "/" + w[pos++]));
+  for (size_t i = 0; i < n; ++i) out.push_back(tensor_io::read_file(dir + "/" + w[pos++]));
   return out;
 }
 
@@ -44,7 +44,7 @@ std::vector<std::optional<Tensor>> read_outputs(const std::string& dir, const st
   size_t n = std::stoul(w[pos++]);
   std::vector<std::optional<Tensor>> out;
   for (size_t i = 0; i < n; ++i, ++pos)
-    out.push_back(w[pos] == "none" ? std::nullopt : std::optional<Tensor>(tensor_io::read_tensor(dir + "/" + w[pos])));
+    out.push_back(w[pos] == "none" ? std::nullopt : std::optional<Tensor>(tensor_io::read_file(dir + "/" + w[pos])));
   return out;
 }
 
@@ -186,7 +186,7 @@ int run_malformed_tests(const std::string& dir) {
 }
 
 // Prints one line per 'run' case, "outputs <case#> <bundle> <method> <value>...": its outputs'
-// values (%.9g: each float exactly). XNNPACK's kernels differ between ABIs in their vector widths
+// values (%.9g: each float exactly; integers and bools in decimal). XNNPACK's kernels differ between ABIs in their vector widths
 // and FMA use, so tests/android and cross_tests.sh compare these lines between x86-64 and
 // aarch64/armv7 under qemu within the parity tolerance (rtol 1e-4, atol 1e-5), not bit for bit.
 int run_outputs(const std::string& dir) {
@@ -197,11 +197,17 @@ int run_outputs(const std::string& dir) {
     std::string values;
     char text[32];
     try {
-      for (const auto& out : Module::load(dir + "/" + w[1])->run_method(w[2], inputs))
-        for (float v : out ? out->data : std::vector<float>{}) {
+      for (const auto& out : Module::load(dir + "/" + w[1])->run_method(w[2], inputs)) {
+        if (!out) continue;
+        for (float v : out->data) {
           std::snprintf(text, sizeof text, " %.9g", static_cast<double>(v));
           values += text;
         }
+        // int64, int32 and bool outputs in decimal (their vector is the one that holds values)
+        for (int64_t v : out->int64_data) values += " " + std::to_string(v);
+        for (int32_t v : out->int32_data) values += " " + std::to_string(v);
+        for (uint8_t v : out->bool_data) values += " " + std::to_string(v);
+      }
     } catch (const std::exception& e) {
       CHECK(false, w[1] + " " + w[2] + ": " + e.what());
     }

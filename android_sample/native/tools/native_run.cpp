@@ -1,14 +1,20 @@
 // liteexport_native_run: run a bundle with the native core.
 //   liteexport_native_run [--method NAME] [--repeat N] [--threads N] [--copy] [--max-memory BYTES]
-//                         [--timeout SECONDS] <bundle> <input.bin>... [--expect <output.bin>...]
+//                         [--timeout SECONDS] <bundle> <input.npy|input.bin>... [--output OUT.npz]
+//                         [--expect <output.npy|output.bin>...]
 // --threads N (default 1, up to 64) is LoadOptions::num_threads: the threads a call computes on.
 // --copy reads the bundle into memory instead of mapping it; --max-memory (default 1 GiB, 0 = no
 // budget) and --timeout (default 0 = none) are the run limits of LoadOptions (runtime.h).
 // --repeat N runs the method N more times after the first and prints their median time
 // (benchmarks/ uses it to compare the native core with torch).
-// Inputs/outputs use the LXT1 tensor format (tools/tensor_io.h); an expected None output is the
-// word "none" (googlenet returns (logits, None, None)). Without --expect, outputs are
-// written next to the first input as <bundle>.out<k>.bin and their shapes printed. Prints load and
+// Inputs are numpy .npy files (float32, int64, int32 or bool; tools/npy_io.h) or, for any other
+// name, float32 LXT1 tensor files (tools/tensor_io.h); a bad .npy is an input error (exit 6).
+// --output OUT.npz writes the outputs into one .npz (arr_0, arr_1, ... as np.savez names them; a
+// None output has no member). Otherwise, without --expect, float32 outputs are written as LXT1
+// files <bundle>.out<k>.bin (other dtypes as <bundle>.out<k>.npy) and their shapes printed.
+// Expected outputs (--expect) are .npy files or LXT1 files like the inputs; int64, int32 and bool
+// outputs must equal them exactly, float32 ones within atol 1e-5, rtol 1e-4. An expected None
+// output is the word "none" (googlenet returns (logits, None, None)). Prints load and
 // run times. Exit codes: 0 ok, 1 usage/IO, 2 mismatch, and 5/6/7 for Format/Input/Execution
 // errors (runtime_py's CLI exit codes).
 #include <algorithm>
@@ -31,7 +37,7 @@ static double thread_cpu_ms() {
 }
 
 int main(int argc, char** argv) {
-  std::string method = "forward", bundle;
+  std::string method = "forward", bundle, output;
   std::vector<std::string> inputs, expects;
   bool in_expect = false;
   int repeat = 0;
@@ -55,6 +61,7 @@ int main(int argc, char** argv) {
       options.num_threads = n == std::floor(n) && n <= 1e6 ? static_cast<int>(n) : -1;
     }
     else if (a == "--copy") options.copy = true;
+    else if (a == "--output" && i + 1 < argc) output = argv[++i];
     else if (a == "--max-memory" && i + 1 < argc) options.max_memory = static_cast<uint64_t>(number("--max-memory", argv[++i]));
     else if (a == "--timeout" && i + 1 < argc) options.timeout_seconds = number("--timeout", argv[++i]);
     else if (a == "--check") continue;  // accepted for symmetry with --expect
@@ -64,7 +71,8 @@ int main(int argc, char** argv) {
   }
   if (bundle.empty()) {
     std::cerr << "usage: liteexport_native_run [--method NAME] [--repeat N] [--threads N] [--copy] "
-                 "[--max-memory BYTES] [--timeout SECONDS] <bundle> <input.bin>... [--expect <output.bin>...]\n";
+                 "[--max-memory BYTES] [--timeout SECONDS] <bundle> <input.npy|input.bin>... [--output OUT.npz] "
+                 "[--expect <output.npy|output.bin>...]\n";
     return 1;
   }
   try {
@@ -72,7 +80,7 @@ int main(int argc, char** argv) {
     auto module = Module::load(bundle, options);
     auto t1 = std::chrono::steady_clock::now();
     std::vector<Tensor> in;
-    for (const auto& p : inputs) in.push_back(tensor_io::read_tensor(p));
+    for (const auto& p : inputs) in.push_back(tensor_io::read_file(p));
     auto t2 = std::chrono::steady_clock::now();
     auto out = module->run_method(method, in);
     auto t3 = std::chrono::steady_clock::now();
@@ -108,7 +116,7 @@ int main(int argc, char** argv) {
           }
           continue;
         }
-        if (!tensor_io::allclose(*out[k], tensor_io::read_tensor(expects[k]), 1e-5, 1e-4, &why)) {
+        if (!tensor_io::allclose(*out[k], tensor_io::read_file(expects[k]), 1e-5, 1e-4, &why)) {
           std::fprintf(stderr, "output %zu differs: %s\n", k, why.c_str());
           return 2;
         }
@@ -116,16 +124,25 @@ int main(int argc, char** argv) {
       std::printf("%zu output(s) match\n", out.size());
       return 0;
     }
+    if (!output.empty()) {
+      std::vector<std::pair<std::string, Tensor>> members;
+      for (size_t k = 0; k < out.size(); ++k)
+        if (out[k]) members.emplace_back("arr_" + std::to_string(k), *out[k]);
+      npy_io::write_npz(output, members);
+    }
     for (size_t k = 0; k < out.size(); ++k) {
       if (!out[k]) {
         std::printf("output %zu: None\n", k);
         continue;
       }
-      std::string path = bundle + ".out" + std::to_string(k) + ".bin";
-      tensor_io::write_tensor(path, *out[k]);
+      const bool lxt1 = out[k]->dtype == DType::Float32;  // LXT1 holds float32 only
+      std::string path = output.empty() ? bundle + ".out" + std::to_string(k) + (lxt1 ? ".bin" : ".npy")
+                                        : output + ":arr_" + std::to_string(k);
+      if (output.empty() && lxt1) tensor_io::write_tensor(path, *out[k]);
+      else if (output.empty()) npy_io::write_npy(path, *out[k]);
       std::printf("output %zu: shape [", k);
       for (size_t d = 0; d < out[k]->shape.size(); ++d) std::printf("%s%lld", d ? ", " : "", static_cast<long long>(out[k]->shape[d]));
-      std::printf("] -> %s\n", path.c_str());
+      std::printf("] %s -> %s\n", dtype_name(out[k]->dtype), path.c_str());
     }
     return 0;
   } catch (const Error& e) {

@@ -1,5 +1,6 @@
 // The tensor file format shared by the CLI tool, the tests and tests/make_vectors.py:
-// b"LXT1", uint32 ndim, int64 dims[ndim], float32 data (all little endian).
+// b"LXT1", uint32 ndim, int64 dims[ndim], float32 data (all little endian). read_file also takes
+// numpy's .npy files (npy_io.h), for the other dtypes.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "liteexport/runtime.h"
+#include "npy_io.h"
 
 namespace liteexport::tensor_io {
 
@@ -44,6 +46,13 @@ inline Tensor read_tensor(const std::string& path) {
   return t;
 }
 
+// A tensor file of either format: numpy's .npy (float32, int64, int32, bool) by its name, else LXT1.
+inline Tensor read_file(const std::string& path) {
+  const std::string npy = ".npy";
+  const bool is_npy = path.size() >= npy.size() && path.compare(path.size() - npy.size(), npy.size(), npy) == 0;
+  return is_npy ? npy_io::read_npy(path) : read_tensor(path);
+}
+
 inline void write_tensor(const std::string& path, const Tensor& t) {
   std::ofstream out(path, std::ios::binary);
   uint32_t ndim = static_cast<uint32_t>(t.shape.size());
@@ -54,11 +63,22 @@ inline void write_tensor(const std::string& path, const Tensor& t) {
   if (!out) throw std::runtime_error("cannot write " + path);
 }
 
-// max |a - b| - (atol + rtol * |b|) <= 0 for every element (numpy's allclose), same shapes.
+// max |a - b| - (atol + rtol * |b|) <= 0 for every element (numpy's allclose), same shapes;
+// int64, int32 and bool values equal exactly, and the dtypes the same.
 inline bool allclose(const Tensor& got, const Tensor& expected, double atol, double rtol, std::string* why) {
   if (got.shape != expected.shape) {
     *why = "shape mismatch";
     return false;
+  }
+  if (got.dtype != expected.dtype) {
+    *why = std::string("dtype ") + dtype_name(got.dtype) + ", expected " + dtype_name(expected.dtype);
+    return false;
+  }
+  if (got.dtype != DType::Float32) {
+    const bool same = got.size() == expected.size() &&
+                      std::memcmp(got.bytes(), expected.bytes(), got.size() * dtype_size(got.dtype)) == 0;
+    if (!same) *why = std::string(dtype_name(got.dtype)) + " values differ";
+    return same;
   }
   for (size_t i = 0; i < got.data.size(); ++i) {
     double a = got.data[i], b = expected.data[i];

@@ -13,11 +13,46 @@
 
 namespace liteexport {
 
-// A dense, contiguous float32 tensor (row-major).
+// The element types of compiled values, numbered as c10::ScalarType (schema/demo_ops.toml's
+// [dtypes]), so a value converts to and from torch's without a table.
+enum class DType : uint8_t { Int32 = 3, Int64 = 4, Float32 = 6, Bool = 11 };
+
+// "float32", "int64", "int32", "bool": numpy's names, which the error messages use.
+const char* dtype_name(DType dtype);
+
+// A dense, contiguous tensor (row-major) of one of the four dtypes. Its values are in the vector
+// of its dtype (product(shape) elements); the others stay empty. float32, the common case, keeps
+// `data`, so float-only callers read it as before.
 struct Tensor {
   std::vector<int64_t> shape;
-  std::vector<float> data;  // product(shape) elements
+  std::vector<float> data;          // DType::Float32
+  DType dtype = DType::Float32;
+  std::vector<int64_t> int64_data;  // DType::Int64
+  std::vector<int32_t> int32_data;  // DType::Int32
+  std::vector<uint8_t> bool_data;   // DType::Bool: one byte per value, nonzero is true
+
+  Tensor() = default;
+  Tensor(std::vector<int64_t> shape, std::vector<float> values) : shape(std::move(shape)), data(std::move(values)) {}
+  Tensor(std::vector<int64_t> shape, std::vector<int64_t> values)
+      : shape(std::move(shape)), dtype(DType::Int64), int64_data(std::move(values)) {}
+  Tensor(std::vector<int64_t> shape, std::vector<int32_t> values)
+      : shape(std::move(shape)), dtype(DType::Int32), int32_data(std::move(values)) {}
+  // bool values (a std::vector<bool> has no contiguous bytes to hand over)
+  static Tensor bools(std::vector<int64_t> shape, std::vector<uint8_t> values) {
+    Tensor t;
+    t.shape = std::move(shape);
+    t.dtype = DType::Bool;
+    t.bool_data = std::move(values);
+    return t;
+  }
+  // Values held in the vector of `dtype`.
+  size_t size() const;
+  // That vector's bytes (size() elements of dtype_size(dtype) bytes each).
+  const void* bytes() const;
 };
+
+// Bytes per element: 4, 8, 4, 1.
+size_t dtype_size(DType dtype);
 
 // Kinds of failure, matching runtime_py's error hierarchy.
 enum class ErrorKind {

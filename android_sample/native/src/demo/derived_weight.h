@@ -26,7 +26,7 @@ class DerivedWeight {
 
  private:
   std::mutex lock_;
-  std::shared_ptr<const float> source_;
+  std::shared_ptr<const void> source_;
   std::vector<float> value_;
 };
 

@@ -8,7 +8,9 @@
 
 #include "../errors.h"
 #include "../run_limits.h"
+#include "broadcast.h"
 #include "float_math.h"
+#include "int_math.h"
 #include "kernels.h"
 
 namespace liteexport::demo_backend {
@@ -34,59 +36,39 @@ std::string np_shape(const Shape& s) {
   return out + (s.size() == 1 ? ",)" : ")");
 }
 
-template <typename F>
-Array map_unary(const Array& x, F f) {
-  float* y;
-  Array out = Array::zeros(x.shape, &y);
-  const float* p = x.ptr();
-  for (int64_t i = 0, n = x.size(); i < n; ++i) y[i] = f(p[i]);
+}  // namespace
+
+Shape broadcast_shapes(const std::vector<const Shape*>& shapes) {
+  size_t nd = 0;
+  for (const Shape* s : shapes) nd = std::max(nd, s->size());
+  Shape out(nd, 1);
+  bool ok = true;
+  for (const Shape* s : shapes)
+    for (size_t i = 0; i < s->size(); ++i) {
+      int64_t& o = out[nd - s->size() + i];
+      const int64_t d = (*s)[i];
+      if (d != o && d != 1 && o != 1) ok = false;
+      else if (d != 1) o = d;
+    }
+  if (!ok) {
+    std::string text = "operands could not be broadcast together with shapes ";
+    for (const Shape* s : shapes) text += np_shape(*s) + " ";
+    throw KernelError(text);
+  }
   return out;
 }
 
-// out = f(a, b) with numpy broadcasting; the last axis is the contiguous inner loop.
+namespace {
+
+template <typename F>
+Array map_unary(const Array& x, F f) {
+  return map_values<float, float>(x, f);
+}
+
+// out = f(a, b) on float32 values with numpy broadcasting.
 template <typename F>
 Array broadcast(const Array& a, const Array& b, F f) {
-  const size_t nd = std::max(a.shape.size(), b.shape.size());
-  Shape sa(nd, 1), sb(nd, 1), so(nd);
-  std::copy(a.shape.begin(), a.shape.end(), sa.begin() + static_cast<ptrdiff_t>(nd - a.shape.size()));
-  std::copy(b.shape.begin(), b.shape.end(), sb.begin() + static_cast<ptrdiff_t>(nd - b.shape.size()));
-  for (size_t i = 0; i < nd; ++i) {
-    if (sa[i] != sb[i] && sa[i] != 1 && sb[i] != 1)
-      throw KernelError("operands could not be broadcast together with shapes " + np_shape(a.shape) + " " +
-                        np_shape(b.shape) + " ");
-    so[i] = sa[i] == 1 ? sb[i] : sa[i];
-  }
-  float* y;
-  Array out = Array::zeros(so, &y);
-  const int64_t total = numel(so);
-  if (total == 0) return out;
-  const float *pa = a.ptr(), *pb = b.ptr();
-  if (a.shape == b.shape) {  // the common case: no index arithmetic
-    for (int64_t i = 0; i < total; ++i) y[i] = f(pa[i], pb[i]);
-    return out;
-  }
-  auto stra = contiguous_strides(sa), strb = contiguous_strides(sb);
-  for (size_t i = 0; i < nd; ++i) {
-    if (sa[i] == 1) stra[i] = 0;
-    if (sb[i] == 1) strb[i] = 0;
-  }
-  const int64_t inner = nd ? so[nd - 1] : 1;
-  const int64_t ia = nd ? stra[nd - 1] : 0, ib = nd ? strb[nd - 1] : 0;
-  std::vector<int64_t> index(nd, 0);
-  for (int64_t base = 0; base < total; base += inner) {
-    int64_t oa = 0, ob = 0;
-    for (size_t d = 0; d + 1 < nd; ++d) {
-      oa += index[d] * stra[d];
-      ob += index[d] * strb[d];
-    }
-    for (int64_t j = 0; j < inner; ++j) y[base + j] = f(pa[oa + j * ia], pb[ob + j * ib]);
-    poll_deadline(inner);
-    for (size_t d = nd - 1; d-- > 0;) {  // odometer over the outer axes
-      if (++index[d] < so[d]) break;
-      index[d] = 0;
-    }
-  }
-  return out;
+  return broadcast_map<float, float, float>(a, b, f);
 }
 
 template <typename F>
@@ -111,13 +93,55 @@ Kernel bind_binary(F f, const BinaryAttrs& a, size_t n_inputs) {
   return [=](const Inputs& in) { return broadcast(*in[0], *in[1], [=](float p, float q) { return f(p, alpha * q); }); };
 }
 
+// ADD, SUB and MUL on int64/int32 operands, as runtime_py's make_binary: the scalar and alpha
+// (whole numbers: the compiler casts to float32 first otherwise) in the operand's dtype, as torch's
+// int64 + int; sums and products wrap (int_math.h).
+template <typename F>
+Kernel bind_int_binary(F f, const BinaryAttrs& a, size_t n_inputs) {
+  const BinaryAttrs attrs = a;
+  return [f, attrs, n_inputs](const Inputs& in) {
+    return visit_dtype(in[0]->dtype, [&](auto zero) -> Array {
+      using T = decltype(zero);
+      if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, int32_t>) {
+        const T alpha = truncate_to<T>(attrs.alpha);
+        if (n_inputs == 1) {
+          if (attrs.reverse) {  // scalar OP alpha*x
+            const T scalar = truncate_to<T>(*attrs.scalar);
+            return map_values<T, T>(*in[0], [=](T x) { return f(scalar, wrap_mul(alpha, x)); });
+          }
+          const T operand = truncate_to<T>(attrs.alpha * *attrs.scalar);  // alpha folded in, as torch
+          return map_values<T, T>(*in[0], [=](T x) { return f(x, operand); });
+        }
+        if (attrs.alpha != static_cast<double>(alpha))
+          throw KernelError("alpha=" + std::to_string(attrs.alpha) + " is not a whole number for " +
+                            dtype_name(in[0]->dtype) + " operands");
+        const size_t first = attrs.reverse ? 1 : 0;  // reverse: b OP alpha*a
+        return broadcast_map<T, T, T>(*in[first], *in[1 - first], [=](T p, T q) { return f(p, wrap_mul(alpha, q)); });
+      } else {
+        throw KernelError(std::string("integer arithmetic on ") + dtype_name(in[0]->dtype) + " operands");
+      }
+    });
+  };
+}
+
+// The float32 kernel, and for ADD/SUB/MUL (which the op spec also types int64/int32) the integer
+// one, chosen by the operands' dtype: float32 programs pay one comparison per call.
+template <typename F, typename I>
+Kernel bind_any_binary(F f, I i, const BinaryAttrs& a, size_t n_inputs) {
+  Kernel float_kernel = bind_binary(f, a, n_inputs), int_kernel = bind_int_binary(i, a, n_inputs);
+  return [float_kernel, int_kernel](const Inputs& in) {
+    return in[0]->dtype == DType::Float32 ? float_kernel(in) : int_kernel(in);
+  };
+}
+
 }  // namespace
 
 Kernel make_binary(Op op, const BinaryAttrs& a, size_t n_inputs) {
+  const auto add = [](auto p, auto q) { return wrap_add(p, q); };
   switch (op) {
-    case Op::ADD: return bind_binary([](float p, float q) { return p + q; }, a, n_inputs);
-    case Op::SUB: return bind_binary([](float p, float q) { return p - q; }, a, n_inputs);
-    case Op::MUL: return bind_binary([](float p, float q) { return p * q; }, a, n_inputs);
+    case Op::ADD: return bind_any_binary([](float p, float q) { return p + q; }, add, a, n_inputs);
+    case Op::SUB: return bind_any_binary([](float p, float q) { return p - q; }, [](auto p, auto q) { return wrap_sub(p, q); }, a, n_inputs);
+    case Op::MUL: return bind_any_binary([](float p, float q) { return p * q; }, [](auto p, auto q) { return wrap_mul(p, q); }, a, n_inputs);
     case Op::POW: return bind_binary([](float p, float q) { return std::pow(p, q); }, a, n_inputs);
     default: return bind_binary([](float p, float q) { return p / q; }, a, n_inputs);
   }
@@ -125,7 +149,16 @@ Kernel make_binary(Op op, const BinaryAttrs& a, size_t n_inputs) {
 
 Kernel make_unary(Op op) {
   switch (op) {
-    case Op::NEG: return [](const Inputs& in) { return map_unary(*in[0], [](float x) { return -x; }); };
+    case Op::NEG:
+      return [](const Inputs& in) {
+        return visit_dtype(in[0]->dtype, [&](auto zero) {
+          using T = decltype(zero);  // float32, int64 or int32 (the op spec's dtypes)
+          return map_values<T, T>(*in[0], [](T x) {
+            if constexpr (std::is_floating_point_v<T>) return -x;
+            else return wrap_sub(T{0}, x);  // -INT64_MIN wraps to itself, as in torch
+          });
+        });
+      };
     case Op::RELU: return [](const Inputs& in) { return map_unary(*in[0], [](float x) { return x < 0.0f ? 0.0f : x; }); };
     case Op::SIGMOID:
       // exp overflows to inf for very negative x, giving exactly 0

@@ -17,9 +17,11 @@ bool fits(const Shape& shape, const Shape& expected) {
 }
 
 [[noreturn]] void input_error(const InputCheck& check, const IValue& value) {
-  std::string expected = check.shape ? "float32 of shape " + py_shape(*check.shape, true) : "float32";
+  // runtime_py's text: "expected int64 of shape (1, 8), got float32 of shape (1, 8)"
+  const std::string dtype = dtype_name(static_cast<DType>(check.dtype));
+  std::string expected = check.shape ? dtype + " of shape " + py_shape(*check.shape, true) : dtype;
   std::string got;
-  if (auto a = value.get_if<Array>()) got = "float32 of shape " + py_shape(a->shape);
+  if (auto a = value.get_if<Array>()) got = std::string(dtype_name(a->dtype)) + " of shape " + py_shape(a->shape);
   else if (auto b = value.get_if<ByteTensor>()) got = "uint8 of shape (" + std::to_string(b->size) + ",)";
   else got = value.kind() + " (not an ndarray)";
   throw_coded(ErrorKind::Input, demo_errors::Code::INPUT_MISMATCH,
@@ -38,8 +40,17 @@ std::vector<Array> run_plan(const MethodPlan& plan, const std::vector<IValue>& i
   for (const InputCheck& check : plan.input_checks) {
     const IValue& value = inputs[check.index];
     const Array* a = value.get_if<Array>();
-    if (a == nullptr || (check.shape && !fits(a->shape, *check.shape))) input_error(check, value);
+    if (a == nullptr || a->dtype != static_cast<DType>(check.dtype) || (check.shape && !fits(a->shape, *check.shape)))
+      input_error(check, value);
     slots.set(check.index, *a, false);
+  }
+  auto problem = demo_program::dim_problem(plan.named_dims, [&inputs](size_t index, size_t axis) {
+    return inputs[index].get_if<Array>()->shape[axis];  // ranks were checked above
+  });
+  if (problem) {
+    const InputCheck& check = plan.input_checks[problem->index];
+    problem->fields.insert(problem->fields.begin(), {"instruction", check.blame});
+    throw_coded(ErrorKind::Input, problem->code, std::move(problem->fields), check.debug_handle);
   }
   for (const auto& [slot, weight] : plan.constants) slots.set(slot, weight, false);
   Inputs args;

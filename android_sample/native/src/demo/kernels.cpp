@@ -60,20 +60,20 @@ Kernel bind_kernel(Op op, const Attrs& a, size_t n_inputs) {
     case Op::COS: return make_math(op);
     case Op::CUMSUM: return make_cumsum(as<AxisAttrs>(a));
     case Op::CAST: return make_cast(as<CastAttrs>(a));
-    case Op::EMBEDDING:
-    case Op::GATHER:
-    case Op::INDEX_SELECT:
+    case Op::EMBEDDING: return make_embedding();
+    case Op::GATHER: return make_gather(as<AxisAttrs>(a));
+    case Op::INDEX_SELECT: return make_index_select(as<AxisAttrs>(a));
     case Op::EQ:
     case Op::NE:
     case Op::LT:
     case Op::LE:
     case Op::GT:
-    case Op::GE:
+    case Op::GE: return make_compare(op, as<BinaryAttrs>(a), n_inputs);
     case Op::BITWISE_NOT:
     case Op::BITWISE_AND:
-    case Op::BITWISE_OR:
-    case Op::WHERE:
-    case Op::ARANGE_LIKE: return make_typed_op(op);
+    case Op::BITWISE_OR: return make_bitwise(op);
+    case Op::WHERE: return make_where();
+    case Op::ARANGE_LIKE: return make_arange_like(as<ArangeLikeAttrs>(a));
   }
   throw KernelError("opcode " + std::to_string(static_cast<int>(op)) + " has no kernel");  // unreachable
 }

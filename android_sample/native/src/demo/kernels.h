@@ -55,11 +55,15 @@ Kernel make_mean(const ReduceAttrs& a);                                 // reduc
 Kernel make_sum(const ReduceAttrs& a);                                  // reductions.cpp
 Kernel make_slice(const SliceAttrs& a);                                 // slicing.cpp
 Kernel make_expand(const ShapeAttrs& a);                                // slicing.cpp
-Kernel make_cumsum(const AxisAttrs& a);                                 // typed.cpp (float32)
-Kernel make_cast(const CastAttrs& a);                                   // typed.cpp (to float32)
-// EMBEDDING, GATHER, INDEX_SELECT, comparisons, bitwise ops, WHERE: typed operands or results,
-// refused (KernelError) until Array holds int64/int32/bool
-Kernel make_typed_op(Op op);                                            // typed.cpp
+Kernel make_cumsum(const AxisAttrs& a);                                 // typed.cpp
+Kernel make_cast(const CastAttrs& a);                                   // typed.cpp
+Kernel make_compare(Op op, const BinaryAttrs& a, size_t n_inputs);      // typed.cpp: EQ NE LT LE GT GE
+Kernel make_bitwise(Op op);                                             // typed.cpp: BITWISE_NOT/AND/OR
+Kernel make_where();                                                    // typed.cpp
+Kernel make_arange_like(const ArangeLikeAttrs& a);                      // typed.cpp
+Kernel make_embedding();                                                // indexing.cpp
+Kernel make_gather(const AxisAttrs& a);                                 // indexing.cpp
+Kernel make_index_select(const AxisAttrs& a);                           // indexing.cpp
 
 // --- helpers shared by the families ---
 // y = max(y, 0) in place; NaN stays NaN, as in torch.

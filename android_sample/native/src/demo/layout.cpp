@@ -1,5 +1,5 @@
 // Layout kernels: transpose (a copy: every array in the core is contiguous), reshape and
-// flatten (share the data), cat.
+// flatten (share the data), cat; of any dtype (the op spec types them all four).
 #include <algorithm>
 #include <cstring>
 
@@ -23,27 +23,30 @@ Kernel make_transpose(const PermuteAttrs& attrs) {
       out_shape[i] = x.shape[static_cast<size_t>(perm[i])];
       strides[i] = in_strides[static_cast<size_t>(perm[i])];
     }
-    float* y;
-    Array out = Array::zeros(out_shape, &y);
-    const int64_t total = out.size();
-    if (total == 0) return out;
-    if (nd == 0) {
-      y[0] = x.ptr()[0];
-      return out;
-    }
-    const float* px = x.ptr();
-    const int64_t inner = out_shape[nd - 1], inner_stride = strides[nd - 1];
-    std::vector<int64_t> index(nd, 0);
-    for (int64_t base = 0; base < total; base += inner) {
-      int64_t offset = 0;
-      for (size_t d = 0; d + 1 < nd; ++d) offset += index[d] * strides[d];
-      for (int64_t j = 0; j < inner; ++j) y[base + j] = px[offset + j * inner_stride];
-      for (size_t d = nd - 1; d-- > 0;) {
-        if (++index[d] < out_shape[d]) break;
-        index[d] = 0;
+    return visit_dtype(x.dtype, [&](auto zero) {
+      using T = decltype(zero);
+      T* y;
+      Array out = Array::zeros(out_shape, &y);
+      const int64_t total = out.size();
+      if (total == 0) return out;
+      const T* px = x.data_as<T>();
+      if (nd == 0) {
+        y[0] = px[0];
+        return out;
       }
-    }
-    return out;
+      const int64_t inner = out_shape[nd - 1], inner_stride = strides[nd - 1];
+      std::vector<int64_t> index(nd, 0);
+      for (int64_t base = 0; base < total; base += inner) {
+        int64_t offset = 0;
+        for (size_t d = 0; d + 1 < nd; ++d) offset += index[d] * strides[d];
+        for (int64_t j = 0; j < inner; ++j) y[base + j] = px[offset + j * inner_stride];
+        for (size_t d = nd - 1; d-- > 0;) {
+          if (++index[d] < out_shape[d]) break;
+          index[d] = 0;
+        }
+      }
+      return out;
+    });
   };
 }
 
@@ -109,20 +112,23 @@ Kernel make_cat(const AxisAttrs& attrs) {
                             std::to_string(k) + " has size " + std::to_string(a.shape[static_cast<size_t>(d)]));
       shape[static_cast<size_t>(axis)] += a.shape[static_cast<size_t>(axis)];
     }
-    float* y;
-    Array out = Array::zeros(shape, &y);
-    if (out.size() == 0) return out;  // its other dims may multiply past int64
-    int64_t outer = 1;
-    for (int64_t d = 0; d < axis; ++d) outer *= shape[static_cast<size_t>(d)];
-    const int64_t out_chunk = out.size() / std::max<int64_t>(outer, 1);
-    int64_t offset = 0;  // within one output chunk
-    for (const Array* a : in) {
-      const int64_t chunk = outer ? a->size() / outer : 0;
-      for (int64_t o = 0; o < outer && chunk > 0; ++o)
-        std::memcpy(y + o * out_chunk + offset, a->ptr() + o * chunk, static_cast<size_t>(chunk) * sizeof(float));
-      offset += chunk;
-    }
-    return out;
+    return visit_dtype(first.dtype, [&](auto zero) {
+      using T = decltype(zero);  // every input's: the decoder checked they share one dtype
+      T* y;
+      Array out = Array::zeros(shape, &y);
+      if (out.size() == 0) return out;  // its other dims may multiply past int64
+      int64_t outer = 1;
+      for (int64_t d = 0; d < axis; ++d) outer *= shape[static_cast<size_t>(d)];
+      const int64_t out_chunk = out.size() / std::max<int64_t>(outer, 1);
+      int64_t offset = 0;  // within one output chunk
+      for (const Array* a : in) {
+        const int64_t chunk = outer ? a->size() / outer : 0;
+        for (int64_t o = 0; o < outer && chunk > 0; ++o)
+          std::memcpy(y + o * out_chunk + offset, a->data_as<T>() + o * chunk, static_cast<size_t>(chunk) * sizeof(T));
+        offset += chunk;
+      }
+      return out;
+    });
   };
 }
 

@@ -6,27 +6,46 @@
 
 namespace liteexport::demo_backend {
 
+namespace {
+
+bool supported(uint8_t dtype) {
+  switch (static_cast<DType>(dtype)) {
+    case DType::Float32:
+    case DType::Int64:
+    case DType::Int32:
+    case DType::Bool: return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::shared_ptr<const MethodPlan> build_plan(const ByteTensor& bytes, const std::vector<IValue>& weights) {
   demo_program::Program program;
   try {
     program = demo_program::decode_program(bytes.data, bytes.size, weights.size(), [&weights](size_t i) {
+      // "" for float32, the dtype's name for the other array dtypes (the decoder matches it with
+      // the slot's), what it is otherwise
       const IValue& v = weights[i];
-      return v.get_if<Array>() ? std::string() : v.is<ByteTensor>() ? std::string("uint8") : v.kind();
+      if (const Array* a = v.get_if<Array>()) return a->dtype == DType::Float32 ? std::string() : std::string(dtype_name(a->dtype));
+      return v.is<ByteTensor>() ? std::string("uint8") : v.kind();
     });
   } catch (const demo_errors::ProgramError& e) {
     throw_coded(ErrorKind::Format, e);
   }
-  // Array holds float32 only (typed arrays: issue 20's next phase): a typed program is refused
-  // whole here, before any kernel is bound, rather than misread
+  // Array holds the four dtypes of [dtypes] (float32, int64, int32, bool); a dtype added to the
+  // spec later is refused whole here, before any kernel is bound, rather than misread
   for (uint32_t slot = 0; slot < program.slot_dtypes.size(); ++slot)
-    if (program.slot_dtypes[slot] != static_cast<uint8_t>(demo_ops::DType::Float32))
+    if (!supported(program.slot_dtypes[slot]))
       throw_coded(ErrorKind::Format, demo_errors::Code::DTYPE_NOT_SUPPORTED,
                   {{"slot", std::to_string(slot)}, {"dtype", demo_ops::dtype_name(program.slot_dtypes[slot])},
                    {"method", program.method}});
   auto plan = std::make_shared<MethodPlan>();
   plan->method = program.method;
   plan->num_slots = program.num_slots;
+  plan->slot_dtypes = program.slot_dtypes;
   plan->input_checks = std::move(program.inputs);
+  plan->named_dims = std::move(program.named_dims);
   for (const auto& [slot, weight] : program.constants) plan->constants.emplace_back(slot, *weights[weight].get_if<Array>());
   for (auto& ins : program.instructions) {
     plan->steps.push_back({bind_kernel(ins.op, ins.attrs, ins.reads.size()), std::move(ins.reads), ins.write, {}, ins.op,

@@ -29,7 +29,9 @@ struct Step {
 struct MethodPlan {
   std::string method;
   uint32_t num_slots = 0;  // slots the program uses, numbered densely (inputs first)
+  std::vector<uint8_t> slot_dtypes;  // per slot: its DType (c10::ScalarType number)
   std::vector<InputCheck> input_checks;
+  demo_program::NamedDims named_dims;  // --dim S=1..128: checked on every call (demo_dims.h)
   std::vector<std::pair<uint32_t, Array>> constants;  // (slot, weight used in place)
   std::vector<Step> steps;
   std::vector<std::string> labels;       // per instruction, for error messages

@@ -1,5 +1,5 @@
 // Slicing and broadcasting (runtime_py's slicing.py): slice one axis, expand to a shape.
-// Both copy: every array in the core is contiguous.
+// Both copy (every array in the core is contiguous), values of any dtype.
 #include <algorithm>
 #include <cstring>
 
@@ -25,20 +25,23 @@ Kernel make_slice(const SliceAttrs& a) {
     const int64_t length = end > start ? (end - start - 1) / attrs.step + 1 : 0;
     Shape shape = x.shape;
     shape[axis] = length;
-    float* y;
-    Array out = Array::zeros(shape, &y);
-    // an empty result copies nothing: its other dims may be huge (their products overflow) and
-    // its data pointer null
-    if (out.size() == 0) return out;
-    int64_t outer = 1, inner = 1;  // products of dims of a non-empty result: no overflow
-    for (size_t d = 0; d < axis; ++d) outer *= x.shape[d];
-    for (size_t d = axis + 1; d < x.shape.size(); ++d) inner *= x.shape[d];
-    const float* p = x.ptr();
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t k = 0; k < length; ++k)
-        std::memcpy(y + (o * length + k) * inner, p + (o * size + start + k * attrs.step) * inner,
-                    static_cast<size_t>(inner) * sizeof(float));
-    return out;
+    return visit_dtype(x.dtype, [&](auto zero) {
+      using T = decltype(zero);
+      T* y;
+      Array out = Array::zeros(shape, &y);
+      // an empty result copies nothing: its other dims may be huge (their products overflow) and
+      // its data pointer null
+      if (out.size() == 0) return out;
+      int64_t outer = 1, inner = 1;  // products of dims of a non-empty result: no overflow
+      for (size_t d = 0; d < axis; ++d) outer *= x.shape[d];
+      for (size_t d = axis + 1; d < x.shape.size(); ++d) inner *= x.shape[d];
+      const T* p = x.data_as<T>();
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t k = 0; k < length; ++k)
+          std::memcpy(y + (o * length + k) * inner, p + (o * size + start + k * attrs.step) * inner,
+                      static_cast<size_t>(inner) * sizeof(T));
+      return out;
+    });
   };
 }
 
@@ -70,20 +73,23 @@ Kernel make_expand(const ShapeAttrs& a) {
         throw KernelError(what);
       }
     }
-    float* y;
-    Array out = Array::zeros(shape, &y);
-    const float* p = x.ptr();
-    std::vector<int64_t> index(shape.size(), 0);
-    for (int64_t k = 0, n = out.size(); k < n; ++k) {
-      int64_t offset = 0;
-      for (size_t d = 0; d < index.size(); ++d) offset += index[d] * strides[d];
-      y[k] = p[offset];
-      for (size_t d = index.size(); d-- > 0;) {
-        if (++index[d] < shape[d]) break;
-        index[d] = 0;
+    return visit_dtype(x.dtype, [&](auto zero) {
+      using T = decltype(zero);
+      T* y;
+      Array out = Array::zeros(shape, &y);
+      const T* p = x.data_as<T>();
+      std::vector<int64_t> index(shape.size(), 0);
+      for (int64_t k = 0, n = out.size(); k < n; ++k) {
+        int64_t offset = 0;
+        for (size_t d = 0; d < index.size(); ++d) offset += index[d] * strides[d];
+        y[k] = p[offset];
+        for (size_t d = index.size(); d-- > 0;) {
+          if (++index[d] < shape[d]) break;
+          index[d] = 0;
+        }
       }
-    }
-    return out;
+      return out;
+    });
   };
 }
 

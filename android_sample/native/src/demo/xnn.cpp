@@ -468,9 +468,16 @@ void prepare_fast_steps(MethodPlan& plan) {
     step.write = next.write;
     removed[i + 1] = true;
   };
+  // XNNPACK's operators take float32: a step reading or writing another dtype (an int64 ADD of
+  // positions, say) keeps its own kernel
+  const auto float_only = [&plan](const Step& step) {
+    const auto is_float = [&plan](uint32_t slot) { return static_cast<DType>(plan.slot_dtypes[slot]) == DType::Float32; };
+    return is_float(step.write) && std::all_of(step.reads.begin(), step.reads.end(), is_float);
+  };
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     if (removed[i]) continue;
     Step& step = plan.steps[i];
+    if (!float_only(step)) continue;
     switch (step.op) {
       case Op::CONV2D: {
         const Array* w = constant(step, 1);

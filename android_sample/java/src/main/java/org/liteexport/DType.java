@@ -4,9 +4,11 @@ package org.liteexport;
  * The element type of a {@link Tensor}, named as PyTorch Android's {@code org.pytorch.DType} names
  * them (plus {@link #BOOL}, which torch models take as masks).
  *
- * <p>The native runtime computes in float32: a method's outputs are {@link #FLOAT32}, and so must
- * its inputs be for now. A tensor of another type is refused by {@link Module#runMethod} with an
- * {@link InputException} naming its type (typed programs: issue 20), never converted.
+ * <p>The native runtime holds {@link #FLOAT32}, {@link #INT64}, {@link #INT32} and {@link #BOOL}
+ * values (typed programs: issue 20): a method's inputs must have the types it declares and its
+ * outputs have the types the model computes. An input of another type (or an {@link #INT8} or
+ * {@link #UINT8} one) is refused by {@link Module#runMethod} with an {@link InputException}, never
+ * converted.
  */
 public enum DType {
   /** 8-bit unsigned integers ({@code torch.uint8}): {@code Tensor.fromBlobUnsigned(byte[], shape)}. */
@@ -15,7 +17,7 @@ public enum DType {
   INT8(2, 1, "int8"),
   /** 32-bit signed integers ({@code torch.int32}). */
   INT32(3, 4, "int32"),
-  /** 32-bit floats ({@code torch.float32}): what the runtime computes in. */
+  /** 32-bit floats ({@code torch.float32}): what models compute in. */
   FLOAT32(4, 4, "float32"),
   /** 64-bit signed integers ({@code torch.int64}, {@code torch.long}): token ids, indices. */
   INT64(5, 8, "int64"),

@@ -137,9 +137,11 @@ public final class Module implements AutoCloseable {
    *
    * @return the method's outputs: one tensor, or one per element of a returned tuple ({@code
    *     null} for an element that is None)
-   * @throws InputException for an unknown method or the wrong number of inputs
-   * @throws ExecutionException if the method fails, e.g. on an input of the wrong shape, or
-   *     exceeds the memory budget or timeout of its {@link LoadOptions}
+   * @throws InputException for an unknown method, the wrong number of inputs, or an input of
+   *     another dtype or shape than the method declares (the message says expected vs got)
+   * @throws ExecutionException if the method fails, e.g. on an id outside an embedding's table or
+   *     a shape only a kernel refuses, or exceeds the memory budget or timeout of its
+   *     {@link LoadOptions}
    * @throws IllegalStateException if the module is closed
    */
   public synchronized Tensor[] runMethod(String name, Tensor... inputs) {

@@ -23,9 +23,11 @@ import java.util.Arrays;
  * without allocating. Its elements are the buffer's from its position to its limit when the
  * tensor is made.
  *
- * <p>Every type can be made and read ({@link DType}); the runtime's methods take and return
- * {@link DType#FLOAT32} tensors for now: {@link Module#runMethod} refuses other inputs with an
- * {@link InputException} naming their type.
+ * <p>Every type can be made and read ({@link DType}). The runtime's methods take and return
+ * {@link DType#FLOAT32}, {@link DType#INT64}, {@link DType#INT32} and {@link DType#BOOL} tensors,
+ * each input of the type its method declares (token ids are int64, say): an input of another type
+ * is refused by {@link Module#runMethod} with an {@link InputException} saying the expected and
+ * the given type, never converted. INT8 and UINT8 tensors are refused as inputs naming their type.
  */
 public final class Tensor {
   // Read (inputs) and written (outputs, through the private constructor) by liteexport_jni.cpp
@@ -48,6 +50,15 @@ public final class Tensor {
     this.data = data;
     this.values = values;
     this.buffer = buffer;
+  }
+
+  /**
+   * An output of another type than float32, made by liteexport_jni.cpp (tensors.cpp): {@code values}
+   * is a long[] (INT64), int[] (INT32) or byte[] (BOOL, 0 or 1), taken without copying.
+   */
+  private static Tensor ofValues(long[] shape, Object values) {
+    DType dtype = values instanceof long[] ? DType.INT64 : values instanceof int[] ? DType.INT32 : DType.BOOL;
+    return new Tensor(dtype, shape, null, values, null);
   }
 
   /**

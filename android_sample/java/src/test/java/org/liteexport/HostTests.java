@@ -144,6 +144,14 @@ public final class HostTests {
     }
     check(Arrays.equals(got.shape(), expected.shape()), what + ": shape " + Arrays.toString(got.shape())
         + ", runtime_py: " + Arrays.toString(expected.shape()));
+    check(got.dtype() == expected.dtype(), what + ": dtype " + got.dtype() + ", runtime_py: " + expected.dtype());
+    if (got.dtype() != DType.FLOAT32) {  // integers and bools: exactly
+      boolean same = got.dtype() == DType.INT64 ? Arrays.equals(got.getDataAsLongArray(), expected.getDataAsLongArray())
+          : got.dtype() == DType.INT32 ? Arrays.equals(got.getDataAsIntArray(), expected.getDataAsIntArray())
+          : Arrays.equals(got.getDataAsByteArray(), expected.getDataAsByteArray());
+      check(same, what + ": " + got.dtype() + " values differ from runtime_py's");
+      return;
+    }
     float[] g = got.getDataAsFloatArray();
     float[] e = expected.getDataAsFloatArray();
     int bad = 0;

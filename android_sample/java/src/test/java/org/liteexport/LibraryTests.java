@@ -43,7 +43,8 @@ final class LibraryTests {
     runner.add("library: buffer tensors are refused when not direct, misordered or mis-sized",
         LibraryTests::bufferRefusals);
     runner.add("library: float32 buffer inputs run as float[] inputs do", this::bufferInputsRun);
-    runner.add("library: non-float32 inputs are refused naming their type", this::typedInputsRefused);
+    runner.add("library: inputs of another type are refused saying expected vs got", this::typedInputsRefused);
+    runner.add("library: int64 and bool inputs, float32/int64/int32/bool outputs", this::typedInputsRun);
     runner.add("library: image normalization (hand-computed)", LibraryTests::imageNormalization);
     runner.add("library: image normalization refusals", LibraryTests::imageNormalizationRefusals);
   }
@@ -344,18 +345,55 @@ final class LibraryTests {
   private void typedInputsRefused() {
     long[] shape = {1, 3, 32, 32};
     int n = 3 * 32 * 32;
-    Tensor[] typed = {
-      Tensor.fromBlob(new long[n], shape), Tensor.fromBlob(new int[n], shape), Tensor.fromBlob(new byte[n], shape),
-      Tensor.fromBlobUnsigned(new byte[n], shape), Tensor.fromBlob(new boolean[n], shape),
+    // types the core holds: the program's input check refuses them, saying expected vs got
+    Tensor[] held = {
+      Tensor.fromBlob(new long[n], shape), Tensor.fromBlob(new int[n], shape), Tensor.fromBlob(new boolean[n], shape),
       Tensor.fromBlob(Tensor.allocateLongBuffer(n), shape),
     };
+    // types it does not: refused by the bridge, naming the type
+    Tensor[] other = {Tensor.fromBlob(new byte[n], shape), Tensor.fromBlobUnsigned(new byte[n], shape)};
     try (Module module = Module.load(bundle("tiny_cnn_static").toString())) {
-      for (Tensor t : typed) {
+      for (Tensor t : held) {
         InputException e = expectThrows(InputException.class, () -> module.forward(t));
-        check(e.getMessage().equals("input 0 has dtype " + t.dtype() + "; the native runtime takes float32 inputs only"),
-            e.getMessage());
+        String expected = "input 0: expected float32 of shape (1, 3, 32, 32), got " + t.dtype() + " of shape (1, 3, 32, 32)";
+        check(e.getMessage().contains(expected), e.getMessage());
+      }
+      for (Tensor t : other) {
+        InputException e = expectThrows(InputException.class, () -> module.forward(t));
+        check(e.getMessage().equals("input 0 has dtype " + t.dtype()
+            + "; the native runtime takes float32, int64, int32 and bool inputs"), e.getMessage());
       }
       check(run(module, sampleInput()).length == 10, "the module is usable after a refusal");
+    }
+  }
+
+  private void typedInputsRun() {
+    long[] shape = {3};
+    try (Module module = Module.load(bundle("typed_io").toString())) {
+      Tensor[] arrays = module.forward(Tensor.fromBlob(new long[] {1, 7, 9}, shape),
+          Tensor.fromBlob(new boolean[] {true, false, true}, shape));
+      check(arrays.length == 4 && arrays[0].dtype() == DType.FLOAT32 && arrays[1].dtype() == DType.INT64
+          && arrays[2].dtype() == DType.INT32 && arrays[3].dtype() == DType.BOOL, Arrays.toString(arrays));
+      // by hand: positions = cumsum([1, 0, 1]) + [0, 1, 2]; ids > 4 and the mask
+      check(Arrays.equals(arrays[1].getDataAsLongArray(), new long[] {1, 2, 4}), Arrays.toString(arrays[1].getDataAsLongArray()));
+      check(Arrays.equals(arrays[2].getDataAsIntArray(), new int[] {2, 4, 8}), Arrays.toString(arrays[2].getDataAsIntArray()));
+      check(Arrays.equals(arrays[3].getDataAsBooleanArray(), new boolean[] {false, false, true}), "ids > 4 & mask");
+      // the same from direct buffers: a LongBuffer and a bool ByteBuffer
+      LongBuffer ids = Tensor.allocateLongBuffer(3);
+      ids.put(new long[] {1, 7, 9});
+      ids.rewind();
+      ByteBuffer mask = Tensor.allocateByteBuffer(3);
+      mask.put(new byte[] {1, 0, 1});
+      mask.rewind();
+      Tensor[] buffers = module.forward(Tensor.fromBlob(ids, shape), Tensor.fromBlob(mask, shape, DType.BOOL));
+      for (int i = 0; i < 4; i++) {
+        check(buffers[i].toString().equals(arrays[i].toString()), "output " + i + ": " + buffers[i]);
+      }
+      check(Arrays.equals(buffers[0].getDataAsFloatArray(), arrays[0].getDataAsFloatArray())
+          && Arrays.equals(buffers[1].getDataAsLongArray(), arrays[1].getDataAsLongArray()), "buffer inputs run as arrays do");
+      InputException e = expectThrows(InputException.class,
+          () -> module.forward(Tensor.fromBlob(new int[] {1, 7, 9}, shape), Tensor.fromBlob(new boolean[3], shape)));
+      check(e.getMessage().contains("input 0: expected int64 of shape (3,), got int32 of shape (3,)"), e.getMessage());
     }
   }
 

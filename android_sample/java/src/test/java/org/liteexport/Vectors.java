@@ -11,7 +11,8 @@ import java.util.List;
 
 /**
  * Reads the test vectors written by android_sample/scripts/make_host_test_vectors.py:
- * manifest.tsv (see the script for its records) and little-endian float32 tensor files.
+ * manifest.tsv (see the script for its records) and little-endian tensor files (.f32, .i64, .i32,
+ * .b8: float32, int64, int32, bool).
  */
 final class Vectors {
   /** One manifest line, split on tabs. */
@@ -64,7 +65,7 @@ final class Vectors {
   }
 
   /**
-   * Tensors of a field like "[2,3]:t00001.f32 [4]:t00002.f32" (empty: no tensors); "none" is a
+   * Tensors of a field like "[2,3]:t00001.f32 [4]:t00002.i64" (empty: no tensors); "none" is a
    * None element of a returned tuple, read as null.
    */
   Tensor[] tensors(String field) throws IOException {
@@ -84,11 +85,40 @@ final class Vectors {
       for (int d = 0; d < parts.length; d++) {
         shape[d] = Long.parseLong(parts[d]);
       }
-      byte[] bytes = Files.readAllBytes(path(items[i].substring(colon + 2)));
-      float[] data = new float[bytes.length / 4];
-      ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer().get(data);
-      result[i] = Tensor.fromBlob(data, shape);
+      String file = items[i].substring(colon + 2);
+      result[i] = tensor(Files.readAllBytes(path(file)), file.substring(file.lastIndexOf('.') + 1), shape);
     }
     return result;
+  }
+
+  /** A tensor of the raw little-endian values of a file whose suffix names the dtype. */
+  private static Tensor tensor(byte[] bytes, String suffix, long[] shape) {
+    ByteBuffer buffer = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
+    switch (suffix) {
+      case "i64": {
+        long[] data = new long[bytes.length / 8];
+        buffer.asLongBuffer().get(data);
+        return Tensor.fromBlob(data, shape);
+      }
+      case "i32": {
+        int[] data = new int[bytes.length / 4];
+        buffer.asIntBuffer().get(data);
+        return Tensor.fromBlob(data, shape);
+      }
+      case "b8": {
+        boolean[] data = new boolean[bytes.length];
+        for (int k = 0; k < bytes.length; k++) {
+          data[k] = bytes[k] != 0;
+        }
+        return Tensor.fromBlob(data, shape);
+      }
+      case "f32": {
+        float[] data = new float[bytes.length / 4];
+        buffer.asFloatBuffer().get(data);
+        return Tensor.fromBlob(data, shape);
+      }
+      default:
+        throw new IllegalArgumentException("tensor file of unknown type ." + suffix);
+    }
   }
 }

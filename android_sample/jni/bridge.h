@@ -1,0 +1,48 @@
+// What the JNI bridge's files share: the Java classes and member ids looked up once in JNI_OnLoad
+// (liteexport_jni.cpp), throwing a Java exception, and the tensor conversions (tensors.cpp).
+#pragma once
+
+#include <jni.h>
+
+#include <string>
+
+#include "liteexport/runtime.h"
+
+namespace liteexport_jni {
+
+// Classes and member ids looked up once in JNI_OnLoad. FindClass must run there (or on a
+// thread started from Java): on Android it uses the class loader of the calling Java frame.
+struct JavaRefs {
+  jclass tensor = nullptr;
+  jmethodID tensor_init = nullptr;  // private Tensor(float[] data, long[] shape)
+  jmethodID tensor_of_values = nullptr;  // private static Tensor ofValues(long[] shape, Object values)
+  jfieldID tensor_data = nullptr;
+  jfieldID tensor_shape = nullptr;
+  jfieldID tensor_dtype = nullptr;   // DType dtype
+  jfieldID tensor_buffer = nullptr;  // java.nio.Buffer buffer: a direct buffer, or null
+  jfieldID tensor_values = nullptr;  // Object values: long[], int[] or byte[] of the other dtypes, or null
+  jfieldID dtype_code = nullptr;     // DType.code (PyTorch Android's dtype codes)
+  jclass byte_buffer = nullptr;
+  jclass string = nullptr;
+  jclass lite_export_exception = nullptr;
+  jmethodID set_structured = nullptr;  // LiteExportException.setStructured(String, String[])
+  jclass format_exception = nullptr;
+  jclass input_exception = nullptr;
+  jclass execution_exception = nullptr;
+  jmethodID execution_exception_init = nullptr;  // ExecutionException(String, long)
+  jclass illegal_state_exception = nullptr;
+  jclass out_of_memory_error = nullptr;
+};
+
+extern JavaRefs g_refs;
+
+// Throws `cls(message)`. Only when no exception is pending: the first failure is the one to report.
+void throw_java(JNIEnv* env, jclass cls, const std::string& message);
+
+// Copies a Java Tensor (input `index`) into a core tensor; false with a Java exception pending on failure.
+bool read_tensor(JNIEnv* env, jobject tensor, size_t index, liteexport::Tensor* out);
+
+// A new org.liteexport.Tensor holding a copy of `t`, or nullptr with a Java exception pending.
+jobject new_tensor(JNIEnv* env, const liteexport::Tensor& t);
+
+}  // namespace liteexport_jni

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "errors.h"
+#include "narrow_weights.h"
 
 namespace liteexport {
 
@@ -26,41 +27,6 @@ void check_index(int64_t value, size_t limit, const std::string& what, const std
   throw_format(what + " " + std::to_string(value) + " out of range (0.." + std::to_string(limit - 1) + ")", where);
 }
 
-void check_tensor(const ser::TensorMetadata* t, const ser::Module* m, const std::string& where) {
-  check_index(t->storage_location_index(), len(m->storage_data()), "storage index", where);
-  size_t itemsize = scalar_type_size(t->scalar_type());
-  if (itemsize == 0) throw_format("unsupported tensor scalar type " + std::to_string(t->scalar_type()), where);
-  size_t nsizes = len(t->sizes()), nstrides = len(t->strides());
-  if (nsizes != nstrides)
-    throw_format("tensor has " + std::to_string(nsizes) + " sizes but " + std::to_string(nstrides) + " strides",
-                 where);
-  bool negative = t->storage_offset() < 0, empty = false;
-  for (size_t i = 0; i < nsizes; ++i) {
-    negative = negative || t->sizes()->Get(i) < 0 || t->strides()->Get(i) < 0;
-    empty = empty || t->sizes()->Get(i) == 0;
-  }
-  if (negative) throw_format("tensor has a negative size, stride or storage offset", where);
-  auto storage = m->storage_data()->Get(t->storage_location_index());
-  int64_t elems = static_cast<int64_t>(len(storage->data()) / itemsize);
-  if (empty) return;
-  // no more elements than the storage holds (a zero stride could otherwise make a tiny storage
-  // into a huge tensor that the loader gathers into a copy): loading stays within the file size
-  int64_t count = 1;
-  for (size_t i = 0; i < nsizes; ++i)
-    if (__builtin_mul_overflow(count, int64_t{t->sizes()->Get(i)}, &count)) count = INT64_MAX;
-  if (count > elems)
-    throw_format("tensor has " + (count == INT64_MAX ? std::string("too many") : std::to_string(count)) +
-                 " elements, more than its storage's " + std::to_string(elems), where);
-  // sizes/strides are int32, so each term fits int64; the sum is checked for overflow
-  int64_t last = t->storage_offset();
-  for (size_t i = 0; i < nsizes; ++i) {
-    int64_t term = int64_t{t->sizes()->Get(i) - 1} * t->strides()->Get(i);
-    if (__builtin_add_overflow(last, term, &last)) last = INT64_MAX;
-  }
-  if (last >= elems)
-    throw_format("tensor reaches element " + std::to_string(last) + " of a storage of " + std::to_string(elems) +
-                 " elements", where);
-}
 
 void check_function(const ser::Function* f, const ser::Module* m, const std::string& where) {
   size_t n_ivalues = len(m->ivalues());
@@ -189,9 +155,52 @@ void check_indexes(const ser::Module* m) {
 
 }  // namespace
 
+void check_tensor_extent(const ser::TensorMetadata* t, const ser::Module* m, const std::string& where) {
+  check_index(t->storage_location_index(), len(m->storage_data()), "storage index", where);
+  size_t itemsize = scalar_type_size(t->scalar_type());
+  if (itemsize == 0) throw_format("unsupported tensor scalar type " + std::to_string(t->scalar_type()), where);
+  size_t nsizes = len(t->sizes()), nstrides = len(t->strides());
+  if (nsizes != nstrides)
+    throw_format("tensor has " + std::to_string(nsizes) + " sizes but " + std::to_string(nstrides) + " strides",
+                 where);
+  bool negative = t->storage_offset() < 0, empty = false;
+  for (size_t i = 0; i < nsizes; ++i) {
+    negative = negative || t->sizes()->Get(i) < 0 || t->strides()->Get(i) < 0;
+    empty = empty || t->sizes()->Get(i) == 0;
+  }
+  if (negative) throw_format("tensor has a negative size, stride or storage offset", where);
+  auto storage = m->storage_data()->Get(t->storage_location_index());
+  int64_t elems = static_cast<int64_t>(len(storage->data()) / itemsize);
+  if (empty) return;
+  // no more elements than the storage holds (a zero stride could otherwise make a tiny storage
+  // into a huge tensor that the loader gathers into a copy): loading stays within the file size
+  int64_t count = 1;
+  for (size_t i = 0; i < nsizes; ++i)
+    if (__builtin_mul_overflow(count, int64_t{t->sizes()->Get(i)}, &count)) count = INT64_MAX;
+  if (count > elems)
+    throw_format("tensor has " + (count == INT64_MAX ? std::string("too many") : std::to_string(count)) +
+                 " elements, more than its storage's " + std::to_string(elems), where);
+  // sizes/strides are int32, so each term fits int64; the sum is checked for overflow
+  int64_t last = t->storage_offset();
+  for (size_t i = 0; i < nsizes; ++i) {
+    int64_t term = int64_t{t->sizes()->Get(i) - 1} * t->strides()->Get(i);
+    if (__builtin_add_overflow(last, term, &last)) last = INT64_MAX;
+  }
+  if (last >= elems)
+    throw_format("tensor reaches element " + std::to_string(last) + " of a storage of " + std::to_string(elems) +
+                 " elements", where);
+}
+
+void check_tensor(const ser::TensorMetadata* t, const ser::Module* m, const std::string& where) {
+  check_tensor_extent(t, m, where);
+  if (t->quantized_schema() != nullptr) check_quantized(t, m, where);
+}
+
 size_t scalar_type_size(int scalar_type) {
   switch (scalar_type) {
     case 0: case 1: case 11: return 1;  // Byte, Char, Bool
+    case 12: case 13: return 1;         // QInt8, QUInt8 (their integers)
+    case 14: return 4;                  // QInt32
     case 2: case 5: return 2;           // Short, Half
     case 3: case 6: return 4;           // Int, Float
     case 4: case 7: return 8;           // Long, Double

@@ -20,6 +20,12 @@ constexpr uint32_t kBytecodeVersion = 9;
 // Bytes per element of a c10::ScalarType runtime_py knows, 0 for an unknown one.
 size_t scalar_type_size(int scalar_type);
 
+// One tensor's extent: its storage index, sizes and strides, and its elements within the storage.
+void check_tensor_extent(const ser::TensorMetadata* t, const ser::Module* m, const std::string& where);
+
+// check_tensor_extent, then a quantized tensor's parameters (narrow_weights.h).
+void check_tensor(const ser::TensorMetadata* t, const ser::Module* m, const std::string& where);
+
 // Throws Error(Format) naming what is wrong and where; returns the verified root.
 // `name` names the bundle in messages (its path, or "bundle").
 const ser::Module* verify_bundle(const uint8_t* data, size_t size, const std::string& name);

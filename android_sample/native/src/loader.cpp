@@ -7,6 +7,7 @@
 #include "demo/backend.h"
 #include "errors.h"
 #include "fb_read.h"
+#include "narrow_weights.h"
 
 namespace liteexport {
 
@@ -181,10 +182,11 @@ IValue LoadedBundle::build(uint32_t index) {
 
 IValue LoadedBundle::build_tensor(const ser::TensorMetadata* t, const std::string& where) {
   const int scalar_type = t->scalar_type();
+  if (scalar_type == kHalf || scalar_type == kQInt8) return widen_weight(t, m_, where);  // narrow weights
   // c10::ScalarType numbers: Byte (a program's bytes) and the four dtypes compiled values have
   if (scalar_type != 0 && scalar_type != 3 && scalar_type != 4 && scalar_type != 6 && scalar_type != 11)
     throw_format("tensors of scalar type " + std::to_string(scalar_type) +
-                 " are not supported by the native runtime (only Float, Long, Int, Bool and Byte)", where);
+                 " are not supported by the native runtime (only Float, Long, Int, Bool and Byte, and Half and QInt8 weights)", where);
   const size_t itemsize = scalar_type_size(scalar_type);
   Shape shape, strides;
   if (t->sizes() != nullptr) shape.assign(t->sizes()->begin(), t->sizes()->end());

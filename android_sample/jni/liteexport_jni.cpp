@@ -284,6 +284,20 @@ jobjectArray native_method_names(JNIEnv* env, jclass, jlong handle) {
   });
 }
 
+jobjectArray native_output_names(JNIEnv* env, jclass, jlong handle, jstring jname) {
+  return guarded<jobjectArray>(env, nullptr, [&]() -> jobjectArray {
+    liteexport::Module* module = module_of(env, handle);
+    if (module == nullptr) return nullptr;
+    std::string name;
+    if (jname == nullptr) {
+      throw_java(env, g_refs.input_exception, "method name must not be null");
+      return nullptr;
+    }
+    if (!to_utf8(env, jname, &name)) return nullptr;
+    return to_jstring_array(env, module->output_names(name));
+  });
+}
+
 jobjectArray native_run_method(JNIEnv* env, jclass, jlong handle, jstring jname, jobjectArray jinputs) {
   return guarded<jobjectArray>(env, nullptr, [&]() -> jobjectArray {
     liteexport::Module* module = module_of(env, handle);
@@ -456,6 +470,8 @@ extern "C" JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* /*reserved*/) {
        reinterpret_cast<void*>(native_extra_file)},
       {const_cast<char*>("nativeMethodNames"), const_cast<char*>("(J)[Ljava/lang/String;"),
        reinterpret_cast<void*>(native_method_names)},
+      {const_cast<char*>("nativeOutputNames"), const_cast<char*>("(JLjava/lang/String;)[Ljava/lang/String;"),
+       reinterpret_cast<void*>(native_output_names)},
       {const_cast<char*>("nativeRunMethod"),
        const_cast<char*>("(JLjava/lang/String;[Lorg/liteexport/Tensor;)[Lorg/liteexport/Tensor;"),
        reinterpret_cast<void*>(native_run_method)},

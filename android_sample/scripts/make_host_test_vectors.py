@@ -70,8 +70,10 @@ class Writer:
 
 
 def as_tuple(value: object) -> tuple[np.ndarray | None, ...]:
-    """A method's result as a tuple of arrays (a tuple-returning method gives several; None
-    stays None)."""
+    """A method's result as a tuple of arrays (a tuple-returning method gives several, a dict its
+    values in order; None stays None)."""
+    if isinstance(value, dict):
+        value = tuple(value.values())
     return tuple(None if v is None else np.asarray(v) for v in value) if isinstance(value, tuple) \
         else (np.asarray(value),)
 
@@ -149,6 +151,18 @@ def add_typed_bundle(w: Writer) -> None:
         w.record("input_error", "typed_io", "forward", w.tensors(inputs))
     else:
         raise AssertionError("runtime_py took int32 ids for int64")
+
+
+def add_dict_bundle(w: Writer) -> None:
+    """A method returning a dict of tensors ({"out", "aux"}, as the segmentation models): its runs
+    (values in order) and its keys, for Module.outputNames/runMethodForMap."""
+    import liteexport
+    from tests.liteexport.test_dict_outputs import TwoHeads
+
+    path = w.out / "dict_heads.ptl"
+    liteexport.export(TwoHeads(), path, input_shapes=[(1, 3, 8, 8)])
+    add_bundle(w, "dict_heads", path, {"forward": [(1, 3, 8, 8)]})
+    w.record("dict_keys", "dict_heads", "forward", "out,aux")
 
 
 def add_malformed(w: Writer, good: Path) -> None:
@@ -240,6 +254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         add_bundle(w, "app_asset", APP_ASSET, tiny_shapes)
     add_labeled_bundle(w, tiny_shapes)
     add_typed_bundle(w)
+    add_dict_bundle(w)
     for i, (path, method, extra_shapes) in enumerate(extras):
         add_bundle(w, f"extra{i}", path, {method: extra_shapes})
 

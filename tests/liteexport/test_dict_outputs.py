@@ -19,6 +19,7 @@ import runtime_py
 from bundle_format.lowered_bytecode import DICT_RESULT_TYPE
 from liteexport.errors import UnsupportedNodesError
 from liteexport.parity import RTOL, scaled_atol
+from tests.text_models.typed import native_tool_available, run_native
 
 pytestmark = pytest.mark.torch_oracle
 
@@ -67,3 +68,16 @@ def test_a_dict_of_tensors_comes_back_as_a_dict_in_every_engine(tmp_path: Path) 
 def test_a_dict_entry_that_is_not_a_tensor_is_reported(tmp_path: Path) -> None:
     with pytest.raises(UnsupportedNodesError, match="entry 'aux' is None: a method must return"):
         liteexport.export(WithNone(), tmp_path / "x.ptl", input_shapes=[(2, 2)])
+
+
+@pytest.mark.android
+@pytest.mark.skipif(not native_tool_available(), reason="needs cmake and g++ to build the native core")
+def test_the_native_core_returns_the_dicts_values_in_order(tmp_path: Path) -> None:
+    path = tmp_path / "heads.ptl"
+    liteexport.export(TwoHeads(), path, input_shapes=[(1, 3, 8, 8)])
+    x = np.random.default_rng(2).standard_normal((1, 3, 8, 8)).astype(np.float32)
+    ours = runtime_py.load(path).forward(x)
+    native = run_native(path, [x])
+    assert len(native) == 2
+    for got, key in zip(native, ("out", "aux"), strict=True):
+        np.testing.assert_allclose(got, ours[key], rtol=RTOL, atol=scaled_atol(ours[key]))

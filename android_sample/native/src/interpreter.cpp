@@ -179,7 +179,7 @@ int64_t step(Frame& f, const Instr& ins) {
       return 1;
     case LIST_CONSTRUCT: f.stack.push_back(std::make_shared<List>(f.pop_n(n))); return 1;
     case DICT_CONSTRUCT: {
-      std::vector<IValue> items = f.pop_n(2 * size_t{n});
+      std::vector<IValue> items = f.pop_n(size_t{n});  // N counts keys and values, as torch's dictConstruct
       auto d = std::make_shared<Dict>();
       for (size_t i = 0; i < items.size(); i += 2) {
         if (!items[i].is_hashable()) throw Failed{"unhashable type: '" + items[i].kind() + "'"};

@@ -38,6 +38,25 @@ int tuple_outputs(const ser::Schema* schema) {
   return count;
 }
 
+// The keys of a wrapper method returning Dict[str, Tensor] (liteexport's dict outputs: the
+// segmentation models' {"out": ...}): the string constants after the wrapper's first six, as
+// runtime_py's lowered_methods._signature reads them; empty for any other method.
+std::vector<std::string> dict_output_keys(const ser::Function* f, const ser::Module* m) {
+  const auto* returns = f->schema() != nullptr ? f->schema()->returns() : nullptr;
+  const ser::Arg* first = returns != nullptr && returns->size() == 1 ? returns->Get(0) : nullptr;
+  if (first == nullptr || first->type() == nullptr || first->type()->str() != "Dict[str, Tensor]") return {};
+  std::vector<std::string> keys;
+  constexpr uint32_t kWrapperConstants = 6;  // bundle_format/lowered_bytecode.py method_function
+  const auto* constants = f->constants();
+  for (uint32_t i = kWrapperConstants; constants != nullptr && i < constants->size(); ++i) {
+    const uint32_t index = constants->Get(i);
+    const ser::IValue* v = index < m->ivalues()->size() ? m->ivalues()->Get(index) : nullptr;
+    if (v == nullptr || v->val_type() != ser::IValueUnion::String || v->val_as_String()->data() == nullptr) return {};
+    keys.push_back(v->val_as_String()->data()->str());
+  }
+  return keys;
+}
+
 // A caller's tensor as the core's array: one copy, with the room from_vector keeps past the end.
 // Bools become 0 or 1 (any nonzero byte is true), the two values the kernels expect.
 Array to_array(const Tensor& t) {
@@ -111,7 +130,7 @@ class LoadedModule final : public Module {
         wrapper->tuple_outputs = tuple_outputs(f->schema());
       }
       if ((*root)->type_name.rfind(kWrapperRootPrefix, 0) != 0) wrapper.reset();
-      methods_.push_back({method, args, wrapper});
+      methods_.push_back({method, args, wrapper, dict_output_keys(f, m)});
     }
   }
 
@@ -119,6 +138,10 @@ class LoadedModule final : public Module {
     std::vector<std::string> names;
     for (const auto& m : methods_) names.push_back(m.name);
     return names;
+  }
+
+  std::vector<std::string> output_names(const std::string& method) const override {
+    return method_info(method).output_keys;
   }
 
   std::vector<std::string> extra_file_names() const override {
@@ -140,14 +163,7 @@ class LoadedModule final : public Module {
   }
 
   std::vector<std::optional<Tensor>> run_method(const std::string& name, const std::vector<Tensor>& inputs) override {
-    const MethodInfo* info = nullptr;
-    for (const auto& m : methods_)
-      if (m.name == name) info = &m;
-    if (info == nullptr) {
-      std::string known;
-      for (const auto& m : methods_) known += (known.empty() ? "" : ", ") + m.name;
-      throw_input(name_ + " has no method '" + name + "'; its methods: " + known);
-    }
+    const MethodInfo* info = &method_info(name);
     if (info->args && info->args->size() != inputs.size()) {
       // like runtime_py's _with_defaults; lowered methods take Tensors without defaults
       std::string list;
@@ -212,8 +228,11 @@ class LoadedModule final : public Module {
                               : name + " returned a " + v.kind() + ", not a Tensor");
       }
     };
+    const auto dict = result.get_if<std::shared_ptr<Dict>>();
     if (tuple != nullptr) {
       for (const IValue& v : **tuple) add(v);
+    } else if (dict != nullptr) {  // a dict of tensors: its values in order (output_names gives the keys)
+      for (const auto& entry : **dict) add(entry.second);
     } else {
       add(result);
     }
@@ -237,6 +256,7 @@ class LoadedModule final : public Module {
     std::string name;
     std::optional<std::vector<Param>> args;  // argument names after self; none without a schema
     std::optional<WrapperSignature> wrapper;  // when the root is torch's LoweredWrapper
+    std::vector<std::string> output_keys;     // a method returning a dict of tensors: its keys
   };
   std::string name_;
   const ser::Module* fb_module_ = nullptr;  // in bundle_'s bytes, which it keeps alive
@@ -245,6 +265,16 @@ class LoadedModule final : public Module {
   std::unique_ptr<LoadedBundle> bundle_;
   std::vector<MethodInfo> methods_;
   int num_threads_ = 1;
+
+  // The method `name`, or an Input error naming the bundle's methods.
+  const MethodInfo& method_info(const std::string& name) const {
+    for (const auto& m : methods_)
+      if (m.name == name) return m;
+    std::string known;
+    for (const auto& m : methods_) known += (known.empty() ? "" : ", ") + m.name;
+    throw_input(name_ + " has no method '" + name + "'; its methods: " + known);
+  }
+
   std::unique_ptr<demo_backend::ThreadPool> pool_;
 };
 

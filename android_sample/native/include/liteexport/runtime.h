@@ -136,6 +136,10 @@ class Module {
 
   // User-callable methods (forward, @torch.jit.export methods), without __setstate__/__getstate__.
   virtual std::vector<std::string> method_names() const = 0;
+  // The keys of a method that returns a dict of tensors (Dict[str, Tensor], as torchvision's
+  // segmentation models return {"out": ...}), in the order run_method returns its values; empty
+  // for a method returning a Tensor or a tuple. An unknown method is an Input error.
+  virtual std::vector<std::string> output_names(const std::string& method) const = 0;
   // The files the exporter stored with the bundle (liteexport export --extra-file NAME=PATH, or
   // extra_files=: labels, normalization constants...), as runtime_py's Module.extra_files: names
   // in the bundle's order, without liteexport's own files (named liteexport/...: the debug table).

@@ -157,6 +157,40 @@ public final class Module implements AutoCloseable {
   }
 
   /**
+   * The keys of method {@code name}'s result when it returns a dict of tensors (as torchvision's
+   * segmentation models return {@code {"out": ...}}), in the order {@link #runMethod} returns its
+   * values; an empty array for a method returning a tensor or a tuple.
+   *
+   * @throws InputException for an unknown method
+   */
+  public synchronized String[] outputNames(String name) {
+    if (name == null) {
+      throw new NullPointerException("outputNames: name must not be null");
+    }
+    return nativeOutputNames(liveHandle(), name);
+  }
+
+  /**
+   * Runs method {@code name}, which returns a dict of tensors, and gives that dict: keys in the
+   * model's order (a {@link java.util.LinkedHashMap}).
+   *
+   * @throws IllegalArgumentException if the method does not return a dict (use {@link #runMethod})
+   * @see #runMethod for the other exceptions
+   */
+  public synchronized java.util.Map<String, Tensor> runMethodForMap(String name, Tensor... inputs) {
+    String[] keys = outputNames(name);
+    if (keys.length == 0) {
+      throw new IllegalArgumentException(name + " does not return a dict of tensors: use runMethod");
+    }
+    Tensor[] values = runMethod(name, inputs);
+    java.util.Map<String, Tensor> result = new java.util.LinkedHashMap<>();
+    for (int i = 0; i < keys.length; i++) {
+      result.put(keys[i], values[i]);
+    }
+    return result;
+  }
+
+  /**
    * The threads later calls compute on, 1 to {@link LoadOptions#MAX_THREADS} (as PyTorch Android's
    * {@code setNumThreads}; default 1, or {@link LoadOptions#numThreads(int)}).
    *
@@ -242,6 +276,8 @@ public final class Module implements AutoCloseable {
   private static native byte[] nativeExtraFile(long handle, String name);
 
   private static native String[] nativeMethodNames(long handle);
+
+  private static native String[] nativeOutputNames(long handle, String name);
 
   private static native Tensor[] nativeRunMethod(long handle, String name, Tensor[] inputs);
 }

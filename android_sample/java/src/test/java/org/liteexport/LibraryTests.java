@@ -38,6 +38,7 @@ final class LibraryTests {
     runner.add("library: load from a direct, sliced and heap ByteBuffer", this::loadFromBuffer);
     runner.add("library: extra files of a bundle exported with --extra-file", this::extraFiles);
     runner.add("library: no extra files, closed module", this::noExtraFiles);
+    runner.add("library: a method returning a dict of tensors, as a Map", this::dictOutputs);
     runner.add("library: typed tensors from arrays", LibraryTests::typedArrays);
     runner.add("library: tensors viewing direct buffers", LibraryTests::bufferTensors);
     runner.add("library: buffer tensors are refused when not direct, misordered or mis-sized",
@@ -174,6 +175,34 @@ final class LibraryTests {
     ByteBuffer garbage = ByteBuffer.allocateDirect(64);
     expectThrows(FormatException.class, () -> Module.load(garbage));
     expectThrows(NullPointerException.class, () -> Module.load((ByteBuffer) null));
+  }
+
+  // ---- dict outputs -------------------------------------------------------------------------
+
+  private void dictOutputs() throws Exception {
+    int seen = 0;
+    for (Vectors.Record r : vectors.ofKind("dict_keys")) {
+      String[] keys = r.field(2).split(",");
+      try (Module module = Module.load(bundle(r.field(0)).toString())) {
+        check(Arrays.equals(module.outputNames(r.field(1)), keys), "outputNames: " + Arrays.toString(module.outputNames(r.field(1))));
+        Tensor input = Tensor.fromBlob(new float[3 * 8 * 8], new long[] {1, 3, 8, 8});
+        Tensor[] values = module.runMethod(r.field(1), input);
+        java.util.Map<String, Tensor> map = module.runMethodForMap(r.field(1), input);
+        check(Arrays.equals(map.keySet().toArray(new String[0]), keys), "map keys in the model's order: " + map.keySet());
+        for (int i = 0; i < keys.length; i++) {
+          check(Arrays.equals(map.get(keys[i]).getDataAsFloatArray(), values[i].getDataAsFloatArray()),
+              keys[i] + ": the map's value is runMethod's output " + i);
+        }
+        expectThrows(InputException.class, () -> module.outputNames("nope"));
+      }
+      try (Module plain = Module.load(bundle("tiny_cnn_static").toString())) {
+        check(plain.outputNames("forward").length == 0, "a Tensor-returning method has no output names");
+        expectThrows(IllegalArgumentException.class,
+            () -> plain.runMethodForMap("forward", Tensor.fromBlob(new float[3 * 32 * 32], new long[] {1, 3, 32, 32})));
+      }
+      seen++;
+    }
+    check(seen == 1, "dict_keys records: " + seen);
   }
 
   // ---- extra files --------------------------------------------------------------------------

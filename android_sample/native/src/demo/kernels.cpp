@@ -60,6 +60,7 @@ Kernel bind_kernel(Op op, const Attrs& a, size_t n_inputs) {
     case Op::COS: return make_math(op);
     case Op::CUMSUM: return make_cumsum(as<AxisAttrs>(a));
     case Op::CAST: return make_cast(as<CastAttrs>(a));
+    case Op::RESIZE2D: return make_resize2d(as<ResizeAttrs>(a));
     case Op::EMBEDDING:
     case Op::GATHER:
     case Op::INDEX_SELECT:

@@ -57,6 +57,7 @@ Kernel make_slice(const SliceAttrs& a);                                 // slici
 Kernel make_expand(const ShapeAttrs& a);                                // slicing.cpp
 Kernel make_cumsum(const AxisAttrs& a);                                 // typed.cpp (float32)
 Kernel make_cast(const CastAttrs& a);                                   // typed.cpp (to float32)
+Kernel make_resize2d(const ResizeAttrs& a);                             // resize.cpp
 // EMBEDDING, GATHER, INDEX_SELECT, comparisons, bitwise ops, WHERE: typed operands or results,
 // refused (KernelError) until Array holds int64/int32/bool
 Kernel make_typed_op(Op op);                                            // typed.cpp

@@ -33,7 +33,8 @@ def nearest_indices(size_in: int, size_out: int, given: float | None) -> Array:
     if size_out == 2 * size_in:
         return dst >> 1
     src = np.floor(dst.astype(_F32) * _scale(size_in, size_out, given)).astype(np.int64)
-    return np.minimum(src, size_in - 1)
+    clamped: Array = np.minimum(src, size_in - 1)
+    return clamped
 
 
 def linear_weights(size_in: int, size_out: int, align_corners: bool,

@@ -16,12 +16,18 @@ import torch.jit.mobile
 import torch.nn.functional as F
 
 import liteexport.torch_backend as tb
+import runtime_py
+from bundle_format.debug_table import DebugTable
 from bundle_format.program import OpCode, ResizeAttrs
 from liteexport.backend import DEMO_BACKEND
+from liteexport.bundle import write_bundle
 from liteexport.compiler import compile_module
 from liteexport.errors import UnsupportedNodesError
+from liteexport.lowered import CompiledModule, MethodSignature
 from liteexport.parity import scaled_atol
 from runtime_py.backends.demo.resize import make_resize2d
+from runtime_py.budgets import RunLimitExceeded
+from tests.runtime_py.backends.demo_backend_helpers import one_op_program
 from tests.text_models.typed import assert_same, compile_traced, run_engines, spec_of
 
 pytestmark = pytest.mark.torch_oracle
@@ -140,3 +146,17 @@ def test_modes_not_compiled_are_unsupported_nodes_with_their_source(kind: str, f
     assert list(info.value.counts) == [kind]
     assert info.value.reports[0].startswith(f"The node of {kind} is not supported")
     assert "test_resize.py" in info.value.reports[0]  # the source line of the interpolate call
+
+
+@pytest.mark.parametrize("bilinear", [False, True])
+def test_memory_budget_refuses_a_huge_resize_before_allocating_it(bilinear: bool, tmp_path: Path) -> None:
+    """A 2x2 plane resized to 30000x30000 (3.6 GB): runtime_py's bound (memory.py) covers the result
+    and bilinear's temporaries, so the budget stops it before the kernel runs."""
+    program = one_op_program(OpCode.RESIZE2D, ResizeAttrs(bilinear, (30000, 30000)), [(1, 1, 2, 2)])
+    path = tmp_path / "huge.ptl"
+    write_bundle(CompiledModule("__torch__.m.M", (MethodSignature("forward", ("x",), False, 1),), (program,), (),
+                                DebugTable(())), path)
+    module = runtime_py.load(path, max_memory=1 << 30)
+    with pytest.raises(RunLimitExceeded, match="RESIZE2D .* would allocate up to 3600000000 bytes" if not bilinear
+                       else "RESIZE2D .* would allocate up to 14400960000 bytes"):
+        module.forward(np.ones((1, 1, 2, 2), np.float32))

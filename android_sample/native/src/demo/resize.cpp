@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../errors.h"
+#include "../run_limits.h"
 #include "kernels.h"
 
 namespace liteexport::demo_backend {
@@ -83,6 +84,7 @@ Kernel make_resize2d(const ResizeAttrs& a) {
       const auto rows = nearest_indices(h, oh, a.scale_h), cols = nearest_indices(w, ow, a.scale_w);
       for (int64_t p = 0; p < planes; ++p)
         for (int64_t r = 0; r < oh; ++r) {
+          poll_deadline(ow);  // a run's timeout also ends a huge resize
           const float* src = px + (p * h + rows[static_cast<size_t>(r)]) * w;
           float* dst = y + (p * oh + r) * ow;
           for (int64_t c = 0; c < ow; ++c) dst[c] = src[cols[static_cast<size_t>(c)]];
@@ -94,6 +96,7 @@ Kernel make_resize2d(const ResizeAttrs& a) {
     for (int64_t p = 0; p < planes; ++p) {
       const float* plane = px + p * h * w;
       for (int64_t r = 0; r < oh; ++r) {
+        poll_deadline(ow);
         const auto rk = static_cast<size_t>(r);
         const float* top = plane + rt.i0[rk] * w;
         const float* bottom = plane + rt.i1[rk] * w;

@@ -119,6 +119,20 @@ axis plus end_offset: torch.arange(start, S + end_offset) for a size S known onl
     start: int = 0  # the first value
     end_offset: int = 0  # the end (exclusive) is S + end_offset; before start it is an error, as in torch.arange
 
+
+@dataclass(frozen=True)
+class ResizeAttrs:
+    """2-D resizing of the last two dims to ``size``, as torch's upsample_nearest2d (floor of the
+scaled index) and upsample_bilinear2d. ``scale_h``/``scale_w`` are the scale factors torch maps
+coordinates with when the model gave scale_factor (the source index is dst / scale, not
+dst * in / out); absent: in / out."""
+
+    bilinear: bool  # false: nearest (torch's 'nearest', floor of the scaled index)
+    size: tuple[int, int]  # [h, w] of the output
+    align_corners: bool = False  # bilinear only: corner pixels' centres align
+    scale_h: float | None = None  # the height's scale factor (> 0) torch maps with, if given
+    scale_w: float | None = None  # as scale_h, for the width
+
 F, R = AttrField, AttrRule
 
 # in union tag order
@@ -224,4 +238,13 @@ TABLES: tuple[AttrTable, ...] = (
         F('start', 'i64', 1, 0, '', -1, None),
         F('end_offset', 'i64', 2, 0, '', -1, None),
     ), ()),
+    AttrTable('Resize', 16, ResizeAttrs, 7, (
+        F('bilinear', 'bool', 0, False, '', -1, None),
+        F('size', 'pair', 1, (), '', -1, None),
+        F('align_corners', 'bool', 2, False, '', -1, None),
+        F('scale_h', 'opt_f64', 3, 0.0, 'has_scale_h', 4, None),
+        F('scale_w', 'opt_f64', 5, 0.0, 'has_scale_w', 6, None),
+    ), (
+        R('min', ('size',), 1, None, frozenset([]), 'output size must be positive, got {got}', None, None),
+    )),
 )

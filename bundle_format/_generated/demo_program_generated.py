@@ -72,6 +72,7 @@ class OpCode(object):
     Sin = 52
     Cos = 53
     ArangeLike = 54
+    Resize2d = 55
 
 
 class Activation(object):
@@ -96,6 +97,7 @@ class Attributes(object):
     Slice = 13
     Cast = 14
     ArangeLike = 15
+    Resize = 16
 
 
 class Binary(object):
@@ -1164,6 +1166,129 @@ def ArangeLikeAddEndOffset(builder, endOffset):
     builder.PrependInt64Slot(2, endOffset, 0)
 
 def ArangeLikeEnd(builder):
+    return builder.EndObject()
+
+
+
+class Resize(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = Resize()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsResize(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def ResizeBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x4C\x58\x44\x50", size_prefixed=size_prefixed)
+
+    # Resize
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # Resize
+    def Bilinear(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return bool(self._tab.Get(flatbuffers.number_types.BoolFlags, o + self._tab.Pos))
+        return False
+
+    # Resize
+    def Size(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return 0
+
+    # Resize
+    def SizeAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Int32Flags, o)
+        return 0
+
+    # Resize
+    def SizeLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # Resize
+    def SizeIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        return o == 0
+
+    # Resize
+    def AlignCorners(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        if o != 0:
+            return bool(self._tab.Get(flatbuffers.number_types.BoolFlags, o + self._tab.Pos))
+        return False
+
+    # Resize
+    def ScaleH(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Float64Flags, o + self._tab.Pos)
+        return 0.0
+
+    # Resize
+    def HasScaleH(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(12))
+        if o != 0:
+            return bool(self._tab.Get(flatbuffers.number_types.BoolFlags, o + self._tab.Pos))
+        return False
+
+    # Resize
+    def ScaleW(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(14))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Float64Flags, o + self._tab.Pos)
+        return 0.0
+
+    # Resize
+    def HasScaleW(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(16))
+        if o != 0:
+            return bool(self._tab.Get(flatbuffers.number_types.BoolFlags, o + self._tab.Pos))
+        return False
+
+def ResizeStart(builder):
+    builder.StartObject(7)
+
+def ResizeAddBilinear(builder, bilinear):
+    builder.PrependBoolSlot(0, bilinear, 0)
+
+def ResizeAddSize(builder, size):
+    builder.PrependUOffsetTRelativeSlot(1, flatbuffers.number_types.UOffsetTFlags.py_type(size), 0)
+
+def ResizeStartSizeVector(builder, numElems):
+    return builder.StartVector(4, numElems, 4)
+
+def ResizeAddAlignCorners(builder, alignCorners):
+    builder.PrependBoolSlot(2, alignCorners, 0)
+
+def ResizeAddScaleH(builder, scaleH):
+    builder.PrependFloat64Slot(3, scaleH, 0.0)
+
+def ResizeAddHasScaleH(builder, hasScaleH):
+    builder.PrependBoolSlot(4, hasScaleH, 0)
+
+def ResizeAddScaleW(builder, scaleW):
+    builder.PrependFloat64Slot(5, scaleW, 0.0)
+
+def ResizeAddHasScaleW(builder, hasScaleW):
+    builder.PrependBoolSlot(6, hasScaleW, 0)
+
+def ResizeEnd(builder):
     return builder.EndObject()
 
 

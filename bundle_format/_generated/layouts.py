@@ -209,6 +209,15 @@ TABLES: dict[str, dict[str, tuple[tuple[str, str, int, str], ...]]] = {
             ('axes', 'vector', 4, ''),
             ('keepdim', 'scalar', 1, ''),
         ),
+        'Resize': (
+            ('bilinear', 'scalar', 1, ''),
+            ('size', 'vector', 4, ''),
+            ('align_corners', 'scalar', 1, ''),
+            ('scale_h', 'scalar', 8, ''),
+            ('has_scale_h', 'scalar', 1, ''),
+            ('scale_w', 'scalar', 8, ''),
+            ('has_scale_w', 'scalar', 1, ''),
+        ),
         'Shape': (
             ('dims', 'vector', 8, ''),
         ),
@@ -290,6 +299,7 @@ UNIONS: dict[str, dict[str, tuple[tuple[int, str, str, int], ...]]] = {
             (13, 'Slice', 'table', 0),
             (14, 'Cast', 'table', 0),
             (15, 'ArangeLike', 'table', 0),
+            (16, 'Resize', 'table', 0),
         ),
     },
     'debug_table': {

@@ -1,5 +1,5 @@
 """The one lowering table the graph walk reads: the op families (ops.py's base ops, math_ops,
-shape_ops, attention_ops, einsum, recurrent) merged, each wrapped with constant folding, and
+shape_ops, attention_ops, einsum, recurrent, typed_ops, resize_ops) merged, each wrapped with constant folding, and
 the scalar folds with the tensor factories.
 
 The op modules only define their own tables (using ops.py's helpers); this module imports
@@ -14,6 +14,7 @@ from liteexport.compiler import (
     math_ops,
     ops,
     recurrent,
+    resize_ops,
     scalars,
     shape_ops,
     symbolic_ops,
@@ -27,7 +28,7 @@ __all__ = ["INPLACE", "LOWERINGS", "SCALAR_FOLDS", "SYMBOLIC_FACTORIES"]
 
 LOWERINGS: dict[str, Lowering] = {
     **ops.LOWERINGS, **math_ops.LOWERINGS, **shape_ops.LOWERINGS, **attention_ops.LOWERINGS,
-    **einsum.LOWERINGS, **recurrent.LOWERINGS, **typed_ops.LOWERINGS,
+    **einsum.LOWERINGS, **recurrent.LOWERINGS, **typed_ops.LOWERINGS, **resize_ops.LOWERINGS,
     **symbolic_ops.LOWERINGS,  # last: they wrap some of the above for sizes known only at run time
 }
 # integer and bool constants (index buffers, masks) fold with torch itself

@@ -111,6 +111,9 @@ def pair(value: Any) -> tuple[int, int]:
     """An int or a 1- or 2-element int list as (h, w)."""
     if isinstance(value, int):
         return (value, value)
+    if not isinstance(value, list | tuple):
+        # None where a size is Optional (F.interpolate's unresolved mode branches without shapes)
+        raise Unsupported(f"expected 2 spatial sizes known at compile time, got {value!r}")
     items = list(value)
     if len(items) == 1:
         return (int(items[0]), int(items[0]))

@@ -31,6 +31,7 @@ from bundle_format.program import (
     PermuteAttrs,
     Pool2dAttrs,
     ReduceAttrs,
+    ResizeAttrs,
     ShapeAttrs,
     SliceAttrs,
 )
@@ -212,9 +213,18 @@ SEMANTICS: dict[OpCode, Semantics] = {
     OpCode.CUMSUM: _attrs_of(AxisAttrs, lambda x, a: torch.cumsum(x, a.axis)),
     OpCode.SIN: _one(torch.sin),
     OpCode.COS: _one(torch.cos),
+    OpCode.RESIZE2D: _attrs_of(ResizeAttrs, lambda x, a: _resize(x, a)),
     OpCode.ARANGE_LIKE: _attrs_of(ArangeLikeAttrs, lambda x, a: torch.arange(
         a.start, x.shape[a.axis] + a.end_offset, dtype=torch.int64, device=x.device)),
 }
+
+
+def _resize(x: torch.Tensor, a: ResizeAttrs) -> torch.Tensor:
+    """ATen's own upsample kernels with the scales they map coordinates with (F.interpolate
+    would recompute them from the sizes)."""
+    if not a.bilinear:
+        return torch.ops.aten.upsample_nearest2d(x, list(a.size), a.scale_h, a.scale_w)
+    return torch.ops.aten.upsample_bilinear2d(x, list(a.size), a.align_corners, a.scale_h, a.scale_w)
 
 
 def _present(x: torch.Tensor | None) -> torch.Tensor:

@@ -24,6 +24,7 @@ from bundle_format.program import (
     PermuteAttrs,
     Pool2dAttrs,
     ReduceAttrs,
+    ResizeAttrs,
     ShapeAttrs,
     SliceAttrs,
 )
@@ -251,6 +252,13 @@ def _adaptive_pool(attrs: object, xs: Shapes) -> Shape:
     return (*lead, h if oh == -1 else oh, w if ow == -1 else ow)
 
 
+def _resize(attrs: object, xs: Shapes) -> Shape:
+    assert isinstance(attrs, ResizeAttrs) and xs[0] is not None
+    if len(xs[0]) != 4:
+        raise _fail("expected a 4-D (NCHW) input")
+    return (*xs[0][:2], *attrs.size)
+
+
 def _transpose(attrs: object, xs: Shapes) -> Shape:
     assert isinstance(attrs, PermuteAttrs) and xs[0] is not None
     x = xs[0]
@@ -455,4 +463,5 @@ _RULES: dict[OpCode, ShapeRule] = {
     OpCode.SIN: _first,
     OpCode.COS: _first,
     OpCode.ARANGE_LIKE: _arange_like,
+    OpCode.RESIZE2D: _resize,
 }

@@ -283,6 +283,15 @@ at::Tensor adaptive_avg_pool2d(const Step& s, const at::Tensor& input) {
   return at::adaptive_avg_pool2d(input, out);
 }
 
+// ATen's own upsample kernels, with the scales the model gave (they map coordinates; absent: in/out)
+at::Tensor resize2d(const Step& s, const at::Tensor& input) {
+  const auto& a = attrs_of<dp::ResizeAttrs>(s);
+  if (input.dim() != 4) kernel_error("resize2d expects a 4-D (NCHW) input, got shape " + shape_str(input.sizes()));
+  const std::vector<int64_t> size = {a.size[0], a.size[1]};
+  if (!a.bilinear) return at::upsample_nearest2d(input, size, a.scale_h, a.scale_w);
+  return at::upsample_bilinear2d(input, size, a.align_corners, a.scale_h, a.scale_w);
+}
+
 at::Tensor transpose(const Step& s, const at::Tensor& input) {
   const auto& perm = attrs_of<dp::PermuteAttrs>(s).perm;
   if (input.dim() != static_cast<int64_t>(perm.size())) {
@@ -443,6 +452,7 @@ at::Tensor run_step(const Step& s, const Tensors& x) {
     case Op::SIN: return at::sin(x[0]);
     case Op::COS: return at::cos(x[0]);
     case Op::ARANGE_LIKE: return arange_like(s, x[0]);
+    case Op::RESIZE2D: return resize2d(s, x[0]);
   }
   TORCH_INTERNAL_ASSERT(false, "unreachable opcode");
 }

@@ -81,9 +81,16 @@ struct ArangeLikeAttrs {
   int64_t start{0};  // the first value
   int64_t end_offset{0};  // the end (exclusive) is S + end_offset; before start it is an error, as in torch.arange
 };
+struct ResizeAttrs {
+  bool bilinear{};  // false: nearest (torch's 'nearest', floor of the scaled index)
+  Pair size{};  // [h, w] of the output
+  bool align_corners{false};  // bilinear only: corner pixels' centres align
+  std::optional<double> scale_h{};  // the height's scale factor (> 0) torch maps with, if given
+  std::optional<double> scale_w{};  // as scale_h, for the width
+};
 
 // The variant's index is the fbs union tag (0: no attributes).
-using Attrs = std::variant<std::monostate, BinaryAttrs, GeluAttrs, AxisAttrs, FusedAttrs, Conv2dAttrs, LayerNormAttrs, Pool2dAttrs, ShapeAttrs, PermuteAttrs, FlattenAttrs, ClampAttrs, ReduceAttrs, SliceAttrs, CastAttrs, ArangeLikeAttrs>;
+using Attrs = std::variant<std::monostate, BinaryAttrs, GeluAttrs, AxisAttrs, FusedAttrs, Conv2dAttrs, LayerNormAttrs, Pool2dAttrs, ShapeAttrs, PermuteAttrs, FlattenAttrs, ClampAttrs, ReduceAttrs, SliceAttrs, CastAttrs, ArangeLikeAttrs, ResizeAttrs>;
 
 template <>
 struct Table<BinaryAttrs> {
@@ -174,6 +181,12 @@ struct Table<ArangeLikeAttrs> {
   static constexpr const char* name = "ArangeLike";
   static inline const std::vector<FieldOf<ArangeLikeAttrs>> fields = {{"axis", Wire::I32, 4, 0, nullptr, &ArangeLikeAttrs::axis}, {"start", Wire::I64, 6, 0, nullptr, &ArangeLikeAttrs::start}, {"end_offset", Wire::I64, 8, 0, nullptr, &ArangeLikeAttrs::end_offset}};
   static inline const std::vector<Rule> rules = {};
+};
+template <>
+struct Table<ResizeAttrs> {
+  static constexpr const char* name = "Resize";
+  static inline const std::vector<FieldOf<ResizeAttrs>> fields = {{"bilinear", Wire::Bool, 4, 0, nullptr, &ResizeAttrs::bilinear}, {"size", Wire::Pair, 6, 0, nullptr, &ResizeAttrs::size}, {"align_corners", Wire::Bool, 8, 0, nullptr, &ResizeAttrs::align_corners}, {"scale_h", Wire::OptF64, 10, 12, "has_scale_h", &ResizeAttrs::scale_h}, {"scale_w", Wire::OptF64, 14, 16, "has_scale_w", &ResizeAttrs::scale_w}};
+  static inline const std::vector<Rule> rules = {{Check::Min, 1, -1, 1.0, 0, false, {0ull}, "output size must be positive, got {got}", kNoCode, NamedRule::None}};
 };
 
 }  // namespace liteexport::demo_attrs

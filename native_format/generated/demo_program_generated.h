@@ -62,6 +62,9 @@ struct CastBuilder;
 struct ArangeLike;
 struct ArangeLikeBuilder;
 
+struct Resize;
+struct ResizeBuilder;
+
 struct Instruction;
 struct InstructionBuilder;
 
@@ -174,11 +177,12 @@ enum class OpCode : uint16_t {
   Sin = 52,
   Cos = 53,
   ArangeLike = 54,
+  Resize2d = 55,
   MIN = Add,
-  MAX = ArangeLike
+  MAX = Resize2d
 };
 
-inline const OpCode (&EnumValuesOpCode())[55] {
+inline const OpCode (&EnumValuesOpCode())[56] {
   static const OpCode values[] = {
     OpCode::Add,
     OpCode::Sub,
@@ -234,13 +238,14 @@ inline const OpCode (&EnumValuesOpCode())[55] {
     OpCode::CumSum,
     OpCode::Sin,
     OpCode::Cos,
-    OpCode::ArangeLike
+    OpCode::ArangeLike,
+    OpCode::Resize2d
   };
   return values;
 }
 
 inline const char * const *EnumNamesOpCode() {
-  static const char * const names[56] = {
+  static const char * const names[57] = {
     "Add",
     "Sub",
     "Mul",
@@ -296,13 +301,14 @@ inline const char * const *EnumNamesOpCode() {
     "Sin",
     "Cos",
     "ArangeLike",
+    "Resize2d",
     nullptr
   };
   return names;
 }
 
 inline const char *EnumNameOpCode(OpCode e) {
-  if (::flatbuffers::IsOutRange(e, OpCode::Add, OpCode::ArangeLike)) return "";
+  if (::flatbuffers::IsOutRange(e, OpCode::Add, OpCode::Resize2d)) return "";
   const size_t index = static_cast<size_t>(e);
   return EnumNamesOpCode()[index];
 }
@@ -354,11 +360,12 @@ enum class Attributes : uint8_t {
   Slice = 13,
   Cast = 14,
   ArangeLike = 15,
+  Resize = 16,
   MIN = NONE,
-  MAX = ArangeLike
+  MAX = Resize
 };
 
-inline const Attributes (&EnumValuesAttributes())[16] {
+inline const Attributes (&EnumValuesAttributes())[17] {
   static const Attributes values[] = {
     Attributes::NONE,
     Attributes::Binary,
@@ -375,13 +382,14 @@ inline const Attributes (&EnumValuesAttributes())[16] {
     Attributes::Reduce,
     Attributes::Slice,
     Attributes::Cast,
-    Attributes::ArangeLike
+    Attributes::ArangeLike,
+    Attributes::Resize
   };
   return values;
 }
 
 inline const char * const *EnumNamesAttributes() {
-  static const char * const names[17] = {
+  static const char * const names[18] = {
     "NONE",
     "Binary",
     "Gelu",
@@ -398,13 +406,14 @@ inline const char * const *EnumNamesAttributes() {
     "Slice",
     "Cast",
     "ArangeLike",
+    "Resize",
     nullptr
   };
   return names;
 }
 
 inline const char *EnumNameAttributes(Attributes e) {
-  if (::flatbuffers::IsOutRange(e, Attributes::NONE, Attributes::ArangeLike)) return "";
+  if (::flatbuffers::IsOutRange(e, Attributes::NONE, Attributes::Resize)) return "";
   const size_t index = static_cast<size_t>(e);
   return EnumNamesAttributes()[index];
 }
@@ -471,6 +480,10 @@ template<> struct AttributesTraits<liteexport::demo::Cast> {
 
 template<> struct AttributesTraits<liteexport::demo::ArangeLike> {
   static const Attributes enum_value = Attributes::ArangeLike;
+};
+
+template<> struct AttributesTraits<liteexport::demo::Resize> {
+  static const Attributes enum_value = Attributes::Resize;
 };
 
 template <bool B = false>
@@ -1430,6 +1443,130 @@ inline ::flatbuffers::Offset<ArangeLike> CreateArangeLike(
   return builder_.Finish();
 }
 
+struct Resize FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
+  typedef ResizeBuilder Builder;
+  enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
+    VT_BILINEAR = 4,
+    VT_SIZE = 6,
+    VT_ALIGN_CORNERS = 8,
+    VT_SCALE_H = 10,
+    VT_HAS_SCALE_H = 12,
+    VT_SCALE_W = 14,
+    VT_HAS_SCALE_W = 16
+  };
+  bool bilinear() const {
+    return GetField<uint8_t>(VT_BILINEAR, 0) != 0;
+  }
+  const ::flatbuffers::Vector<int32_t> *size() const {
+    return GetPointer<const ::flatbuffers::Vector<int32_t> *>(VT_SIZE);
+  }
+  bool align_corners() const {
+    return GetField<uint8_t>(VT_ALIGN_CORNERS, 0) != 0;
+  }
+  double scale_h() const {
+    return GetField<double>(VT_SCALE_H, 0.0);
+  }
+  bool has_scale_h() const {
+    return GetField<uint8_t>(VT_HAS_SCALE_H, 0) != 0;
+  }
+  double scale_w() const {
+    return GetField<double>(VT_SCALE_W, 0.0);
+  }
+  bool has_scale_w() const {
+    return GetField<uint8_t>(VT_HAS_SCALE_W, 0) != 0;
+  }
+  template <bool B = false>
+  bool Verify(::flatbuffers::VerifierTemplate<B> &verifier) const {
+    return VerifyTableStart(verifier) &&
+           VerifyField<uint8_t>(verifier, VT_BILINEAR, 1) &&
+           VerifyOffset(verifier, VT_SIZE) &&
+           verifier.VerifyVector(size()) &&
+           VerifyField<uint8_t>(verifier, VT_ALIGN_CORNERS, 1) &&
+           VerifyField<double>(verifier, VT_SCALE_H, 8) &&
+           VerifyField<uint8_t>(verifier, VT_HAS_SCALE_H, 1) &&
+           VerifyField<double>(verifier, VT_SCALE_W, 8) &&
+           VerifyField<uint8_t>(verifier, VT_HAS_SCALE_W, 1) &&
+           verifier.EndTable();
+  }
+};
+
+struct ResizeBuilder {
+  typedef Resize Table;
+  ::flatbuffers::FlatBufferBuilder &fbb_;
+  ::flatbuffers::uoffset_t start_;
+  void add_bilinear(bool bilinear) {
+    fbb_.AddElement<uint8_t>(Resize::VT_BILINEAR, static_cast<uint8_t>(bilinear), 0);
+  }
+  void add_size(::flatbuffers::Offset<::flatbuffers::Vector<int32_t>> size) {
+    fbb_.AddOffset(Resize::VT_SIZE, size);
+  }
+  void add_align_corners(bool align_corners) {
+    fbb_.AddElement<uint8_t>(Resize::VT_ALIGN_CORNERS, static_cast<uint8_t>(align_corners), 0);
+  }
+  void add_scale_h(double scale_h) {
+    fbb_.AddElement<double>(Resize::VT_SCALE_H, scale_h, 0.0);
+  }
+  void add_has_scale_h(bool has_scale_h) {
+    fbb_.AddElement<uint8_t>(Resize::VT_HAS_SCALE_H, static_cast<uint8_t>(has_scale_h), 0);
+  }
+  void add_scale_w(double scale_w) {
+    fbb_.AddElement<double>(Resize::VT_SCALE_W, scale_w, 0.0);
+  }
+  void add_has_scale_w(bool has_scale_w) {
+    fbb_.AddElement<uint8_t>(Resize::VT_HAS_SCALE_W, static_cast<uint8_t>(has_scale_w), 0);
+  }
+  explicit ResizeBuilder(::flatbuffers::FlatBufferBuilder &_fbb)
+        : fbb_(_fbb) {
+    start_ = fbb_.StartTable();
+  }
+  ::flatbuffers::Offset<Resize> Finish() {
+    const auto end = fbb_.EndTable(start_);
+    auto o = ::flatbuffers::Offset<Resize>(end);
+    return o;
+  }
+};
+
+inline ::flatbuffers::Offset<Resize> CreateResize(
+    ::flatbuffers::FlatBufferBuilder &_fbb,
+    bool bilinear = false,
+    ::flatbuffers::Offset<::flatbuffers::Vector<int32_t>> size = 0,
+    bool align_corners = false,
+    double scale_h = 0.0,
+    bool has_scale_h = false,
+    double scale_w = 0.0,
+    bool has_scale_w = false) {
+  ResizeBuilder builder_(_fbb);
+  builder_.add_scale_w(scale_w);
+  builder_.add_scale_h(scale_h);
+  builder_.add_size(size);
+  builder_.add_has_scale_w(has_scale_w);
+  builder_.add_has_scale_h(has_scale_h);
+  builder_.add_align_corners(align_corners);
+  builder_.add_bilinear(bilinear);
+  return builder_.Finish();
+}
+
+inline ::flatbuffers::Offset<Resize> CreateResizeDirect(
+    ::flatbuffers::FlatBufferBuilder &_fbb,
+    bool bilinear = false,
+    const std::vector<int32_t> *size = nullptr,
+    bool align_corners = false,
+    double scale_h = 0.0,
+    bool has_scale_h = false,
+    double scale_w = 0.0,
+    bool has_scale_w = false) {
+  auto size__ = size ? _fbb.CreateVector<int32_t>(*size) : 0;
+  return liteexport::demo::CreateResize(
+      _fbb,
+      bilinear,
+      size__,
+      align_corners,
+      scale_h,
+      has_scale_h,
+      scale_w,
+      has_scale_w);
+}
+
 struct Instruction FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
   typedef InstructionBuilder Builder;
   enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
@@ -1500,6 +1637,9 @@ struct Instruction FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
   }
   const liteexport::demo::ArangeLike *attributes_as_ArangeLike() const {
     return attributes_type() == liteexport::demo::Attributes::ArangeLike ? static_cast<const liteexport::demo::ArangeLike *>(attributes()) : nullptr;
+  }
+  const liteexport::demo::Resize *attributes_as_Resize() const {
+    return attributes_type() == liteexport::demo::Attributes::Resize ? static_cast<const liteexport::demo::Resize *>(attributes()) : nullptr;
   }
   int64_t debug_handle() const {
     return GetField<int64_t>(VT_DEBUG_HANDLE, 0);
@@ -1578,6 +1718,10 @@ template<> inline const liteexport::demo::Cast *Instruction::attributes_as<litee
 
 template<> inline const liteexport::demo::ArangeLike *Instruction::attributes_as<liteexport::demo::ArangeLike>() const {
   return attributes_as_ArangeLike();
+}
+
+template<> inline const liteexport::demo::Resize *Instruction::attributes_as<liteexport::demo::Resize>() const {
+  return attributes_as_Resize();
 }
 
 struct InstructionBuilder {
@@ -2111,6 +2255,10 @@ inline bool VerifyAttributes(::flatbuffers::VerifierTemplate<B> &verifier, const
     }
     case Attributes::ArangeLike: {
       auto ptr = reinterpret_cast<const liteexport::demo::ArangeLike *>(obj);
+      return verifier.VerifyTable(ptr);
+    }
+    case Attributes::Resize: {
+      auto ptr = reinterpret_cast<const liteexport::demo::Resize *>(obj);
       return verifier.VerifyTable(ptr);
     }
     default: return true;

@@ -21,6 +21,7 @@ from bundle_format.program import (
     Conv2dAttrs,
     OpCode,
     ReduceAttrs,
+    ResizeAttrs,
     ShapeAttrs,
     SliceAttrs,
 )
@@ -45,6 +46,10 @@ def _torch() -> Any:
 
 def _f() -> Any:
     return _torch().nn.functional
+
+
+def _aten() -> Any:
+    return _torch().ops.aten
 
 
 OpCase = tuple[OpCode, list[tuple[int, ...]], list[np.ndarray], Attributes, Callable[..., Any]]
@@ -108,4 +113,17 @@ OP_CASES: dict[str, OpCase] = {
                                     lambda x, w, b: _f().relu(_f().conv2d(x, w, b, 1, 1))),
     "conv2d_winograd_unpadded": (OpCode.CONV2D, [(1, 40, 8, 7)], [_w(36, 40, 3, 3) * 0.1], Conv2dAttrs(),
                                  lambda x, w: _f().conv2d(x, w)),
+    # RESIZE2D: ATen's upsample ops with the scales they map with (the model's scale factor, or in/out)
+    "resize_nearest_up": (OpCode.RESIZE2D, [X], [], ResizeAttrs(False, (11, 13)),
+                          lambda x: _aten().upsample_nearest2d(x, [11, 13], None, None)),
+    "resize_nearest_down_scaled": (OpCode.RESIZE2D, [X], [], ResizeAttrs(False, (4, 3), scale_h=0.6, scale_w=0.55),
+                                   lambda x: _aten().upsample_nearest2d(x, [4, 3], 0.6, 0.55)),
+    "resize_nearest_doubled": (OpCode.RESIZE2D, [X], [], ResizeAttrs(False, (14, 12), scale_h=2.1),
+                               lambda x: _aten().upsample_nearest2d(x, [14, 12], 2.1, None)),
+    "resize_bilinear_up": (OpCode.RESIZE2D, [X], [], ResizeAttrs(True, (16, 9)),
+                           lambda x: _aten().upsample_bilinear2d(x, [16, 9], False, None, None)),
+    "resize_bilinear_down_scaled": (OpCode.RESIZE2D, [X], [], ResizeAttrs(True, (3, 4), scale_h=0.45, scale_w=0.7),
+                                    lambda x: _aten().upsample_bilinear2d(x, [3, 4], False, 0.45, 0.7)),
+    "resize_bilinear_corners": (OpCode.RESIZE2D, [X], [], ResizeAttrs(True, (12, 1), align_corners=True),
+                                lambda x: _aten().upsample_bilinear2d(x, [12, 1], True, None, None)),
 }

@@ -277,6 +277,24 @@ class TokenOps(nn.Module):
         return picked * (angle + below).unsqueeze(-1)
 
 
+class Upsampling(nn.Module):
+    """F.interpolate as segmentation heads and FPNs use it (RESIZE2D): bilinear to a size and by a
+    scale factor, align_corners both ways, nearest up by 2 and down by a non-integer ratio."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, stride=2, padding=1)
+        _seeded(self, 17)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        low = torch.relu(self.conv(x))  # [N, 4, 5, 6]
+        up = F.interpolate(low, size=(x.size(2), x.size(3)), mode="bilinear", align_corners=False)
+        corners = F.interpolate(low, scale_factor=1.7, mode="bilinear", align_corners=True)
+        near = F.interpolate(low, scale_factor=2.0, mode="nearest")
+        down = F.interpolate(x, size=(7, 5), mode="nearest")
+        return up[:, :3] + x + corners.mean() + near.mean() + F.interpolate(down, size=(9, 11), mode="bilinear")
+
+
 # model class, method -> input shapes
 CASES: dict[str, tuple[Callable[[], torch.nn.Module], dict[str, list[tuple[int, ...]]]]] = {
     "mlp": (MLP, {"forward": [(4, 20)]}),
@@ -292,6 +310,7 @@ CASES: dict[str, tuple[Callable[[], torch.nn.Module], dict[str, list[tuple[int, 
     "handwritten_norms": (HandwrittenNorms, {"forward": [(3, 4, 12)]}),
     "auxiliary_heads": (AuxiliaryHeads, {"forward": [(2, 8)], "pair": [(2, 8)]}),
     "token_ops": (TokenOps, {"forward": [(2, 6)]}),
+    "upsampling": (Upsampling, {"forward": [(2, 3, 9, 11)]}),
 }
 
 # Models whose code needs ranks or sizes only static input shapes give (t() of an input-derived
@@ -301,4 +320,4 @@ CASES: dict[str, tuple[Callable[[], torch.nn.Module], dict[str, list[tuple[int, 
 TYPED_CASES = {"token_ops"}
 
 NEEDS_STATIC_SHAPES = {"attention", "tuple_outputs", "mobile_blocks", "recurrent_attention", "handwritten_norms",
-                       "token_ops"}
+                       "token_ops", "upsampling"}

@@ -251,5 +251,28 @@ int run_kernel_tests() {
     CHECK(make_channel_affine()({&planes, &one_c, &one_c}).shape == planes.shape, "channel affine of nothing");
     n += 17;
   }
+  {  // resize2d: values from torch's upsample_nearest2d / upsample_bilinear2d on arange(6) as 2x3
+    Array x = iota({1, 1, 2, 3});
+    ResizeAttrs nearest;
+    nearest.size = {3, 5};
+    CHECK(values(make_resize2d(nearest)({&x})) == (std::vector<float>{0, 0, 1, 1, 2, 0, 0, 1, 1, 2, 3, 3, 4, 4, 5}),
+          "nearest 2x3 -> 3x5: floor(dst * in / out)");
+    nearest.size = {2, 2};
+    nearest.scale_w = 0.7;  // the model's scale factor maps: floor(dst / 0.7), not dst * 3 / 2
+    CHECK(values(make_resize2d(nearest)({&x})) == (std::vector<float>{0, 1, 3, 4}), "nearest with a given scale");
+    ResizeAttrs bilinear;
+    bilinear.bilinear = true;
+    bilinear.size = {4, 2};
+    CHECK(values(make_resize2d(bilinear)({&x})) == (std::vector<float>{0.25f, 1.75f, 1, 2.5f, 2.5f, 4, 3.25f, 4.75f}),
+          "bilinear 2x3 -> 4x2, half-pixel centres");
+    bilinear.size = {3, 2};
+    bilinear.align_corners = true;
+    CHECK(values(make_resize2d(bilinear)({&x})) == (std::vector<float>{0, 2, 1.5f, 3.5f, 3, 5}),
+          "bilinear 2x3 -> 3x2, align_corners");
+    Array chw = iota({1, 2, 3});
+    CHECK(error_of(make_resize2d(bilinear), {&chw}) == "resize2d expects a 4-D (NCHW) input, got shape (1, 2, 3)",
+          error_of(make_resize2d(bilinear), {&chw}));
+    n += 5;
+  }
   return n + run_typed_tests() + run_numerics_tests();
 }

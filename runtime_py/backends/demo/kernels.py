@@ -22,6 +22,7 @@ from runtime_py.backends.demo import (
     normalization,
     pooling,
     reductions,
+    resize,
     slicing,
     typed,
 )
@@ -127,6 +128,7 @@ _FACTORIES: dict[OpCode, tuple[KernelFactory, bool]] = {
     OpCode.SIN: (_fixed(typed.sin), False),
     OpCode.COS: (_fixed(typed.cos), False),
     OpCode.ARANGE_LIKE: (typed.make_arange_like, False),
+    OpCode.RESIZE2D: (resize.make_resize2d, False),
 }
 
 

@@ -16,7 +16,15 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from bundle_format.program import ArangeLikeAttrs, AxisAttrs, Conv2dAttrs, OpCode, Pool2dAttrs, ShapeAttrs
+from bundle_format.program import (
+    ArangeLikeAttrs,
+    AxisAttrs,
+    Conv2dAttrs,
+    OpCode,
+    Pool2dAttrs,
+    ResizeAttrs,
+    ShapeAttrs,
+)
 
 Bound = Callable[[Sequence[object]], int]  # the kernel's arguments -> bytes it may allocate
 _ITEM = 4  # float32
@@ -149,6 +157,19 @@ def _adaptive_pool(attrs: ShapeAttrs) -> Bound:
     return lambda args: _bytes((*_shape(args[0])[:-2], *attrs.dims)) + _largest_input(args)
 
 
+def _resize2d(attrs: ResizeAttrs) -> Bound:
+    """The result, larger than the input when upsampling; bilinear's kernel (resize.py) also holds
+    up to 4 arrays the width's pass makes ([N, C, H, out_w]) and 4 of the height's pass."""
+    def bound(args: Sequence[object]) -> int:
+        x = _shape(args[0])
+        if len(x) != 4:
+            return 0
+        out = _bytes((*x[:2], *attrs.size))
+        return 4 * (out + _bytes((*x[:3], attrs.size[1]))) if attrs.bilinear else out
+
+    return bound
+
+
 def _expand(attrs: ShapeAttrs) -> Bound:
     def bound(args: Sequence[object]) -> int:
         x = _shape(args[0])
@@ -197,6 +218,8 @@ def output_bound(op: OpCode, attrs: object) -> Bound:
         return _index_select(attrs)
     if op == OpCode.ARANGE_LIKE and isinstance(attrs, ArangeLikeAttrs):
         return _arange_like(attrs)
+    if op == OpCode.RESIZE2D and isinstance(attrs, ResizeAttrs):
+        return _resize2d(attrs)
     return _largest_input
 
 

@@ -31,6 +31,7 @@ from bundle_format.program import (
     Pool2dAttrs,
     Program,
     ReduceAttrs,
+    ResizeAttrs,
     ShapeAttrs,
     SliceAttrs,
     ValueInfo,
@@ -112,6 +113,7 @@ _ATTRS: dict[OpCode, Attributes] = {
     OpCode.SIN: None,
     OpCode.COS: None,
     OpCode.ARANGE_LIKE: ArangeLikeAttrs(axis=-1, start=2, end_offset=-3),
+    OpCode.RESIZE2D: ResizeAttrs(bilinear=True, size=(7, 9), align_corners=True, scale_h=2.5),
 }
 
 

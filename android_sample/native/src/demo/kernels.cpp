@@ -63,6 +63,7 @@ Kernel bind_kernel(Op op, const Attrs& a, size_t n_inputs) {
     case Op::EMBEDDING: return make_embedding();
     case Op::GATHER: return make_gather(as<AxisAttrs>(a));
     case Op::INDEX_SELECT: return make_index_select(as<AxisAttrs>(a));
+    case Op::RESIZE2D: return make_resize2d(as<ResizeAttrs>(a));
     case Op::EQ:
     case Op::NE:
     case Op::LT:

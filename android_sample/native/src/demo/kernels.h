@@ -64,6 +64,7 @@ Kernel make_arange_like(const ArangeLikeAttrs& a);                      // typed
 Kernel make_embedding();                                                // indexing.cpp
 Kernel make_gather(const AxisAttrs& a);                                 // indexing.cpp
 Kernel make_index_select(const AxisAttrs& a);                           // indexing.cpp
+Kernel make_resize2d(const ResizeAttrs& a);                             // resize.cpp
 
 // --- helpers shared by the families ---
 // y = max(y, 0) in place; NaN stays NaN, as in torch.

@@ -1,0 +1,38 @@
+"""timm's ghostnetv2_100 (issue 20, random weights) lowers whole: its DFC attention upsamples with
+F.interpolate(..., mode="nearest") at 14 sites (RESIZE2D), and the export matches eager in
+runtime_py and in torch's lite interpreter."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import torch.jit.mobile
+
+import liteexport
+import liteexport.torch_backend as tb
+import runtime_py
+from tests.text_models.typed import assert_same
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository, for the shared shim
+from benchmarks.torchvision_shim import import_torchvision  # noqa: E402
+
+pytestmark = [pytest.mark.torch_oracle, pytest.mark.slow]
+
+
+def test_ghostnetv2_lowers_whole_and_matches_torch(tmp_path: Path) -> None:
+    import_torchvision()  # timm imports torchvision, whose C++ ops load only through the shim
+    timm = pytest.importorskip("timm")
+    tb.load_torch_backend()
+    torch.manual_seed(0)
+    model = timm.create_model("ghostnetv2_100", pretrained=False).eval()
+    shape = (1, 3, 224, 224)
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(1))
+    path = tmp_path / "ghostnetv2_100.ptl"
+    liteexport.export(model, path, input_shapes=[shape])  # lower=True: every node compiled, or it raises
+    with torch.no_grad():
+        expected = model(x)
+    assert_same(runtime_py.load(path).run_method("forward", x.numpy()), expected)
+    assert_same(torch.jit.mobile._load_for_lite_interpreter(str(path)).run_method("forward", x), expected)

@@ -30,7 +30,9 @@ BUILD_ROOT = Path(os.environ.get("BUILD_ROOT", ROOT / "android_sample" / "build"
 VECTORS = BUILD_ROOT / "vectors"
 
 # Test files that need a build (they run last, so the builds overlap the rest of the suite).
-LATE_TESTS = ("tests/android/", "tests/torch_backend/", "tests/to_backend/", "tests/liteexport/test_verify.py")
+# (tests/text_models/ compares the native core too: it waits for the host build)
+LATE_TESTS = ("tests/android/", "tests/torch_backend/", "tests/to_backend/", "tests/liteexport/test_verify.py",
+              "tests/text_models/")
 
 
 @dataclass

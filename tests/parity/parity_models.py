@@ -315,9 +315,5 @@ CASES: dict[str, tuple[Callable[[], torch.nn.Module], dict[str, list[tuple[int, 
 
 # Models whose code needs ranks or sizes only static input shapes give (t() of an input-derived
 # value, x.size(0) used as a view dim): without shapes the export fails, and says so.
-# Models with int64/bool values: the Android native core holds float32 only so far and refuses them
-# (DTYPE_NOT_SUPPORTED, tests/android/test_native_typed.py), so its vectors leave them out.
-TYPED_CASES = {"token_ops"}
-
 NEEDS_STATIC_SHAPES = {"attention", "tuple_outputs", "mobile_blocks", "recurrent_attention", "handwritten_norms",
                        "token_ops", "upsampling"}

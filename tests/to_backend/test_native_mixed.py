@@ -49,11 +49,9 @@ def test_native_core_runs_a_module_lowered_by_torchs_to_backend(tmp_path: Path) 
     bundle = tmp_path / "lowered.ptl"
     bundle.write_bytes(liteexport.lower(model)._c._save_to_buffer_for_mobile({}, False, True))
     x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
-    result = subprocess.run([str(_native_run()), str(bundle), str(_tensor_file(tmp_path / "x.bin", x))],
-                            capture_output=True, text=True, check=False)
+    result = subprocess.run([str(_native_run()), str(bundle), str(_tensor_file(tmp_path / "x.bin", x)),
+                             "--output", str(tmp_path / "out.npz")], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
-    out = (tmp_path / "lowered.ptl.out0.bin").read_bytes()
-    (ndim,) = struct.unpack("<I", out[4:8])
-    shape = struct.unpack(f"<{ndim}q", out[8:8 + 8 * ndim])
-    ours = np.frombuffer(out[8 + 8 * ndim:], np.float32).reshape(shape)
+    with np.load(tmp_path / "out.npz") as outputs:
+        ours = outputs["arr_0"]
     np.testing.assert_allclose(ours, model(torch.from_numpy(x)).detach().numpy(), atol=1e-5, rtol=1e-4)

@@ -10,8 +10,8 @@
 // Inputs are numpy .npy files (float32, int64, int32 or bool; tools/npy_io.h) or, for any other
 // name, float32 LXT1 tensor files (tools/tensor_io.h); a bad .npy is an input error (exit 6).
 // --output OUT.npz writes the outputs into one .npz (arr_0, arr_1, ... as np.savez names them; a
-// None output has no member). Otherwise, without --expect, float32 outputs are written as LXT1
-// files <bundle>.out<k>.bin (other dtypes as <bundle>.out<k>.npy) and their shapes printed.
+// None output has no member); nothing is written unless asked. Each output's shape, dtype and
+// first values are printed, as liteexport run prints them.
 // Expected outputs (--expect) are .npy files or LXT1 files like the inputs; int64, int32 and bool
 // outputs must equal them exactly, float32 ones within atol 1e-5, rtol 1e-4. An expected None
 // output is the word "none" (googlenet returns (logits, None, None)). Prints load and
@@ -36,6 +36,40 @@ static double thread_cpu_ms() {
   return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
 }
 
+static const char kUsage[] =
+    "usage: liteexport_native_run [--method NAME] [--repeat N] [--threads N] [--copy] [--max-memory BYTES]\n"
+    "                             [--timeout SECONDS] BUNDLE INPUT... [--output OUT.npz] [--expect OUTPUT...]\n"
+    "\n"
+    "Runs a method of BUNDLE with the native core on INPUT files (numpy .npy: float32, int64, int32 or\n"
+    "bool; or float32 LXT1 .bin) and prints each output's shape, dtype and first values.\n"
+    "\n"
+    "  --method NAME        method to run (default forward)\n"
+    "  --output OUT.npz     also write the outputs into OUT.npz (arr_0, arr_1, ...)\n"
+    "  --expect OUTPUT...   compare with expected outputs (.npy or .bin; 'none' for a None output):\n"
+    "                       integers and bools exactly, float32 within atol 1e-5, rtol 1e-4 (exit 2)\n"
+    "  --threads N          threads a call computes on (1..64, default 1)\n"
+    "  --repeat N           run N more times and print the median time\n"
+    "  --copy               read the bundle into memory instead of mapping it\n"
+    "  --max-memory BYTES   memory budget of a call (default 1 GiB, 0: none)\n"
+    "  --timeout SECONDS    time budget of a call (default 0: none)\n"
+    "  -h, --help           show this message\n"
+    "\n"
+    "Exit codes: 0 ok, 1 usage or I/O, 2 mismatch, 5 bad bundle, 6 bad input, 7 run-time failure.\n";
+
+// "shape [2, 3] float32: 0.1 0.2 ..." with the first values of an output
+static void print_values(const Tensor& t) {
+  const size_t n = std::min<size_t>(8, t.size());
+  for (size_t i = 0; i < n; ++i) {
+    switch (t.dtype) {
+      case DType::Float32: std::printf(" %g", static_cast<double>(t.data[i])); break;
+      case DType::Int64: std::printf(" %lld", static_cast<long long>(t.int64_data[i])); break;
+      case DType::Int32: std::printf(" %d", t.int32_data[i]); break;
+      default: std::printf(" %s", t.bool_data[i] ? "True" : "False"); break;
+    }
+  }
+  std::printf("%s\n", t.size() > n ? " ..." : "");
+}
+
 int main(int argc, char** argv) {
   std::string method = "forward", bundle, output;
   std::vector<std::string> inputs, expects;
@@ -53,6 +87,10 @@ int main(int argc, char** argv) {
   };
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
+    if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
     if (a == "--method" && i + 1 < argc) method = argv[++i];
     else if (a == "--repeat" && i + 1 < argc) repeat = std::max(0, std::atoi(argv[++i]));
     else if (a == "--threads" && i + 1 < argc) {
@@ -66,13 +104,15 @@ int main(int argc, char** argv) {
     else if (a == "--timeout" && i + 1 < argc) options.timeout_seconds = number("--timeout", argv[++i]);
     else if (a == "--check") continue;  // accepted for symmetry with --expect
     else if (a == "--expect") in_expect = true;
+    else if (a.size() > 1 && a[0] == '-' && a != "-") {  // an unknown option (or one without its value)
+      std::fprintf(stderr, "unknown option or missing value: %s\n%s", a.c_str(), kUsage);
+      return 1;
+    }
     else if (bundle.empty()) bundle = a;
     else (in_expect ? expects : inputs).push_back(a);
   }
   if (bundle.empty()) {
-    std::cerr << "usage: liteexport_native_run [--method NAME] [--repeat N] [--threads N] [--copy] "
-                 "[--max-memory BYTES] [--timeout SECONDS] <bundle> <input.npy|input.bin>... [--output OUT.npz] "
-                 "[--expect <output.npy|output.bin>...]\n";
+    std::fputs(kUsage, stderr);
     return 1;
   }
   try {
@@ -135,14 +175,10 @@ int main(int argc, char** argv) {
         std::printf("output %zu: None\n", k);
         continue;
       }
-      const bool lxt1 = out[k]->dtype == DType::Float32;  // LXT1 holds float32 only
-      std::string path = output.empty() ? bundle + ".out" + std::to_string(k) + (lxt1 ? ".bin" : ".npy")
-                                        : output + ":arr_" + std::to_string(k);
-      if (output.empty() && lxt1) tensor_io::write_tensor(path, *out[k]);
-      else if (output.empty()) npy_io::write_npy(path, *out[k]);
       std::printf("output %zu: shape [", k);
       for (size_t d = 0; d < out[k]->shape.size(); ++d) std::printf("%s%lld", d ? ", " : "", static_cast<long long>(out[k]->shape[d]));
-      std::printf("] %s -> %s\n", dtype_name(out[k]->dtype), path.c_str());
+      std::printf("] %s%s:", dtype_name(out[k]->dtype), output.empty() ? "" : (" -> " + output + ":arr_" + std::to_string(k)).c_str());
+      print_values(*out[k]);
     }
     return 0;
   } catch (const Error& e) {

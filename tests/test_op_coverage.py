@@ -127,8 +127,8 @@ def test_the_native_kernel_table_does_not_compile_without_a_kernel_for_an_opcode
     def compiles(text: str) -> subprocess.CompletedProcess[str]:
         path = tmp_path / "kernels.cpp"
         path.write_text(text)
-        includes = [native, native / "demo", ROOT / "native_format" / "decoder", ROOT / "native_format" / "generated",
-                    flatbuffers]
+        includes = [native, native / "demo", native.parent / "include", ROOT / "native_format" / "decoder",
+                    ROOT / "native_format" / "generated", flatbuffers]
         return subprocess.run(["g++", "-std=c++17", "-fsyntax-only", *(f"-I{d}" for d in includes), str(path)],
                               capture_output=True, text=True, check=False)
 

@@ -135,7 +135,12 @@ def _binary(op: OpCode, reverse_op: bool = False) -> Callable[[Emitter, list[Any
                 raise Unsupported("alpha must be a number")
             alpha = float(extra)
         elif op == OpCode.DIV and extra is not None:
-            raise Unsupported("rounding_mode is not supported")
+            # floor/trunc division has no instruction; on values known at compile time (edgenext's
+            # sin-cos position table: div(arange(d), 2, rounding_mode='floor')) torch computes it now
+            if all(not isinstance(v, Sym) for v in (a, other)) and isinstance(extra, str):
+                values = [v.tensor if isinstance(v, TensorConst) else torch.tensor(v) for v in (a, other)]
+                return TensorConst(torch.div(*values, rounding_mode=extra).contiguous())
+            raise Unsupported(f"div with rounding_mode={extra!r} is compiled only on values known at compile time")
         reverse = reverse_op
         a, other = _as_number_beside(a, other), _as_number_beside(other, a)
         if is_number(a) and not is_number(other):  # number OP tensor

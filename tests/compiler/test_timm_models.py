@@ -1,6 +1,7 @@
-"""timm's ghostnetv2_100 (issue 20, random weights) lowers whole: its DFC attention upsamples with
-F.interpolate(..., mode="nearest") at 14 sites (RESIZE2D), and the export matches eager in
-runtime_py and in torch's lite interpreter."""
+"""timm models of issue 20 (random weights) lower whole and match eager in runtime_py and in
+torch's lite interpreter: ghostnetv2_100, whose DFC attention upsamples with F.interpolate(...,
+mode="nearest") at 14 sites (RESIZE2D), and edgenext_xx_small (cumsum, sin/cos and a floor
+division of its position table, folded at compile time)."""
 
 from __future__ import annotations
 
@@ -22,15 +23,16 @@ from benchmarks.torchvision_shim import import_torchvision  # noqa: E402
 pytestmark = [pytest.mark.torch_oracle, pytest.mark.slow]
 
 
-def test_ghostnetv2_lowers_whole_and_matches_torch(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("name", "size"), [("ghostnetv2_100", 224), ("edgenext_xx_small", 256)])
+def test_timm_model_lowers_whole_and_matches_torch(name: str, size: int, tmp_path: Path) -> None:
     import_torchvision()  # timm imports torchvision, whose C++ ops load only through the shim
     timm = pytest.importorskip("timm")
     tb.load_torch_backend()
     torch.manual_seed(0)
-    model = timm.create_model("ghostnetv2_100", pretrained=False).eval()
-    shape = (1, 3, 224, 224)
+    model = timm.create_model(name, pretrained=False).eval()
+    shape = (1, 3, size, size)
     x = torch.randn(shape, generator=torch.Generator().manual_seed(1))
-    path = tmp_path / "ghostnetv2_100.ptl"
+    path = tmp_path / f"{name}.ptl"
     liteexport.export(model, path, input_shapes=[shape])  # lower=True: every node compiled, or it raises
     with torch.no_grad():
         expected = model(x)

@@ -316,6 +316,30 @@ def _layer_norm(b: Emitter, args: list[Any]) -> Any:
     return b.emit(OpCode.LAYER_NORM, [tensor(x), optional_tensor(weight), optional_tensor(bias)], attrs)
 
 
+def _group_norm(b: Emitter, args: list[Any]) -> Any:
+    """aten::group_norm with existing instructions: x [N, C, *] viewed as [N, G, C/G * prod(*)],
+    LAYER_NORM over that last dim (each group's mean and variance), viewed back, then the
+    per-channel weight and bias (CHANNEL_AFFINE)."""
+    x, groups, weight, bias, eps = args[:5]
+    shape = shape_of(tensor(x))
+    if shape is None or len(shape) < 2 or any(d < 0 for d in shape[1:]):
+        raise Unsupported("group_norm needs static channel and spatial sizes (give --input-shape)")
+    if not isinstance(groups, int) or groups <= 0 or shape[1] % groups:
+        raise Unsupported(f"group_norm: {shape[1]} channels do not split into {groups} groups")
+    if not all(isinstance(v, (TensorConst, type(None))) for v in (weight, bias)):
+        raise Unsupported("group_norm weight and bias must be constants")
+    per_group = (shape[1] // groups) * int(torch.tensor(shape[2:], dtype=torch.int64).prod())
+    grouped = b.emit(OpCode.RESHAPE, [tensor(x)], ShapeAttrs(dims=(-1, groups, per_group)))
+    normalized = b.emit(OpCode.LAYER_NORM, [grouped, None, None], LayerNormAttrs(normalized_ndim=1, eps=float(eps)))
+    back = b.emit(OpCode.RESHAPE, [normalized], ShapeAttrs(dims=(-1, *shape[1:])))
+    if weight is None and bias is None:
+        return back
+    scale = torch.ones(shape[1]) if weight is None else weight.tensor  # constants (checked above)
+    shift = torch.zeros(shape[1]) if bias is None else bias.tensor
+    return b.emit(OpCode.CHANNEL_AFFINE, [back, TensorConst(scale.float().contiguous()),
+                                          TensorConst(shift.float().contiguous())], None)
+
+
 def _max_pool2d(b: Emitter, args: list[Any]) -> Any:
     x, kernel, stride, padding, dilation, ceil_mode = args[:6]
     attrs = Pool2dAttrs(kernel=pair(kernel), stride=pair(stride) if list(stride) else pair(kernel),
@@ -447,6 +471,7 @@ LOWERINGS: dict[str, Lowering] = {
     "aten::conv2d": _conv2d,
     "aten::batch_norm": _batch_norm,
     "aten::layer_norm": _layer_norm,
+    "aten::group_norm": _group_norm,
     "aten::max_pool2d": _max_pool2d,
     "aten::avg_pool2d": _avg_pool2d,
     "aten::adaptive_avg_pool2d": _adaptive_avg_pool2d,

@@ -1,7 +1,8 @@
 """timm models of issue 20 (random weights) lower whole and match eager in runtime_py and in
 torch's lite interpreter: ghostnetv2_100, whose DFC attention upsamples with F.interpolate(...,
-mode="nearest") at 14 sites (RESIZE2D), and edgenext_xx_small (cumsum, sin/cos and a floor
-division of its position table, folded at compile time)."""
+mode="nearest") at 14 sites (RESIZE2D), edgenext_xx_small (cumsum, sin/cos and a floor division
+of its position table, folded at compile time), efficientvit_m0 and levit_128s (attention with a
+bias cache), and mobilevitv2_050 (group norm, as a layer norm per group)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ from benchmarks.torchvision_shim import import_torchvision  # noqa: E402
 pytestmark = [pytest.mark.torch_oracle, pytest.mark.slow]
 
 
-@pytest.mark.parametrize(("name", "size"), [("ghostnetv2_100", 224), ("edgenext_xx_small", 256)])
+@pytest.mark.parametrize(("name", "size"), [("ghostnetv2_100", 224), ("edgenext_xx_small", 256),
+                                            ("efficientvit_m0", 224), ("levit_128s", 224), ("mobilevitv2_050", 256)])
 def test_timm_model_lowers_whole_and_matches_torch(name: str, size: int, tmp_path: Path) -> None:
     import_torchvision()  # timm imports torchvision, whose C++ ops load only through the shim
     timm = pytest.importorskip("timm")

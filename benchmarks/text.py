@@ -27,6 +27,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+# one BLAS thread in every measuring process (set before numpy loads, as benchmarks/worker.py):
+# the latencies are the computing thread's CPU time, which BLAS threads would escape
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
 
 LENGTH = 128
 PADDING = 16  # the mask's last 16 positions are padding

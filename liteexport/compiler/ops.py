@@ -289,6 +289,28 @@ def _conv2d(b: Emitter, args: list[Any]) -> Any:
     return b.emit(OpCode.CONV2D, [x, weight, bias], attrs)
 
 
+def _conv1d(b: Emitter, args: list[Any]) -> Any:
+    """aten::conv1d as CONV2D over a height of 1 (Whisper's audio stem): x [N, C, L] viewed as
+    [N, C, 1, L], the weight [O, C/g, K] as [O, C/g, 1, K], the result viewed back as [N, O, L']."""
+    x, weight, bias, stride, padding, dilation, groups = args[:7]
+    shape = shape_of(tensor(x))
+    if not isinstance(weight, TensorConst) or shape is None or len(shape) != 3 or any(d < 0 for d in shape[1:]):
+        raise Unsupported("conv1d needs a constant weight and static channel and length sizes (give --input-shape)")
+    pad = padding if isinstance(padding, str) else _with_height(padding, 0)
+    kernel = TensorConst(weight.tensor.unsqueeze(2).contiguous())
+    wide = b.emit(OpCode.RESHAPE, [tensor(x)], ShapeAttrs(dims=(-1, shape[1], 1, shape[2])))
+    out = _conv2d(b, [wide, kernel, bias, _with_height(stride, 1), pad, _with_height(dilation, 1), groups])
+    out_shape = shape_of(out)
+    if out_shape is None:
+        raise Unsupported("conv1d: the output length is not known at compile time")
+    return b.emit(OpCode.RESHAPE, [out], ShapeAttrs(dims=(-1, out_shape[1], out_shape[3])))
+
+
+def _with_height(value: Any, height: int) -> tuple[int, int]:
+    """A conv1d stride, padding or dilation ((s,) or s) as conv2d's (height, s)."""
+    return height, int(value[0] if isinstance(value, (list, tuple)) else value)
+
+
 def _batch_norm(b: Emitter, args: list[Any]) -> Any:
     """Inference batch norm as x * scale + shift per channel (folded later into a producer)."""
     x, weight, bias, mean, var, training, _momentum, eps = args[:8]
@@ -469,6 +491,7 @@ LOWERINGS: dict[str, Lowering] = {
     "aten::transpose": _transpose,
     "aten::permute": _permute,
     "aten::conv2d": _conv2d,
+    "aten::conv1d": _conv1d,
     "aten::batch_norm": _batch_norm,
     "aten::layer_norm": _layer_norm,
     "aten::group_norm": _group_norm,

@@ -25,13 +25,24 @@ def _convolution(args: list[Any]) -> tuple[str, list[Any]] | None:
     """aten::_convolution(input, weight, bias, stride, padding, dilation, transposed,
     output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32)."""
     x, weight, bias, stride, padding, dilation, transposed, _output_padding, groups = args[:9]
-    if transposed is not False or _rank(weight) != 4:
-        return None  # a transposed or non-2-D convolution: reported under its own name
-    return "aten::conv2d", [x, weight, bias, stride, padding, dilation, groups]
+    if transposed is not False or _rank(weight) not in (3, 4):
+        return None  # a transposed or 3-D convolution: reported under its own name
+    return "aten::conv1d" if _rank(weight) == 3 else "aten::conv2d", [x, weight, bias, stride, padding, dilation,
+                                                                      groups]
+
+
+def _convolution_mode(args: list[Any]) -> tuple[str, list[Any]] | None:
+    """aten::_convolution_mode(input, weight, bias, stride, padding: str, dilation, groups): what a
+    traced convolution with padding='same' or 'valid' records."""
+    rank = _rank(args[1])
+    if rank not in (3, 4):
+        return None
+    return "aten::conv1d" if rank == 3 else "aten::conv2d", list(args[:7])
 
 
 _FORMS: dict[str, Callable[[list[Any]], tuple[str, list[Any]] | None]] = {
     "aten::_convolution": _convolution,
+    "aten::_convolution_mode": _convolution_mode,
 }
 
 

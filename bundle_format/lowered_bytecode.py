@@ -149,20 +149,21 @@ def method_function(qualname: str, sig: MethodSignature, class_type: int) -> Fun
         code += [_ins(Op.LOAD, outputs + j), _ins(Op.ISINSTANCE, 1 + j, 1), _ins(Op.JF, 4),
                  _ins(Op.LOAD, outputs + j), _ins(Op.OP, 0), _ins(Op.JMP, 5), *_raise(1),
                  _ins(Op.LOAD, unset_tensor), _ins(Op.STORE, checked + j), _ins(Op.DROPR, outputs + j)]
-    extra: list[ptmf.IValue] = []  # constants 6...: one per element (NaN is not equal to itself)
+    # constants 6...: one per constant element (NaN is not equal to itself), or a dict's keys
+    extra: list[ptmf.IValue] = [ptmf.StringValue(key) for key in sig.output_keys]
     tensors = iter(range(k))
     for item in sig.items:
         if item is None:
-            code.append(_ins(Op.MOVE, checked + next(tensors)))
+            j = next(tensors)
+            if sig.output_keys:  # key, tensor, key, tensor...: DICT_CONSTRUCT below
+                code.append(_ins(Op.LOADC, 6 + j))
+            code.append(_ins(Op.MOVE, checked + j))
         elif isinstance(item, ptmf.NoneValue):
             code.append(_ins(Op.LOADC, 2))  # as torch's own tuples load None
         else:
             extra.append(item)
             code.append(_ins(Op.LOADC, 5 + len(extra)))
-    if sig.output_keys:  # key, tensor, key, tensor... then one dict (types[1 + k]: Dict[str, Tensor])
-        code = code[:-k] + [ins for j, key in enumerate(sig.output_keys)
-                            for ins in (_ins(Op.LOADC, 6 + len(extra) + j), code[len(code) - k + j])]
-        extra += [ptmf.StringValue(key) for key in sig.output_keys]
+    if sig.output_keys:  # one dict of the key-tensor pairs (types[1 + k]: Dict[str, Tensor])
         code.append(_ins(Op.DICT_CONSTRUCT, 1 + k, 2 * k))
     if sig.returns_tuple:
         code.append(_ins(Op.TUPLE_CONSTRUCT, len(sig.items)))

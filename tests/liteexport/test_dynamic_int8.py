@@ -47,6 +47,13 @@ class Tagger(torch.nn.Module):
 SHAPE = (2, 5, 32)
 
 
+def _torch_int8_rows(w: torch.Tensor) -> torch.Tensor:
+    """``w`` as torch quantizes it per row, symmetric over 127 steps, dequantized: the reference."""
+    scales = w.abs().amax(1).double() / 127
+    zeros = torch.zeros(len(scales), dtype=torch.long)
+    return torch.quantize_per_channel(w, scales, zeros, 0, torch.qint8).dequantize()
+
+
 def _export(tmp_path: Path, quantize: str) -> tuple[Path, list[str]]:
     path = tmp_path / f"tagger-{quantize}.ptl"
     notes: list[str] = []
@@ -76,16 +83,9 @@ def test_linear_weights_are_torchs_per_channel_int8_and_every_engine_runs_them(t
     # the float model with each linear weight as torch quantizes it per channel (symmetric, 127 steps)
     reference = Tagger().eval()
     with torch.no_grad():
-        for module in (reference.hidden, reference.out):
-            w = module.weight
-            scales = w.abs().amax(1).double() / 127
-            q = torch.quantize_per_channel(w, scales, torch.zeros(len(scales), dtype=torch.long), 0, torch.qint8)
-            module.weight.copy_(q.dequantize())
-        for name, w in reference.gru.named_parameters():
-            if name.startswith("weight"):
-                scales = w.abs().amax(1).double() / 127
-                q = torch.quantize_per_channel(w, scales, torch.zeros(len(scales), dtype=torch.long), 0, torch.qint8)
-                w.copy_(q.dequantize())
+        for w in (reference.hidden.weight, reference.out.weight,
+                  *(w for name, w in reference.gru.named_parameters() if name.startswith("weight"))):
+            w.copy_(_torch_int8_rows(w))
         expected = reference(x).numpy()
         floating = model(x).numpy()
     ours = runtime_py.load(small).forward(x.numpy())
@@ -124,8 +124,6 @@ def test_embedding_tables_are_int8_per_row(tmp_path: Path) -> None:
     liteexport.export(Embed(), path, input_shapes=["2x7:int64"], quantize="dynamic-int8")
     (stored,) = _quantized(path)
     assert stored.sizes == (500, 64) and stored.quantized_schema is not None and stored.quantized_schema.axis == 0
-    table = Embed().table.weight.detach()
-    scales = table.abs().amax(1).double() / 127
-    rows = torch.quantize_per_channel(table, scales, torch.zeros(500, dtype=torch.long), 0, torch.qint8).dequantize()
+    rows = _torch_int8_rows(Embed().table.weight.detach())
     ids = np.random.default_rng(1).integers(0, 500, size=(2, 7)).astype(np.int64)
     np.testing.assert_array_equal(runtime_py.load(path).forward(ids), rows.numpy()[ids] * 2)

@@ -343,14 +343,18 @@ def run(bundle: str, method: str, input_files: tuple[str, ...], randoms: tuple[R
               help="A random input of this shape, e.g. 1x3x224x224 or 1x8:int64. Repeatable.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed for --random inputs.")
 @click.option("--engine", type=click.Choice(["runtime_py", "native", "torch"]), default="runtime_py",
-              show_default=True, help="Engine to profile (runtime_py for now).")
+              show_default=True,
+              help="Engine to profile: runtime_py (numpy), native (the native core's host tool, built by "
+                   "android_sample/native/build.sh host) or torch (torch's lite interpreter, timed by torch.profiler).")
+@click.option("--threads", default=1, show_default=True, type=click.IntRange(1, 64),
+              help="Threads the native core and torch compute on (runtime_py: numpy's BLAS threads).")
 @click.option("--runs", default=20, show_default=True, type=click.IntRange(min=1), help="Measured runs.")
 @click.option("--warmup", default=2, show_default=True, type=click.IntRange(min=0), help="Unmeasured runs first.")
 @click.option("--top", default=15, show_default=True, type=click.IntRange(min=1), help="Instructions listed.")
 @click.option("--json", "as_json", is_flag=True, help="Print every instruction's and op's cost as JSON.")
 @click.option("--chart", type=click.Path(), default=None, help="Also write a PNG bar chart of the top instructions.")
 def profile(bundle: str, method: str, input_files: tuple[str, ...], randoms: tuple[RandomSpec, ...], seed: int,
-            engine: str, runs: int, warmup: int, top: int, as_json: bool, chart: str | None) -> None:
+            engine: str, threads: int, runs: int, warmup: int, top: int, as_json: bool, chart: str | None) -> None:
     """Run a method of BUNDLE repeatedly and show where its time goes: per op and per compiled
     instruction (time, calls, share), each instruction with the source line and module
     hierarchy it was compiled from (the bundle's debug table), most expensive first.
@@ -360,6 +364,7 @@ def profile(bundle: str, method: str, input_files: tuple[str, ...], randoms: tup
       liteexport profile tiny.ptl --random 1x3x32x32
       liteexport profile model.ptl --random 1x3x224x224 --top 5 --chart profile.png
       liteexport profile model.ptl --input x.npy --json > profile.json
+      liteexport profile model.ptl --random 1x3x224x224 --engine native --threads 2
     """
     from liteexport.inspect_bundle import format_signature
     from liteexport.pipeline import check_output
@@ -376,7 +381,7 @@ def profile(bundle: str, method: str, input_files: tuple[str, ...], randoms: tup
     if arg_names and not inputs:
         raise InputError(f"{format_signature(method, schema)} needs {len(arg_names)} input(s): "
                          "give them with --input FILE or --random SHAPE")
-    result = profile_bundle(bundle, method, inputs, runs=runs, warmup=warmup, engine=engine)
+    result = profile_bundle(bundle, method, inputs, runs=runs, warmup=warmup, engine=engine, threads=threads)
     click.echo(json.dumps(result.as_json(), indent=2) if as_json else format_profile(result, top))
     if chart is not None:
         write_chart(result, chart, top)

@@ -1,24 +1,31 @@
 """``liteexport profile``: where a bundle's time goes, per compiled instruction and per op, each
 mapped through the debug table to its source line and module hierarchy.
 
-runtime_py runs the method ``warmup`` times unmeasured, then ``runs`` times under a
-`runtime_py.profiling.Profiler`; each instruction's time is the sum over the measured runs. The
-rows are sorted by cost, so the first rows name the lines of the model to optimize. The time the
-bundle's TorchScript bytecode spends around its compiled programs (the wrapper; unlowered code of
-a partially lowered bundle) is one row of its own.
+Each engine runs the method ``warmup`` times unmeasured, then ``runs`` times timing every step of
+the compiled programs; an instruction's time is the sum over the measured runs. runtime_py times
+them with `runtime_py.profiling.Profiler`, the native core with its Module::profile (a clock read
+per step, `android_sample/native/src/step_profiler.h`), torch's lite interpreter with
+torch.profiler (liteexport's torch backend makes each step a user scope). The rows are sorted by
+cost, so the first rows name the lines of the model to optimize. The time the bundle's
+TorchScript bytecode spends around its compiled programs (the wrapper; unlowered code of a
+partially lowered bundle) is one row of its own.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from runtime_py.errors import InputError
+from runtime_py.errors import ExecutionError, InputError
 
 TORCHSCRIPT_ROW = "(TorchScript bytecode around the compiled programs)"
 
@@ -70,14 +77,59 @@ class Profile:
 
 
 def profile_bundle(path: str | Path, method: str, inputs: Sequence[np.ndarray], runs: int = 20,
-                   warmup: int = 2, engine: str = "runtime_py") -> Profile:
-    """Profile ``method`` of the bundle at ``path`` on ``inputs`` (see the module docstring)."""
+                   warmup: int = 2, engine: str = "runtime_py", threads: int = 1) -> Profile:
+    """Profile ``method`` of the bundle at ``path`` on ``inputs``: ``warmup`` unmeasured runs, then
+    ``runs`` measured ones, on ``engine``.
+
+    Parameters
+    ----------
+    path : the bundle.
+    method : the method to run, e.g. ``"forward"``.
+    inputs : its inputs, numpy arrays.
+    runs, warmup : measured and unmeasured runs.
+    engine : ``"runtime_py"`` (numpy), ``"native"`` (the Android sample's native core through its
+        host tool, built by ``android_sample/native/build.sh host``) or ``"torch"`` (torch's lite
+        interpreter with liteexport's torch backend, timed by ``torch.profiler``).
+    threads : the threads the native core and torch compute on (1, the default, is what an Android
+        app gets unless it asks for more); runtime_py computes on numpy's BLAS threads.
+
+    Returns
+    -------
+    Profile
+        Every instruction's time and calls, most expensive first, with its source line.
+
+    Examples
+    --------
+    >>> result = profile_bundle("tiny.ptl", "forward", [np.zeros((1, 3, 32, 32), np.float32)])
+    >>> print(format_profile(result, top=5))  # doctest: +SKIP
+    """
+    measure = {"runtime_py": _measure_runtime_py, "native": _measure_native, "torch": _measure_torch}.get(engine)
+    if measure is None:
+        raise InputError(f"unknown engine {engine!r}: runtime_py, native or torch")
+    if not 1 <= threads <= 64:
+        raise InputError(f"threads must be 1..64, got {threads}")
+    total, costs = measure(Path(path), method, inputs, runs, warmup, threads)
+    costs.sort(key=lambda c: -c.seconds)
+    ops: dict[str, list[InstructionCost]] = {}
+    for cost in costs:
+        ops.setdefault(cost.op, []).append(cost)
+    op_costs = sorted((OpCost(op, sum(c.seconds for c in group), sum(c.calls for c in group), len(group))
+                       for op, group in ops.items()), key=lambda o: -o.seconds)
+    in_programs = sum(c.seconds for c in costs)
+    return Profile(str(path), method, engine, runs, total, tuple(costs), tuple(op_costs),
+                   max(0.0, total - in_programs))
+
+
+# Each engine's measurement: (the method's wall time over the measured runs, one cost per
+# instruction that ran)
+Measured = tuple[float, list[InstructionCost]]
+
+
+def _measure_runtime_py(path: Path, method: str, inputs: Sequence[np.ndarray], runs: int, warmup: int,
+                        threads: int) -> Measured:
     import runtime_py
     from runtime_py.profiling import Profiler
 
-    if engine != "runtime_py":
-        raise InputError(f"--engine {engine}: profiling runs on runtime_py only for now (the native core's and "
-                         "torch's per-instruction timings are not exposed yet)")
     module = runtime_py.load(path)
     module.method_schema(method)  # InputError naming the methods there are
     for _ in range(warmup):
@@ -88,24 +140,152 @@ def profile_bundle(path: str | Path, method: str, inputs: Sequence[np.ndarray], 
         for _ in range(runs):
             module.run_method(method, *inputs)
         total = time.perf_counter() - start
-    table = module.debug_table
-    costs = []
-    for (program, index), seconds in profiler.seconds.items():
-        instruction = profiler.instructions[program][index]
-        entry = table.lookup(instruction.debug_handle) if table is not None else None
-        frame = entry.user_frame() if entry is not None else None
-        costs.append(InstructionCost(
-            program, index, _op_name(instruction.op), entry.node_kind if entry else "",
-            f"{frame.file}:{frame.line}" if frame else "", entry.module_hierarchy if entry else "",
-            seconds, profiler.calls[(program, index)]))
-    costs.sort(key=lambda c: -c.seconds)
-    ops: dict[str, list[InstructionCost]] = {}
-    for cost in costs:
-        ops.setdefault(cost.op, []).append(cost)
-    op_costs = sorted((OpCost(op, sum(c.seconds for c in group), sum(c.calls for c in group), len(group))
-                       for op, group in ops.items()), key=lambda o: -o.seconds)
-    return Profile(str(path), method, engine, runs, total, tuple(costs), tuple(op_costs),
-                   max(0.0, total - profiler.program_seconds))
+    return total, [_mapped(module.debug_table, program, index, _op_name(profiler.instructions[program][index].op),
+                           profiler.instructions[program][index].debug_handle, seconds,
+                           profiler.calls[(program, index)])
+                   for (program, index), seconds in profiler.seconds.items()]
+
+
+def _measure_native(path: Path, method: str, inputs: Sequence[np.ndarray], runs: int, warmup: int,
+                    threads: int) -> Measured:
+    """The native core's Module::profile, through liteexport_native_run --profile (its JSON rows
+    are mapped through the debug table by the core itself, as its C++ and Java APIs give them)."""
+    import subprocess
+    import tempfile
+
+    from liteexport.native_tool import native_tool, raise_tool_error
+
+    tool = native_tool()
+    with tempfile.TemporaryDirectory(prefix="liteexport-profile-") as folder:
+        files = []
+        for i, array in enumerate(inputs):
+            files.append(str(Path(folder) / f"input{i}.npy"))
+            np.save(files[-1], np.ascontiguousarray(array))
+        out = Path(folder) / "profile.json"
+        done = subprocess.run([str(tool), "--method", method, "--repeat", str(runs), "--warmup", str(warmup),
+                               "--threads", str(threads),
+                               str(path), *files, "--profile", str(out)], capture_output=True, text=True,
+                              check=False)
+        if done.returncode != 0:
+            raise_tool_error(done.returncode, done.stderr)
+        data = json.loads(out.read_text())
+    return data["total_seconds"], [
+        InstructionCost(r["method"], r["index"], r["op"], r["node"], r["location"], r["module_hierarchy"],
+                        r["seconds"], r["calls"]) for r in data["instructions"]]
+
+
+# torch.profiler's name of a step of liteexport's torch backend (torch_backend/program_plan.h)
+_TORCH_STEP = re.compile(r"^(?P<op>\w+) \(liteexport (?P<method>.+)#(?P<index>\d+), handle (?P<handle>-?\d+)\)$")
+
+
+def _measure_torch(path: Path, method: str, inputs: Sequence[np.ndarray], runs: int, warmup: int,
+                   threads: int) -> Measured:
+    """torch's lite interpreter with liteexport's torch backend, whose steps are user scopes of
+    torch.profiler; the profiler's own cost (a record per ATen call) is in the times."""
+    import torch
+    import torch.jit.mobile
+
+    import runtime_py
+    from liteexport.torch_backend import load_torch_backend
+
+    described = runtime_py.load(path)
+    described.method_schema(method)  # InputError naming the methods there are
+    # torch's lite interpreter does not count a method's inputs (too many crash it): runtime_py does
+    completed = described.with_defaults(method, list(inputs))
+    table = described.debug_table
+    load_torch_backend()
+    module = torch.jit.mobile._load_for_lite_interpreter(str(path))
+    args = [torch.from_numpy(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a for a in completed]
+
+    def run(*values: torch.Tensor) -> object:
+        return module.run_method(method, *values)
+
+    previous_threads = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        return _torch_steps(table, run, args, runs, warmup)
+    except RuntimeError as exc:
+        raise _torch_error(exc, table, method) from None
+    finally:
+        torch.set_num_threads(previous_threads)
+
+
+def _torch_error(exc: RuntimeError, table: Any, method: str) -> Exception:
+    """An error of our backend that torch passed on as text, as runtime_py raises it: an input
+    that does not fit is an InputError (exit 6) naming the module that reads it, another failure
+    an ExecutionError with the failing instruction's source; anything else is torch's own."""
+    from liteexport.torch_backend import debug_handle_of, demo_error_of
+    from runtime_py.error_codes import execution_error, input_error
+    from runtime_py.module import source_mapped_message
+
+    coded = demo_error_of(exc)
+    if coded is None:
+        return exc
+    code, fields = coded
+    handle = debug_handle_of(exc)
+    entry = table.lookup(handle) if table is not None and handle is not None else None
+    if code.startswith("INPUT_"):
+        error = input_error(code, debug_handle=-1, **fields)
+        where = f"\nModule hierarchy: {entry.module_hierarchy}" if entry is not None else ""
+        return InputError(f"{method}: {error.message}{where}")
+    failure = execution_error(code, debug_handle=handle if handle is not None else -1, **fields)
+    return ExecutionError(source_mapped_message(failure, table, method))
+
+
+def _torch_steps(table: Any, run: Callable[..., object], args: Sequence[Any], runs: int, warmup: int) -> Measured:
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    for _ in range(warmup):
+        run(*args)
+    recorded = profile(activities=[ProfilerActivity.CPU])
+    with _stderr_silenced():  # torch's Kineto logs "profiler_start"/"profiler_stop" lines there
+        recorded.start()
+    try:
+        run(*args)  # the profiler's first records cost more: this run is not counted
+        with record_function("liteexport: measured runs"):
+            start = time.perf_counter()
+            for _ in range(runs):
+                run(*args)
+            total = time.perf_counter() - start
+    finally:
+        with _stderr_silenced():
+            recorded.stop()
+    window = next(e.time_range for e in recorded.events() if e.name == "liteexport: measured runs")
+    seconds: dict[tuple[str, int], float] = {}
+    calls: dict[tuple[str, int], int] = {}
+    names: dict[tuple[str, int], tuple[str, int]] = {}
+    for event in recorded.events():
+        step = _TORCH_STEP.match(event.name)
+        if step is None or event.time_range.start < window.start:
+            continue
+        key = (step["method"], int(step["index"]))
+        seconds[key] = seconds.get(key, 0.0) + event.cpu_time_total / 1e6
+        calls[key] = calls.get(key, 0) + 1
+        names[key] = (step["op"], int(step["handle"]))
+    return total, [_mapped(table, program, index, names[(program, index)][0], names[(program, index)][1],
+                           seconds[(program, index)], calls[(program, index)]) for program, index in seconds]
+
+
+@contextlib.contextmanager
+def _stderr_silenced() -> Iterator[None]:
+    """File descriptor 2 goes to /dev/null for the block (C++ code writes there directly)."""
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _mapped(table: Any, program: str, index: int, op: str, handle: int, seconds: float, calls: int) -> InstructionCost:
+    """An instruction's cost, with its node, source line and module hierarchy from ``table``."""
+    entry = table.lookup(handle) if table is not None else None
+    frame = entry.user_frame() if entry is not None else None
+    return InstructionCost(program, index, op, entry.node_kind if entry else "",
+                           f"{frame.file}:{frame.line}" if frame else "", entry.module_hierarchy if entry else "",
+                           seconds, calls)
 
 
 def _op_name(op: int) -> str:

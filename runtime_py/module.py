@@ -102,7 +102,7 @@ class Module:
                   timeout if timeout is not None else self.timeout)
         memory = max_memory if max_memory is not None else self.max_memory
         budget = RunBudget(*limits, max_memory=memory) if limits != (None, None) else None
-        args = self._with_defaults(name, list(inputs))
+        args = self.with_defaults(name, list(inputs))
         program_limits = ProgramLimits(memory, budget.deadline if budget is not None else None, limits[1])
         token = PROGRAM_LIMITS.set(program_limits)
         try:
@@ -134,7 +134,7 @@ class Module:
         outputs = returns.count("Tensor") if returns.startswith("Tuple[") else None
         return WrapperSignature(name, tuple((arg.name, arg.type) for arg in schema.arguments[1:]), outputs)
 
-    def _with_defaults(self, name: str, inputs: list[Any]) -> list[Any]:
+    def with_defaults(self, name: str, inputs: list[Any]) -> list[Any]:
         """``inputs`` completed with the schema's default values for trailing arguments left out
         (like torch's checkAndNormalizeInputs). Index 0 (None) is also what an argument without
         a default holds, so None is filled in only where the type allows it."""

@@ -30,6 +30,8 @@ struct JavaRefs {
   jclass input_exception = nullptr;
   jclass execution_exception = nullptr;
   jmethodID execution_exception_init = nullptr;  // ExecutionException(String, long)
+  jclass profile = nullptr;
+  jmethodID profile_from_native = nullptr;  // static Profile.fromNative(String, int, double, double, String[], long[], double[])
   jclass illegal_state_exception = nullptr;
   jclass out_of_memory_error = nullptr;
 };

@@ -298,6 +298,19 @@ jobjectArray native_output_names(JNIEnv* env, jclass, jlong handle, jstring jnam
   });
 }
 
+// Copies the Java Tensor[] `jinputs` into `inputs`; false with a Java exception pending on failure.
+bool read_inputs(JNIEnv* env, jobjectArray jinputs, std::vector<liteexport::Tensor>* inputs) {
+  const jsize n_inputs = env->GetArrayLength(jinputs);
+  inputs->assign(static_cast<size_t>(n_inputs), liteexport::Tensor());
+  for (jsize i = 0; i < n_inputs; ++i) {
+    jobject tensor = env->GetObjectArrayElement(jinputs, i);
+    const bool ok = !env->ExceptionCheck() && read_tensor(env, tensor, static_cast<size_t>(i), &(*inputs)[i]);
+    env->DeleteLocalRef(tensor);
+    if (!ok) return false;
+  }
+  return true;
+}
+
 jobjectArray native_run_method(JNIEnv* env, jclass, jlong handle, jstring jname, jobjectArray jinputs) {
   return guarded<jobjectArray>(env, nullptr, [&]() -> jobjectArray {
     liteexport::Module* module = module_of(env, handle);
@@ -309,14 +322,8 @@ jobjectArray native_run_method(JNIEnv* env, jclass, jlong handle, jstring jname,
     }
     if (!to_utf8(env, jname, &name)) return nullptr;
 
-    const jsize n_inputs = env->GetArrayLength(jinputs);
-    std::vector<liteexport::Tensor> inputs(static_cast<size_t>(n_inputs));
-    for (jsize i = 0; i < n_inputs; ++i) {
-      jobject tensor = env->GetObjectArrayElement(jinputs, i);
-      const bool ok = !env->ExceptionCheck() && read_tensor(env, tensor, static_cast<size_t>(i), &inputs[i]);
-      env->DeleteLocalRef(tensor);
-      if (!ok) return nullptr;
-    }
+    std::vector<liteexport::Tensor> inputs;
+    if (!read_inputs(env, jinputs, &inputs)) return nullptr;
 
     const std::vector<std::optional<liteexport::Tensor>> outputs = module->run_method(name, inputs);
     inputs.clear();  // the copies are not needed any more: free them before allocating outputs
@@ -399,6 +406,34 @@ jbyteArray native_extra_file(JNIEnv* env, jclass, jlong handle, jstring jname) {
   });
 }
 
+// Module.profile: the rows go to Java as parallel arrays, which Profile.fromNative assembles.
+jobject native_profile(JNIEnv* env, jclass, jlong handle, jstring jname, jobjectArray jinputs, jint runs, jint warmup) {
+  return guarded<jobject>(env, nullptr, [&]() -> jobject {
+    liteexport::Module* module = module_of(env, handle);
+    std::string name;
+    std::vector<liteexport::Tensor> inputs;
+    if (module == nullptr || !to_utf8(env, jname, &name) || !read_inputs(env, jinputs, &inputs)) return nullptr;
+    const liteexport::MethodProfile profile = module->profile(name, inputs, runs, warmup);
+    std::vector<std::string> texts;  // per row: method, op, node, location, module hierarchy
+    std::vector<jlong> numbers;      // per row: index, calls
+    std::vector<jdouble> seconds;
+    for (const liteexport::InstructionProfile& row : profile.instructions) {
+      texts.insert(texts.end(), {row.method, row.op, row.node, row.location, row.module_hierarchy});
+      numbers.insert(numbers.end(), {static_cast<jlong>(row.index), static_cast<jlong>(row.calls)});
+      seconds.push_back(row.seconds);
+    }
+    jobjectArray jtexts = to_jstring_array(env, texts);
+    jlongArray jnumbers = jtexts != nullptr ? env->NewLongArray(static_cast<jsize>(numbers.size())) : nullptr;
+    jdoubleArray jseconds = jnumbers != nullptr ? env->NewDoubleArray(static_cast<jsize>(seconds.size())) : nullptr;
+    jstring jmethod = jseconds != nullptr ? to_jstring(env, profile.method) : nullptr;
+    if (jmethod == nullptr) return nullptr;
+    env->SetLongArrayRegion(jnumbers, 0, static_cast<jsize>(numbers.size()), numbers.data());
+    env->SetDoubleArrayRegion(jseconds, 0, static_cast<jsize>(seconds.size()), seconds.data());
+    return env->CallStaticObjectMethod(g_refs.profile, g_refs.profile_from_native, jmethod, static_cast<jint>(profile.runs),
+                                       profile.total_seconds, profile.other_seconds, jtexts, jnumbers, jseconds);
+  });
+}
+
 // ---- registration -------------------------------------------------------------------------
 
 // A global reference to `name`, or nullptr (with NoClassDefFoundError pending).
@@ -437,12 +472,17 @@ bool init_refs(JNIEnv* env) {
   if (r.execution_exception != nullptr) {
     r.execution_exception_init = env->GetMethodID(r.execution_exception, "<init>", "(Ljava/lang/String;J)V");
   }
+  r.profile = global_class(env, "org/liteexport/Profile");
+  r.profile_from_native = r.profile != nullptr
+      ? env->GetStaticMethodID(r.profile, "fromNative",
+                               "(Ljava/lang/String;IDD[Ljava/lang/String;[J[D)Lorg/liteexport/Profile;")
+      : nullptr;
   r.illegal_state_exception = global_class(env, "java/lang/IllegalStateException");
   r.out_of_memory_error = global_class(env, "java/lang/OutOfMemoryError");
   return !env->ExceptionCheck() && r.tensor_init && r.tensor_data && r.tensor_shape && r.tensor_dtype &&
          r.tensor_buffer && r.tensor_values && r.tensor_of_values && r.dtype_code && r.byte_buffer && r.string &&
          r.lite_export_exception && r.set_structured && r.format_exception && r.input_exception && r.execution_exception_init &&
-         r.illegal_state_exception && r.out_of_memory_error;
+         r.profile_from_native && r.illegal_state_exception && r.out_of_memory_error;
 }
 
 }  // namespace liteexport_jni
@@ -472,6 +512,9 @@ extern "C" JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* /*reserved*/) {
        reinterpret_cast<void*>(native_method_names)},
       {const_cast<char*>("nativeOutputNames"), const_cast<char*>("(JLjava/lang/String;)[Ljava/lang/String;"),
        reinterpret_cast<void*>(native_output_names)},
+      {const_cast<char*>("nativeProfile"),
+       const_cast<char*>("(JLjava/lang/String;[Lorg/liteexport/Tensor;II)Lorg/liteexport/Profile;"),
+       reinterpret_cast<void*>(native_profile)},
       {const_cast<char*>("nativeRunMethod"),
        const_cast<char*>("(JLjava/lang/String;[Lorg/liteexport/Tensor;)[Lorg/liteexport/Tensor;"),
        reinterpret_cast<void*>(native_run_method)},

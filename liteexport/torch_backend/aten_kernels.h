@@ -2,6 +2,8 @@
 // (part of backend.cpp's one translation unit; see there).
 #pragma once
 
+#include <ATen/record_function.h>
+
 #include "program_plan.h"
 
 namespace {
@@ -514,6 +516,8 @@ c10::impl::GenericList run_plan(const MethodPlan& plan, const c10::impl::Generic
   at::NoGradGuard no_grad;
   Tensors args;
   for (const Step& step : plan.steps) {
+    // each instruction is a user scope of torch.profiler (its name built only while one records)
+    RECORD_USER_SCOPE(step.profile_name);
     args.clear();
     for (uint32_t slot : step.reads) args.push_back(slots[slot]);
     std::string reason;

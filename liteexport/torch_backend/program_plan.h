@@ -54,6 +54,9 @@ struct Step {
   uint32_t write = 0;
   int64_t debug_handle = -1;
   std::string label;
+  // how torch.profiler names the step: "CONV2D (liteexport forward#3, handle 12)"
+  // (liteexport/profile.py reads it back for `liteexport profile --engine torch`)
+  std::string profile_name;
 };
 
 struct MethodPlan : torch::CustomClassHolder {
@@ -103,9 +106,13 @@ c10::intrusive_ptr<MethodPlan> build_plan(const std::string& method, const at::T
     if (tensor.is_quantized()) tensor = tensor.dequantize();
     plan->constants.emplace_back(slot, tensor.scalar_type() == at::kHalf ? tensor.to(at::kFloat) : tensor);
   }
-  for (auto& ins : program.instructions)
+  for (auto& ins : program.instructions) {
+    std::string profile_name = std::string(liteexport::demo_ops::kOps[static_cast<size_t>(ins.op)].name) +
+                               " (liteexport " + method + "#" + std::to_string(ins.index) + ", handle " +
+                               std::to_string(ins.debug_handle) + ")";
     plan->steps.push_back({ins.op, std::move(ins.attrs), std::move(ins.reads), ins.write, ins.debug_handle,
-                           std::move(ins.label)});
+                           std::move(ins.label), std::move(profile_name)});
+  }
   plan->outputs = std::move(program.outputs);
   return plan;
 }

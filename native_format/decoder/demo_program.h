@@ -54,6 +54,7 @@ struct Instruction {
   uint32_t write = 0;          // dense slot
   int64_t debug_handle = -1;
   std::string label;           // instruction_label(...), with the file's slot numbers
+  size_t index = 0;            // its position in the program (profiles name instructions by it)
 };
 
 // What input `index` must look like, and whom to blame when it does not.
@@ -388,6 +389,7 @@ inline Program decode_program(const uint8_t* data, size_t size, size_t n_weights
     detail::Raw& r = raws[i];
     Instruction out;
     out.label = instruction_label(i, r.info->name, r.inputs, r.outputs);
+    out.index = i;
     const std::string at = where + ", " + out.label;
     const size_t n = r.inputs.size();
     if (n < r.info->min_inputs || n > r.info->max_inputs) {

@@ -54,7 +54,6 @@ def test_profile_text_and_chart(tiny_bundle: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("args", "code", "message"), [
-    (["--random", "1x3x32x32", "--engine", "native"], 6, "--engine native: profiling runs on runtime_py only"),
     (["--random", "1x3x32x32", "--method", "nope"], 6, "nope"),
     ([], 6, "needs 1 input(s)"),
     (["--random", "1x4x32x32"], 7, "CONV2D"),

@@ -58,6 +58,12 @@ DebugTable DebugTable::decode(const uint8_t* data, size_t size) {
   return table;
 }
 
+const SourceFrame* user_frame(const DebugEntry& entry) {
+  for (auto it = entry.frames.rbegin(); it != entry.frames.rend(); ++it)
+    if (it->file.rfind("torch/", 0) != 0) return &*it;
+  return entry.frames.empty() ? nullptr : &entry.frames.back();
+}
+
 const DebugEntry* DebugTable::lookup(int64_t handle) const {
   auto it = std::lower_bound(entries_.begin(), entries_.end(), handle,
                              [](const DebugEntry& e, int64_t h) { return e.handle < h; });

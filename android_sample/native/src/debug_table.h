@@ -22,6 +22,11 @@ struct DebugEntry {
   std::vector<SourceFrame> frames;  // outermost first
 };
 
+// The innermost frame in the model's own code (bundle_format/debug_table.py's user_frame):
+// frames inside torch (named "torch/..." by the compiler) show how torch implements a module,
+// not the user's line. nullptr when the entry has no frames.
+const SourceFrame* user_frame(const DebugEntry& entry);
+
 class DebugTable {
  public:
   // Verifies and decodes the table's flatbuffer (copied first: inside the bundle it sits in a

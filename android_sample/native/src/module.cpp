@@ -14,6 +14,7 @@
 #include "loader.h"
 #include "mapped_file.h"
 #include "run_limits.h"
+#include "step_profiler.h"
 
 namespace liteexport {
 
@@ -239,7 +240,42 @@ class LoadedModule final : public Module {
     return out;
   }
 
- void set_num_threads(int num_threads) override {
+  MethodProfile profile(const std::string& method, const std::vector<Tensor>& inputs, int runs, int warmup) override {
+    if (runs < 1 || warmup < 0)
+      throw_input("profile needs runs >= 1 and warmup >= 0, got runs " + std::to_string(runs) + ", warmup " +
+                  std::to_string(warmup));
+    for (int i = 0; i < warmup; ++i) run_method(method, inputs);
+    StepProfiler steps;
+    MethodProfile profile;
+    profile.method = method;
+    profile.runs = runs;
+    {
+      ProfileScope scope(&steps);
+      const auto start = std::chrono::steady_clock::now();
+      for (int i = 0; i < runs; ++i) run_method(method, inputs);
+      profile.total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    profile.other_seconds = std::max(0.0, profile.total_seconds - steps.program_seconds);
+    for (const auto& [key, cost] : steps.steps) {
+      InstructionProfile row;
+      row.method = key.first;
+      row.index = static_cast<int64_t>(key.second);
+      row.op = cost.op;
+      row.seconds = cost.seconds;
+      row.calls = cost.calls;
+      if (const DebugEntry* entry = table_ ? table_->lookup(cost.debug_handle) : nullptr) {
+        row.node = entry->node_kind;
+        row.module_hierarchy = entry->module_hierarchy;
+        if (const SourceFrame* frame = user_frame(*entry)) row.location = frame->file + ":" + std::to_string(frame->line);
+      }
+      profile.instructions.push_back(std::move(row));
+    }
+    std::stable_sort(profile.instructions.begin(), profile.instructions.end(),
+                     [](const InstructionProfile& a, const InstructionProfile& b) { return a.seconds > b.seconds; });
+    return profile;
+  }
+
+  void set_num_threads(int num_threads) override {
     check_num_threads(num_threads);
     // one thread needs no pool: XNNPACK computes on the caller's thread
     pool_ = num_threads > 1 ? std::make_unique<demo_backend::ThreadPool>(num_threads) : nullptr;

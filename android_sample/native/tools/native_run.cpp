@@ -1,12 +1,15 @@
 // liteexport_native_run: run a bundle with the native core.
 //   liteexport_native_run [--method NAME] [--repeat N] [--threads N] [--copy] [--max-memory BYTES]
 //                         [--timeout SECONDS] <bundle> <input.npy|input.bin>... [--output OUT.npz]
-//                         [--expect <output.npy|output.bin>...]
+//                         [--expect <output.npy|output.bin>...] [--profile OUT.json]
 // --threads N (default 1, up to 64) is LoadOptions::num_threads: the threads a call computes on.
 // --copy reads the bundle into memory instead of mapping it; --max-memory (default 1 GiB, 0 = no
 // budget) and --timeout (default 0 = none) are the run limits of LoadOptions (runtime.h).
 // --repeat N runs the method N more times after the first and prints their median time
 // (benchmarks/ uses it to compare the native core with torch).
+// --profile OUT.json runs Module::profile (--warmup N runs, default 2, then --repeat N runs or 20) and writes
+// the per-instruction times, mapped through the debug table, as JSON (profile_json.h):
+// `liteexport profile --engine native` reads it.
 // Inputs are numpy .npy files (float32, int64, int32 or bool; tools/npy_io.h) or, for any other
 // name, float32 LXT1 tensor files (tools/tensor_io.h); a bad .npy is an input error (exit 6).
 // --output OUT.npz writes the outputs into one .npz (arr_0, arr_1, ... as np.savez names them; a
@@ -26,6 +29,7 @@
 #include <iostream>
 
 #include "liteexport/runtime.h"
+#include "profile_json.h"
 #include "tensor_io.h"
 
 using namespace liteexport;
@@ -39,6 +43,7 @@ static double thread_cpu_ms() {
 static const char kUsage[] =
     "usage: liteexport_native_run [--method NAME] [--repeat N] [--threads N] [--copy] [--max-memory BYTES]\n"
     "                             [--timeout SECONDS] BUNDLE INPUT... [--output OUT.npz] [--expect OUTPUT...]\n"
+    "                             [--profile OUT.json [--warmup N]]\n"
     "\n"
     "Runs a method of BUNDLE with the native core on INPUT files (numpy .npy: float32, int64, int32 or\n"
     "bool; or float32 LXT1 .bin) and prints each output's shape, dtype and first values.\n"
@@ -49,6 +54,9 @@ static const char kUsage[] =
     "                       integers and bools exactly, float32 within atol 1e-5, rtol 1e-4 (exit 2)\n"
     "  --threads N          threads a call computes on (1..64, default 1)\n"
     "  --repeat N           run N more times and print the median time\n"
+    "  --profile OUT.json   time each compiled instruction over 20 runs (or --repeat N) after 2 warm-ups\n"
+    "                       (or --warmup N)\n"
+    "                       and write them, with their source lines, as JSON (liteexport profile reads it)\n"
     "  --copy               read the bundle into memory instead of mapping it\n"
     "  --max-memory BYTES   memory budget of a call (default 1 GiB, 0: none)\n"
     "  --timeout SECONDS    time budget of a call (default 0: none)\n"
@@ -71,10 +79,10 @@ static void print_values(const Tensor& t) {
 }
 
 int main(int argc, char** argv) {
-  std::string method = "forward", bundle, output;
+  std::string method = "forward", bundle, output, profile;
   std::vector<std::string> inputs, expects;
   bool in_expect = false;
-  int repeat = 0;
+  int repeat = 0, warmup = 2;
   LoadOptions options;
   auto number = [](const char* flag, const char* text) {
     char* end = nullptr;
@@ -93,6 +101,7 @@ int main(int argc, char** argv) {
     }
     if (a == "--method" && i + 1 < argc) method = argv[++i];
     else if (a == "--repeat" && i + 1 < argc) repeat = std::max(0, std::atoi(argv[++i]));
+    else if (a == "--warmup" && i + 1 < argc) warmup = std::max(0, std::atoi(argv[++i]));
     else if (a == "--threads" && i + 1 < argc) {
       const double n = number("--threads", argv[++i]);
       // checked again by Module::load (1..64), whose error names the option
@@ -100,6 +109,7 @@ int main(int argc, char** argv) {
     }
     else if (a == "--copy") options.copy = true;
     else if (a == "--output" && i + 1 < argc) output = argv[++i];
+    else if (a == "--profile" && i + 1 < argc) profile = argv[++i];
     else if (a == "--max-memory" && i + 1 < argc) options.max_memory = static_cast<uint64_t>(number("--max-memory", argv[++i]));
     else if (a == "--timeout" && i + 1 < argc) options.timeout_seconds = number("--timeout", argv[++i]);
     else if (a == "--check") continue;  // accepted for symmetry with --expect
@@ -126,7 +136,12 @@ int main(int argc, char** argv) {
     auto t3 = std::chrono::steady_clock::now();
     auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
     std::printf("load %.3f ms, %s %.3f ms\n", ms(t0, t1), method.c_str(), ms(t2, t3));
-    if (repeat > 0) {
+    if (!profile.empty()) {
+      const MethodProfile result = module->profile(method, in, repeat > 0 ? repeat : 20, warmup);
+      profile_json::write(profile, result);
+      std::printf("profile of %d runs: %.3f ms a run -> %s\n", result.runs, result.total_seconds * 1e3 / result.runs,
+                  profile.c_str());
+    } else if (repeat > 0) {
       // wall time, and the calling thread's CPU time: with one thread that is the run's work, without
       // the time other processes take from it on a shared machine (benchmarks/ compare with it)
       std::vector<double> times, cpu_times;

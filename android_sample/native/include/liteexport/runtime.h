@@ -113,6 +113,27 @@ struct LoadOptions {
   int num_threads = 1;
 };
 
+// Where a method's time goes (Module::profile), one row per compiled instruction, mapped through
+// the bundle's debug table as runtime_py's `liteexport profile` maps it.
+struct InstructionProfile {
+  std::string method;            // the compiled program's method
+  int64_t index = 0;             // the instruction's position in that program
+  std::string op;                // the demo opcode, e.g. "CONV2D" (a step XNNPACK fused keeps the first op's)
+  std::string node;              // the TorchScript node it was compiled from, e.g. "aten::conv2d"; "" without a table
+  std::string location;          // "file:line" of the model's own code; "" without a table (--strip-debug)
+  std::string module_hierarchy;  // e.g. "top(TinyCNN).features(Sequential).0(Conv2d)"
+  double seconds = 0;            // over all profiled runs
+  int64_t calls = 0;
+};
+
+struct MethodProfile {
+  std::string method;
+  int runs = 0;
+  double total_seconds = 0;  // the method's wall time over the profiled runs
+  double other_seconds = 0;  // outside compiled programs: the wrapper bytecode around them
+  std::vector<InstructionProfile> instructions;  // most expensive first
+};
+
 class Module {
  public:
   // Memory-maps (or with options.copy, reads) the file, verifies it, runs __setstate__.
@@ -153,6 +174,11 @@ class Module {
   // constant) is an Execution error: the core returns Tensors only.
   virtual std::vector<std::optional<Tensor>> run_method(const std::string& name, const std::vector<Tensor>& inputs) = 0;
   std::vector<std::optional<Tensor>> forward(const std::vector<Tensor>& inputs) { return run_method("forward", inputs); }
+  // Runs `method` `warmup` times unmeasured, then `runs` times timing each compiled instruction
+  // (a clock read per step). The inputs and errors are run_method's; `runs` >= 1, `warmup` >= 0,
+  // else an Input error.
+  virtual MethodProfile profile(const std::string& method, const std::vector<Tensor>& inputs, int runs = 20,
+                                int warmup = 2) = 0;
   // The threads later calls compute on (LoadOptions::num_threads); an Input error outside 1..64.
   // Not to be called while a call of this Module runs on another thread.
   virtual void set_num_threads(int num_threads) = 0;

@@ -1,8 +1,10 @@
 // Runs a prepared demo program: check the inputs, then one loop over the steps.
+#include <chrono>
 #include <optional>
 
 #include "../errors.h"
 #include "../run_limits.h"
+#include "../step_profiler.h"
 #include "plan.h"
 
 namespace liteexport::demo_backend {
@@ -54,8 +56,12 @@ std::vector<Array> run_plan(const MethodPlan& plan, const std::vector<IValue>& i
   }
   for (const auto& [slot, weight] : plan.constants) slots.set(slot, weight, false);
   Inputs args;
+  using Clock = std::chrono::steady_clock;
+  StepProfiler* profiler = current_profiler();  // Module::profile's; null otherwise
+  Clock::time_point started;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const Step& step = plan.steps[i];
+    if (profiler != nullptr) started = Clock::now();
     try {
       check_deadline();
       // float errors (overflow in exp, division by zero) give inf/NaN silently, as in torch
@@ -71,6 +77,9 @@ std::vector<Array> run_plan(const MethodPlan& plan, const std::vector<IValue>& i
       // values read for the last time are freed now, so the memory budget counts what is live
       for (uint32_t slot : step.release) slots.reset(slot);
       slots.set(step.write, std::move(result), nhwc);
+      if (profiler != nullptr)
+        profiler->add(plan.method, step.instruction, demo_ops::kOps[static_cast<size_t>(step.op)].name,
+                      plan.debug_handles[i], std::chrono::duration<double>(Clock::now() - started).count());
     } catch (const Error&) {
       throw;
     } catch (const std::exception& e) {

@@ -49,7 +49,7 @@ std::shared_ptr<const MethodPlan> build_plan(const ByteTensor& bytes, const std:
   for (const auto& [slot, weight] : program.constants) plan->constants.emplace_back(slot, *weights[weight].get_if<Array>());
   for (auto& ins : program.instructions) {
     plan->steps.push_back({bind_kernel(ins.op, ins.attrs, ins.reads.size()), std::move(ins.reads), ins.write, {}, ins.op,
-                           ins.attrs, nullptr});
+                           ins.attrs, nullptr, ins.index});
     plan->labels.push_back(std::move(ins.label));
     plan->debug_handles.push_back(ins.debug_handle);
   }

@@ -24,6 +24,7 @@ struct Step {
   Op op;
   Attrs attrs;
   std::shared_ptr<FastStep> fast;  // its XNNPACK path (xnn.h), which may read NHWC values; null: `kernel` on NCHW
+  size_t instruction = 0;  // the instruction's position in the program (a folded step keeps the first's)
 };
 
 struct MethodPlan {

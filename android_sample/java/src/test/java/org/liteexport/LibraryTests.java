@@ -38,6 +38,7 @@ final class LibraryTests {
     runner.add("library: load from a direct, sliced and heap ByteBuffer", this::loadFromBuffer);
     runner.add("library: extra files of a bundle exported with --extra-file", this::extraFiles);
     runner.add("library: no extra files, closed module", this::noExtraFiles);
+    runner.add("library: profile names every instruction with its source line", this::profile);
     runner.add("library: a method returning a dict of tensors, as a Map", this::dictOutputs);
     runner.add("library: typed tensors from arrays", LibraryTests::typedArrays);
     runner.add("library: tensors viewing direct buffers", LibraryTests::bufferTensors);
@@ -203,6 +204,35 @@ final class LibraryTests {
       seen++;
     }
     check(seen == 1, "dict_keys records: " + seen);
+  }
+
+  // ---- profile ------------------------------------------------------------------------------
+
+  private void profile() {
+    try (Module module = Module.load(bundle("tiny_cnn_static").toString())) {
+      Profile profile = module.profile("forward", 3, 1, sampleInput());
+      check(profile.method.equals("forward") && profile.runs == 3, profile.method + " " + profile.runs);
+      // the tiny CNN compiles to six instructions: each once per run, most expensive first
+      long[] indices = profile.instructions.stream().mapToLong(i -> i.index).sorted().toArray();
+      check(Arrays.equals(indices, new long[] {0, 1, 2, 3, 4, 5}), "indices " + Arrays.toString(indices));
+      double previous = Double.MAX_VALUE;
+      double sum = 0;
+      for (Profile.Instruction row : profile.instructions) {
+        check(row.calls == 3 && row.seconds > 0 && row.seconds <= previous, row.op + " " + row.calls + " " + row.seconds);
+        previous = row.seconds;
+        sum += row.seconds;
+        if (row.op.equals("CONV2D")) {
+          check(row.node.equals("aten::conv2d") && row.location.endsWith("examples/tiny_cnn.py:47")
+              && row.moduleHierarchy.startsWith("top(TinyCNN).features(Sequential)."), row.location);
+        }
+      }
+      check(sum <= profile.totalSeconds * 1.02 && profile.otherSeconds >= 0, sum + " of " + profile.totalSeconds);
+      String text = profile.format(2);
+      check(text.startsWith("forward: 3 runs, ") && text.split("\n").length == 3, text);
+      expectThrows(IllegalArgumentException.class, () -> module.profile("forward", 0, 0, sampleInput()));
+      expectThrows(InputException.class,
+          () -> module.profile("forward", 1, 0, Tensor.fromBlob(new float[4], new long[] {1, 4})));
+    }
   }
 
   // ---- extra files --------------------------------------------------------------------------

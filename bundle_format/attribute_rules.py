@@ -10,6 +10,7 @@ is the decoder's (a FormatError of its own); the others give INVALID_ATTRIBUTES'
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -43,11 +44,19 @@ def _known_dtype(attrs: Any, n_inputs: int) -> dict[str, object] | None:
 
 _DTYPE_CODES = frozenset(int(d) for d in DType)
 
+
+def _quantize_range(attrs: Any, n_inputs: int) -> dict[str, object] | None:
+    if math.isfinite(attrs.scale) and attrs.scale > 0 and attrs.quant_min <= attrs.zero_point <= attrs.quant_max:
+        return None
+    return {"scale": attrs.scale, "zero_point": attrs.zero_point, "quant_min": attrs.quant_min,
+            "quant_max": attrs.quant_max}
+
 NAMED_RULES: dict[str, Callable[[Any, int], dict[str, object] | None]] = {
     "padding_at_most_half_kernel": _padding_at_most_half_kernel,
     "scalar_iff_one_input": _scalar_iff_one_input,
     "permutation": _permutation,
     "known_dtype": _known_dtype,
+    "quantize_range": _quantize_range,
 }
 
 

@@ -26,6 +26,7 @@ from bundle_format._generated.demo_attrs import GeluAttrs as GeluAttrs
 from bundle_format._generated.demo_attrs import LayerNormAttrs as LayerNormAttrs
 from bundle_format._generated.demo_attrs import PermuteAttrs as PermuteAttrs
 from bundle_format._generated.demo_attrs import Pool2dAttrs as Pool2dAttrs
+from bundle_format._generated.demo_attrs import QuantizeAttrs as QuantizeAttrs
 from bundle_format._generated.demo_attrs import ReduceAttrs as ReduceAttrs
 from bundle_format._generated.demo_attrs import ResizeAttrs as ResizeAttrs
 from bundle_format._generated.demo_attrs import ShapeAttrs as ShapeAttrs
@@ -57,7 +58,7 @@ SLICE_END = (1 << 63) - 1  # "to the end of the axis" (SliceAttrs.end's default)
 Attributes = (
     BinaryAttrs | GeluAttrs | AxisAttrs | FusedAttrs | Conv2dAttrs | LayerNormAttrs
     | Pool2dAttrs | ShapeAttrs | PermuteAttrs | FlattenAttrs | ClampAttrs | ReduceAttrs | SliceAttrs | CastAttrs
-    | ArangeLikeAttrs | ResizeAttrs | None
+    | ArangeLikeAttrs | ResizeAttrs | QuantizeAttrs | None
 )
 
 # the Attributes union's members (schema/demo_ops.toml [attributes]) -> their dataclasses

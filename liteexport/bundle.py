@@ -73,11 +73,16 @@ _SCALAR_TYPES = {np.dtype(np.float32): ptmf.ScalarType.FLOAT, np.dtype(np.int64)
 
 
 def _weight(storages: list[np.ndarray], weight: np.ndarray | QuantizedTensor) -> ptmf.TensorMetadata:
-    """A weight's tensor: plain, or (--quantize dynamic-int8) a per-channel qint8 tensor whose
-    scales (float64) and zero points (int64) are tensors of their own, as torch stores one."""
+    """A weight's tensor: plain, or quantized (--quantize dynamic-int8; a quantized model's
+    weights): per tensor with its scale and zero point, or per channel with scales (float64) and
+    zero points (int64) as tensors of their own, as torch stores them."""
     if not isinstance(weight, QuantizedTensor):
         return _tensor(storages, weight, _SCALAR_TYPES[weight.dtype])
-    assert weight.scales is not None and weight.zero_points is not None  # per channel: what liteexport writes
+    if weight.scales is None or weight.zero_points is None:
+        schema = ptmf.QuantizedSchema(qscheme=ptmf.QScheme.PER_TENSOR_AFFINE, scale=weight.scale,
+                                      zero_point=weight.zero_point)
+        return dataclasses.replace(_tensor(storages, weight.int_repr, ptmf.ScalarType(weight.scalar_type)),
+                                   quantized_schema=schema)
     schema = ptmf.QuantizedSchema(
         qscheme=ptmf.QScheme.PER_CHANNEL_AFFINE, axis=weight.axis,
         scales=_tensor(storages, weight.scales.astype(np.float64), ptmf.ScalarType.DOUBLE),

@@ -21,7 +21,8 @@ from bundle_format.debug_table_codec import decode_debug_table
 from bundle_format.program import DTYPE_NAMES, DType, OpCode, Program, SymbolicDim, ValueInfo
 from bundle_format.program_codec import decode_program
 from runtime_py.errors import FormatError
-from runtime_py.quantized_tensor import QUANTIZED_TYPE_NAMES
+from runtime_py.loader import tensor_value
+from runtime_py.quantized_tensor import QUANTIZED_TYPE_NAMES, QuantizedTensor
 
 # torch names every backend class __torch__.torch.classes.__backends__.<name>
 BACKENDS_MARKER = "__backends__"
@@ -244,9 +245,10 @@ def _by_dtype(weights: Sequence[dict[str, Any]]) -> dict[str, dict[str, int]]:
     return dict(sorted(totals.items(), key=lambda item: -item[1]["bytes"]))
 
 
-def delegate_contents(module: ptmf.Module) -> tuple[dict[str, Program], list[np.ndarray]] | None:
+def delegate_contents(module: ptmf.Module) -> tuple[dict[str, Program], list[np.ndarray | QuantizedTensor]] | None:
     """The compiled programs (by method) and the weights of a lowered bundle; None when the
-    bundle is not lowered. Weights are float32 views into the bundle's storage."""
+    bundle is not lowered. Weights are views into the bundle's storage (quantized ones, of
+    --quantize dynamic-int8 or a quantized model, as runtime_py's QuantizedTensor)."""
     lowered = _lowered_object(module)
     if lowered is None:
         return None
@@ -257,6 +259,9 @@ def delegate_contents(module: ptmf.Module) -> tuple[dict[str, Program], list[np.
     weights = []
     for n, index in enumerate(_ivalue(module, processed[WEIGHTS_KEY], ptmf.ListValue, "weights").items):
         meta = _ivalue(module, index, ptmf.TensorMetadata, f"weight {n}")
+        if meta.quantized_schema is not None:  # int8 weights: as runtime_py holds them
+            weights.append(tensor_value(meta, module.storage_data))
+            continue
         raw = _tensor_bytes(module, meta, f"weight {n}")
         weights.append(raw.view(ptmf.NUMPY_DTYPES[meta.scalar_type]).reshape(meta.sizes))
     return programs, weights

@@ -30,9 +30,11 @@ from liteexport.parity import (
     structure_problem,
     within_tolerance,
 )
+from liteexport.quantized_parity import QUANTA, output_quantum, quanta_apart
 from liteexport.test_vectors import TestVector
 from liteexport.verify import Divergence, describe_divergence, divergence_at, localize
 from runtime_py.backends.demo import executor
+from runtime_py.backends.demo.backend import widened
 from runtime_py.backends.demo.plan import build_plan
 from runtime_py.errors import LiteExportError
 
@@ -142,7 +144,8 @@ def _check(scripted: Any, compiled: CompiledModule, index: int, n: int, vector: 
     method = program.method
     signature = compiled.methods[index]
     try:
-        tensors = [np.asarray(o) for o in executor.run(build_plan(program, compiled.weights), list(vector.inputs))]
+        tensors = [np.asarray(o) for o in executor.run(build_plan(program, widened(compiled.weights)),
+                                                       list(vector.inputs))]
     except LiteExportError as exc:
         raise VerificationError(f"self-check failed: {method} does not run in runtime_py on the check inputs: "
                                 f"{exc}") from exc
@@ -159,6 +162,15 @@ def _check(scripted: Any, compiled: CompiledModule, index: int, n: int, vector: 
         e = np.asarray(vector.expected[i])
         if g.shape == e.shape:
             largest = max(largest, max_errors(g, e)[0])
+        quantum = output_quantum(program, output)
+        if quantum is not None and g.shape == e.shape:  # a quantized model's output: compared in quanta
+            apart = quanta_apart(g, e, quantum)
+            if apart <= QUANTA + 1e-3:
+                continue
+            raise VerificationError(
+                f"self-check failed: {method} output {i} is {apart:.3g} quanta (of its grid, scale {quantum:.3g}) "
+                f"from torch's quantized engine, more than the {QUANTA} allowed; "
+                f"{_where(compiled, index, n, vector, output)}. Nothing was written; --no-check skips this check")
         if within_tolerance(g, e):
             continue
         if exact is None:

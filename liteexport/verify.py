@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from liteexport.inspect_bundle import delegate_contents
 from liteexport.parity import as_outputs, constant_problem, is_constant, max_errors
 from liteexport.test_vectors import TEST_VECTORS_EXTRA_FILE, TestVector, decode_test_vectors
 from runtime_py.backends.demo import executor
+from runtime_py.backends.demo.backend import widened
 from runtime_py.backends.demo.plan import build_plan, instruction_label
 from runtime_py.budgets import RunLimitExceeded
 from runtime_py.errors import LiteExportError, UserError
@@ -120,7 +121,7 @@ def divergence_at(method: str, n: int, program: Program, index: int, table: Debu
                       f"{frame.file}:{frame.line}" if frame else "", entry.module_hierarchy if entry else "", max_abs)
 
 
-def localize(method: str, n: int, program: Program, weights: list[np.ndarray], vector: TestVector,
+def localize(method: str, n: int, program: Program, stored: Sequence[object], vector: TestVector,
               table: DebugTable | None, atol: float, rtol: float) -> Divergence | str:
     """Where runtime_py's and ATen's per-instruction values first differ (needs torch)."""
     try:
@@ -130,6 +131,7 @@ def localize(method: str, n: int, program: Program, weights: list[np.ndarray], v
     except ImportError:
         return f"{method}[{n}]: install torch to locate the diverging instruction"
     ours: dict[int, np.ndarray] = {}
+    weights = cast("list[np.ndarray]", widened(stored))  # int8 and float16 weights as the kernels see them
     try:
         executor.run(build_plan(program, weights), vector.inputs, lambda i, v: ours.__setitem__(i, np.asarray(v)))
     except LiteExportError:

@@ -51,7 +51,7 @@ def _dependencies(v: ptmf.IValue, module: ptmf.Module) -> tuple[int, ...]:
     return ivalue_children(v)  # containers' items, an enum's value
 
 
-def _tensor(t: ptmf.TensorMetadata, storages: tuple[np.ndarray, ...]) -> np.ndarray | QuantizedTensor:
+def tensor_value(t: ptmf.TensorMetadata, storages: tuple[np.ndarray, ...]) -> np.ndarray | QuantizedTensor:
     """The tensor ``t`` describes (verify_module checked it, its quantization included)."""
     values = _array(t, storages[t.storage_location_index])
     q = t.quantized_schema
@@ -162,7 +162,7 @@ class LoadedModule:
         if isinstance(v, ptmf.TupleValue):
             return tuple([values[i] for i in v.items])
         if isinstance(v, ptmf.TensorMetadata):
-            return _tensor(v, self.module.storage_data)
+            return tensor_value(v, self.module.storage_data)
         if isinstance(v, ptmf.EnumValue):
             return ScriptEnum(v.type_name, values[v.value])
         if isinstance(v, ptmf.DictValue):

@@ -75,9 +75,12 @@ def test_the_compiler_emits_every_opcode() -> None:
             return ids + torch.arange(ids.size(1))
 
     from liteexport.input_spec import TensorSpec
+    from tests.compiler.models.quantized import small_quantized
 
     cases = {**CASES, "bare_batch_norm": (BareBatchNorm, {"forward": [(1, 3, 4, 4)]}),
-             "positions": (Positions, {"forward": [TensorSpec((1, "S"), "int64")]})}
+             "positions": (Positions, {"forward": [TensorSpec((1, "S"), "int64")]}),
+             # a quantized model's activations are FAKE_QUANTIZE results
+             "quantized": (small_quantized, {"forward": [(1, 3, 16, 16)]})}
     emitted: set[OpCode] = set()
     for make, input_shapes in cases.values():
         compiled = compile_module(torch.jit.script(make()), input_shapes=input_shapes)

@@ -133,6 +133,20 @@ dst * in / out); absent: in / out."""
     scale_h: float | None = None  # the height's scale factor (> 0) torch maps with, if given
     scale_w: float | None = None  # as scale_h, for the width
 
+
+@dataclass(frozen=True)
+class QuantizeAttrs:
+    """Per-tensor affine quantization of float values, kept as the float values of the grid (a
+quantize then dequantize, as torch.fake_quantize_per_tensor_affine): q = clamp(rint(x * inv) +
+zero_point, quant_min, quant_max) with inv = float32(1 / float32(scale)) and rint half to even
+(NaN to quant_max), then (q - zero_point) * float32(scale). Activations of quantized models travel
+between instructions this way (liteexport/compiler/quantized_ops.py)."""
+
+    scale: float  # the quantization step, > 0
+    zero_point: int = 0  # the integer that stands for 0.0
+    quant_min: int = 0  # the smallest integer (0 for quint8, -128 for qint8)
+    quant_max: int = 255  # the largest integer (255 for quint8, 127 for qint8)
+
 F, R = AttrField, AttrRule
 
 # in union tag order
@@ -246,5 +260,13 @@ TABLES: tuple[AttrTable, ...] = (
         F('scale_w', 'opt_f64', 5, 0.0, 'has_scale_w', 6, None),
     ), (
         R('min', ('size',), 1, None, frozenset([]), 'output size must be positive, got {got}', None, None),
+    )),
+    AttrTable('Quantize', 17, QuantizeAttrs, 4, (
+        F('scale', 'f64', 0, 0.0, '', -1, None),
+        F('zero_point', 'i64', 1, 0, '', -1, None),
+        F('quant_min', 'i64', 2, 0, '', -1, None),
+        F('quant_max', 'i64', 3, 255, '', -1, None),
+    ), (
+        R('rule', (), None, None, frozenset([]), 'scale must be finite and > 0 and quant_min <= zero_point <= quant_max, got scale {scale}, zero point {zero_point}, range {quant_min}..{quant_max}', None, 'quantize_range'),
     )),
 )

@@ -67,6 +67,7 @@ class OpCode(enum.IntEnum):
     COS = 53  # cos(x)
     ARANGE_LIKE = 54  # torch.arange(start, S + end_offset) in int64, where S is the size of the reference operand's axis (a sequence length known only at run time); the reference's values are not read
     RESIZE2D = 55  # nearest or bilinear resizing of an NCHW tensor's last two dims to an output size, as torch's upsample_nearest2d / upsample_bilinear2d
+    FAKE_QUANTIZE = 56  # x rounded to a per-tensor int8/uint8 grid and back to float32 (quantize then dequantize): the activations of quantized models
 
 
 class DType(enum.IntEnum):
@@ -148,7 +149,8 @@ OP_SPECS: dict[OpCode, OpSpec] = {
     OpCode.COS: OpSpec(1, 1, None, False, False, ('x',), ('float32',), {}, 'same'),
     OpCode.ARANGE_LIKE: OpSpec(1, 1, 'ArangeLike', False, False, ('reference',), ('float32', 'int64', 'int32', 'bool'), {}, 'int64'),
     OpCode.RESIZE2D: OpSpec(1, 1, 'Resize', False, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.FAKE_QUANTIZE: OpSpec(1, 1, 'Quantize', False, False, ('x',), ('float32',), {}, 'same'),
 }
 
 # Attributes union member -> its tag
-ATTRIBUTE_TAGS: dict[str, int] = {'Binary': 1, 'Gelu': 2, 'Axis': 3, 'Fused': 4, 'Conv2d': 5, 'LayerNorm': 6, 'Pool2d': 7, 'Shape': 8, 'Permute': 9, 'Flatten': 10, 'Clamp': 11, 'Reduce': 12, 'Slice': 13, 'Cast': 14, 'ArangeLike': 15, 'Resize': 16}
+ATTRIBUTE_TAGS: dict[str, int] = {'Binary': 1, 'Gelu': 2, 'Axis': 3, 'Fused': 4, 'Conv2d': 5, 'LayerNorm': 6, 'Pool2d': 7, 'Shape': 8, 'Permute': 9, 'Flatten': 10, 'Clamp': 11, 'Reduce': 12, 'Slice': 13, 'Cast': 14, 'ArangeLike': 15, 'Resize': 16, 'Quantize': 17}

@@ -73,6 +73,7 @@ class OpCode(object):
     Cos = 53
     ArangeLike = 54
     Resize2d = 55
+    FakeQuantize = 56
 
 
 class Activation(object):
@@ -98,6 +99,7 @@ class Attributes(object):
     Cast = 14
     ArangeLike = 15
     Resize = 16
+    Quantize = 17
 
 
 class Binary(object):
@@ -1289,6 +1291,76 @@ def ResizeAddHasScaleW(builder, hasScaleW):
     builder.PrependBoolSlot(6, hasScaleW, 0)
 
 def ResizeEnd(builder):
+    return builder.EndObject()
+
+
+
+class Quantize(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = Quantize()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsQuantize(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def QuantizeBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x4C\x58\x44\x50", size_prefixed=size_prefixed)
+
+    # Quantize
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # Quantize
+    def Scale(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Float64Flags, o + self._tab.Pos)
+        return 0.0
+
+    # Quantize
+    def ZeroPoint(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int64Flags, o + self._tab.Pos)
+        return 0
+
+    # Quantize
+    def QuantMin(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int64Flags, o + self._tab.Pos)
+        return 0
+
+    # Quantize
+    def QuantMax(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int64Flags, o + self._tab.Pos)
+        return 255
+
+def QuantizeStart(builder):
+    builder.StartObject(4)
+
+def QuantizeAddScale(builder, scale):
+    builder.PrependFloat64Slot(0, scale, 0.0)
+
+def QuantizeAddZeroPoint(builder, zeroPoint):
+    builder.PrependInt64Slot(1, zeroPoint, 0)
+
+def QuantizeAddQuantMin(builder, quantMin):
+    builder.PrependInt64Slot(2, quantMin, 0)
+
+def QuantizeAddQuantMax(builder, quantMax):
+    builder.PrependInt64Slot(3, quantMax, 255)
+
+def QuantizeEnd(builder):
     return builder.EndObject()
 
 

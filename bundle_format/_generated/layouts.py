@@ -205,6 +205,12 @@ TABLES: dict[str, dict[str, tuple[tuple[str, str, int, str], ...]]] = {
             ('slot_dtypes', 'vector', 1, ''),
             ('symbolic_dims', 'table_vector', 4, 'SymbolicDim'),
         ),
+        'Quantize': (
+            ('scale', 'scalar', 8, ''),
+            ('zero_point', 'scalar', 8, ''),
+            ('quant_min', 'scalar', 8, ''),
+            ('quant_max', 'scalar', 8, ''),
+        ),
         'Reduce': (
             ('axes', 'vector', 4, ''),
             ('keepdim', 'scalar', 1, ''),
@@ -300,6 +306,7 @@ UNIONS: dict[str, dict[str, tuple[tuple[int, str, str, int], ...]]] = {
             (14, 'Cast', 'table', 0),
             (15, 'ArangeLike', 'table', 0),
             (16, 'Resize', 'table', 0),
+            (17, 'Quantize', 'table', 0),
         ),
     },
     'debug_table': {

@@ -11,9 +11,11 @@ import torch
 
 from bundle_format.debug_table import DebugEntry, DebugTable
 from bundle_format.program import Constant, DType, Instruction, Program, ValueInfo
+from bundle_format.ptmf import ScalarType
 from liteexport.compiler.dtypes import dtype_of
 from liteexport.compiler.values import NodeSite, OpNode, Sym, TensorConst, TensorValue
 from runtime_py.errors import InternalError
+from runtime_py.quantized_tensor import QuantizedTensor
 
 _SAMPLE = 64  # values sampled, evenly spaced, to tell weights of the same shape apart
 _CHUNK = 1 << 20  # values compared at a time: stops at the first differing chunk, no big temporaries
@@ -27,15 +29,32 @@ def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
     return all(np.array_equal(x[i:i + _CHUNK], y[i:i + _CHUNK]) for i in range(0, x.size, _CHUNK))
 
 
+def _as_quantized(q: torch.Tensor) -> QuantizedTensor:
+    """torch's quantized tensor as the bundle writer (and runtime_py) holds one."""
+    values = np.ascontiguousarray(q.int_repr().numpy())
+    scalar_type = {torch.qint8: ScalarType.QINT8, torch.quint8: ScalarType.QUINT8}[q.dtype]
+    if q.qscheme() == torch.per_tensor_affine:
+        return QuantizedTensor(values, scalar_type, q.q_scale(), q.q_zero_point())
+    return QuantizedTensor(values, scalar_type, scales=q.q_per_channel_scales().numpy(),
+                           zero_points=q.q_per_channel_zero_points().numpy(), axis=q.q_per_channel_axis())
+
+
 class ModuleEmitter:
     def __init__(self) -> None:
-        self.weights: list[np.ndarray] = []
+        self.weights: list[np.ndarray | QuantizedTensor] = []
         self._weight_index: dict[tuple[object, ...], list[int]] = {}  # (shape, sample) -> indexes
         self._entries: list[DebugEntry] = []
+        self._stored_index: dict[int, tuple[int, torch.Tensor]] = {}  # id(quantized weight) -> (index, it)
 
-    def weight(self, tensor: torch.Tensor) -> int:
+    def weight(self, tensor: torch.Tensor, stored: torch.Tensor | None = None) -> int:
         """Index of ``tensor`` in the weight list. Equal contents are stored once: a shared
-        parameter, one used by two methods, or the same fold (``self.w.t()``) done twice."""
+        parameter, one used by two methods, or the same fold (``self.w.t()``) done twice.
+        ``stored``: the quantized tensor ``tensor`` is the float values of, which the bundle holds."""
+        if stored is not None:
+            if id(stored) not in self._stored_index:
+                self._stored_index[id(stored)] = (len(self.weights), stored)  # kept alive: ids stay unique
+                self.weights.append(_as_quantized(stored))
+            return self._stored_index[id(stored)][0]
         # a view of the tensor's memory when it is a contiguous CPU tensor (a parameter,
         # usually): the bundle writer reads it straight from there. Read-only, so nothing
         # downstream can change the model. Its dtype is kept (index buffers are int64).
@@ -48,7 +67,8 @@ class ModuleEmitter:
         key = (array.shape, array.dtype.str, flat[::max(1, flat.size // _SAMPLE)].tobytes())
         candidates = self._weight_index.setdefault(key, [])
         for index in candidates:
-            if _same_bits(self.weights[index], array):
+            candidate = self.weights[index]  # candidates are plain arrays: stored ones have no key
+            if isinstance(candidate, np.ndarray) and _same_bits(candidate, array):
                 return index
         candidates.append(len(self.weights))
         self.weights.append(array)
@@ -75,7 +95,7 @@ class ModuleEmitter:
 
         def slot_of(value: TensorValue) -> int:
             if isinstance(value, TensorConst):
-                index = self.weight(value.tensor)
+                index = self.weight(value.tensor, value.stored)
                 if index not in const_slots:
                     const_slots[index] = new_slot(dtype_of(value))
                     constants.append(Constant(const_slots[index], index))

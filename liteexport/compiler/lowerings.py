@@ -13,6 +13,7 @@ from liteexport.compiler import (
     einsum,
     math_ops,
     ops,
+    quantized_ops,
     recurrent,
     resize_ops,
     scalars,
@@ -34,6 +35,10 @@ LOWERINGS: dict[str, Lowering] = {
 # integer and bool constants (index buffers, masks) fold with torch itself
 for _kind in [*LOWERINGS, *CONSTANT_ONLY]:
     LOWERINGS[_kind] = with_constant_folding(_kind, LOWERINGS.get(_kind))
+# ATen ops on a quantized model's activations keep, restore or fix its grid (quantized_ops.py)
+for _kind in list(LOWERINGS):
+    LOWERINGS[_kind] = quantized_ops.on_quantized_inputs(_kind, LOWERINGS[_kind])
+LOWERINGS.update(quantized_ops.LOWERINGS)
 
 # in-place variants compiled as their out-of-place op; the walk rebinds the mutated input
 INPLACE: dict[str, str] = {**ops.INPLACE, **math_ops.INPLACE, **typed_ops.INPLACE}

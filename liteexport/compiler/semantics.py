@@ -30,6 +30,7 @@ from bundle_format.program import (
     OpCode,
     PermuteAttrs,
     Pool2dAttrs,
+    QuantizeAttrs,
     ReduceAttrs,
     ResizeAttrs,
     ShapeAttrs,
@@ -214,6 +215,8 @@ SEMANTICS: dict[OpCode, Semantics] = {
     OpCode.SIN: _one(torch.sin),
     OpCode.COS: _one(torch.cos),
     OpCode.RESIZE2D: _attrs_of(ResizeAttrs, lambda x, a: _resize(x, a)),
+    OpCode.FAKE_QUANTIZE: _attrs_of(QuantizeAttrs, lambda x, a: torch.fake_quantize_per_tensor_affine(
+        x, a.scale, a.zero_point, a.quant_min, a.quant_max)),
     OpCode.ARANGE_LIKE: _attrs_of(ArangeLikeAttrs, lambda x, a: torch.arange(
         a.start, x.shape[a.axis] + a.end_offset, dtype=torch.int64, device=x.device)),
 }

@@ -464,4 +464,5 @@ _RULES: dict[OpCode, ShapeRule] = {
     OpCode.COS: _first,
     OpCode.ARANGE_LIKE: _arange_like,
     OpCode.RESIZE2D: _resize,
+    OpCode.FAKE_QUANTIZE: _first,
 }

@@ -32,6 +32,16 @@ class NodeSite:
     frames: tuple[SourceFrame, ...]  # outermost first; the last is the node itself
 
 
+@dataclass(frozen=True)
+class QuantGrid:
+    """The per-tensor quantization of a quantized model's activation (quantized_ops.py)."""
+
+    scale: float
+    zero_point: int
+    quant_min: int
+    quant_max: int
+
+
 @dataclass(eq=False)
 class Sym:
     """A tensor computed at run time; ``shape`` uses -1 for dynamic dims, None when even the
@@ -47,6 +57,8 @@ class Sym:
     blocked: frozenset[int] = frozenset()
     # The dynamic dims (-1 in ``shape``) known as expressions of a named dim, by axis (symbolic.py).
     symbols: dict[int, SymSize] = field(default_factory=dict)
+    # A quantized model's activation: the grid its float values sit on (quantized_ops.py).
+    quant: QuantGrid | None = None
 
 
 @dataclass(eq=False)
@@ -55,6 +67,9 @@ class TensorConst:
 
     tensor: torch.Tensor
     state: bool = False  # a module attribute (parameter, buffer): never updated in place
+    # how the bundle stores it when not as ``tensor``: the int8 tensor a quantized model's weight
+    # is (``tensor`` holds its float values, which every engine widens it to at load)
+    stored: torch.Tensor | None = None
 
 
 @dataclass(frozen=True)

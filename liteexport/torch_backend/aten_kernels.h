@@ -455,6 +455,10 @@ at::Tensor run_step(const Step& s, const Tensors& x) {
     case Op::COS: return at::cos(x[0]);
     case Op::ARANGE_LIKE: return arange_like(s, x[0]);
     case Op::RESIZE2D: return resize2d(s, x[0]);
+    case Op::FAKE_QUANTIZE: {
+      const auto& a = attrs_of<dp::QuantizeAttrs>(s);
+      return at::fake_quantize_per_tensor_affine(x[0], a.scale, a.zero_point, a.quant_min, a.quant_max);
+    }
   }
   TORCH_INTERNAL_ASSERT(false, "unreachable opcode");
 }

@@ -124,6 +124,11 @@ std::optional<demo_errors::Fields> named_rule(NamedRule rule, const S& a, size_t
   } else if constexpr (std::is_same_v<S, CastAttrs>) {
     if (rule == NamedRule::KnownDtype && demo_ops::dtype_name(static_cast<int>(a.dtype)) == nullptr)
       return demo_errors::Fields{{"got", std::to_string(a.dtype)}};
+  } else if constexpr (std::is_same_v<S, QuantizeAttrs>) {
+    if (rule == NamedRule::QuantizeRange &&
+        !(std::isfinite(a.scale) && a.scale > 0 && a.quant_min <= a.zero_point && a.zero_point <= a.quant_max))
+      return demo_errors::Fields{{"scale", float_text(a.scale)}, {"zero_point", std::to_string(a.zero_point)},
+                                 {"quant_min", std::to_string(a.quant_min)}, {"quant_max", std::to_string(a.quant_max)}};
   }
   return std::nullopt;
 }

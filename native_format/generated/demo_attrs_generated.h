@@ -88,9 +88,15 @@ struct ResizeAttrs {
   std::optional<double> scale_h{};  // the height's scale factor (> 0) torch maps with, if given
   std::optional<double> scale_w{};  // as scale_h, for the width
 };
+struct QuantizeAttrs {
+  double scale{};  // the quantization step, > 0
+  int64_t zero_point{0};  // the integer that stands for 0.0
+  int64_t quant_min{0};  // the smallest integer (0 for quint8, -128 for qint8)
+  int64_t quant_max{255};  // the largest integer (255 for quint8, 127 for qint8)
+};
 
 // The variant's index is the fbs union tag (0: no attributes).
-using Attrs = std::variant<std::monostate, BinaryAttrs, GeluAttrs, AxisAttrs, FusedAttrs, Conv2dAttrs, LayerNormAttrs, Pool2dAttrs, ShapeAttrs, PermuteAttrs, FlattenAttrs, ClampAttrs, ReduceAttrs, SliceAttrs, CastAttrs, ArangeLikeAttrs, ResizeAttrs>;
+using Attrs = std::variant<std::monostate, BinaryAttrs, GeluAttrs, AxisAttrs, FusedAttrs, Conv2dAttrs, LayerNormAttrs, Pool2dAttrs, ShapeAttrs, PermuteAttrs, FlattenAttrs, ClampAttrs, ReduceAttrs, SliceAttrs, CastAttrs, ArangeLikeAttrs, ResizeAttrs, QuantizeAttrs>;
 
 template <>
 struct Table<BinaryAttrs> {
@@ -187,6 +193,12 @@ struct Table<ResizeAttrs> {
   static constexpr const char* name = "Resize";
   static inline const std::vector<FieldOf<ResizeAttrs>> fields = {{"bilinear", Wire::Bool, 4, 0, nullptr, &ResizeAttrs::bilinear}, {"size", Wire::Pair, 6, 0, nullptr, &ResizeAttrs::size}, {"align_corners", Wire::Bool, 8, 0, nullptr, &ResizeAttrs::align_corners}, {"scale_h", Wire::OptF64, 10, 12, "has_scale_h", &ResizeAttrs::scale_h}, {"scale_w", Wire::OptF64, 14, 16, "has_scale_w", &ResizeAttrs::scale_w}};
   static inline const std::vector<Rule> rules = {{Check::Min, 1, -1, 1.0, 0, false, {0ull}, "output size must be positive, got {got}", kNoCode, NamedRule::None}};
+};
+template <>
+struct Table<QuantizeAttrs> {
+  static constexpr const char* name = "Quantize";
+  static inline const std::vector<FieldOf<QuantizeAttrs>> fields = {{"scale", Wire::F64, 4, 0, nullptr, &QuantizeAttrs::scale}, {"zero_point", Wire::I64, 6, 0, nullptr, &QuantizeAttrs::zero_point}, {"quant_min", Wire::I64, 8, 0, nullptr, &QuantizeAttrs::quant_min}, {"quant_max", Wire::I64, 10, 0, nullptr, &QuantizeAttrs::quant_max}};
+  static inline const std::vector<Rule> rules = {{Check::Rule, -1, -1, 0.0, 0, false, {0ull}, "scale must be finite and > 0 and quant_min <= zero_point <= quant_max, got scale {scale}, zero point {zero_point}, range {quant_min}..{quant_max}", kNoCode, NamedRule::QuantizeRange}};
 };
 
 }  // namespace liteexport::demo_attrs

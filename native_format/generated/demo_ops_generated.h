@@ -65,6 +65,7 @@ enum class Op : uint16_t {
   COS = 53,  // cos(x)
   ARANGE_LIKE = 54,  // torch.arange(start, S + end_offset) in int64, where S is the size of the reference operand's axis (a sequence length known only at run time); the reference's values are not read
   RESIZE2D = 55,  // nearest or bilinear resizing of an NCHW tensor's last two dims to an output size, as torch's upsample_nearest2d / upsample_bilinear2d
+  FAKE_QUANTIZE = 56,  // x rounded to a per-tensor int8/uint8 grid and back to float32 (quantize then dequantize): the activations of quantized models
 };
 
 // Element types of compiled values ([dtypes]), numbered as c10::ScalarType.
@@ -96,8 +97,8 @@ enum class ResultRule : uint8_t {
 
 constexpr size_t kMaxNamedOperands = 3;
 
-constexpr size_t kNumOps = 56;
-constexpr size_t kNumAttributeTypes = 16;  // union tags 1..kNumAttributeTypes
+constexpr size_t kNumOps = 57;
+constexpr size_t kNumAttributeTypes = 17;  // union tags 1..kNumAttributeTypes
 constexpr size_t kAnyNumber = SIZE_MAX;
 
 struct OpInfo {
@@ -172,10 +173,11 @@ constexpr OpInfo kOps[kNumOps] = {
     {"COS", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
     {"ARANGE_LIKE", 1, 1, 15, false, false, ResultRule::kFixed, 4, 1, {0x0858}, {true}},
     {"RESIZE2D", 1, 1, 16, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
+    {"FAKE_QUANTIZE", 1, 1, 17, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
 };
 
 // runtime_py's attribute class names, indexed by union tag ("none" for 0)
-constexpr const char* kAttributeNames[kNumAttributeTypes + 1] = {"none", "BinaryAttrs", "GeluAttrs", "AxisAttrs", "FusedAttrs", "Conv2dAttrs", "LayerNormAttrs", "Pool2dAttrs", "ShapeAttrs", "PermuteAttrs", "FlattenAttrs", "ClampAttrs", "ReduceAttrs", "SliceAttrs", "CastAttrs", "ArangeLikeAttrs", "ResizeAttrs"};
+constexpr const char* kAttributeNames[kNumAttributeTypes + 1] = {"none", "BinaryAttrs", "GeluAttrs", "AxisAttrs", "FusedAttrs", "Conv2dAttrs", "LayerNormAttrs", "Pool2dAttrs", "ShapeAttrs", "PermuteAttrs", "FlattenAttrs", "ClampAttrs", "ReduceAttrs", "SliceAttrs", "CastAttrs", "ArangeLikeAttrs", "ResizeAttrs", "QuantizeAttrs"};
 
 // nullptr for a number outside the instruction set
 inline const OpInfo* op_info(uint16_t op) { return op < kNumOps ? &kOps[op] : nullptr; }
@@ -237,6 +239,7 @@ constexpr const char* kOperandNames[kNumOps][kMaxNamedOperands] = {
     {"x"},
     {"x"},
     {"reference"},
+    {"x"},
     {"x"},
 };
 

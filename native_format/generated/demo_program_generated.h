@@ -65,6 +65,9 @@ struct ArangeLikeBuilder;
 struct Resize;
 struct ResizeBuilder;
 
+struct Quantize;
+struct QuantizeBuilder;
+
 struct Instruction;
 struct InstructionBuilder;
 
@@ -178,11 +181,12 @@ enum class OpCode : uint16_t {
   Cos = 53,
   ArangeLike = 54,
   Resize2d = 55,
+  FakeQuantize = 56,
   MIN = Add,
-  MAX = Resize2d
+  MAX = FakeQuantize
 };
 
-inline const OpCode (&EnumValuesOpCode())[56] {
+inline const OpCode (&EnumValuesOpCode())[57] {
   static const OpCode values[] = {
     OpCode::Add,
     OpCode::Sub,
@@ -239,13 +243,14 @@ inline const OpCode (&EnumValuesOpCode())[56] {
     OpCode::Sin,
     OpCode::Cos,
     OpCode::ArangeLike,
-    OpCode::Resize2d
+    OpCode::Resize2d,
+    OpCode::FakeQuantize
   };
   return values;
 }
 
 inline const char * const *EnumNamesOpCode() {
-  static const char * const names[57] = {
+  static const char * const names[58] = {
     "Add",
     "Sub",
     "Mul",
@@ -302,13 +307,14 @@ inline const char * const *EnumNamesOpCode() {
     "Cos",
     "ArangeLike",
     "Resize2d",
+    "FakeQuantize",
     nullptr
   };
   return names;
 }
 
 inline const char *EnumNameOpCode(OpCode e) {
-  if (::flatbuffers::IsOutRange(e, OpCode::Add, OpCode::Resize2d)) return "";
+  if (::flatbuffers::IsOutRange(e, OpCode::Add, OpCode::FakeQuantize)) return "";
   const size_t index = static_cast<size_t>(e);
   return EnumNamesOpCode()[index];
 }
@@ -361,11 +367,12 @@ enum class Attributes : uint8_t {
   Cast = 14,
   ArangeLike = 15,
   Resize = 16,
+  Quantize = 17,
   MIN = NONE,
-  MAX = Resize
+  MAX = Quantize
 };
 
-inline const Attributes (&EnumValuesAttributes())[17] {
+inline const Attributes (&EnumValuesAttributes())[18] {
   static const Attributes values[] = {
     Attributes::NONE,
     Attributes::Binary,
@@ -383,13 +390,14 @@ inline const Attributes (&EnumValuesAttributes())[17] {
     Attributes::Slice,
     Attributes::Cast,
     Attributes::ArangeLike,
-    Attributes::Resize
+    Attributes::Resize,
+    Attributes::Quantize
   };
   return values;
 }
 
 inline const char * const *EnumNamesAttributes() {
-  static const char * const names[18] = {
+  static const char * const names[19] = {
     "NONE",
     "Binary",
     "Gelu",
@@ -407,13 +415,14 @@ inline const char * const *EnumNamesAttributes() {
     "Cast",
     "ArangeLike",
     "Resize",
+    "Quantize",
     nullptr
   };
   return names;
 }
 
 inline const char *EnumNameAttributes(Attributes e) {
-  if (::flatbuffers::IsOutRange(e, Attributes::NONE, Attributes::Resize)) return "";
+  if (::flatbuffers::IsOutRange(e, Attributes::NONE, Attributes::Quantize)) return "";
   const size_t index = static_cast<size_t>(e);
   return EnumNamesAttributes()[index];
 }
@@ -484,6 +493,10 @@ template<> struct AttributesTraits<liteexport::demo::ArangeLike> {
 
 template<> struct AttributesTraits<liteexport::demo::Resize> {
   static const Attributes enum_value = Attributes::Resize;
+};
+
+template<> struct AttributesTraits<liteexport::demo::Quantize> {
+  static const Attributes enum_value = Attributes::Quantize;
 };
 
 template <bool B = false>
@@ -1567,6 +1580,78 @@ inline ::flatbuffers::Offset<Resize> CreateResizeDirect(
       has_scale_w);
 }
 
+struct Quantize FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
+  typedef QuantizeBuilder Builder;
+  enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
+    VT_SCALE = 4,
+    VT_ZERO_POINT = 6,
+    VT_QUANT_MIN = 8,
+    VT_QUANT_MAX = 10
+  };
+  double scale() const {
+    return GetField<double>(VT_SCALE, 0.0);
+  }
+  int64_t zero_point() const {
+    return GetField<int64_t>(VT_ZERO_POINT, 0);
+  }
+  int64_t quant_min() const {
+    return GetField<int64_t>(VT_QUANT_MIN, 0);
+  }
+  int64_t quant_max() const {
+    return GetField<int64_t>(VT_QUANT_MAX, 255LL);
+  }
+  template <bool B = false>
+  bool Verify(::flatbuffers::VerifierTemplate<B> &verifier) const {
+    return VerifyTableStart(verifier) &&
+           VerifyField<double>(verifier, VT_SCALE, 8) &&
+           VerifyField<int64_t>(verifier, VT_ZERO_POINT, 8) &&
+           VerifyField<int64_t>(verifier, VT_QUANT_MIN, 8) &&
+           VerifyField<int64_t>(verifier, VT_QUANT_MAX, 8) &&
+           verifier.EndTable();
+  }
+};
+
+struct QuantizeBuilder {
+  typedef Quantize Table;
+  ::flatbuffers::FlatBufferBuilder &fbb_;
+  ::flatbuffers::uoffset_t start_;
+  void add_scale(double scale) {
+    fbb_.AddElement<double>(Quantize::VT_SCALE, scale, 0.0);
+  }
+  void add_zero_point(int64_t zero_point) {
+    fbb_.AddElement<int64_t>(Quantize::VT_ZERO_POINT, zero_point, 0);
+  }
+  void add_quant_min(int64_t quant_min) {
+    fbb_.AddElement<int64_t>(Quantize::VT_QUANT_MIN, quant_min, 0);
+  }
+  void add_quant_max(int64_t quant_max) {
+    fbb_.AddElement<int64_t>(Quantize::VT_QUANT_MAX, quant_max, 255LL);
+  }
+  explicit QuantizeBuilder(::flatbuffers::FlatBufferBuilder &_fbb)
+        : fbb_(_fbb) {
+    start_ = fbb_.StartTable();
+  }
+  ::flatbuffers::Offset<Quantize> Finish() {
+    const auto end = fbb_.EndTable(start_);
+    auto o = ::flatbuffers::Offset<Quantize>(end);
+    return o;
+  }
+};
+
+inline ::flatbuffers::Offset<Quantize> CreateQuantize(
+    ::flatbuffers::FlatBufferBuilder &_fbb,
+    double scale = 0.0,
+    int64_t zero_point = 0,
+    int64_t quant_min = 0,
+    int64_t quant_max = 255LL) {
+  QuantizeBuilder builder_(_fbb);
+  builder_.add_quant_max(quant_max);
+  builder_.add_quant_min(quant_min);
+  builder_.add_zero_point(zero_point);
+  builder_.add_scale(scale);
+  return builder_.Finish();
+}
+
 struct Instruction FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
   typedef InstructionBuilder Builder;
   enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
@@ -1640,6 +1725,9 @@ struct Instruction FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
   }
   const liteexport::demo::Resize *attributes_as_Resize() const {
     return attributes_type() == liteexport::demo::Attributes::Resize ? static_cast<const liteexport::demo::Resize *>(attributes()) : nullptr;
+  }
+  const liteexport::demo::Quantize *attributes_as_Quantize() const {
+    return attributes_type() == liteexport::demo::Attributes::Quantize ? static_cast<const liteexport::demo::Quantize *>(attributes()) : nullptr;
   }
   int64_t debug_handle() const {
     return GetField<int64_t>(VT_DEBUG_HANDLE, 0);
@@ -1722,6 +1810,10 @@ template<> inline const liteexport::demo::ArangeLike *Instruction::attributes_as
 
 template<> inline const liteexport::demo::Resize *Instruction::attributes_as<liteexport::demo::Resize>() const {
   return attributes_as_Resize();
+}
+
+template<> inline const liteexport::demo::Quantize *Instruction::attributes_as<liteexport::demo::Quantize>() const {
+  return attributes_as_Quantize();
 }
 
 struct InstructionBuilder {
@@ -2259,6 +2351,10 @@ inline bool VerifyAttributes(::flatbuffers::VerifierTemplate<B> &verifier, const
     }
     case Attributes::Resize: {
       auto ptr = reinterpret_cast<const liteexport::demo::Resize *>(obj);
+      return verifier.VerifyTable(ptr);
+    }
+    case Attributes::Quantize: {
+      auto ptr = reinterpret_cast<const liteexport::demo::Quantize *>(obj);
       return verifier.VerifyTable(ptr);
     }
     default: return true;

@@ -17,6 +17,7 @@ from runtime_py.backends.demo import (
     activations,
     conv,
     elementwise,
+    fake_quantize,
     layout,
     linalg,
     normalization,
@@ -129,6 +130,7 @@ _FACTORIES: dict[OpCode, tuple[KernelFactory, bool]] = {
     OpCode.COS: (_fixed(typed.cos), False),
     OpCode.ARANGE_LIKE: (typed.make_arange_like, False),
     OpCode.RESIZE2D: (resize.make_resize2d, False),
+    OpCode.FAKE_QUANTIZE: (fake_quantize.make_fake_quantize, False),
 }
 
 

@@ -1,6 +1,7 @@
 // Clamping activations, SiLU and elementwise math: clamp (hardtanh, relu6), hardsigmoid,
 // hardswish, silu, log, sqrt, rsqrt, abs, exp, sin, cos.
 // Each follows torch's CPU formula in float32, like runtime_py's activations.py.
+#include <algorithm>
 #include <cmath>
 
 #include "../errors.h"
@@ -40,6 +41,20 @@ Kernel make_clamp(const ClampAttrs& a) {
   const float low = a.min.has_value() ? static_cast<float>(*a.min) : -INFINITY;
   const float high = a.max.has_value() ? static_cast<float>(*a.max) : INFINITY;
   return elementwise([=](float v) { return clamp_keep_nan(v, low, high); });
+}
+
+// runtime_py/backends/demo/fake_quantize.py: rint (half to even, the default rounding mode) of
+// x times the float32 inverse scale, plus the zero point, clamped (NaN to the top), times the scale
+Kernel make_fake_quantize(const QuantizeAttrs& a) {
+  const float scale = static_cast<float>(a.scale);
+  const float inverse = 1.0f / scale;
+  const double zero = static_cast<double>(a.zero_point);
+  const double low = static_cast<double>(a.quant_min), high = static_cast<double>(a.quant_max);
+  return elementwise([=](float v) {
+    const double q = static_cast<double>(std::nearbyint(v * inverse)) + zero;
+    const double kept = std::isnan(q) ? high : std::min(std::max(q, low), high);
+    return static_cast<float>(kept - zero) * scale;
+  });
 }
 
 Kernel make_hardsigmoid() {

@@ -64,6 +64,7 @@ Kernel bind_kernel(Op op, const Attrs& a, size_t n_inputs) {
     case Op::GATHER: return make_gather(as<AxisAttrs>(a));
     case Op::INDEX_SELECT: return make_index_select(as<AxisAttrs>(a));
     case Op::RESIZE2D: return make_resize2d(as<ResizeAttrs>(a));
+    case Op::FAKE_QUANTIZE: return make_fake_quantize(as<QuantizeAttrs>(a));
     case Op::EQ:
     case Op::NE:
     case Op::LT:

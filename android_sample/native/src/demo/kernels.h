@@ -65,6 +65,7 @@ Kernel make_embedding();                                                // index
 Kernel make_gather(const AxisAttrs& a);                                 // indexing.cpp
 Kernel make_index_select(const AxisAttrs& a);                           // indexing.cpp
 Kernel make_resize2d(const ResizeAttrs& a);                             // resize.cpp
+Kernel make_fake_quantize(const QuantizeAttrs& a);                      // activations.cpp
 
 // --- helpers shared by the families ---
 // y = max(y, 0) in place; NaN stays NaN, as in torch.

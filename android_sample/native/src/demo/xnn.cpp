@@ -406,6 +406,7 @@ bool elementwise_unary(Op op) {
     case Op::CLAMP:
     case Op::HARDSIGMOID:
     case Op::HARDSWISH:
+    case Op::FAKE_QUANTIZE:
     case Op::SILU:
     case Op::LOG:
     case Op::SQRT:

@@ -1,9 +1,11 @@
 #include "array.h"
 
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
+#include "buffer_pool.h"
 #include "errors.h"
 #include "run_limits.h"
 
@@ -28,12 +30,16 @@ void* Array::allocate(size_t itemsize, bool zero) {
                             std::to_string(kMaxElements));
   // Within a run, the result counts against its memory budget from here until it is freed:
   // checked from the shape, before allocating.
+  // A result's storage: it returns to its Module's pool when the last array using it goes.
   struct Buffer {
     std::unique_ptr<uint64_t[]> words;  // 8-byte aligned: any of the four dtypes
+    size_t capacity = 0;                // words, when it came from (and returns to) run->pool
     std::shared_ptr<RunState> run;
     uint64_t bytes = 0;
     ~Buffer() {
-      if (run) run->live -= bytes;
+      if (!run) return;
+      run->live -= bytes;
+      if (run->pool) run->pool->give(std::move(words), capacity);
     }
   };
   const uint64_t bytes = static_cast<uint64_t>(numel(shape)) * itemsize;
@@ -45,7 +51,13 @@ void* Array::allocate(size_t itemsize, bool zero) {
   auto buffer = std::make_shared<Buffer>();
   // kReadSlack more elements: XNNPACK's kernels read (never write) up to 16 bytes past an input
   const size_t words = (static_cast<size_t>(bytes) + kReadSlack * itemsize + 7) / 8;
-  buffer->words = zero ? std::make_unique<uint64_t[]>(words) : std::unique_ptr<uint64_t[]>(new uint64_t[words]);
+  if (run && run->pool) {
+    // a recycled buffer holds an earlier result: zeroed here when asked (only the result's bytes)
+    buffer->words = run->pool->take(words, &buffer->capacity);
+    if (zero) std::memset(buffer->words.get(), 0, static_cast<size_t>(bytes));
+  } else {
+    buffer->words = zero ? std::make_unique<uint64_t[]>(words) : std::unique_ptr<uint64_t[]>(new uint64_t[words]);
+  }
   if (run) {
     buffer->run = run;
     buffer->bytes = bytes;

@@ -1,5 +1,6 @@
 // The core's internal tensor: a shape, an element type and shared, read-only, contiguous data.
-// Weights alias the mapped bundle (no copy); kernel results own a fresh buffer.
+// Weights alias the mapped bundle (no copy); kernel results own a buffer (within a Module's call,
+// one recycled from its earlier results: buffer_pool.h).
 // float32 is the common case and its kernels read ptr() as before; int64, int32 and bool values
 // (issue 20's typed programs: token ids, masks, positions) are read through data_as<T>().
 #pragma once

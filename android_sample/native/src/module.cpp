@@ -5,6 +5,7 @@
 #include <chrono>
 #include <optional>
 
+#include "buffer_pool.h"
 #include "bundle_verify.h"
 #include "debug_table.h"
 #include "demo/xnn.h"
@@ -193,6 +194,7 @@ class LoadedModule final : public Module {
     auto run = std::make_shared<RunState>();
     run->max_memory = options_.max_memory;
     run->timeout_seconds = options_.timeout_seconds;
+    run->pool = buffers_;  // results reuse the buffers of earlier steps and calls (no page faults)
     if (options_.timeout_seconds > 0)
       run->deadline = std::chrono::steady_clock::now() +
                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -312,6 +314,8 @@ class LoadedModule final : public Module {
   }
 
   std::unique_ptr<demo_backend::ThreadPool> pool_;
+  // shared: a result freed after the Module (a caller's array) still returns its buffer safely
+  std::shared_ptr<BufferPool> buffers_ = std::make_shared<BufferPool>();
 };
 
 }  // namespace

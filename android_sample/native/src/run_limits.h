@@ -17,11 +17,14 @@ struct RunLimitError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+class BufferPool;
+
 struct RunState {
   uint64_t max_memory = 0;  // bytes of live kernel results; 0 = no budget
   double timeout_seconds = 0;  // 0 = none
   std::chrono::steady_clock::time_point deadline{};
   std::atomic<uint64_t> live{0};  // bytes of the kernel results alive now (freed ones subtracted)
+  std::shared_ptr<BufferPool> pool;  // the Module's recycled result buffers (buffer_pool.h); null: none
 };
 
 // Installs `state` as the calling thread's run for its lifetime (restoring the previous one).

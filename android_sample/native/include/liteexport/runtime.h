@@ -172,6 +172,9 @@ class Module {
   // element. An element that is None (googlenet's auxiliary outputs in eval mode: it returns
   // (logits, None, None)) is std::nullopt; an element of another kind (an int, bool or float
   // constant) is an Execution error: the core returns Tensors only.
+  // One call at a time per Module: calls from several threads must be serialized by the caller
+  // (a Module reuses its result buffers and XNNPACK operators from call to call); separate
+  // Modules, even of the same bundle, run in parallel freely.
   virtual std::vector<std::optional<Tensor>> run_method(const std::string& name, const std::vector<Tensor>& inputs) = 0;
   std::vector<std::optional<Tensor>> forward(const std::vector<Tensor>& inputs) { return run_method("forward", inputs); }
   // Runs `method` `warmup` times unmeasured, then `runs` times timing each compiled instruction

@@ -58,7 +58,7 @@ template <typename R, typename A, typename B, typename F>
 Array broadcast_map(const Array& a, const Array& b, F f) {
   Shape shape = broadcast_shapes({&a.shape, &b.shape});
   R* y;
-  Array out = Array::zeros(shape, &y);
+  Array out = Array::uninitialized(shape, &y);  // both paths write every element
   const A* pa = a.data_as<A>();
   const B* pb = b.data_as<B>();
   if (a.shape == b.shape) {  // the common case: no index arithmetic
@@ -74,7 +74,7 @@ Array broadcast_map(const Array& a, const Array& b, F f) {
 template <typename R, typename T, typename F>
 Array map_values(const Array& x, F f) {
   R* y;
-  Array out = Array::zeros(x.shape, &y);
+  Array out = Array::uninitialized(x.shape, &y);  // every element written below
   const T* p = x.data_as<T>();
   for (int64_t i = 0, n = x.size(); i < n; ++i) y[i] = f(p[i]);
   return out;

@@ -26,7 +26,7 @@ Kernel make_transpose(const PermuteAttrs& attrs) {
     return visit_dtype(x.dtype, [&](auto zero) {
       using T = decltype(zero);
       T* y;
-      Array out = Array::zeros(out_shape, &y);
+      Array out = Array::uninitialized(out_shape, &y);  // every element copied below
       const int64_t total = out.size();
       if (total == 0) return out;
       const T* px = x.data_as<T>();
@@ -115,7 +115,7 @@ Kernel make_cat(const AxisAttrs& attrs) {
     return visit_dtype(first.dtype, [&](auto zero) {
       using T = decltype(zero);  // every input's: the decoder checked they share one dtype
       T* y;
-      Array out = Array::zeros(shape, &y);
+      Array out = Array::uninitialized(shape, &y);  // the inputs' chunks fill it
       if (out.size() == 0) return out;  // its other dims may multiply past int64
       int64_t outer = 1;
       for (int64_t d = 0; d < axis; ++d) outer *= shape[static_cast<size_t>(d)];

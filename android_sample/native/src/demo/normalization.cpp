@@ -15,7 +15,7 @@ Kernel make_channel_affine() {
                         (x.dim() > 1 ? std::to_string(c) : std::string("?")) + ",), got " +
                         py_shape(scale.shape) + " and " + py_shape(shift.shape));
     float* y;
-    Array out = Array::zeros(x.shape, &y);
+    Array out = Array::uninitialized(x.shape, &y);  // every element written below
     if (out.size() == 0) return out;  // its other dims may multiply past int64
     int64_t inner = 1;
     for (int64_t d = 2; d < x.dim(); ++d) inner *= x.shape[static_cast<size_t>(d)];
@@ -46,7 +46,7 @@ Kernel make_layer_norm(const LayerNormAttrs& attrs) {
         throw KernelError(std::string(names[i]) + " of shape " + py_shape(params[i]->shape) +
                           " is not the normalized shape " + py_shape(normalized));
     float* y;
-    Array out = Array::zeros(x.shape, &y);
+    Array out = Array::uninitialized(x.shape, &y);  // every row written below
     const int64_t len = numel(normalized), rows = len ? x.size() / len : 0;
     const float* px = x.ptr();
     for (int64_t r = 0; r < rows; ++r) {

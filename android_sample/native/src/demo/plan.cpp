@@ -18,7 +18,34 @@ bool supported(uint8_t dtype) {
   return false;
 }
 
+size_t count(const std::vector<uint32_t>& slots, uint32_t slot) {
+  return static_cast<size_t>(std::count(slots.begin(), slots.end(), slot));
+}
+
 }  // namespace
+
+std::optional<size_t> sole_reader(const MethodPlan& plan, const std::vector<bool>& removed, size_t i) {
+  const uint32_t slot = plan.steps[i].write;
+  std::optional<size_t> reader;
+  bool overwritten = false;  // the value's life ends at a later write of its slot
+  for (size_t j = i + 1; j < plan.steps.size() && !overwritten; ++j) {
+    if (removed[j]) continue;
+    const Step& step = plan.steps[j];
+    const size_t reads = count(step.reads, slot);
+    if (reads > 0 && (reader || reads > 1)) return std::nullopt;
+    if (reads > 0) reader = j;
+    overwritten = step.write == slot;
+  }
+  if (!reader) return std::nullopt;
+  // alive at the end: the program's output (its last write) is read by the caller too
+  if (!overwritten && std::find(plan.outputs.begin(), plan.outputs.end(), slot) != plan.outputs.end())
+    return std::nullopt;
+  // step i will write the reader's slot: a step between them must not see that change
+  const uint32_t target = plan.steps[*reader].write;
+  for (size_t k = i + 1; k < *reader; ++k)
+    if (!removed[k] && (plan.steps[k].write == target || count(plan.steps[k].reads, target) > 0)) return std::nullopt;
+  return reader;
+}
 
 std::shared_ptr<const MethodPlan> build_plan(const ByteTensor& bytes, const std::vector<IValue>& weights) {
   demo_program::Program program;

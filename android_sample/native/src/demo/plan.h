@@ -44,6 +44,14 @@ struct MethodPlan {
 // weight list). Throws Error(Format) with the decoder's code and fields.
 std::shared_ptr<const MethodPlan> build_plan(const ByteTensor& bytes, const std::vector<IValue>& weights);
 
+// The step reading the value that step `i` writes, when it is that value's only reader and may
+// write its own result in step i's place (prepare_fast_steps folds a ReLU/clamp into the
+// convolution or add before it): the value is no output, the reader reads it once, and no step
+// between them reads or writes the reader's slot. Steps marked in `removed` are skipped. Per
+// value, not per slot: the compiler reuses slots (mobilenet_v2 writes all its convolutions into
+// two), so a slot is read many times over a program while each value has one reader.
+std::optional<size_t> sole_reader(const MethodPlan& plan, const std::vector<bool>& removed, size_t i);
+
 // Runs `plan` on `inputs`; throws Error(Execution) carrying the failing instruction's handle.
 std::vector<Array> run_plan(const MethodPlan& plan, const std::vector<IValue>& inputs);
 

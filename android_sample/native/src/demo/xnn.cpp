@@ -444,30 +444,26 @@ void prepare_fast_steps(MethodPlan& plan) {
   initialize_xnnpack();
   std::map<uint32_t, const Array*> constants;
   for (const auto& [slot, weight] : plan.constants) constants[slot] = &weight;
-  std::vector<int> readers(plan.num_slots, 0);
-  for (const Step& step : plan.steps)
-    for (uint32_t slot : step.reads) ++readers[slot];
-  for (uint32_t slot : plan.outputs) readers[slot] += 2;  // an output is never folded away
   const auto constant = [&](const Step& step, size_t i) -> const Array* {
     if (i >= step.reads.size()) return nullptr;
     auto it = constants.find(step.reads[i]);
     return it == constants.end() ? nullptr : it->second;
   };
   std::vector<bool> removed(plan.steps.size(), false);
-  // the step right after `i`, when it is a ReLU or clamp reading only i's result, which nothing else
-  // reads: folded into `bounds`
-  const auto fold_next = [&](size_t i, Bounds& bounds) {
-    if (i + 1 >= plan.steps.size()) return;
-    Step& step = plan.steps[i];
-    Step& next = plan.steps[i + 1];
-    if (next.reads.size() != 1 || next.reads[0] != step.write || readers[step.write] != 1) return;
+  // the only reader of i's result (not always the next step: plan.h), when it is a float32 ReLU
+  // or clamp: folded into `bounds`, and step i writes its result
+  const auto fold_reader = [&](size_t i, Bounds& bounds) {
+    const std::optional<size_t> j = sole_reader(plan, removed, i);
+    if (!j) return;
+    Step& next = plan.steps[*j];
+    if (next.reads.size() != 1 || static_cast<DType>(plan.slot_dtypes[next.write]) != DType::Float32) return;
     bool folded = false;
     if (next.op == Op::RELU) folded = bounds.fold(0.0f, INFINITY);
     else if (next.op == Op::CLAMP) folded = bounds.fold(lower(std::get<ClampAttrs>(next.attrs).min), upper(std::get<ClampAttrs>(next.attrs).max));
     if (!folded) return;
     bounds.after = next.kernel;
-    step.write = next.write;
-    removed[i + 1] = true;
+    plan.steps[i].write = next.write;
+    removed[*j] = true;
   };
   // XNNPACK's operators take float32: a step reading or writing another dtype (an int64 ADD of
   // positions, say) keeps its own kernel
@@ -490,7 +486,7 @@ void prepare_fast_steps(MethodPlan& plan) {
           break;
         Bounds bounds;
         if (a.activation == Activation::Relu) bounds.lo = 0.0f;
-        fold_next(i, bounds);
+        fold_reader(i, bounds);
         // the own kernel applies the conv's own ReLU; the folded step's kernel follows it
         step.fast = std::make_shared<ConvStep>(a, *w, b, bounds, step.kernel);
         break;
@@ -529,7 +525,7 @@ void prepare_fast_steps(MethodPlan& plan) {
         const BinaryAttrs& a = std::get<BinaryAttrs>(step.attrs);
         const bool xnn = (step.op == Op::ADD && a.alpha == 1.0) || step.op == Op::MUL;
         Bounds bounds;
-        if (xnn) fold_next(i, bounds);
+        if (xnn) fold_reader(i, bounds);
         step.fast = std::make_shared<BinaryStep>(step.op, xnn, bounds, step.kernel);
         break;
       }

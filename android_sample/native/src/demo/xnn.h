@@ -58,9 +58,10 @@ class FastStep {
   virtual Array run(Slots& slots, const std::vector<uint32_t>& reads, bool* nhwc) = 0;
 };
 
-// Gives the plan's steps their XNNPACK path and fuses a convolution's (or an add's) following
-// ReLU/clamp into it when nothing else reads the intermediate value: creates the operators, which
-// pack the weights (once, at load). Called by build_plan before it computes the slots' releases.
+// Gives the plan's steps their XNNPACK path and fuses a convolution's (or an add's) ReLU/clamp
+// into it when the clamp is the only reader of its result (not necessarily the next step:
+// sole_reader in plan.h): creates the operators. Called by build_plan before it computes the
+// slots' releases.
 void prepare_fast_steps(MethodPlan& plan);
 
 // The threads XNNPACK runs on: a pthreadpool of n threads (n >= 2; one thread needs no pool: the

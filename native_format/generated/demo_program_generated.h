@@ -65,6 +65,15 @@ struct ArangeLikeBuilder;
 struct Resize;
 struct ResizeBuilder;
 
+struct Diagonal;
+struct DiagonalBuilder;
+
+struct ArgReduce;
+struct ArgReduceBuilder;
+
+struct TopK;
+struct TopKBuilder;
+
 struct Instruction;
 struct InstructionBuilder;
 
@@ -178,11 +187,18 @@ enum class OpCode : uint16_t {
   Cos = 53,
   ArangeLike = 54,
   Resize2d = 55,
+  Triu = 56,
+  Tril = 57,
+  ArgMax = 58,
+  TopK = 59,
+  FloorDiv = 60,
+  TruncDiv = 61,
+  Remainder = 62,
   MIN = Add,
-  MAX = Resize2d
+  MAX = Remainder
 };
 
-inline const OpCode (&EnumValuesOpCode())[56] {
+inline const OpCode (&EnumValuesOpCode())[63] {
   static const OpCode values[] = {
     OpCode::Add,
     OpCode::Sub,
@@ -239,13 +255,20 @@ inline const OpCode (&EnumValuesOpCode())[56] {
     OpCode::Sin,
     OpCode::Cos,
     OpCode::ArangeLike,
-    OpCode::Resize2d
+    OpCode::Resize2d,
+    OpCode::Triu,
+    OpCode::Tril,
+    OpCode::ArgMax,
+    OpCode::TopK,
+    OpCode::FloorDiv,
+    OpCode::TruncDiv,
+    OpCode::Remainder
   };
   return values;
 }
 
 inline const char * const *EnumNamesOpCode() {
-  static const char * const names[57] = {
+  static const char * const names[64] = {
     "Add",
     "Sub",
     "Mul",
@@ -302,13 +325,20 @@ inline const char * const *EnumNamesOpCode() {
     "Cos",
     "ArangeLike",
     "Resize2d",
+    "Triu",
+    "Tril",
+    "ArgMax",
+    "TopK",
+    "FloorDiv",
+    "TruncDiv",
+    "Remainder",
     nullptr
   };
   return names;
 }
 
 inline const char *EnumNameOpCode(OpCode e) {
-  if (::flatbuffers::IsOutRange(e, OpCode::Add, OpCode::Resize2d)) return "";
+  if (::flatbuffers::IsOutRange(e, OpCode::Add, OpCode::Remainder)) return "";
   const size_t index = static_cast<size_t>(e);
   return EnumNamesOpCode()[index];
 }
@@ -361,11 +391,14 @@ enum class Attributes : uint8_t {
   Cast = 14,
   ArangeLike = 15,
   Resize = 16,
+  Diagonal = 17,
+  ArgReduce = 18,
+  TopK = 19,
   MIN = NONE,
-  MAX = Resize
+  MAX = TopK
 };
 
-inline const Attributes (&EnumValuesAttributes())[17] {
+inline const Attributes (&EnumValuesAttributes())[20] {
   static const Attributes values[] = {
     Attributes::NONE,
     Attributes::Binary,
@@ -383,13 +416,16 @@ inline const Attributes (&EnumValuesAttributes())[17] {
     Attributes::Slice,
     Attributes::Cast,
     Attributes::ArangeLike,
-    Attributes::Resize
+    Attributes::Resize,
+    Attributes::Diagonal,
+    Attributes::ArgReduce,
+    Attributes::TopK
   };
   return values;
 }
 
 inline const char * const *EnumNamesAttributes() {
-  static const char * const names[18] = {
+  static const char * const names[21] = {
     "NONE",
     "Binary",
     "Gelu",
@@ -407,13 +443,16 @@ inline const char * const *EnumNamesAttributes() {
     "Cast",
     "ArangeLike",
     "Resize",
+    "Diagonal",
+    "ArgReduce",
+    "TopK",
     nullptr
   };
   return names;
 }
 
 inline const char *EnumNameAttributes(Attributes e) {
-  if (::flatbuffers::IsOutRange(e, Attributes::NONE, Attributes::Resize)) return "";
+  if (::flatbuffers::IsOutRange(e, Attributes::NONE, Attributes::TopK)) return "";
   const size_t index = static_cast<size_t>(e);
   return EnumNamesAttributes()[index];
 }
@@ -484,6 +523,18 @@ template<> struct AttributesTraits<liteexport::demo::ArangeLike> {
 
 template<> struct AttributesTraits<liteexport::demo::Resize> {
   static const Attributes enum_value = Attributes::Resize;
+};
+
+template<> struct AttributesTraits<liteexport::demo::Diagonal> {
+  static const Attributes enum_value = Attributes::Diagonal;
+};
+
+template<> struct AttributesTraits<liteexport::demo::ArgReduce> {
+  static const Attributes enum_value = Attributes::ArgReduce;
+};
+
+template<> struct AttributesTraits<liteexport::demo::TopK> {
+  static const Attributes enum_value = Attributes::TopK;
 };
 
 template <bool B = false>
@@ -1567,6 +1618,162 @@ inline ::flatbuffers::Offset<Resize> CreateResizeDirect(
       has_scale_w);
 }
 
+struct Diagonal FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
+  typedef DiagonalBuilder Builder;
+  enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
+    VT_DIAGONAL = 4
+  };
+  int64_t diagonal() const {
+    return GetField<int64_t>(VT_DIAGONAL, 0);
+  }
+  template <bool B = false>
+  bool Verify(::flatbuffers::VerifierTemplate<B> &verifier) const {
+    return VerifyTableStart(verifier) &&
+           VerifyField<int64_t>(verifier, VT_DIAGONAL, 8) &&
+           verifier.EndTable();
+  }
+};
+
+struct DiagonalBuilder {
+  typedef Diagonal Table;
+  ::flatbuffers::FlatBufferBuilder &fbb_;
+  ::flatbuffers::uoffset_t start_;
+  void add_diagonal(int64_t diagonal) {
+    fbb_.AddElement<int64_t>(Diagonal::VT_DIAGONAL, diagonal, 0);
+  }
+  explicit DiagonalBuilder(::flatbuffers::FlatBufferBuilder &_fbb)
+        : fbb_(_fbb) {
+    start_ = fbb_.StartTable();
+  }
+  ::flatbuffers::Offset<Diagonal> Finish() {
+    const auto end = fbb_.EndTable(start_);
+    auto o = ::flatbuffers::Offset<Diagonal>(end);
+    return o;
+  }
+};
+
+inline ::flatbuffers::Offset<Diagonal> CreateDiagonal(
+    ::flatbuffers::FlatBufferBuilder &_fbb,
+    int64_t diagonal = 0) {
+  DiagonalBuilder builder_(_fbb);
+  builder_.add_diagonal(diagonal);
+  return builder_.Finish();
+}
+
+struct ArgReduce FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
+  typedef ArgReduceBuilder Builder;
+  enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
+    VT_AXIS = 4,
+    VT_KEEPDIM = 6
+  };
+  int32_t axis() const {
+    return GetField<int32_t>(VT_AXIS, 0);
+  }
+  bool keepdim() const {
+    return GetField<uint8_t>(VT_KEEPDIM, 0) != 0;
+  }
+  template <bool B = false>
+  bool Verify(::flatbuffers::VerifierTemplate<B> &verifier) const {
+    return VerifyTableStart(verifier) &&
+           VerifyField<int32_t>(verifier, VT_AXIS, 4) &&
+           VerifyField<uint8_t>(verifier, VT_KEEPDIM, 1) &&
+           verifier.EndTable();
+  }
+};
+
+struct ArgReduceBuilder {
+  typedef ArgReduce Table;
+  ::flatbuffers::FlatBufferBuilder &fbb_;
+  ::flatbuffers::uoffset_t start_;
+  void add_axis(int32_t axis) {
+    fbb_.AddElement<int32_t>(ArgReduce::VT_AXIS, axis, 0);
+  }
+  void add_keepdim(bool keepdim) {
+    fbb_.AddElement<uint8_t>(ArgReduce::VT_KEEPDIM, static_cast<uint8_t>(keepdim), 0);
+  }
+  explicit ArgReduceBuilder(::flatbuffers::FlatBufferBuilder &_fbb)
+        : fbb_(_fbb) {
+    start_ = fbb_.StartTable();
+  }
+  ::flatbuffers::Offset<ArgReduce> Finish() {
+    const auto end = fbb_.EndTable(start_);
+    auto o = ::flatbuffers::Offset<ArgReduce>(end);
+    return o;
+  }
+};
+
+inline ::flatbuffers::Offset<ArgReduce> CreateArgReduce(
+    ::flatbuffers::FlatBufferBuilder &_fbb,
+    int32_t axis = 0,
+    bool keepdim = false) {
+  ArgReduceBuilder builder_(_fbb);
+  builder_.add_axis(axis);
+  builder_.add_keepdim(keepdim);
+  return builder_.Finish();
+}
+
+struct TopK FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
+  typedef TopKBuilder Builder;
+  enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
+    VT_K = 4,
+    VT_AXIS = 6,
+    VT_LARGEST = 8
+  };
+  int64_t k() const {
+    return GetField<int64_t>(VT_K, 0);
+  }
+  int32_t axis() const {
+    return GetField<int32_t>(VT_AXIS, 0);
+  }
+  bool largest() const {
+    return GetField<uint8_t>(VT_LARGEST, 1) != 0;
+  }
+  template <bool B = false>
+  bool Verify(::flatbuffers::VerifierTemplate<B> &verifier) const {
+    return VerifyTableStart(verifier) &&
+           VerifyField<int64_t>(verifier, VT_K, 8) &&
+           VerifyField<int32_t>(verifier, VT_AXIS, 4) &&
+           VerifyField<uint8_t>(verifier, VT_LARGEST, 1) &&
+           verifier.EndTable();
+  }
+};
+
+struct TopKBuilder {
+  typedef TopK Table;
+  ::flatbuffers::FlatBufferBuilder &fbb_;
+  ::flatbuffers::uoffset_t start_;
+  void add_k(int64_t k) {
+    fbb_.AddElement<int64_t>(TopK::VT_K, k, 0);
+  }
+  void add_axis(int32_t axis) {
+    fbb_.AddElement<int32_t>(TopK::VT_AXIS, axis, 0);
+  }
+  void add_largest(bool largest) {
+    fbb_.AddElement<uint8_t>(TopK::VT_LARGEST, static_cast<uint8_t>(largest), 1);
+  }
+  explicit TopKBuilder(::flatbuffers::FlatBufferBuilder &_fbb)
+        : fbb_(_fbb) {
+    start_ = fbb_.StartTable();
+  }
+  ::flatbuffers::Offset<TopK> Finish() {
+    const auto end = fbb_.EndTable(start_);
+    auto o = ::flatbuffers::Offset<TopK>(end);
+    return o;
+  }
+};
+
+inline ::flatbuffers::Offset<TopK> CreateTopK(
+    ::flatbuffers::FlatBufferBuilder &_fbb,
+    int64_t k = 0,
+    int32_t axis = 0,
+    bool largest = true) {
+  TopKBuilder builder_(_fbb);
+  builder_.add_k(k);
+  builder_.add_axis(axis);
+  builder_.add_largest(largest);
+  return builder_.Finish();
+}
+
 struct Instruction FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
   typedef InstructionBuilder Builder;
   enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
@@ -1640,6 +1847,15 @@ struct Instruction FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
   }
   const liteexport::demo::Resize *attributes_as_Resize() const {
     return attributes_type() == liteexport::demo::Attributes::Resize ? static_cast<const liteexport::demo::Resize *>(attributes()) : nullptr;
+  }
+  const liteexport::demo::Diagonal *attributes_as_Diagonal() const {
+    return attributes_type() == liteexport::demo::Attributes::Diagonal ? static_cast<const liteexport::demo::Diagonal *>(attributes()) : nullptr;
+  }
+  const liteexport::demo::ArgReduce *attributes_as_ArgReduce() const {
+    return attributes_type() == liteexport::demo::Attributes::ArgReduce ? static_cast<const liteexport::demo::ArgReduce *>(attributes()) : nullptr;
+  }
+  const liteexport::demo::TopK *attributes_as_TopK() const {
+    return attributes_type() == liteexport::demo::Attributes::TopK ? static_cast<const liteexport::demo::TopK *>(attributes()) : nullptr;
   }
   int64_t debug_handle() const {
     return GetField<int64_t>(VT_DEBUG_HANDLE, 0);
@@ -1722,6 +1938,18 @@ template<> inline const liteexport::demo::ArangeLike *Instruction::attributes_as
 
 template<> inline const liteexport::demo::Resize *Instruction::attributes_as<liteexport::demo::Resize>() const {
   return attributes_as_Resize();
+}
+
+template<> inline const liteexport::demo::Diagonal *Instruction::attributes_as<liteexport::demo::Diagonal>() const {
+  return attributes_as_Diagonal();
+}
+
+template<> inline const liteexport::demo::ArgReduce *Instruction::attributes_as<liteexport::demo::ArgReduce>() const {
+  return attributes_as_ArgReduce();
+}
+
+template<> inline const liteexport::demo::TopK *Instruction::attributes_as<liteexport::demo::TopK>() const {
+  return attributes_as_TopK();
 }
 
 struct InstructionBuilder {
@@ -2259,6 +2487,18 @@ inline bool VerifyAttributes(::flatbuffers::VerifierTemplate<B> &verifier, const
     }
     case Attributes::Resize: {
       auto ptr = reinterpret_cast<const liteexport::demo::Resize *>(obj);
+      return verifier.VerifyTable(ptr);
+    }
+    case Attributes::Diagonal: {
+      auto ptr = reinterpret_cast<const liteexport::demo::Diagonal *>(obj);
+      return verifier.VerifyTable(ptr);
+    }
+    case Attributes::ArgReduce: {
+      auto ptr = reinterpret_cast<const liteexport::demo::ArgReduce *>(obj);
+      return verifier.VerifyTable(ptr);
+    }
+    case Attributes::TopK: {
+      auto ptr = reinterpret_cast<const liteexport::demo::TopK *>(obj);
       return verifier.VerifyTable(ptr);
     }
     default: return true;

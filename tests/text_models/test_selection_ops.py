@@ -19,7 +19,11 @@ import torch.jit.mobile  # noqa: F401 - run_engines loads bundles with it
 
 import liteexport.torch_backend as tb
 from bundle_format.program import OpCode
-from tests.text_models.typed import check_against_eager, compile_scripted, compile_traced
+from liteexport.compiler import compile_module
+from liteexport.input_spec import DimRange, TensorSpec
+from liteexport.lowered import CompiledModule
+from runtime_py.errors import ExecutionError
+from tests.text_models.typed import check_against_eager, compile_scripted, compile_traced, run_engines
 
 pytestmark = pytest.mark.torch_oracle
 
@@ -113,3 +117,34 @@ def test_topk_with_sorted_false_is_reported_unsupported() -> None:
     with pytest.raises(Exception, match="sorted=False") as info:
         compile_traced(module, [make("float32", (3, 5), 0)])
     assert not isinstance(info.value, Unsupported) or "sorted=False" in str(info.value)
+
+
+class OverS(torch.nn.Module):
+    """The ops over a dim named S (--dim S=1..16): topk's k must fit the size S has at run time."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        values, indices = torch.topk(x, 3, dim=1)
+        return values, indices, torch.argmax(x, 1), torch.tril(x.unsqueeze(1) * x.unsqueeze(2), -1)
+
+
+def _over_s() -> CompiledModule:
+    return compile_module(torch.jit.script(OverS()), input_shapes={"forward": [TensorSpec((2, "S"), "float32")]},
+                          dims={"S": DimRange("S", 1, 16)})
+
+
+@pytest.mark.parametrize("length", [3, 7, 16])
+def test_ops_over_a_named_dim_match_torch_in_every_engine(length: int, tmp_path: Path) -> None:
+    check_against_eager(OverS(), _over_s(), tmp_path / "s.ptl", [make("float32", (2, length), length)])
+
+
+def test_a_k_larger_than_the_run_time_size_is_an_error_in_every_engine(tmp_path: Path) -> None:
+    x = make("float32", (2, 2), 0)
+    message = r"TOPK \(slots \[0\] -> \[1\]\): k=3 is larger than the size 2 of axis 1 \(input of shape \(2, 2\)\)"
+    with pytest.raises(RuntimeError, match="selected index k out of range"):
+        OverS()(x)  # torch's own refusal
+    # runtime_py's error, and (checked by run_engines) the native core's, kind and message the same
+    with pytest.raises(ExecutionError, match=message):
+        run_engines(_over_s(), tmp_path / "s.ptl", [x])
+    lite = torch.jit.mobile._load_for_lite_interpreter(str(tmp_path / "s.ptl"))
+    with pytest.raises(RuntimeError, match=message):
+        lite.run_method("forward", x)

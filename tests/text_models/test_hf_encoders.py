@@ -1,7 +1,8 @@
-"""Tiny random-config Hugging Face encoders of issue 20, traced: ViT and the Whisper encoder (its
-audio stem is two conv1d, compiled as CONV2D over a height of 1) lower whole and match eager torch
-in runtime_py, torch's lite interpreter and the native core (where it builds). Configs built in
-code: no hub access."""
+"""Tiny random-config Hugging Face encoders of issue 20, traced: ViT, the Whisper encoder (its
+audio stem is two conv1d, compiled as CONV2D over a height of 1) and MobileViT (its unfolding casts
+sizes with transformers' torch_int, an aten::to of a number that folds at compile time) lower whole
+and match eager torch in runtime_py, torch's lite interpreter and the native core (where it builds).
+Configs built in code: no hub access."""
 
 from __future__ import annotations
 
@@ -44,7 +45,14 @@ def _whisper_encoder() -> tuple[torch.nn.Module, tuple[int, ...]]:
     return transformers.WhisperModel(config).encoder, (1, 16, 100)  # 100 frames -> 50 positions
 
 
-@pytest.mark.parametrize("make", [_vit, _whisper_encoder], ids=["vit", "whisper_encoder"])
+def _mobilevit() -> tuple[torch.nn.Module, tuple[int, ...]]:
+    config = transformers.MobileViTConfig(image_size=32, patch_size=2, hidden_sizes=[16, 24, 32],
+                                          neck_hidden_sizes=[8, 8, 16, 16, 24, 32, 64], num_attention_heads=2,
+                                          expand_ratio=2.0)
+    return transformers.MobileViTModel(config), (1, 3, 32, 32)
+
+
+@pytest.mark.parametrize("make", [_vit, _whisper_encoder, _mobilevit], ids=["vit", "whisper_encoder", "mobilevit"])
 def test_encoder_lowers_whole_and_matches_eager(make: object, tmp_path: Path) -> None:
     import liteexport.torch_backend as tb
 

@@ -25,6 +25,7 @@ inline int& failures() {
 
 int run_kernel_tests();
 int run_numerics_tests();  // part of the kernels suite
+int run_selection_tests();  // part of the kernels suite
 int run_parity_tests(const std::string& dir);
 int run_error_tests(const std::string& dir);
 int run_malformed_tests(const std::string& dir);

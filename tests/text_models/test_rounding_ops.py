@@ -10,13 +10,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 import torch.jit.mobile
 
 import liteexport.torch_backend as tb
-from bundle_format.program import OpCode
+import runtime_py
+from bundle_format.debug_table import DebugTable
+from bundle_format.program import BinaryAttrs, OpCode
+from liteexport.bundle import write_bundle
+from liteexport.lowered import CompiledModule, MethodSignature
+from runtime_py.budgets import RunLimitExceeded
 from runtime_py.errors import ExecutionError
+from tests.runtime_py.backends.demo_backend_helpers import one_op_program
 from tests.text_models.test_selection_ops import Fn
 from tests.text_models.typed import check_against_eager, compile_scripted, compile_traced, run_engines
 
@@ -112,3 +119,15 @@ def test_an_integer_division_by_zero_is_an_error_in_every_engine(name: str, kind
     lite = torch.jit.mobile._load_for_lite_interpreter(str(tmp_path / "m.ptl"))
     with pytest.raises(RuntimeError, match="integer division or modulo by zero"):
         lite.run_method("forward", a, b)
+
+
+def test_memory_budget_refuses_a_huge_broadcast_before_allocating_it(tmp_path: Path) -> None:
+    """[30000, 1] // [1, 30000]: a 3.6 GB result and the float formula's 4 temporaries as large
+    (runtime_py's bound, memory.py), refused before the kernel runs."""
+    program = one_op_program(OpCode.FLOOR_DIV, BinaryAttrs(), [(30000, 1), (1, 30000)])
+    path = tmp_path / "huge.ptl"
+    write_bundle(CompiledModule("__torch__.m.M", (MethodSignature("forward", ("a", "b"), False, 1),), (program,), (),
+                                DebugTable(())), path)
+    module = runtime_py.load(path, max_memory=1 << 30)
+    with pytest.raises(RunLimitExceeded, match="FLOOR_DIV .* would allocate up to 18000000000 bytes"):
+        module.forward(np.ones((30000, 1), np.float32), np.ones((1, 30000), np.float32))

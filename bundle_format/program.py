@@ -15,11 +15,13 @@ from dataclasses import dataclass
 from bundle_format._generated.demo_attrs import TABLES
 from bundle_format._generated.demo_attrs import Activation as Activation
 from bundle_format._generated.demo_attrs import ArangeLikeAttrs as ArangeLikeAttrs
+from bundle_format._generated.demo_attrs import ArgReduceAttrs as ArgReduceAttrs
 from bundle_format._generated.demo_attrs import AxisAttrs as AxisAttrs
 from bundle_format._generated.demo_attrs import BinaryAttrs as BinaryAttrs
 from bundle_format._generated.demo_attrs import CastAttrs as CastAttrs
 from bundle_format._generated.demo_attrs import ClampAttrs as ClampAttrs
 from bundle_format._generated.demo_attrs import Conv2dAttrs as Conv2dAttrs
+from bundle_format._generated.demo_attrs import DiagonalAttrs as DiagonalAttrs
 from bundle_format._generated.demo_attrs import FlattenAttrs as FlattenAttrs
 from bundle_format._generated.demo_attrs import FusedAttrs as FusedAttrs
 from bundle_format._generated.demo_attrs import GeluAttrs as GeluAttrs
@@ -31,6 +33,7 @@ from bundle_format._generated.demo_attrs import ReduceAttrs as ReduceAttrs
 from bundle_format._generated.demo_attrs import ResizeAttrs as ResizeAttrs
 from bundle_format._generated.demo_attrs import ShapeAttrs as ShapeAttrs
 from bundle_format._generated.demo_attrs import SliceAttrs as SliceAttrs
+from bundle_format._generated.demo_attrs import TopKAttrs as TopKAttrs
 
 # the instruction set, generated from schema/demo_ops.toml
 from bundle_format._generated.demo_ops import OP_SPECS as OP_SPECS
@@ -58,7 +61,7 @@ SLICE_END = (1 << 63) - 1  # "to the end of the axis" (SliceAttrs.end's default)
 Attributes = (
     BinaryAttrs | GeluAttrs | AxisAttrs | FusedAttrs | Conv2dAttrs | LayerNormAttrs
     | Pool2dAttrs | ShapeAttrs | PermuteAttrs | FlattenAttrs | ClampAttrs | ReduceAttrs | SliceAttrs | CastAttrs
-    | ArangeLikeAttrs | ResizeAttrs | QuantizeAttrs | None
+    | ArangeLikeAttrs | ResizeAttrs | DiagonalAttrs | ArgReduceAttrs | TopKAttrs | QuantizeAttrs | None
 )
 
 # the Attributes union's members (schema/demo_ops.toml [attributes]) -> their dataclasses

@@ -135,6 +135,34 @@ dst * in / out); absent: in / out."""
 
 
 @dataclass(frozen=True)
+class DiagonalAttrs:
+    """torch.triu / torch.tril over the last two dims: the diagonal that bounds the kept triangle
+(0: the main one, positive: above it, negative: below it)."""
+
+    diagonal: int = 0  # may be negative
+
+
+@dataclass(frozen=True)
+class ArgReduceAttrs:
+    """The index of the largest element along one axis (the first one on ties; a NaN counts as the
+largest, as in torch.argmax)."""
+
+    axis: int  # may be negative
+    keepdim: bool = False
+
+
+@dataclass(frozen=True)
+class TopKAttrs:
+    """The indices of the k largest (or smallest) elements along one axis, sorted by value (torch.topk
+with sorted=True; a NaN counts as the largest). Equal values come in index order (torch does not
+promise an order for ties)."""
+
+    k: int
+    axis: int  # may be negative
+    largest: bool = True  # false: the k smallest, ascending
+
+
+@dataclass(frozen=True)
 class QuantizeAttrs:
     """Per-tensor affine quantization of float values, kept as the float values of the grid (a
 quantize then dequantize, as torch.fake_quantize_per_tensor_affine): q = clamp(rint(x * inv) +
@@ -156,7 +184,7 @@ TABLES: tuple[AttrTable, ...] = (
         F('scalar', 'opt_f64', 1, 0.0, 'has_scalar', 2, None),
         F('reverse', 'bool', 3, False, '', -1, None),
     ), (
-        R('equals', ('alpha',), 1.0, None, frozenset(['MUL', 'DIV', 'POW', 'EQ', 'NE', 'LT', 'LE', 'GT', 'GE']), 'alpha={got} is only allowed for ADD and SUB', None, None),
+        R('equals', ('alpha',), 1.0, None, frozenset(['MUL', 'DIV', 'POW', 'EQ', 'NE', 'LT', 'LE', 'GT', 'GE', 'FLOOR_DIV', 'TRUNC_DIV', 'REMAINDER']), 'alpha={got} is only allowed for ADD and SUB', None, None),
         R('rule', (), None, None, frozenset([]), 'a scalar operand is needed with exactly one input, and only then', None, 'scalar_iff_one_input'),
     )),
     AttrTable('Gelu', 2, GeluAttrs, 1, (
@@ -261,7 +289,21 @@ TABLES: tuple[AttrTable, ...] = (
     ), (
         R('min', ('size',), 1, None, frozenset([]), 'output size must be positive, got {got}', None, None),
     )),
-    AttrTable('Quantize', 17, QuantizeAttrs, 4, (
+    AttrTable('Diagonal', 17, DiagonalAttrs, 1, (
+        F('diagonal', 'i64', 0, 0, '', -1, None),
+    ), ()),
+    AttrTable('ArgReduce', 18, ArgReduceAttrs, 2, (
+        F('axis', 'i32', 0, 0, '', -1, None),
+        F('keepdim', 'bool', 1, False, '', -1, None),
+    ), ()),
+    AttrTable('TopK', 19, TopKAttrs, 3, (
+        F('k', 'i64', 0, 0, '', -1, None),
+        F('axis', 'i32', 1, 0, '', -1, None),
+        F('largest', 'bool', 2, True, '', -1, None),
+    ), (
+        R('min', ('k',), 0, None, frozenset([]), '{field} must be non-negative, got {got}', None, None),
+    )),
+    AttrTable('Quantize', 20, QuantizeAttrs, 4, (
         F('scale', 'f64', 0, 0.0, '', -1, None),
         F('zero_point', 'i64', 1, 0, '', -1, None),
         F('quant_min', 'i64', 2, 0, '', -1, None),

@@ -67,7 +67,14 @@ class OpCode(enum.IntEnum):
     COS = 53  # cos(x)
     ARANGE_LIKE = 54  # torch.arange(start, S + end_offset) in int64, where S is the size of the reference operand's axis (a sequence length known only at run time); the reference's values are not read
     RESIZE2D = 55  # nearest or bilinear resizing of an NCHW tensor's last two dims to an output size, as torch's upsample_nearest2d / upsample_bilinear2d
-    FAKE_QUANTIZE = 56  # x rounded to a per-tensor int8/uint8 grid and back to float32 (quantize then dequantize): the activations of quantized models
+    TRIU = 56  # torch.triu: the elements on and above the diagonal of the last two dims, zero (False) elsewhere; at least 2 dims
+    TRIL = 57  # torch.tril: the elements on and below the diagonal of the last two dims, zero (False) elsewhere; at least 2 dims
+    ARGMAX = 58  # torch.argmax along an axis: the first index of the largest value (a NaN is the largest), in int64
+    TOPK = 59  # torch.topk's indices (sorted=True) in int64, the input's shape with k along the axis; the values are a GATHER of them; k larger than the axis is an error
+    FLOOR_DIV = 60  # floor(a / b) as torch.floor_divide and div(rounding_mode='floor'); integer division by zero is an error
+    TRUNC_DIV = 61  # a / b rounded toward zero, as torch.div(rounding_mode='trunc'); integer division by zero is an error
+    REMAINDER = 62  # a - floor(a / b) * b, the sign of b, as torch.remainder and Python's %; integer division by zero is an error
+    FAKE_QUANTIZE = 63  # x rounded to a per-tensor int8/uint8 grid and back to float32 (quantize then dequantize): the activations of quantized models
 
 
 class DType(enum.IntEnum):
@@ -149,8 +156,15 @@ OP_SPECS: dict[OpCode, OpSpec] = {
     OpCode.COS: OpSpec(1, 1, None, False, False, ('x',), ('float32',), {}, 'same'),
     OpCode.ARANGE_LIKE: OpSpec(1, 1, 'ArangeLike', False, False, ('reference',), ('float32', 'int64', 'int32', 'bool'), {}, 'int64'),
     OpCode.RESIZE2D: OpSpec(1, 1, 'Resize', False, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.TRIU: OpSpec(1, 1, 'Diagonal', True, False, ('x',), ('float32', 'int64', 'int32', 'bool'), {}, 'same'),
+    OpCode.TRIL: OpSpec(1, 1, 'Diagonal', True, False, ('x',), ('float32', 'int64', 'int32', 'bool'), {}, 'same'),
+    OpCode.ARGMAX: OpSpec(1, 1, 'ArgReduce', False, False, ('x',), ('float32', 'int64', 'int32'), {}, 'int64'),
+    OpCode.TOPK: OpSpec(1, 1, 'TopK', False, False, ('x',), ('float32', 'int64', 'int32'), {}, 'int64'),
+    OpCode.FLOOR_DIV: OpSpec(1, 2, 'Binary', True, False, ('a', 'b'), ('float32', 'int64', 'int32'), {}, 'same'),
+    OpCode.TRUNC_DIV: OpSpec(1, 2, 'Binary', True, False, ('a', 'b'), ('float32', 'int64', 'int32'), {}, 'same'),
+    OpCode.REMAINDER: OpSpec(1, 2, 'Binary', True, False, ('a', 'b'), ('float32', 'int64', 'int32'), {}, 'same'),
     OpCode.FAKE_QUANTIZE: OpSpec(1, 1, 'Quantize', False, False, ('x',), ('float32',), {}, 'same'),
 }
 
 # Attributes union member -> its tag
-ATTRIBUTE_TAGS: dict[str, int] = {'Binary': 1, 'Gelu': 2, 'Axis': 3, 'Fused': 4, 'Conv2d': 5, 'LayerNorm': 6, 'Pool2d': 7, 'Shape': 8, 'Permute': 9, 'Flatten': 10, 'Clamp': 11, 'Reduce': 12, 'Slice': 13, 'Cast': 14, 'ArangeLike': 15, 'Resize': 16, 'Quantize': 17}
+ATTRIBUTE_TAGS: dict[str, int] = {'Binary': 1, 'Gelu': 2, 'Axis': 3, 'Fused': 4, 'Conv2d': 5, 'LayerNorm': 6, 'Pool2d': 7, 'Shape': 8, 'Permute': 9, 'Flatten': 10, 'Clamp': 11, 'Reduce': 12, 'Slice': 13, 'Cast': 14, 'ArangeLike': 15, 'Resize': 16, 'Diagonal': 17, 'ArgReduce': 18, 'TopK': 19, 'Quantize': 20}

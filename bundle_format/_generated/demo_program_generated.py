@@ -73,7 +73,14 @@ class OpCode(object):
     Cos = 53
     ArangeLike = 54
     Resize2d = 55
-    FakeQuantize = 56
+    Triu = 56
+    Tril = 57
+    ArgMax = 58
+    TopK = 59
+    FloorDiv = 60
+    TruncDiv = 61
+    Remainder = 62
+    FakeQuantize = 63
 
 
 class Activation(object):
@@ -99,7 +106,10 @@ class Attributes(object):
     Cast = 14
     ArangeLike = 15
     Resize = 16
-    Quantize = 17
+    Diagonal = 17
+    ArgReduce = 18
+    TopK = 19
+    Quantize = 20
 
 
 class Binary(object):
@@ -1291,6 +1301,156 @@ def ResizeAddHasScaleW(builder, hasScaleW):
     builder.PrependBoolSlot(6, hasScaleW, 0)
 
 def ResizeEnd(builder):
+    return builder.EndObject()
+
+
+
+class Diagonal(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = Diagonal()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsDiagonal(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def DiagonalBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x4C\x58\x44\x50", size_prefixed=size_prefixed)
+
+    # Diagonal
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # Diagonal
+    def Diagonal(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int64Flags, o + self._tab.Pos)
+        return 0
+
+def DiagonalStart(builder):
+    builder.StartObject(1)
+
+def DiagonalAddDiagonal(builder, diagonal):
+    builder.PrependInt64Slot(0, diagonal, 0)
+
+def DiagonalEnd(builder):
+    return builder.EndObject()
+
+
+
+class ArgReduce(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = ArgReduce()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsArgReduce(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def ArgReduceBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x4C\x58\x44\x50", size_prefixed=size_prefixed)
+
+    # ArgReduce
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # ArgReduce
+    def Axis(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, o + self._tab.Pos)
+        return 0
+
+    # ArgReduce
+    def Keepdim(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return bool(self._tab.Get(flatbuffers.number_types.BoolFlags, o + self._tab.Pos))
+        return False
+
+def ArgReduceStart(builder):
+    builder.StartObject(2)
+
+def ArgReduceAddAxis(builder, axis):
+    builder.PrependInt32Slot(0, axis, 0)
+
+def ArgReduceAddKeepdim(builder, keepdim):
+    builder.PrependBoolSlot(1, keepdim, 0)
+
+def ArgReduceEnd(builder):
+    return builder.EndObject()
+
+
+
+class TopK(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = TopK()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsTopK(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def TopKBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x4C\x58\x44\x50", size_prefixed=size_prefixed)
+
+    # TopK
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # TopK
+    def K(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int64Flags, o + self._tab.Pos)
+        return 0
+
+    # TopK
+    def Axis(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, o + self._tab.Pos)
+        return 0
+
+    # TopK
+    def Largest(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        if o != 0:
+            return bool(self._tab.Get(flatbuffers.number_types.BoolFlags, o + self._tab.Pos))
+        return True
+
+def TopKStart(builder):
+    builder.StartObject(3)
+
+def TopKAddK(builder, k):
+    builder.PrependInt64Slot(0, k, 0)
+
+def TopKAddAxis(builder, axis):
+    builder.PrependInt32Slot(1, axis, 0)
+
+def TopKAddLargest(builder, largest):
+    builder.PrependBoolSlot(2, largest, 1)
+
+def TopKEnd(builder):
     return builder.EndObject()
 
 

@@ -130,6 +130,10 @@ TABLES: dict[str, dict[str, tuple[tuple[str, str, int, str], ...]]] = {
             ('start', 'scalar', 8, ''),
             ('end_offset', 'scalar', 8, ''),
         ),
+        'ArgReduce': (
+            ('axis', 'scalar', 4, ''),
+            ('keepdim', 'scalar', 1, ''),
+        ),
         'Axis': (
             ('axis', 'scalar', 4, ''),
         ),
@@ -158,6 +162,9 @@ TABLES: dict[str, dict[str, tuple[tuple[str, str, int, str], ...]]] = {
             ('dilation', 'vector', 4, ''),
             ('groups', 'scalar', 4, ''),
             ('activation', 'scalar', 1, ''),
+        ),
+        'Diagonal': (
+            ('diagonal', 'scalar', 8, ''),
         ),
         'Flatten': (
             ('start_dim', 'scalar', 4, ''),
@@ -238,6 +245,11 @@ TABLES: dict[str, dict[str, tuple[tuple[str, str, int, str], ...]]] = {
             ('min', 'scalar', 8, ''),
             ('max', 'scalar', 8, ''),
         ),
+        'TopK': (
+            ('k', 'scalar', 8, ''),
+            ('axis', 'scalar', 4, ''),
+            ('largest', 'scalar', 1, ''),
+        ),
         'ValueInfo': (
             ('dtype', 'scalar', 1, ''),
             ('shape', 'vector', 8, ''),
@@ -306,7 +318,10 @@ UNIONS: dict[str, dict[str, tuple[tuple[int, str, str, int], ...]]] = {
             (14, 'Cast', 'table', 0),
             (15, 'ArangeLike', 'table', 0),
             (16, 'Resize', 'table', 0),
-            (17, 'Quantize', 'table', 0),
+            (17, 'Diagonal', 'table', 0),
+            (18, 'ArgReduce', 'table', 0),
+            (19, 'TopK', 'table', 0),
+            (20, 'Quantize', 'table', 0),
         ),
     },
     'debug_table': {

@@ -1,6 +1,6 @@
 """The one lowering table the graph walk reads: the op families (ops.py's base ops, math_ops,
-shape_ops, attention_ops, einsum, recurrent, typed_ops, resize_ops) merged, each wrapped with constant folding, and
-the scalar folds with the tensor factories.
+shape_ops, attention_ops, einsum, recurrent, typed_ops, resize_ops, selection_ops) merged, each
+wrapped with constant folding, and the scalar folds with the tensor factories.
 
 The op modules only define their own tables (using ops.py's helpers); this module imports
 them all, so no op module imports another's table and there is no import cycle.
@@ -17,6 +17,7 @@ from liteexport.compiler import (
     recurrent,
     resize_ops,
     scalars,
+    selection_ops,
     shape_ops,
     symbolic_ops,
     typed_ops,
@@ -30,6 +31,7 @@ __all__ = ["INPLACE", "LOWERINGS", "SCALAR_FOLDS", "SYMBOLIC_FACTORIES"]
 LOWERINGS: dict[str, Lowering] = {
     **ops.LOWERINGS, **math_ops.LOWERINGS, **shape_ops.LOWERINGS, **attention_ops.LOWERINGS,
     **einsum.LOWERINGS, **recurrent.LOWERINGS, **typed_ops.LOWERINGS, **resize_ops.LOWERINGS,
+    **selection_ops.LOWERINGS,
     **symbolic_ops.LOWERINGS,  # last: they wrap some of the above for sizes known only at run time
 }
 # integer and bool constants (index buffers, masks) fold with torch itself
@@ -41,7 +43,7 @@ for _kind in list(LOWERINGS):
 LOWERINGS.update(quantized_ops.LOWERINGS)
 
 # in-place variants compiled as their out-of-place op; the walk rebinds the mutated input
-INPLACE: dict[str, str] = {**ops.INPLACE, **math_ops.INPLACE, **typed_ops.INPLACE}
+INPLACE: dict[str, str] = {**ops.INPLACE, **math_ops.INPLACE, **typed_ops.INPLACE, **selection_ops.INPLACE}
 
 # factories lowered rather than folded when a size argument is known only at run time (arange(S))
 SYMBOLIC_FACTORIES = symbolic_ops.FACTORIES

@@ -130,26 +130,33 @@ def _binary(op: OpCode, reverse_op: bool = False) -> Callable[[Emitter, list[Any
         a, other = args[0], args[1]
         extra = args[2] if len(args) > 2 else None
         alpha = 1.0
+        chosen = op
         if op in (OpCode.ADD, OpCode.SUB) and extra is not None:
             if not is_number(extra):
                 raise Unsupported("alpha must be a number")
             alpha = float(extra)
         elif op == OpCode.DIV and extra is not None:
-            # floor/trunc division has no instruction; on values known at compile time (edgenext's
-            # sin-cos position table: div(arange(d), 2, rounding_mode='floor')) torch computes it now
-            if all(not isinstance(v, Sym) for v in (a, other)) and isinstance(extra, str):
+            if extra not in _ROUNDED_DIV:
+                raise Unsupported(f"div with rounding_mode={extra!r} is not compiled")
+            if all(not isinstance(v, Sym) for v in (a, other)):
+                # values known at compile time (edgenext's sin-cos position table:
+                # div(arange(d), 2, rounding_mode='floor')): torch computes it now, any dtype
                 values = [v.tensor if isinstance(v, TensorConst) else torch.tensor(v) for v in (a, other)]
                 return TensorConst(torch.div(*values, rounding_mode=extra).contiguous())
-            raise Unsupported(f"div with rounding_mode={extra!r} is compiled only on values known at compile time")
+            chosen = _ROUNDED_DIV[extra]
         reverse = reverse_op
         a, other = _as_number_beside(a, other), _as_number_beside(other, a)
         if is_number(a) and not is_number(other):  # number OP tensor
             a, other, reverse = other, a, not reverse
-        operands = promoted(b, op, [a, other])
+        operands = promoted(b, chosen, [a, other])
         if is_number(other):
-            return b.emit(op, operands[:1], BinaryAttrs(alpha=alpha, scalar=float(other), reverse=reverse))
-        return b.emit(op, operands, BinaryAttrs(alpha=alpha, reverse=reverse))
+            return b.emit(chosen, operands[:1], BinaryAttrs(alpha=alpha, scalar=float(other), reverse=reverse))
+        return b.emit(chosen, operands, BinaryAttrs(alpha=alpha, reverse=reverse))
     return lower
+
+
+# div's rounding modes: integers stay integers, as torch's (true division computes in float32)
+_ROUNDED_DIV = {"floor": OpCode.FLOOR_DIV, "trunc": OpCode.TRUNC_DIV}
 
 
 def _as_number_beside(value: Any, other: Any) -> Any:
@@ -474,6 +481,8 @@ LOWERINGS: dict[str, Lowering] = {
     "aten::sub": _binary(OpCode.SUB),
     "aten::mul": _binary(OpCode.MUL),
     "aten::div": _binary(OpCode.DIV),
+    "aten::floor_divide": _binary(OpCode.FLOOR_DIV),
+    "aten::remainder": _binary(OpCode.REMAINDER),
     "aten::rsub": _binary(OpCode.SUB, reverse_op=True),  # other - alpha * self
     "aten::neg": _unary(OpCode.NEG),
     "aten::reciprocal": _reciprocal,
@@ -519,5 +528,6 @@ LOWERINGS: dict[str, Lowering] = {
 # In-place variants compiled as their out-of-place op; the walk rebinds the mutated input.
 INPLACE: dict[str, str] = {
     f"aten::{name}_": f"aten::{name}"
-    for name in ("add", "sub", "mul", "div", "neg", "reciprocal", "relu", "sigmoid", "tanh")
+    for name in ("add", "sub", "mul", "div", "neg", "reciprocal", "relu", "sigmoid", "tanh", "floor_divide",
+                 "remainder")
 }

@@ -28,6 +28,28 @@ def _list_with_default(out_size: list[Any], defaults: list[Any]) -> list[Any]:
     return [defaults[offset + i] if v is None else v for i, v in enumerate(out_size)]
 
 
+# c10::ScalarType numbers -> how a number converts to that dtype (torch's Tensor.to: toward zero to
+# an integer type, nonzero to True)
+_NUMBER_CASTS: dict[int, Callable[[Any], Any]] = {
+    **dict.fromkeys((0, 1, 2, 3, 4), int), **dict.fromkeys((5, 6, 7, 15), float), 11: bool}
+
+
+def _to(x: Any, *args: Any) -> Any:
+    """aten::to of a number: a traced 0-d tensor of a size (transformers' torch_int(ceil(h / p) * p),
+    prim::NumToTensor) that the walk holds as its number. The first int argument is the dtype (after
+    a device, in that overload); none: a device or memory format alone, the number itself."""
+    dtype = next((a for a in args if isinstance(a, int) and not isinstance(a, bool)), None)
+    if dtype is None:
+        return x
+    if isinstance(x, SymSize):
+        if _NUMBER_CASTS.get(dtype) is int:
+            return x  # a size known at run time stays one, as aten::Int's
+        raise TypeError(f"the size {x}, known only at run time, converted to c10::ScalarType {dtype}")
+    if dtype not in _NUMBER_CASTS:
+        raise TypeError(f"c10::ScalarType {dtype} is not a number type")
+    return _NUMBER_CASTS[dtype](x)
+
+
 SCALAR_FOLDS: dict[str, ScalarFold] = {
     # int/float/str/list addition; a traced tensor add of numbers (prim::NumToTensor's seq_length + 0)
     # keeps its alpha argument
@@ -61,6 +83,7 @@ SCALAR_FOLDS: dict[str, ScalarFold] = {
     "aten::__derive_index": lambda index, start, step: start + index * step,
     "aten::Int": lambda x: x if isinstance(x, SymSize) else int(x),  # a size known at run time stays one
     "aten::Float": float,
+    "aten::to": _to,
     "aten::Bool": bool,
     "aten::ScalarImplicit": lambda x: x,
     "aten::item": lambda x: x,  # of a one-element constant, read as its number by the walk

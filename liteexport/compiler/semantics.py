@@ -17,11 +17,13 @@ import torch.nn.functional as F
 from bundle_format.program import (
     Activation,
     ArangeLikeAttrs,
+    ArgReduceAttrs,
     AxisAttrs,
     BinaryAttrs,
     CastAttrs,
     ClampAttrs,
     Conv2dAttrs,
+    DiagonalAttrs,
     DType,
     FlattenAttrs,
     FusedAttrs,
@@ -35,6 +37,7 @@ from bundle_format.program import (
     ResizeAttrs,
     ShapeAttrs,
     SliceAttrs,
+    TopKAttrs,
 )
 from liteexport.compiler.dtypes import TORCH_DTYPES
 
@@ -219,7 +222,20 @@ SEMANTICS: dict[OpCode, Semantics] = {
         x, a.scale, a.zero_point, a.quant_min, a.quant_max)),
     OpCode.ARANGE_LIKE: _attrs_of(ArangeLikeAttrs, lambda x, a: torch.arange(
         a.start, x.shape[a.axis] + a.end_offset, dtype=torch.int64, device=x.device)),
+    OpCode.TRIU: _attrs_of(DiagonalAttrs, lambda x, a: torch.triu(x, a.diagonal)),
+    OpCode.TRIL: _attrs_of(DiagonalAttrs, lambda x, a: torch.tril(x, a.diagonal)),
+    OpCode.ARGMAX: _attrs_of(ArgReduceAttrs, lambda x, a: torch.argmax(x, a.axis, a.keepdim)),
+    OpCode.TOPK: _attrs_of(TopKAttrs, lambda x, a: torch.topk(x, a.k, a.axis, a.largest, sorted=True).indices),
+    OpCode.FLOOR_DIV: _binary(lambda a, b, alpha: torch.div(*_tensors(a, b), rounding_mode="floor")),
+    OpCode.TRUNC_DIV: _binary(lambda a, b, alpha: torch.div(*_tensors(a, b), rounding_mode="trunc")),
+    OpCode.REMAINDER: _binary(lambda a, b, alpha: torch.remainder(*_tensors(a, b))),
 }
+
+
+def _tensors(a: object, b: object) -> tuple[Any, Any]:
+    """A number operand first as a 0-d tensor (torch.div and remainder take a Tensor first; a 0-d
+    tensor promotes as the number would)."""
+    return (a if isinstance(a, torch.Tensor) else torch.tensor(a, device=_device(b))), b
 
 
 def _resize(x: torch.Tensor, a: ResizeAttrs) -> torch.Tensor:
@@ -228,6 +244,10 @@ def _resize(x: torch.Tensor, a: ResizeAttrs) -> torch.Tensor:
     if not a.bilinear:
         return torch.ops.aten.upsample_nearest2d(x, list(a.size), a.scale_h, a.scale_w)
     return torch.ops.aten.upsample_bilinear2d(x, list(a.size), a.align_corners, a.scale_h, a.scale_w)
+
+
+def _device(value: object) -> Any:
+    return value.device if isinstance(value, torch.Tensor) else None
 
 
 def _present(x: torch.Tensor | None) -> torch.Tensor:

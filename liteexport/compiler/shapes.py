@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 
 from bundle_format.program import (
     ArangeLikeAttrs,
+    ArgReduceAttrs,
     AxisAttrs,
     Conv2dAttrs,
     FlattenAttrs,
@@ -27,6 +28,7 @@ from bundle_format.program import (
     ResizeAttrs,
     ShapeAttrs,
     SliceAttrs,
+    TopKAttrs,
 )
 from liteexport.compiler.symbolic import SymSize
 from liteexport.compiler.values import Sym, TensorConst
@@ -407,6 +409,42 @@ def _arange_like(attrs: object, xs: Shapes) -> Shape:
     return (max(x[attrs.axis] + attrs.end_offset - attrs.start, 0),)
 
 
+def _triangle(attrs: object, xs: Shapes) -> Shape:
+    assert xs[0] is not None
+    if len(xs[0]) < 2:
+        raise _fail("triu/tril need at least 2 dims")
+    return xs[0]
+
+
+def _axis_of(axis: int, x: Shape) -> int:
+    """``axis`` from 0 (a 0-d input has one axis)."""
+    rank = max(len(x), 1)
+    if not -rank <= axis < rank:
+        raise IndexError("axis out of range")
+    return axis % rank
+
+
+def _arg_reduce(attrs: object, xs: Shapes) -> Shape:
+    assert isinstance(attrs, ArgReduceAttrs) and xs[0] is not None
+    x = xs[0]
+    axis = _axis_of(attrs.axis, x)
+    if not x:
+        return x
+    if x[axis] == 0:
+        raise _fail("argmax of an empty axis")
+    return x[:axis] + ((1,) if attrs.keepdim else ()) + x[axis + 1:]
+
+
+def _topk(attrs: object, xs: Shapes) -> Shape:
+    assert isinstance(attrs, TopKAttrs) and xs[0] is not None
+    x = xs[0]
+    axis = _axis_of(attrs.axis, x)
+    size = x[axis] if x else 1
+    if not 0 <= attrs.k <= size:
+        raise _fail(f"k={attrs.k} is out of range for an axis of size {size}")
+    return x[:axis] + (attrs.k,) + x[axis + 1:] if x else x
+
+
 _RULES: dict[OpCode, ShapeRule] = {
     OpCode.ADD: _binary,
     OpCode.SUB: _binary,
@@ -465,4 +503,11 @@ _RULES: dict[OpCode, ShapeRule] = {
     OpCode.ARANGE_LIKE: _arange_like,
     OpCode.RESIZE2D: _resize,
     OpCode.FAKE_QUANTIZE: _first,
+    OpCode.TRIU: _triangle,
+    OpCode.TRIL: _triangle,
+    OpCode.ARGMAX: _arg_reduce,
+    OpCode.TOPK: _topk,
+    OpCode.FLOOR_DIV: _binary,
+    OpCode.TRUNC_DIV: _binary,
+    OpCode.REMAINDER: _binary,
 }

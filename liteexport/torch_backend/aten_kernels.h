@@ -393,6 +393,12 @@ at::Tensor expand(const Step& s, const at::Tensor& input) {
   return input.expand(out).contiguous();
 }
 
+}  // namespace
+
+#include "selection_kernels.h"
+
+namespace {
+
 // The kernel table: a switch without default over the generated enum, so a new opcode without
 // a kernel here does not compile (-Werror=switch), whatever flags the build uses.
 #pragma GCC diagnostic push
@@ -459,6 +465,13 @@ at::Tensor run_step(const Step& s, const Tensors& x) {
       const auto& a = attrs_of<dp::QuantizeAttrs>(s);
       return at::fake_quantize_per_tensor_affine(x[0], a.scale, a.zero_point, a.quant_min, a.quant_max);
     }
+    case Op::TRIU:
+    case Op::TRIL: return triangle(s, x[0]);
+    case Op::ARGMAX: return argmax(s, x[0]);
+    case Op::TOPK: return topk(s, x[0]);
+    case Op::FLOOR_DIV:
+    case Op::TRUNC_DIV:
+    case Op::REMAINDER: return rounding(s, x);
   }
   TORCH_INTERNAL_ASSERT(false, "unreachable opcode");
 }

@@ -88,6 +88,18 @@ struct ResizeAttrs {
   std::optional<double> scale_h{};  // the height's scale factor (> 0) torch maps with, if given
   std::optional<double> scale_w{};  // as scale_h, for the width
 };
+struct DiagonalAttrs {
+  int64_t diagonal{0};  // may be negative
+};
+struct ArgReduceAttrs {
+  int64_t axis{};  // may be negative
+  bool keepdim{false};
+};
+struct TopKAttrs {
+  int64_t k{};
+  int64_t axis{};  // may be negative
+  bool largest{true};  // false: the k smallest, ascending
+};
 struct QuantizeAttrs {
   double scale{};  // the quantization step, > 0
   int64_t zero_point{0};  // the integer that stands for 0.0
@@ -96,13 +108,13 @@ struct QuantizeAttrs {
 };
 
 // The variant's index is the fbs union tag (0: no attributes).
-using Attrs = std::variant<std::monostate, BinaryAttrs, GeluAttrs, AxisAttrs, FusedAttrs, Conv2dAttrs, LayerNormAttrs, Pool2dAttrs, ShapeAttrs, PermuteAttrs, FlattenAttrs, ClampAttrs, ReduceAttrs, SliceAttrs, CastAttrs, ArangeLikeAttrs, ResizeAttrs, QuantizeAttrs>;
+using Attrs = std::variant<std::monostate, BinaryAttrs, GeluAttrs, AxisAttrs, FusedAttrs, Conv2dAttrs, LayerNormAttrs, Pool2dAttrs, ShapeAttrs, PermuteAttrs, FlattenAttrs, ClampAttrs, ReduceAttrs, SliceAttrs, CastAttrs, ArangeLikeAttrs, ResizeAttrs, DiagonalAttrs, ArgReduceAttrs, TopKAttrs, QuantizeAttrs>;
 
 template <>
 struct Table<BinaryAttrs> {
   static constexpr const char* name = "Binary";
   static inline const std::vector<FieldOf<BinaryAttrs>> fields = {{"alpha", Wire::F64, 4, 0, nullptr, &BinaryAttrs::alpha}, {"scalar", Wire::OptF64, 6, 8, "has_scalar", &BinaryAttrs::scalar}, {"reverse", Wire::Bool, 10, 0, nullptr, &BinaryAttrs::reverse}};
-  static inline const std::vector<Rule> rules = {{Check::Equals, 0, -1, 1.0, 0, false, {138572824838156ull}, "alpha={got} is only allowed for ADD and SUB", kNoCode, NamedRule::None}, {Check::Rule, -1, -1, 0.0, 0, false, {0ull}, "a scalar operand is needed with exactly one input, and only then", kNoCode, NamedRule::ScalarIffOneInput}};
+  static inline const std::vector<Rule> rules = {{Check::Equals, 0, -1, 1.0, 0, false, {8070589105072766988ull}, "alpha={got} is only allowed for ADD and SUB", kNoCode, NamedRule::None}, {Check::Rule, -1, -1, 0.0, 0, false, {0ull}, "a scalar operand is needed with exactly one input, and only then", kNoCode, NamedRule::ScalarIffOneInput}};
 };
 template <>
 struct Table<GeluAttrs> {
@@ -193,6 +205,24 @@ struct Table<ResizeAttrs> {
   static constexpr const char* name = "Resize";
   static inline const std::vector<FieldOf<ResizeAttrs>> fields = {{"bilinear", Wire::Bool, 4, 0, nullptr, &ResizeAttrs::bilinear}, {"size", Wire::Pair, 6, 0, nullptr, &ResizeAttrs::size}, {"align_corners", Wire::Bool, 8, 0, nullptr, &ResizeAttrs::align_corners}, {"scale_h", Wire::OptF64, 10, 12, "has_scale_h", &ResizeAttrs::scale_h}, {"scale_w", Wire::OptF64, 14, 16, "has_scale_w", &ResizeAttrs::scale_w}};
   static inline const std::vector<Rule> rules = {{Check::Min, 1, -1, 1.0, 0, false, {0ull}, "output size must be positive, got {got}", kNoCode, NamedRule::None}};
+};
+template <>
+struct Table<DiagonalAttrs> {
+  static constexpr const char* name = "Diagonal";
+  static inline const std::vector<FieldOf<DiagonalAttrs>> fields = {{"diagonal", Wire::I64, 4, 0, nullptr, &DiagonalAttrs::diagonal}};
+  static inline const std::vector<Rule> rules = {};
+};
+template <>
+struct Table<ArgReduceAttrs> {
+  static constexpr const char* name = "ArgReduce";
+  static inline const std::vector<FieldOf<ArgReduceAttrs>> fields = {{"axis", Wire::I32, 4, 0, nullptr, &ArgReduceAttrs::axis}, {"keepdim", Wire::Bool, 6, 0, nullptr, &ArgReduceAttrs::keepdim}};
+  static inline const std::vector<Rule> rules = {};
+};
+template <>
+struct Table<TopKAttrs> {
+  static constexpr const char* name = "TopK";
+  static inline const std::vector<FieldOf<TopKAttrs>> fields = {{"k", Wire::I64, 4, 0, nullptr, &TopKAttrs::k}, {"axis", Wire::I32, 6, 0, nullptr, &TopKAttrs::axis}, {"largest", Wire::Bool, 8, 0, nullptr, &TopKAttrs::largest}};
+  static inline const std::vector<Rule> rules = {{Check::Min, 0, -1, 0.0, 0, false, {0ull}, "{field} must be non-negative, got {got}", kNoCode, NamedRule::None}};
 };
 template <>
 struct Table<QuantizeAttrs> {

@@ -65,7 +65,14 @@ enum class Op : uint16_t {
   COS = 53,  // cos(x)
   ARANGE_LIKE = 54,  // torch.arange(start, S + end_offset) in int64, where S is the size of the reference operand's axis (a sequence length known only at run time); the reference's values are not read
   RESIZE2D = 55,  // nearest or bilinear resizing of an NCHW tensor's last two dims to an output size, as torch's upsample_nearest2d / upsample_bilinear2d
-  FAKE_QUANTIZE = 56,  // x rounded to a per-tensor int8/uint8 grid and back to float32 (quantize then dequantize): the activations of quantized models
+  TRIU = 56,  // torch.triu: the elements on and above the diagonal of the last two dims, zero (False) elsewhere; at least 2 dims
+  TRIL = 57,  // torch.tril: the elements on and below the diagonal of the last two dims, zero (False) elsewhere; at least 2 dims
+  ARGMAX = 58,  // torch.argmax along an axis: the first index of the largest value (a NaN is the largest), in int64
+  TOPK = 59,  // torch.topk's indices (sorted=True) in int64, the input's shape with k along the axis; the values are a GATHER of them; k larger than the axis is an error
+  FLOOR_DIV = 60,  // floor(a / b) as torch.floor_divide and div(rounding_mode='floor'); integer division by zero is an error
+  TRUNC_DIV = 61,  // a / b rounded toward zero, as torch.div(rounding_mode='trunc'); integer division by zero is an error
+  REMAINDER = 62,  // a - floor(a / b) * b, the sign of b, as torch.remainder and Python's %; integer division by zero is an error
+  FAKE_QUANTIZE = 63,  // x rounded to a per-tensor int8/uint8 grid and back to float32 (quantize then dequantize): the activations of quantized models
 };
 
 // Element types of compiled values ([dtypes]), numbered as c10::ScalarType.
@@ -97,8 +104,8 @@ enum class ResultRule : uint8_t {
 
 constexpr size_t kMaxNamedOperands = 3;
 
-constexpr size_t kNumOps = 57;
-constexpr size_t kNumAttributeTypes = 17;  // union tags 1..kNumAttributeTypes
+constexpr size_t kNumOps = 64;
+constexpr size_t kNumAttributeTypes = 20;  // union tags 1..kNumAttributeTypes
 constexpr size_t kAnyNumber = SIZE_MAX;
 
 struct OpInfo {
@@ -173,11 +180,18 @@ constexpr OpInfo kOps[kNumOps] = {
     {"COS", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
     {"ARANGE_LIKE", 1, 1, 15, false, false, ResultRule::kFixed, 4, 1, {0x0858}, {true}},
     {"RESIZE2D", 1, 1, 16, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
-    {"FAKE_QUANTIZE", 1, 1, 17, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
+    {"TRIU", 1, 1, 17, true, false, ResultRule::kSame, 0, 1, {0x0858}, {true}},
+    {"TRIL", 1, 1, 17, true, false, ResultRule::kSame, 0, 1, {0x0858}, {true}},
+    {"ARGMAX", 1, 1, 18, false, false, ResultRule::kFixed, 4, 1, {0x0058}, {true}},
+    {"TOPK", 1, 1, 19, false, false, ResultRule::kFixed, 4, 1, {0x0058}, {true}},
+    {"FLOOR_DIV", 1, 2, 1, true, false, ResultRule::kSame, 0, 2, {0x0058, 0x0058}, {true, true}},
+    {"TRUNC_DIV", 1, 2, 1, true, false, ResultRule::kSame, 0, 2, {0x0058, 0x0058}, {true, true}},
+    {"REMAINDER", 1, 2, 1, true, false, ResultRule::kSame, 0, 2, {0x0058, 0x0058}, {true, true}},
+    {"FAKE_QUANTIZE", 1, 1, 20, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
 };
 
 // runtime_py's attribute class names, indexed by union tag ("none" for 0)
-constexpr const char* kAttributeNames[kNumAttributeTypes + 1] = {"none", "BinaryAttrs", "GeluAttrs", "AxisAttrs", "FusedAttrs", "Conv2dAttrs", "LayerNormAttrs", "Pool2dAttrs", "ShapeAttrs", "PermuteAttrs", "FlattenAttrs", "ClampAttrs", "ReduceAttrs", "SliceAttrs", "CastAttrs", "ArangeLikeAttrs", "ResizeAttrs", "QuantizeAttrs"};
+constexpr const char* kAttributeNames[kNumAttributeTypes + 1] = {"none", "BinaryAttrs", "GeluAttrs", "AxisAttrs", "FusedAttrs", "Conv2dAttrs", "LayerNormAttrs", "Pool2dAttrs", "ShapeAttrs", "PermuteAttrs", "FlattenAttrs", "ClampAttrs", "ReduceAttrs", "SliceAttrs", "CastAttrs", "ArangeLikeAttrs", "ResizeAttrs", "DiagonalAttrs", "ArgReduceAttrs", "TopKAttrs", "QuantizeAttrs"};
 
 // nullptr for a number outside the instruction set
 inline const OpInfo* op_info(uint16_t op) { return op < kNumOps ? &kOps[op] : nullptr; }
@@ -240,6 +254,13 @@ constexpr const char* kOperandNames[kNumOps][kMaxNamedOperands] = {
     {"x"},
     {"reference"},
     {"x"},
+    {"x"},
+    {"x"},
+    {"x"},
+    {"x"},
+    {"a", "b"},
+    {"a", "b"},
+    {"a", "b"},
     {"x"},
 };
 

@@ -65,6 +65,15 @@ struct ArangeLikeBuilder;
 struct Resize;
 struct ResizeBuilder;
 
+struct Diagonal;
+struct DiagonalBuilder;
+
+struct ArgReduce;
+struct ArgReduceBuilder;
+
+struct TopK;
+struct TopKBuilder;
+
 struct Quantize;
 struct QuantizeBuilder;
 
@@ -181,12 +190,19 @@ enum class OpCode : uint16_t {
   Cos = 53,
   ArangeLike = 54,
   Resize2d = 55,
-  FakeQuantize = 56,
+  Triu = 56,
+  Tril = 57,
+  ArgMax = 58,
+  TopK = 59,
+  FloorDiv = 60,
+  TruncDiv = 61,
+  Remainder = 62,
+  FakeQuantize = 63,
   MIN = Add,
   MAX = FakeQuantize
 };
 
-inline const OpCode (&EnumValuesOpCode())[57] {
+inline const OpCode (&EnumValuesOpCode())[64] {
   static const OpCode values[] = {
     OpCode::Add,
     OpCode::Sub,
@@ -244,13 +260,20 @@ inline const OpCode (&EnumValuesOpCode())[57] {
     OpCode::Cos,
     OpCode::ArangeLike,
     OpCode::Resize2d,
+    OpCode::Triu,
+    OpCode::Tril,
+    OpCode::ArgMax,
+    OpCode::TopK,
+    OpCode::FloorDiv,
+    OpCode::TruncDiv,
+    OpCode::Remainder,
     OpCode::FakeQuantize
   };
   return values;
 }
 
 inline const char * const *EnumNamesOpCode() {
-  static const char * const names[58] = {
+  static const char * const names[65] = {
     "Add",
     "Sub",
     "Mul",
@@ -307,6 +330,13 @@ inline const char * const *EnumNamesOpCode() {
     "Cos",
     "ArangeLike",
     "Resize2d",
+    "Triu",
+    "Tril",
+    "ArgMax",
+    "TopK",
+    "FloorDiv",
+    "TruncDiv",
+    "Remainder",
     "FakeQuantize",
     nullptr
   };
@@ -367,12 +397,15 @@ enum class Attributes : uint8_t {
   Cast = 14,
   ArangeLike = 15,
   Resize = 16,
-  Quantize = 17,
+  Diagonal = 17,
+  ArgReduce = 18,
+  TopK = 19,
+  Quantize = 20,
   MIN = NONE,
   MAX = Quantize
 };
 
-inline const Attributes (&EnumValuesAttributes())[18] {
+inline const Attributes (&EnumValuesAttributes())[21] {
   static const Attributes values[] = {
     Attributes::NONE,
     Attributes::Binary,
@@ -391,13 +424,16 @@ inline const Attributes (&EnumValuesAttributes())[18] {
     Attributes::Cast,
     Attributes::ArangeLike,
     Attributes::Resize,
+    Attributes::Diagonal,
+    Attributes::ArgReduce,
+    Attributes::TopK,
     Attributes::Quantize
   };
   return values;
 }
 
 inline const char * const *EnumNamesAttributes() {
-  static const char * const names[19] = {
+  static const char * const names[22] = {
     "NONE",
     "Binary",
     "Gelu",
@@ -415,6 +451,9 @@ inline const char * const *EnumNamesAttributes() {
     "Cast",
     "ArangeLike",
     "Resize",
+    "Diagonal",
+    "ArgReduce",
+    "TopK",
     "Quantize",
     nullptr
   };
@@ -493,6 +532,18 @@ template<> struct AttributesTraits<liteexport::demo::ArangeLike> {
 
 template<> struct AttributesTraits<liteexport::demo::Resize> {
   static const Attributes enum_value = Attributes::Resize;
+};
+
+template<> struct AttributesTraits<liteexport::demo::Diagonal> {
+  static const Attributes enum_value = Attributes::Diagonal;
+};
+
+template<> struct AttributesTraits<liteexport::demo::ArgReduce> {
+  static const Attributes enum_value = Attributes::ArgReduce;
+};
+
+template<> struct AttributesTraits<liteexport::demo::TopK> {
+  static const Attributes enum_value = Attributes::TopK;
 };
 
 template<> struct AttributesTraits<liteexport::demo::Quantize> {
@@ -1580,6 +1631,162 @@ inline ::flatbuffers::Offset<Resize> CreateResizeDirect(
       has_scale_w);
 }
 
+struct Diagonal FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
+  typedef DiagonalBuilder Builder;
+  enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
+    VT_DIAGONAL = 4
+  };
+  int64_t diagonal() const {
+    return GetField<int64_t>(VT_DIAGONAL, 0);
+  }
+  template <bool B = false>
+  bool Verify(::flatbuffers::VerifierTemplate<B> &verifier) const {
+    return VerifyTableStart(verifier) &&
+           VerifyField<int64_t>(verifier, VT_DIAGONAL, 8) &&
+           verifier.EndTable();
+  }
+};
+
+struct DiagonalBuilder {
+  typedef Diagonal Table;
+  ::flatbuffers::FlatBufferBuilder &fbb_;
+  ::flatbuffers::uoffset_t start_;
+  void add_diagonal(int64_t diagonal) {
+    fbb_.AddElement<int64_t>(Diagonal::VT_DIAGONAL, diagonal, 0);
+  }
+  explicit DiagonalBuilder(::flatbuffers::FlatBufferBuilder &_fbb)
+        : fbb_(_fbb) {
+    start_ = fbb_.StartTable();
+  }
+  ::flatbuffers::Offset<Diagonal> Finish() {
+    const auto end = fbb_.EndTable(start_);
+    auto o = ::flatbuffers::Offset<Diagonal>(end);
+    return o;
+  }
+};
+
+inline ::flatbuffers::Offset<Diagonal> CreateDiagonal(
+    ::flatbuffers::FlatBufferBuilder &_fbb,
+    int64_t diagonal = 0) {
+  DiagonalBuilder builder_(_fbb);
+  builder_.add_diagonal(diagonal);
+  return builder_.Finish();
+}
+
+struct ArgReduce FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
+  typedef ArgReduceBuilder Builder;
+  enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
+    VT_AXIS = 4,
+    VT_KEEPDIM = 6
+  };
+  int32_t axis() const {
+    return GetField<int32_t>(VT_AXIS, 0);
+  }
+  bool keepdim() const {
+    return GetField<uint8_t>(VT_KEEPDIM, 0) != 0;
+  }
+  template <bool B = false>
+  bool Verify(::flatbuffers::VerifierTemplate<B> &verifier) const {
+    return VerifyTableStart(verifier) &&
+           VerifyField<int32_t>(verifier, VT_AXIS, 4) &&
+           VerifyField<uint8_t>(verifier, VT_KEEPDIM, 1) &&
+           verifier.EndTable();
+  }
+};
+
+struct ArgReduceBuilder {
+  typedef ArgReduce Table;
+  ::flatbuffers::FlatBufferBuilder &fbb_;
+  ::flatbuffers::uoffset_t start_;
+  void add_axis(int32_t axis) {
+    fbb_.AddElement<int32_t>(ArgReduce::VT_AXIS, axis, 0);
+  }
+  void add_keepdim(bool keepdim) {
+    fbb_.AddElement<uint8_t>(ArgReduce::VT_KEEPDIM, static_cast<uint8_t>(keepdim), 0);
+  }
+  explicit ArgReduceBuilder(::flatbuffers::FlatBufferBuilder &_fbb)
+        : fbb_(_fbb) {
+    start_ = fbb_.StartTable();
+  }
+  ::flatbuffers::Offset<ArgReduce> Finish() {
+    const auto end = fbb_.EndTable(start_);
+    auto o = ::flatbuffers::Offset<ArgReduce>(end);
+    return o;
+  }
+};
+
+inline ::flatbuffers::Offset<ArgReduce> CreateArgReduce(
+    ::flatbuffers::FlatBufferBuilder &_fbb,
+    int32_t axis = 0,
+    bool keepdim = false) {
+  ArgReduceBuilder builder_(_fbb);
+  builder_.add_axis(axis);
+  builder_.add_keepdim(keepdim);
+  return builder_.Finish();
+}
+
+struct TopK FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
+  typedef TopKBuilder Builder;
+  enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
+    VT_K = 4,
+    VT_AXIS = 6,
+    VT_LARGEST = 8
+  };
+  int64_t k() const {
+    return GetField<int64_t>(VT_K, 0);
+  }
+  int32_t axis() const {
+    return GetField<int32_t>(VT_AXIS, 0);
+  }
+  bool largest() const {
+    return GetField<uint8_t>(VT_LARGEST, 1) != 0;
+  }
+  template <bool B = false>
+  bool Verify(::flatbuffers::VerifierTemplate<B> &verifier) const {
+    return VerifyTableStart(verifier) &&
+           VerifyField<int64_t>(verifier, VT_K, 8) &&
+           VerifyField<int32_t>(verifier, VT_AXIS, 4) &&
+           VerifyField<uint8_t>(verifier, VT_LARGEST, 1) &&
+           verifier.EndTable();
+  }
+};
+
+struct TopKBuilder {
+  typedef TopK Table;
+  ::flatbuffers::FlatBufferBuilder &fbb_;
+  ::flatbuffers::uoffset_t start_;
+  void add_k(int64_t k) {
+    fbb_.AddElement<int64_t>(TopK::VT_K, k, 0);
+  }
+  void add_axis(int32_t axis) {
+    fbb_.AddElement<int32_t>(TopK::VT_AXIS, axis, 0);
+  }
+  void add_largest(bool largest) {
+    fbb_.AddElement<uint8_t>(TopK::VT_LARGEST, static_cast<uint8_t>(largest), 1);
+  }
+  explicit TopKBuilder(::flatbuffers::FlatBufferBuilder &_fbb)
+        : fbb_(_fbb) {
+    start_ = fbb_.StartTable();
+  }
+  ::flatbuffers::Offset<TopK> Finish() {
+    const auto end = fbb_.EndTable(start_);
+    auto o = ::flatbuffers::Offset<TopK>(end);
+    return o;
+  }
+};
+
+inline ::flatbuffers::Offset<TopK> CreateTopK(
+    ::flatbuffers::FlatBufferBuilder &_fbb,
+    int64_t k = 0,
+    int32_t axis = 0,
+    bool largest = true) {
+  TopKBuilder builder_(_fbb);
+  builder_.add_k(k);
+  builder_.add_axis(axis);
+  builder_.add_largest(largest);
+  return builder_.Finish();
+}
+
 struct Quantize FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
   typedef QuantizeBuilder Builder;
   enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
@@ -1726,6 +1933,15 @@ struct Instruction FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
   const liteexport::demo::Resize *attributes_as_Resize() const {
     return attributes_type() == liteexport::demo::Attributes::Resize ? static_cast<const liteexport::demo::Resize *>(attributes()) : nullptr;
   }
+  const liteexport::demo::Diagonal *attributes_as_Diagonal() const {
+    return attributes_type() == liteexport::demo::Attributes::Diagonal ? static_cast<const liteexport::demo::Diagonal *>(attributes()) : nullptr;
+  }
+  const liteexport::demo::ArgReduce *attributes_as_ArgReduce() const {
+    return attributes_type() == liteexport::demo::Attributes::ArgReduce ? static_cast<const liteexport::demo::ArgReduce *>(attributes()) : nullptr;
+  }
+  const liteexport::demo::TopK *attributes_as_TopK() const {
+    return attributes_type() == liteexport::demo::Attributes::TopK ? static_cast<const liteexport::demo::TopK *>(attributes()) : nullptr;
+  }
   const liteexport::demo::Quantize *attributes_as_Quantize() const {
     return attributes_type() == liteexport::demo::Attributes::Quantize ? static_cast<const liteexport::demo::Quantize *>(attributes()) : nullptr;
   }
@@ -1810,6 +2026,18 @@ template<> inline const liteexport::demo::ArangeLike *Instruction::attributes_as
 
 template<> inline const liteexport::demo::Resize *Instruction::attributes_as<liteexport::demo::Resize>() const {
   return attributes_as_Resize();
+}
+
+template<> inline const liteexport::demo::Diagonal *Instruction::attributes_as<liteexport::demo::Diagonal>() const {
+  return attributes_as_Diagonal();
+}
+
+template<> inline const liteexport::demo::ArgReduce *Instruction::attributes_as<liteexport::demo::ArgReduce>() const {
+  return attributes_as_ArgReduce();
+}
+
+template<> inline const liteexport::demo::TopK *Instruction::attributes_as<liteexport::demo::TopK>() const {
+  return attributes_as_TopK();
 }
 
 template<> inline const liteexport::demo::Quantize *Instruction::attributes_as<liteexport::demo::Quantize>() const {
@@ -2351,6 +2579,18 @@ inline bool VerifyAttributes(::flatbuffers::VerifierTemplate<B> &verifier, const
     }
     case Attributes::Resize: {
       auto ptr = reinterpret_cast<const liteexport::demo::Resize *>(obj);
+      return verifier.VerifyTable(ptr);
+    }
+    case Attributes::Diagonal: {
+      auto ptr = reinterpret_cast<const liteexport::demo::Diagonal *>(obj);
+      return verifier.VerifyTable(ptr);
+    }
+    case Attributes::ArgReduce: {
+      auto ptr = reinterpret_cast<const liteexport::demo::ArgReduce *>(obj);
+      return verifier.VerifyTable(ptr);
+    }
+    case Attributes::TopK: {
+      auto ptr = reinterpret_cast<const liteexport::demo::TopK *>(obj);
       return verifier.VerifyTable(ptr);
     }
     case Attributes::Quantize: {

@@ -295,6 +295,21 @@ class Upsampling(nn.Module):
         return up[:, :3] + x + corners.mean() + near.mean() + F.interpolate(down, size=(9, 11), mode="bilinear")
 
 
+class Selection(nn.Module):
+    """Causal masks (triu/tril), argmax, max over a dim and topk, and rounded division of floats and
+    of int64 ids made from the input (floor_divide, remainder, div's floor and trunc modes)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # [N, 5, 6]
+        scores = x.tril(1) - x.triu(3)
+        values, index = torch.max(scores, dim=-1)
+        top, where = torch.topk(x, 3, dim=1)
+        ids = (x * 4).long()
+        steps = torch.div(ids, 3, rounding_mode="floor") + torch.div(ids, -2, rounding_mode="trunc") + ids % 5
+        rounded = x % 0.7 + x // 0.3 + torch.div(x, 0.4, rounding_mode="trunc")
+        return (values + index.float() + torch.argmax(x, 2).float()).unsqueeze(-1) + top.sum(1, keepdim=True) \
+            + where.float().mean() + steps.float() + rounded
+
+
 # model class, method -> input shapes
 CASES: dict[str, tuple[Callable[[], torch.nn.Module], dict[str, list[tuple[int, ...]]]]] = {
     "mlp": (MLP, {"forward": [(4, 20)]}),
@@ -311,9 +326,10 @@ CASES: dict[str, tuple[Callable[[], torch.nn.Module], dict[str, list[tuple[int, 
     "auxiliary_heads": (AuxiliaryHeads, {"forward": [(2, 8)], "pair": [(2, 8)]}),
     "token_ops": (TokenOps, {"forward": [(2, 6)]}),
     "upsampling": (Upsampling, {"forward": [(2, 3, 9, 11)]}),
+    "selection": (Selection, {"forward": [(2, 5, 6)]}),
 }
 
 # Models whose code needs ranks or sizes only static input shapes give (t() of an input-derived
 # value, x.size(0) used as a view dim): without shapes the export fails, and says so.
 NEEDS_STATIC_SHAPES = {"attention", "tuple_outputs", "mobile_blocks", "recurrent_attention", "handwritten_norms",
-                       "token_ops", "upsampling"}
+                       "token_ops", "upsampling", "selection"}

@@ -36,6 +36,12 @@ def compile_traced(module: torch.nn.Module, examples: Sequence[torch.Tensor]) ->
     return traced, compiled
 
 
+def compile_scripted(module: torch.nn.Module, examples: Sequence[torch.Tensor]) -> CompiledModule:
+    """``module`` scripted and compiled for inputs of the examples' shapes and dtypes."""
+    return DEMO_BACKEND.preprocess(torch.jit.script(module.eval()),
+                                   input_shapes={"forward": [spec_of(t) for t in examples]})
+
+
 def assert_same(got: object, expected: object) -> float:
     """Same structure, dtypes and shapes; floats within the parity tolerance (atol 1e-5 scaled by the
     output's magnitude, rtol 1e-4), integers and bools exactly. Returns the largest float error."""
@@ -76,6 +82,17 @@ def run_engines(compiled: CompiledModule, path: Path, inputs: Sequence[torch.Ten
     if native_tool_available():
         assert_same(run_native(path, arrays), expected)
     return ours, expected
+
+
+def check_against_eager(module: torch.nn.Module, compiled: CompiledModule, path: Path,
+                        inputs: Sequence[torch.Tensor]) -> None:
+    """Every engine's results on ``inputs`` (``run_engines``) against ``module`` run eagerly."""
+    with torch.no_grad():
+        result = module(*inputs)
+    expected = [t.numpy() for t in (result if isinstance(result, tuple) else (result,))]
+    ours, lite = run_engines(compiled, path, inputs)
+    assert_same(ours, expected)
+    assert_same(lite, expected)
 
 
 def native_tool_available() -> bool:

@@ -24,6 +24,8 @@ from runtime_py.backends.demo import (
     pooling,
     reductions,
     resize,
+    rounding,
+    selection,
     slicing,
     typed,
 )
@@ -131,6 +133,13 @@ _FACTORIES: dict[OpCode, tuple[KernelFactory, bool]] = {
     OpCode.ARANGE_LIKE: (typed.make_arange_like, False),
     OpCode.RESIZE2D: (resize.make_resize2d, False),
     OpCode.FAKE_QUANTIZE: (fake_quantize.make_fake_quantize, False),
+    OpCode.TRIU: (selection.make_triu, False),
+    OpCode.TRIL: (selection.make_tril, False),
+    OpCode.ARGMAX: (selection.make_argmax, False),
+    OpCode.TOPK: (selection.make_topk, False),
+    OpCode.FLOOR_DIV: (rounding.make_rounding(OpCode.FLOOR_DIV), False),
+    OpCode.TRUNC_DIV: (rounding.make_rounding(OpCode.TRUNC_DIV), False),
+    OpCode.REMAINDER: (rounding.make_rounding(OpCode.REMAINDER), False),
 }
 
 

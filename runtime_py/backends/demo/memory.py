@@ -25,6 +25,7 @@ from bundle_format.program import (
     ResizeAttrs,
     ShapeAttrs,
 )
+from runtime_py.backends.demo.rounding import TEMPORARIES
 
 Bound = Callable[[Sequence[object]], int]  # the kernel's arguments -> bytes it may allocate
 _ITEM = 4  # float32
@@ -190,8 +191,18 @@ _BROADCASTING = {OpCode.ADD, OpCode.SUB, OpCode.MUL, OpCode.DIV, OpCode.POW, OpC
                  OpCode.BITWISE_AND, OpCode.BITWISE_OR, OpCode.WHERE}
 
 
+_ROUNDING = {OpCode.FLOOR_DIV, OpCode.TRUNC_DIV, OpCode.REMAINDER}
+
+
+def _rounding(args: Sequence[object]) -> int:
+    """The broadcast result and the float formulas' temporaries (rounding.py), each as large."""
+    return (1 + TEMPORARIES) * _broadcast(args)
+
+
 def output_bound(op: OpCode, attrs: object) -> Bound:
     """The bound of an instruction of ``op`` carrying ``attrs`` (checked against its op already)."""
+    if op in _ROUNDING:
+        return _rounding
     if op in _BROADCASTING:
         return _broadcast
     if op == OpCode.MATMUL:
@@ -210,7 +221,9 @@ def output_bound(op: OpCode, attrs: object) -> Bound:
         return _cat
     if op == OpCode.EMBEDDING:
         return _embedding
-    if op in (OpCode.CAST, OpCode.CUMSUM):
+    if op == OpCode.TOPK:  # the full int64 sort order, its rebased copy and the k picked
+        return lambda args: 3 * _widest(args)
+    if op in (OpCode.CAST, OpCode.CUMSUM, OpCode.ARGMAX):
         return _widest
     if op == OpCode.GATHER:
         return _gather

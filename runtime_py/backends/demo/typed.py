@@ -24,7 +24,9 @@ def _check_indices(index: Array, size: int, what: str) -> None:
         raise ValueError(f"{what} {bad} is out of range [0, {size})")
 
 
-def _axis(axis: int, rank: int, shape: tuple[int, ...]) -> int:
+def checked_axis(axis: int, x: Array) -> int:
+    """``axis`` of ``x`` from 0 (a 0-d input has one axis), or the error every engine gives."""
+    rank, shape = x.ndim, x.shape
     if not -max(rank, 1) <= axis < max(rank, 1):
         raise ValueError(f"axis {axis} is out of range for an input of shape {shape}")
     return axis % max(rank, 1)
@@ -51,7 +53,7 @@ def make_cast(attrs: CastAttrs, n_inputs: int) -> Kernel:
 
 def make_gather(attrs: AxisAttrs, n_inputs: int) -> Kernel:
     def gather(x: Array, index: Array) -> Array:
-        axis = _axis(attrs.axis, x.ndim, x.shape)
+        axis = checked_axis(attrs.axis, x)
         if index.ndim != x.ndim:
             raise ValueError(f"index of shape {index.shape} must have the rank of the input {x.shape}")
         if any(i > s for d, (i, s) in enumerate(zip(index.shape, x.shape, strict=True)) if d != axis):
@@ -66,7 +68,7 @@ def make_gather(attrs: AxisAttrs, n_inputs: int) -> Kernel:
 
 def make_index_select(attrs: AxisAttrs, n_inputs: int) -> Kernel:
     def index_select(x: Array, index: Array) -> Array:
-        axis = _axis(attrs.axis, x.ndim, x.shape)
+        axis = checked_axis(attrs.axis, x)
         if index.ndim > 1:
             raise ValueError(f"index_select takes a 1-D index, got shape {index.shape}")
         size = x.shape[axis] if x.ndim else 1
@@ -122,7 +124,7 @@ _WIDEN = {np.dtype(np.bool_): np.dtype(np.int64), np.dtype(np.int32): np.dtype(n
 
 def make_cumsum(attrs: AxisAttrs, n_inputs: int) -> Kernel:
     def cumsum(x: Array) -> Array:
-        axis = _axis(attrs.axis, x.ndim, x.shape)
+        axis = checked_axis(attrs.axis, x)
         dtype = _WIDEN.get(x.dtype, x.dtype)
         if x.ndim == 0:
             return x.astype(dtype)

@@ -13,6 +13,7 @@ from bundle_format.program import (
     PROGRAM_FORMAT_VERSION,
     Activation,
     ArangeLikeAttrs,
+    ArgReduceAttrs,
     Attributes,
     AxisAttrs,
     BinaryAttrs,
@@ -20,6 +21,7 @@ from bundle_format.program import (
     ClampAttrs,
     Constant,
     Conv2dAttrs,
+    DiagonalAttrs,
     DType,
     FlattenAttrs,
     FusedAttrs,
@@ -34,6 +36,7 @@ from bundle_format.program import (
     ResizeAttrs,
     ShapeAttrs,
     SliceAttrs,
+    TopKAttrs,
     ValueInfo,
 )
 from bundle_format.program_codec import decode_program, encode_program
@@ -114,6 +117,13 @@ _ATTRS: dict[OpCode, Attributes] = {
     OpCode.COS: None,
     OpCode.ARANGE_LIKE: ArangeLikeAttrs(axis=-1, start=2, end_offset=-3),
     OpCode.RESIZE2D: ResizeAttrs(bilinear=True, size=(7, 9), align_corners=True, scale_h=2.5),
+    OpCode.TRIU: DiagonalAttrs(diagonal=-2),
+    OpCode.TRIL: DiagonalAttrs(),
+    OpCode.ARGMAX: ArgReduceAttrs(axis=-1, keepdim=True),
+    OpCode.TOPK: TopKAttrs(k=3, axis=1, largest=False),
+    OpCode.FLOOR_DIV: BinaryAttrs(scalar=-3.0),
+    OpCode.TRUNC_DIV: BinaryAttrs(),
+    OpCode.REMAINDER: BinaryAttrs(scalar=7.0, reverse=True),
 }
 
 

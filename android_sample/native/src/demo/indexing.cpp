@@ -26,13 +26,6 @@ std::vector<int64_t> checked_indices(const Array& index, int64_t size) {
   return ids;
 }
 
-int64_t typed_axis(int64_t axis, const Array& x) {
-  const int64_t rank = std::max<int64_t>(x.dim(), 1);  // a 0-d input has one axis of size 1
-  if (axis < -rank || axis >= rank)
-    throw KernelError("axis " + std::to_string(axis) + " is out of range for an input of shape " + py_shape(x.shape));
-  return (axis + rank) % rank;
-}
-
 int64_t product(const Shape& shape, size_t from, size_t to) {
   int64_t n = 1;
   for (size_t d = from; d < to; ++d) n *= shape[d];
@@ -40,6 +33,13 @@ int64_t product(const Shape& shape, size_t from, size_t to) {
 }
 
 }  // namespace
+
+int64_t typed_axis(int64_t axis, const Array& x) {
+  const int64_t rank = std::max<int64_t>(x.dim(), 1);  // a 0-d input has one axis of size 1
+  if (axis < -rank || axis >= rank)
+    throw KernelError("axis " + std::to_string(axis) + " is out of range for an input of shape " + py_shape(x.shape));
+  return (axis + rank) % rank;
+}
 
 Kernel make_embedding() {
   return [](const Inputs& in) {

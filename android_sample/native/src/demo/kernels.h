@@ -66,11 +66,19 @@ Kernel make_gather(const AxisAttrs& a);                                 // index
 Kernel make_index_select(const AxisAttrs& a);                           // indexing.cpp
 Kernel make_resize2d(const ResizeAttrs& a);                             // resize.cpp
 Kernel make_fake_quantize(const QuantizeAttrs& a);                      // activations.cpp
+Kernel make_triu(const DiagonalAttrs& a);                               // selection.cpp
+Kernel make_tril(const DiagonalAttrs& a);                               // selection.cpp
+Kernel make_argmax(const ArgReduceAttrs& a);                            // selection.cpp
+Kernel make_topk(const TopKAttrs& a);                                   // selection.cpp
+Kernel make_rounding(Op op, const BinaryAttrs& a, size_t n_inputs);     // rounding.cpp: FLOOR_DIV TRUNC_DIV REMAINDER
 
 // --- helpers shared by the families ---
 // y = max(y, 0) in place; NaN stays NaN, as in torch.
 void relu_inplace(float* y, int64_t n);
 // A normalized axis, or KernelError with numpy's text.
 int64_t normalize_axis(int64_t axis, int64_t ndim);
+// The axis of a typed op's input from 0 (a 0-d input has one axis), or KernelError with runtime_py's
+// text (typed.py checked_axis).
+int64_t typed_axis(int64_t axis, const Array& x);
 
 }  // namespace liteexport::demo_backend

@@ -1,0 +1,82 @@
+// Selection and rounded-division kernels (issue 20) at their edges, each value what torch gives on
+// x86 and runtime_py computes: NaN and ties in argmax/topk, Python's signs, a zero divisor (inf and
+// NaN for floats, runtime_py's error for integers), and min / -1, which C++ leaves undefined (the
+// sanitizer build runs this) and which wraps in torch and numpy.
+#include <cmath>
+#include <cstdint>
+
+#include "check.h"
+#include "demo/kernels.h"
+
+using namespace liteexport;
+using namespace liteexport::demo_backend;
+
+namespace {
+
+template <typename T>
+std::vector<T> items(const Array& a) {
+  return std::vector<T>(a.data_as<T>(), a.data_as<T>() + a.size());
+}
+
+std::string error_of(const Kernel& k, const Inputs& in) {
+  try {
+    k(in);
+  } catch (const KernelError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+Array divide(Op op, const Array& a, const Array& b) { return make_rounding(op, BinaryAttrs{}, 2)({&a, &b}); }
+
+}  // namespace
+
+int run_selection_tests() {
+  int n = 0;
+  {  // integers: the quotient rounds down (or toward zero), the remainder takes the divisor's sign
+    Array a = Array::from_vector<int64_t>({5}, {-7, 7, 7, INT64_MIN, INT64_MIN});
+    Array b = Array::from_vector<int64_t>({5}, {2, -2, 2, -1, 1});
+    CHECK(items<int64_t>(divide(Op::FLOOR_DIV, a, b)) == (std::vector<int64_t>{-4, -4, 3, INT64_MIN, INT64_MIN}),
+          "floor division; min // -1 wraps");
+    CHECK(items<int64_t>(divide(Op::TRUNC_DIV, a, b)) == (std::vector<int64_t>{-3, -3, 3, INT64_MIN, INT64_MIN}),
+          "trunc division");
+    CHECK(items<int64_t>(divide(Op::REMAINDER, a, b)) == (std::vector<int64_t>{1, -1, 1, 0, 0}), "remainder");
+    Array zero = Array::from_vector<int64_t>({1}, {0});
+    CHECK(error_of(make_rounding(Op::REMAINDER, BinaryAttrs{}, 2), {&a, &zero}) == "integer division or modulo by zero",
+          "an integer divisor of zero");
+    n += 4;
+  }
+  {  // float32: ATen's formulas, a zero divisor gives inf or NaN
+    Array a = Array::from_vector({5}, {-7.5f, 5.0f, 1.0f, 0.0f, -4.0f});
+    Array b = Array::from_vector({5}, {2.0f, -3.0f, 0.0f, 0.0f, 2.0f});
+    const std::vector<float> floor = items<float>(divide(Op::FLOOR_DIV, a, b));
+    CHECK(floor[0] == -4 && floor[1] == -2 && std::isinf(floor[2]) && std::isnan(floor[3]) && floor[4] == -2,
+          "float floor division");
+    const std::vector<float> rem = items<float>(divide(Op::REMAINDER, a, b));
+    CHECK(rem[0] == 0.5f && rem[1] == -1 && std::isnan(rem[2]) && rem[4] == 0, "float remainder");
+    CHECK(items<float>(divide(Op::TRUNC_DIV, a, b))[0] == -3, "float trunc division");
+    n += 3;
+  }
+  {  // argmax: the first maximum, a NaN is the maximum; topk: stable, NaN first when largest
+    Array x = Array::from_vector({2, 4}, {1, 3, 3, 0, 2, NAN, 5, NAN});
+    CHECK(items<int64_t>(make_argmax(ArgReduceAttrs{1, false})({&x})) == (std::vector<int64_t>{1, 1}), "argmax");
+    CHECK(make_argmax(ArgReduceAttrs{0, true})({&x}).shape == (Shape{1, 4}), "argmax keepdim");
+    CHECK(items<int64_t>(make_topk(TopKAttrs{3, 1, true})({&x})) == (std::vector<int64_t>{1, 2, 0, 1, 3, 2}),
+          "topk largest");
+    CHECK(items<int64_t>(make_topk(TopKAttrs{2, -1, false})({&x})) == (std::vector<int64_t>{3, 0, 0, 2}),
+          "topk smallest");
+    CHECK(error_of(make_topk(TopKAttrs{5, 1, true}), {&x}) ==
+              "k=5 is larger than the size 4 of axis 1 (input of shape (2, 4))", "k beyond the axis");
+    n += 5;
+  }
+  {  // triu/tril over the last two dims, bools kept as bytes
+    Array m = Array::from_vector<uint8_t>({2, 3}, {1, 1, 1, 1, 1, 1});
+    CHECK(items<uint8_t>(make_triu(DiagonalAttrs{1})({&m})) == (std::vector<uint8_t>{0, 1, 1, 0, 0, 1}), "triu(1)");
+    CHECK(items<uint8_t>(make_tril(DiagonalAttrs{-1})({&m})) == (std::vector<uint8_t>{0, 0, 0, 1, 0, 0}), "tril(-1)");
+    Array v = Array::from_vector({3}, {1, 2, 3});
+    CHECK(error_of(make_tril(DiagonalAttrs{0}), {&v}) == "tril needs an input of at least 2 dims, got shape (3,)",
+          "rank 1");
+    n += 3;
+  }
+  return n;
+}

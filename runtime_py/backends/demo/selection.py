@@ -1,0 +1,69 @@
+"""Selection kernels (issue 20): triu and tril (causal masks), argmax and topk's indices. max over a
+dim and topk's values are a GATHER of the input at these indices (the compiler emits it), so every
+engine picks the same element, NaN and ties included: a NaN counts as the largest value, as in
+torch, and equal values come in index order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bundle_format.program import ArgReduceAttrs, DiagonalAttrs, OpCode, TopKAttrs
+from runtime_py.backends.demo.arrays import Array, Kernel
+from runtime_py.backends.demo.typed import checked_axis
+
+
+def _triangle(op: OpCode, attrs: DiagonalAttrs) -> Kernel:
+    name = "triu" if op == OpCode.TRIU else "tril"
+    keep = np.triu if op == OpCode.TRIU else np.tril
+
+    def triangle(x: Array) -> Array:
+        if x.ndim < 2:
+            raise ValueError(f"{name} needs an input of at least 2 dims, got shape {x.shape}")
+        # numpy's triu/tril work on the last two dims of a stack of matrices, as torch's
+        out: Array = keep(x, attrs.diagonal)
+        return out
+
+    return triangle
+
+
+def make_triu(attrs: DiagonalAttrs, n_inputs: int) -> Kernel:
+    return _triangle(OpCode.TRIU, attrs)
+
+
+def make_tril(attrs: DiagonalAttrs, n_inputs: int) -> Kernel:
+    return _triangle(OpCode.TRIL, attrs)
+
+
+def make_argmax(attrs: ArgReduceAttrs, n_inputs: int) -> Kernel:
+    def argmax(x: Array) -> Array:
+        axis = checked_axis(attrs.axis, x)
+        if x.ndim == 0:  # torch's argmax of a 0-d tensor over dim 0 is 0
+            return np.zeros((), dtype=np.int64)
+        if x.shape[axis] == 0:
+            raise ValueError(f"argmax of the empty axis {axis} of an input of shape {x.shape}")
+        # numpy's argmax, like torch's, returns the first maximum and takes a NaN as the maximum
+        out: Array = np.argmax(x, axis=axis, keepdims=attrs.keepdim).astype(np.int64, copy=False)
+        return out
+
+    return argmax
+
+
+def make_topk(attrs: TopKAttrs, n_inputs: int) -> Kernel:
+    def topk(x: Array) -> Array:
+        axis = checked_axis(attrs.axis, x)
+        view = x.reshape(1) if x.ndim == 0 else x
+        size = view.shape[axis]
+        if attrs.k > size:
+            raise ValueError(f"k={attrs.k} is larger than the size {size} of axis {axis} (input of shape {x.shape})")
+        if attrs.largest:
+            # a stable ascending sort of the reversed axis, reversed: values descending, equal ones in
+            # index order, NaN (sorted last by numpy) first, as the largest
+            flipped = np.argsort(np.flip(view, axis), axis=axis, kind="stable")
+            order = (size - 1) - np.flip(flipped, axis)
+        else:
+            order = np.argsort(view, axis=axis, kind="stable")  # NaN last: the largest
+        picked = np.take(order, np.arange(attrs.k), axis=axis).astype(np.int64, copy=False)
+        return picked.reshape(()) if x.ndim == 0 and attrs.k == 1 else picked
+
+    return topk

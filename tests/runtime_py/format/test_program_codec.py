@@ -32,6 +32,7 @@ from bundle_format.program import (
     PermuteAttrs,
     Pool2dAttrs,
     Program,
+    QuantizeAttrs,
     ReduceAttrs,
     ResizeAttrs,
     ShapeAttrs,
@@ -124,6 +125,7 @@ _ATTRS: dict[OpCode, Attributes] = {
     OpCode.FLOOR_DIV: BinaryAttrs(scalar=-3.0),
     OpCode.TRUNC_DIV: BinaryAttrs(),
     OpCode.REMAINDER: BinaryAttrs(scalar=7.0, reverse=True),
+    OpCode.FAKE_QUANTIZE: QuantizeAttrs(scale=0.25, zero_point=-3, quant_min=-128, quant_max=127),
 }
 
 

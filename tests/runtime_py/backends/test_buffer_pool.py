@@ -6,13 +6,16 @@ from __future__ import annotations
 import numpy as np
 
 from bundle_format.program import Conv2dAttrs
-from runtime_py.backends.demo.arrays import empty
+from runtime_py.backends.demo.arrays import _BufferPool
 from runtime_py.backends.demo.conv import make_conv2d
 
 SHAPE = (1, 64, 64, 64)  # 1 MB: pooled
 
 
 def test_a_referenced_array_is_not_handed_out_again() -> None:
+    # a pool of its own: the process-wide one may be full of earlier tests' shapes (it keeps at
+    # most MAX_BYTES and never lets go of what it keeps)
+    empty = _BufferPool().empty
     first = empty(SHAPE)
     view = first[0]
     del first
@@ -21,6 +24,7 @@ def test_a_referenced_array_is_not_handed_out_again() -> None:
 
 
 def test_a_released_array_is_reused() -> None:
+    empty = _BufferPool().empty  # as above
     first = empty(SHAPE)
     address = first.ctypes.data
     del first

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "check.h"
+#include "kernel_check.h"
 #include "demo/kernels.h"
 #include "demo/windows.h"
 #include "errors.h"
@@ -20,14 +21,7 @@ Array iota(Shape shape, float start = 0.0f) {
 
 std::vector<float> values(const Array& a) { return std::vector<float>(a.ptr(), a.ptr() + a.size()); }
 
-std::string error_of(const Kernel& k, const Inputs& in) {
-  try {
-    k(in);
-  } catch (const KernelError& e) {
-    return e.what();
-  }
-  return "";
-}
+using liteexport::testing::error_of;
 
 }  // namespace
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "check.h"
+#include "kernel_check.h"
 #include "demo/kernels.h"
 
 using namespace liteexport;
@@ -18,14 +19,7 @@ std::vector<T> items(const Array& a) {
   return std::vector<T>(a.data_as<T>(), a.data_as<T>() + a.size());
 }
 
-std::string error_of(const Kernel& k, const Inputs& in) {
-  try {
-    k(in);
-  } catch (const KernelError& e) {
-    return e.what();
-  }
-  return "";
-}
+using liteexport::testing::error_of;
 
 Array divide(Op op, const Array& a, const Array& b) { return make_rounding(op, BinaryAttrs{}, 2)({&a, &b}); }
 

@@ -51,12 +51,21 @@ def _quantize_range(attrs: Any, n_inputs: int) -> dict[str, object] | None:
     return {"scale": attrs.scale, "zero_point": attrs.zero_point, "quant_min": attrs.quant_min,
             "quant_max": attrs.quant_max}
 
+
+def _fill_sizes(attrs: Any, n_inputs: int) -> dict[str, object] | None:
+    dims, axes = tuple(attrs.dims), tuple(attrs.axes)
+    if len(dims) == len(axes) and all(d >= 0 for d, a in zip(dims, axes, strict=True) if a == -1):
+        return None
+    return {"dims": dims, "axes": axes}
+
+
 NAMED_RULES: dict[str, Callable[[Any, int], dict[str, object] | None]] = {
     "padding_at_most_half_kernel": _padding_at_most_half_kernel,
     "scalar_iff_one_input": _scalar_iff_one_input,
     "permutation": _permutation,
     "known_dtype": _known_dtype,
     "quantize_range": _quantize_range,
+    "fill_sizes": _fill_sizes,
 }
 
 

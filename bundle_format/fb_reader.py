@@ -160,6 +160,7 @@ U16 = struct.Struct("<H")
 I32 = _I32
 U32 = _U32
 I64 = struct.Struct("<q")
+U64 = struct.Struct("<Q")
 F64 = struct.Struct("<d")
 _SIZES = {code: struct.calcsize(code) for code in "?bBhHiIqQfd"}  # element sizes for TableReader.scalars
 

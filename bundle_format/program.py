@@ -22,6 +22,7 @@ from bundle_format._generated.demo_attrs import CastAttrs as CastAttrs
 from bundle_format._generated.demo_attrs import ClampAttrs as ClampAttrs
 from bundle_format._generated.demo_attrs import Conv2dAttrs as Conv2dAttrs
 from bundle_format._generated.demo_attrs import DiagonalAttrs as DiagonalAttrs
+from bundle_format._generated.demo_attrs import FillAttrs as FillAttrs
 from bundle_format._generated.demo_attrs import FlattenAttrs as FlattenAttrs
 from bundle_format._generated.demo_attrs import FusedAttrs as FusedAttrs
 from bundle_format._generated.demo_attrs import GeluAttrs as GeluAttrs
@@ -61,7 +62,8 @@ SLICE_END = (1 << 63) - 1  # "to the end of the axis" (SliceAttrs.end's default)
 Attributes = (
     BinaryAttrs | GeluAttrs | AxisAttrs | FusedAttrs | Conv2dAttrs | LayerNormAttrs
     | Pool2dAttrs | ShapeAttrs | PermuteAttrs | FlattenAttrs | ClampAttrs | ReduceAttrs | SliceAttrs | CastAttrs
-    | ArangeLikeAttrs | ResizeAttrs | DiagonalAttrs | ArgReduceAttrs | TopKAttrs | QuantizeAttrs | None
+    | ArangeLikeAttrs | ResizeAttrs | DiagonalAttrs | ArgReduceAttrs | TopKAttrs | QuantizeAttrs | FillAttrs
+    | None
 )
 
 # the Attributes union's members (schema/demo_ops.toml [attributes]) -> their dataclasses
@@ -129,6 +131,9 @@ class Program:
     # every slot is float32 (what a program without typed values writes)
     slot_dtypes: tuple[DType, ...] = ()
     symbolic_dims: tuple[SymbolicDim, ...] = ()  # the named dims the inputs' dim_symbols point into
+    # the most bytes its instruction results (and the running instruction's own allocation) take at
+    # once with every named dim at its upper bound, as runtime_py counts them; 0: not planned
+    working_memory: int = 0
 
     def slot_dtype(self, slot: int) -> DType:
         return self.slot_dtypes[slot] if self.slot_dtypes else DType.FLOAT32

@@ -233,6 +233,8 @@ def encode_program(program: Program) -> bytes:
             g.ProgramAddSlotDtypes(b, slot_dtypes)
         if symbolic_vec is not None:
             g.ProgramAddSymbolicDims(b, symbolic_vec)
+        if program.working_memory:
+            g.ProgramAddWorkingMemory(b, program.working_memory)
         return fw.finish(b, int(g.ProgramEnd(b)), PROGRAM_FILE_IDENTIFIER)
 
 
@@ -300,7 +302,7 @@ def decode_program(buf: Buffer) -> Program:
 def _read_program(r: TableReader) -> Program:
     pos = r.root(PROGRAM_FILE_IDENTIFIER, "Program")
     (version, method, num_slots, inputs, constants, instructions, outputs, handles, slot_dtypes,
-     symbolic_dims) = r.table(pos, _PROGRAM_L, "Program")
+     symbolic_dims, working_memory) = r.table(pos, _PROGRAM_L, "Program")
     found = r.scalar(fr.U32, version, 0)
     if found not in READABLE_PROGRAM_VERSIONS:
         raise format_error("UNSUPPORTED_VERSION", where=fr.location("Program.format_version", version or pos),
@@ -325,6 +327,7 @@ def _read_program(r: TableReader) -> Program:
         output_debug_handles=output_handles,
         format_version=found,
         symbolic_dims=r.each(symbolic_dims, "Program.symbolic_dims", _read_symbolic_dim),
+        working_memory=r.scalar(fr.U64, working_memory, 0),  # type: ignore[arg-type] # an int
     )
 
 

@@ -177,6 +177,8 @@ def _describe_program(program: Program, key: str) -> dict[str, Any]:
         "outputs": len(program.outputs),
         "constants": len(program.constants),
         "slots": program.num_slots,
+        # bytes of results planned at the named dims' upper bounds (0: not planned)
+        "working_memory": program.working_memory,
     }
 
 
@@ -399,6 +401,9 @@ def format_description(d: dict[str, Any]) -> str:
         for p in delegate["programs"]:
             ops = "  ".join(f"{op} {n}" for op, n in p["op_histogram"].items())
             out.append(f"  {p['method']} ops: {ops or '(none)'}")
+            if p["working_memory"]:
+                out.append(f"  {p['method']} memory: up to {_fmt_count(p['working_memory'])} bytes of results at "
+                           f"{', '.join(p['dims'])} (planned for the upper bounds)")
         weights = delegate["weights"]
         kinds = weights["by_dtype"]
         by_dtype = (f", all {next(iter(kinds))}" if len(kinds) == 1 else " (" + "; ".join(

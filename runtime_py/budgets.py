@@ -95,6 +95,11 @@ class ProgramLimits:
                                 f"memory budget of {self.max_memory} bytes (raise it with --max-memory / "
                                 "max_memory=)", debug_handle=debug_handle)
 
+    def below_plan(self, method: str, planned: int, dims: str) -> RunLimitExceeded:
+        return RunLimitExceeded(f"method '{method}' is planned to hold up to {planned} bytes of results at the upper "
+                                f"bounds of {dims}: more than the memory budget of {self.max_memory} bytes (raise it "
+                                "with --max-memory / max_memory=)", debug_handle=-1)
+
 
 # the default is frozen: sharing it is safe
 PROGRAM_LIMITS: ContextVar[ProgramLimits] = ContextVar("runtime_py_program_limits", default=ProgramLimits())  # noqa: B039

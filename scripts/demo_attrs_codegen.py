@@ -28,7 +28,8 @@ TYPES: dict[str, tuple[str, str, str, str]] = {
     "flag": ("bool", "", "", "flag"),
 }
 CHECKS = ("min", "equals", "length", "max_count", "distinct", "any_present", "rule")
-RULES = ("padding_at_most_half_kernel", "scalar_iff_one_input", "permutation", "known_dtype", "quantize_range")
+RULES = ("padding_at_most_half_kernel", "scalar_iff_one_input", "permutation", "known_dtype", "quantize_range",
+         "fill_sizes")
 FIELD_KEYS = {"name", "type", "default", "flag", "none", "doc"}
 CONSTRAINT_KEYS = {"check", "field", "fields", "value", "except", "of", "ops", "text", "code", "name"}
 

@@ -79,6 +79,9 @@ BROKEN: list[tuple[str, OpCode, Attributes, int]] = [
     ("expand-negative", OpCode.EXPAND, p.ShapeAttrs(dims=(2, -3)), 1),
     ("adaptive-zero", OpCode.ADAPTIVE_AVG_POOL2D, p.ShapeAttrs(dims=(0, 2)), 1),
     ("permutation", OpCode.TRANSPOSE, p.PermuteAttrs(perm=(0, 2)), 1),
+    ("fill-lengths", OpCode.FULL, p.FillAttrs(dims=(2, 0), axes=(-1,)), 2),
+    ("fill-negative-static", OpCode.FULL, p.FillAttrs(dims=(2, -1), axes=(-1, -1)), 2),
+    ("fill-axis", OpCode.FULL, p.FillAttrs(dims=(0,), axes=(-2,)), 2),
 ]
 
 _DRIVER = r"""

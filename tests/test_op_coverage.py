@@ -74,11 +74,17 @@ def test_the_compiler_emits_every_opcode() -> None:
         def forward(self, ids: torch.Tensor) -> torch.Tensor:
             return ids + torch.arange(ids.size(1))
 
+    class CausalMask(torch.nn.Module):  # a mask over a length known only at run time is a FULL
+        def forward(self, scores: torch.Tensor) -> torch.Tensor:
+            size = scores.size(1)
+            return scores.masked_fill(torch.ones(size, size, dtype=torch.bool).triu(1), 0.0)
+
     from liteexport.input_spec import TensorSpec
     from tests.compiler.models.quantized import small_quantized
 
     cases = {**CASES, "bare_batch_norm": (BareBatchNorm, {"forward": [(1, 3, 4, 4)]}),
              "positions": (Positions, {"forward": [TensorSpec((1, "S"), "int64")]}),
+             "causal_mask": (CausalMask, {"forward": [TensorSpec((1, "S", "S"), "float32")]}),
              # a quantized model's activations are FAKE_QUANTIZE results
              "quantized": (small_quantized, {"forward": [(1, 3, 16, 16)]})}
     emitted: set[OpCode] = set()

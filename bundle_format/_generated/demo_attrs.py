@@ -144,8 +144,8 @@ class DiagonalAttrs:
 
 @dataclass(frozen=True)
 class ArgReduceAttrs:
-    """The index of the largest element along one axis (the first one on ties; a NaN counts as the
-largest, as in torch.argmax)."""
+    """The index of the largest (ARGMAX) or smallest (ARGMIN) element along one axis: the first one on
+ties; a NaN counts as both, as in torch.argmax and torch.argmin (the first NaN is picked)."""
 
     axis: int  # may be negative
     keepdim: bool = False
@@ -155,7 +155,8 @@ largest, as in torch.argmax)."""
 class TopKAttrs:
     """The indices of the k largest (or smallest) elements along one axis, sorted by value (torch.topk
 with sorted=True; a NaN counts as the largest). Equal values come in index order (torch does not
-promise an order for ties)."""
+promise an order for ties). torch.topk with sorted=False leaves the order unspecified: it compiles to
+the same sorted order, one of the orders torch may return."""
 
     k: int
     axis: int  # may be negative
@@ -174,6 +175,16 @@ between instructions this way (liteexport/compiler/quantized_ops.py)."""
     zero_point: int = 0  # the integer that stands for 0.0
     quant_min: int = 0  # the smallest integer (0 for quint8, -128 for qint8)
     quant_max: int = 255  # the largest integer (255 for quint8, 127 for qint8)
+
+
+@dataclass(frozen=True)
+class FillAttrs:
+    """The sizes of a FULL instruction's result, one entry per dim in ``dims`` and ``axes``: where
+axes[i] is -1, dims[i] is a static size; else the size is the reference operand's size along axis
+axes[i] (>= 0) plus dims[i] (torch.full((S, S + 1), v) for a size S known only at run time)."""
+
+    dims: tuple[int, ...]  # per dim: the static size (axes[i] == -1), else the offset added to the reference's size
+    axes: tuple[int, ...]  # per dim: -1 for a static size, else the reference's axis (>= 0) whose size it is
 
 F, R = AttrField, AttrRule
 
@@ -310,5 +321,12 @@ TABLES: tuple[AttrTable, ...] = (
         F('quant_max', 'i64', 3, 255, '', -1, None),
     ), (
         R('rule', (), None, None, frozenset([]), 'scale must be finite and > 0 and quant_min <= zero_point <= quant_max, got scale {scale}, zero point {zero_point}, range {quant_min}..{quant_max}', None, 'quantize_range'),
+    )),
+    AttrTable('Fill', 21, FillAttrs, 2, (
+        F('dims', 'i64s', 0, (), '', -1, None),
+        F('axes', 'i32s', 1, (), '', -1, None),
+    ), (
+        R('min', ('axes',), -1, None, frozenset([]), '{field} must be -1 (a static size) or a reference axis >= 0, got {got}', None, None),
+        R('rule', (), None, None, frozenset([]), 'dims {dims} and axes {axes} need one entry per dim each, and a static size (axis -1) must be >= 0', None, 'fill_sizes'),
     )),
 )

@@ -75,6 +75,8 @@ class OpCode(enum.IntEnum):
     TRUNC_DIV = 61  # a / b rounded toward zero, as torch.div(rounding_mode='trunc'); integer division by zero is an error
     REMAINDER = 62  # a - floor(a / b) * b, the sign of b, as torch.remainder and Python's %; integer division by zero is an error
     FAKE_QUANTIZE = 63  # x rounded to a per-tensor int8/uint8 grid and back to float32 (quantize then dequantize): the activations of quantized models
+    ARGMIN = 64  # torch.argmin along an axis: the first index of the smallest value (a NaN counts as the smallest, as torch's), in int64
+    FULL = 65  # torch.full(sizes, value): the one-element value operand repeated over sizes that may be the reference operand's sizes known only at run time (a causal mask of S x S); the reference's values are not read
 
 
 class DType(enum.IntEnum):
@@ -164,7 +166,9 @@ OP_SPECS: dict[OpCode, OpSpec] = {
     OpCode.TRUNC_DIV: OpSpec(1, 2, 'Binary', True, False, ('a', 'b'), ('float32', 'int64', 'int32'), {}, 'same'),
     OpCode.REMAINDER: OpSpec(1, 2, 'Binary', True, False, ('a', 'b'), ('float32', 'int64', 'int32'), {}, 'same'),
     OpCode.FAKE_QUANTIZE: OpSpec(1, 1, 'Quantize', False, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.ARGMIN: OpSpec(1, 1, 'ArgReduce', False, False, ('x',), ('float32', 'int64', 'int32'), {}, 'int64'),
+    OpCode.FULL: OpSpec(2, 2, 'Fill', False, False, ('value', 'reference'), ('float32', 'int64', 'int32', 'bool'), {'reference': ('float32', 'int64', 'int32', 'bool')}, 'same'),
 }
 
 # Attributes union member -> its tag
-ATTRIBUTE_TAGS: dict[str, int] = {'Binary': 1, 'Gelu': 2, 'Axis': 3, 'Fused': 4, 'Conv2d': 5, 'LayerNorm': 6, 'Pool2d': 7, 'Shape': 8, 'Permute': 9, 'Flatten': 10, 'Clamp': 11, 'Reduce': 12, 'Slice': 13, 'Cast': 14, 'ArangeLike': 15, 'Resize': 16, 'Diagonal': 17, 'ArgReduce': 18, 'TopK': 19, 'Quantize': 20}
+ATTRIBUTE_TAGS: dict[str, int] = {'Binary': 1, 'Gelu': 2, 'Axis': 3, 'Fused': 4, 'Conv2d': 5, 'LayerNorm': 6, 'Pool2d': 7, 'Shape': 8, 'Permute': 9, 'Flatten': 10, 'Clamp': 11, 'Reduce': 12, 'Slice': 13, 'Cast': 14, 'ArangeLike': 15, 'Resize': 16, 'Diagonal': 17, 'ArgReduce': 18, 'TopK': 19, 'Quantize': 20, 'Fill': 21}

@@ -81,6 +81,8 @@ class OpCode(object):
     TruncDiv = 61
     Remainder = 62
     FakeQuantize = 63
+    ArgMin = 64
+    Full = 65
 
 
 class Activation(object):
@@ -110,6 +112,7 @@ class Attributes(object):
     ArgReduce = 18
     TopK = 19
     Quantize = 20
+    Fill = 21
 
 
 class Binary(object):
@@ -1525,6 +1528,102 @@ def QuantizeEnd(builder):
 
 
 
+class Fill(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = Fill()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsFill(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def FillBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x4C\x58\x44\x50", size_prefixed=size_prefixed)
+
+    # Fill
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # Fill
+    def Dims(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Int64Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 8))
+        return 0
+
+    # Fill
+    def DimsAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Int64Flags, o)
+        return 0
+
+    # Fill
+    def DimsLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # Fill
+    def DimsIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        return o == 0
+
+    # Fill
+    def Axes(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return 0
+
+    # Fill
+    def AxesAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Int32Flags, o)
+        return 0
+
+    # Fill
+    def AxesLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # Fill
+    def AxesIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        return o == 0
+
+def FillStart(builder):
+    builder.StartObject(2)
+
+def FillAddDims(builder, dims):
+    builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(dims), 0)
+
+def FillStartDimsVector(builder, numElems):
+    return builder.StartVector(8, numElems, 8)
+
+def FillAddAxes(builder, axes):
+    builder.PrependUOffsetTRelativeSlot(1, flatbuffers.number_types.UOffsetTFlags.py_type(axes), 0)
+
+def FillStartAxesVector(builder, numElems):
+    return builder.StartVector(4, numElems, 4)
+
+def FillEnd(builder):
+    return builder.EndObject()
+
+
+
 class Instruction(object):
     __slots__ = ['_tab']
 
@@ -2110,8 +2209,15 @@ class Program(object):
         o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(22))
         return o == 0
 
+    # Program
+    def WorkingMemory(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(24))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Uint64Flags, o + self._tab.Pos)
+        return 0
+
 def ProgramStart(builder):
-    builder.StartObject(10)
+    builder.StartObject(11)
 
 def ProgramAddFormatVersion(builder, formatVersion):
     builder.PrependUint32Slot(0, formatVersion, 0)
@@ -2163,6 +2269,9 @@ def ProgramAddSymbolicDims(builder, symbolicDims):
 
 def ProgramStartSymbolicDimsVector(builder, numElems):
     return builder.StartVector(4, numElems, 4)
+
+def ProgramAddWorkingMemory(builder, workingMemory):
+    builder.PrependUint64Slot(10, workingMemory, 0)
 
 def ProgramEnd(builder):
     return builder.EndObject()

@@ -166,6 +166,10 @@ TABLES: dict[str, dict[str, tuple[tuple[str, str, int, str], ...]]] = {
         'Diagonal': (
             ('diagonal', 'scalar', 8, ''),
         ),
+        'Fill': (
+            ('dims', 'vector', 8, ''),
+            ('axes', 'vector', 4, ''),
+        ),
         'Flatten': (
             ('start_dim', 'scalar', 4, ''),
             ('end_dim', 'scalar', 4, ''),
@@ -211,6 +215,7 @@ TABLES: dict[str, dict[str, tuple[tuple[str, str, int, str], ...]]] = {
             ('output_debug_handles', 'vector', 8, ''),
             ('slot_dtypes', 'vector', 1, ''),
             ('symbolic_dims', 'table_vector', 4, 'SymbolicDim'),
+            ('working_memory', 'scalar', 8, ''),
         ),
         'Quantize': (
             ('scale', 'scalar', 8, ''),
@@ -322,6 +327,7 @@ UNIONS: dict[str, dict[str, tuple[tuple[int, str, str, int], ...]]] = {
             (18, 'ArgReduce', 'table', 0),
             (19, 'TopK', 'table', 0),
             (20, 'Quantize', 'table', 0),
+            (21, 'Fill', 'table', 0),
         ),
     },
     'debug_table': {

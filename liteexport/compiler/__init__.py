@@ -35,6 +35,7 @@ from liteexport.compiler.values import (
     find_blocked,
     find_poison,
 )
+from liteexport.compiler.working_memory import plan_working_memory
 from liteexport.errors import ModelError
 from liteexport.input_spec import DimRange, TensorSpec, as_tensor_spec
 from liteexport.lowered import CompiledModule, MethodSignature
@@ -98,6 +99,11 @@ def compile_module(scripted: torch.jit.ScriptModule, methods: Sequence[str] | No
     reports = log.live(used_reports)
     if reports:
         raise unsupported_error(reports)
+    weight_shapes = [tuple(w.shape) for w in emitter.weights]
+    programs = [dataclasses.replace(p, working_memory=plan_working_memory(p, weight_shapes)) for p in programs]
+    notes += [f"method {p.method!r} holds up to {p.working_memory:,} bytes of results at the upper bounds of "
+              f"{', '.join(str(d) for d in p.symbolic_dims)} (planned at export; a smaller memory budget is refused "
+              "at every call)" for p in programs if p.working_memory]
     return CompiledModule(
         qualname=str(scripted._c._type().qualified_name()),
         methods=tuple(signatures),

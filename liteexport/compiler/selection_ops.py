@@ -1,8 +1,8 @@
 """Lowering of the selection ops (issue 20; see ops.py for the conventions): triu and tril (causal
-masks), argmax, max over a dim and topk.
+masks), argmax and argmin, max and min over a dim, and topk.
 
-max(x, dim) and topk return (values, indices); an instruction writes one result, so the index
-instruction (ARGMAX, TOPK) is emitted once and the values are a GATHER of the input at those
+max(x, dim), min(x, dim) and topk return (values, indices); an instruction writes one result, so the
+index instruction (ARGMAX, ARGMIN, TOPK) is emitted once and the values are a GATHER of the input at those
 indices: one source of truth for which element was picked, NaN and ties included.
 """
 
@@ -39,30 +39,33 @@ def _flat_axis(b: Emitter, x: TensorValue, dim: Any) -> tuple[TensorValue, int]:
     if dim is None:
         shape = static_shape(x)
         if -1 in shape:
-            raise Unsupported("argmax over all dims of a dynamic shape is not compiled; give a dim")
+            raise Unsupported("argmax/argmin over all dims of a dynamic shape is not compiled; give a dim")
         return reshape_to(b, x, [math.prod(shape)]), 0
     return x, axis_index(_int_arg(dim, "dim"), max(len(static_shape(x)), 1))
 
 
-def _argmax(b: Emitter, args: list[Any]) -> Any:
-    """aten::argmax(x, dim=None, keepdim=False); with dim None, keepdim keeps every dim as 1."""
-    x = tensor(args[0])
-    dim = args[1] if len(args) > 1 else None
-    keepdim = bool(args[2]) if len(args) > 2 else False
-    flat, axis = _flat_axis(b, x, dim)
-    indices = b.emit(OpCode.ARGMAX, [flat], ArgReduceAttrs(axis=axis, keepdim=keepdim and dim is not None))
-    if dim is None and keepdim:
-        return reshape_to(b, indices, [1] * len(static_shape(x)))
-    return indices
+def _arg_reduce(op: OpCode) -> Lowering:
+    """aten::argmax/argmin(x, dim=None, keepdim=False); with dim None, keepdim keeps every dim as 1."""
+    def lower(b: Emitter, args: list[Any]) -> Any:
+        x = tensor(args[0])
+        dim = args[1] if len(args) > 1 else None
+        keepdim = bool(args[2]) if len(args) > 2 else False
+        flat, axis = _flat_axis(b, x, dim)
+        indices = b.emit(op, [flat], ArgReduceAttrs(axis=axis, keepdim=keepdim and dim is not None))
+        if dim is None and keepdim:
+            return reshape_to(b, indices, [1] * len(static_shape(x)))
+        return indices
+    return lower
 
 
-def max_dim(b: Emitter, args: list[Any]) -> Any:
-    """aten::max.dim(x, dim, keepdim) -> (values, indices): the first index of the largest value
-    (a NaN counts as the largest, as torch's), and the values read at those indices."""
+def extremum_dim(b: Emitter, args: list[Any], op: OpCode) -> Any:
+    """aten::max.dim / min.dim(x, dim, keepdim) -> (values, indices), with ``op`` ARGMAX or ARGMIN:
+    the first index of the largest (smallest) value, a NaN counting as both, as torch's, and the
+    values read at those indices."""
     x = tensor(args[0])
     axis = axis_index(_int_arg(args[1], "dim"), max(len(static_shape(x)), 1))
     keepdim = bool(args[2]) if len(args) > 2 else False
-    indices = b.emit(OpCode.ARGMAX, [x], ArgReduceAttrs(axis=axis, keepdim=True))
+    indices = b.emit(op, [x], ArgReduceAttrs(axis=axis, keepdim=True))
     values = b.emit(OpCode.GATHER, [x, indices], AxisAttrs(axis=axis))
     if keepdim or not static_shape(x):
         return values, indices
@@ -76,8 +79,8 @@ def _topk(b: Emitter, args: list[Any]) -> Any:
     k = _int_arg(args[1], "topk's k")
     dim = _int_arg(args[2], "dim") if len(args) > 2 else -1
     largest = bool(args[3]) if len(args) > 3 else True
-    if len(args) > 4 and not args[4]:
-        raise Unsupported("topk with sorted=False is not compiled (torch leaves the order unspecified)")
+    # sorted=False: torch leaves the order unspecified; the sorted order is one it may return, so
+    # both compile to the same TOPK (schema/demo_ops.toml's TopK)
     axis = axis_index(dim, max(len(static_shape(x)), 1))
     indices = b.emit(OpCode.TOPK, [x], TopKAttrs(k=k, axis=axis, largest=largest))
     return b.emit(OpCode.GATHER, [x, indices], AxisAttrs(axis=axis)), indices
@@ -86,7 +89,8 @@ def _topk(b: Emitter, args: list[Any]) -> Any:
 LOWERINGS: dict[str, Lowering] = {
     "aten::triu": _triangle(OpCode.TRIU),
     "aten::tril": _triangle(OpCode.TRIL),
-    "aten::argmax": _argmax,
+    "aten::argmax": _arg_reduce(OpCode.ARGMAX),
+    "aten::argmin": _arg_reduce(OpCode.ARGMIN),
     "aten::topk": _topk,
 }
 

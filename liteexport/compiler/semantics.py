@@ -25,6 +25,7 @@ from bundle_format.program import (
     Conv2dAttrs,
     DiagonalAttrs,
     DType,
+    FillAttrs,
     FlattenAttrs,
     FusedAttrs,
     GeluAttrs,
@@ -40,6 +41,7 @@ from bundle_format.program import (
     TopKAttrs,
 )
 from liteexport.compiler.dtypes import TORCH_DTYPES
+from runtime_py.backends.demo.typed import fill_sizes
 
 Tensors = Sequence["torch.Tensor | None"]
 Semantics = Callable[[Any, Tensors], torch.Tensor]  # (attributes, inputs) -> output
@@ -150,6 +152,13 @@ def _where(attrs: object, xs: Tensors) -> torch.Tensor:
     return torch.where(condition, a, b)
 
 
+def _full(attrs: object, xs: Tensors) -> torch.Tensor:
+    """The value expanded over the sizes (on meta tensors too, where .item() has no value)."""
+    value, reference = xs
+    assert isinstance(attrs, FillAttrs) and value is not None and reference is not None
+    return value.reshape(()).expand(fill_sizes(attrs, tuple(reference.shape))).clone()
+
+
 def _embedding(attrs: object, xs: Tensors) -> torch.Tensor:
     weight, indices = xs
     assert weight is not None and indices is not None
@@ -225,6 +234,8 @@ SEMANTICS: dict[OpCode, Semantics] = {
     OpCode.TRIU: _attrs_of(DiagonalAttrs, lambda x, a: torch.triu(x, a.diagonal)),
     OpCode.TRIL: _attrs_of(DiagonalAttrs, lambda x, a: torch.tril(x, a.diagonal)),
     OpCode.ARGMAX: _attrs_of(ArgReduceAttrs, lambda x, a: torch.argmax(x, a.axis, a.keepdim)),
+    OpCode.ARGMIN: _attrs_of(ArgReduceAttrs, lambda x, a: torch.argmin(x, a.axis, a.keepdim)),
+    OpCode.FULL: _full,
     OpCode.TOPK: _attrs_of(TopKAttrs, lambda x, a: torch.topk(x, a.k, a.axis, a.largest, sorted=True).indices),
     OpCode.FLOOR_DIV: _binary(lambda a, b, alpha: torch.div(*_tensors(a, b), rounding_mode="floor")),
     OpCode.TRUNC_DIV: _binary(lambda a, b, alpha: torch.div(*_tensors(a, b), rounding_mode="trunc")),

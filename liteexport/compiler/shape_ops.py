@@ -348,6 +348,11 @@ def _fill(shape: Any, value: Any, dtype: Any) -> TensorConst:
     return TensorConst(torch.full(sizes, value, dtype=_dtype(dtype, default)))
 
 
+def fill_value(value: Any, dtype: Any) -> TensorConst:
+    """The 0-d constant a factory fills with, in the dtype torch.full would give (symbolic_ops' FULL)."""
+    return _fill([], value, dtype)
+
+
 def _like(value: float | None) -> Lowering:
     """aten::zeros_like/ones_like(x, dtype, ...) and full_like(x, fill, dtype, ...)."""
     def lower(b: Emitter, args: list[Any]) -> Any:

@@ -20,6 +20,7 @@ from bundle_format.program import (
     ArgReduceAttrs,
     AxisAttrs,
     Conv2dAttrs,
+    FillAttrs,
     FlattenAttrs,
     OpCode,
     PermuteAttrs,
@@ -33,6 +34,7 @@ from bundle_format.program import (
 from liteexport.compiler.symbolic import SymSize
 from liteexport.compiler.values import Sym, TensorConst
 from runtime_py.backends.demo.slicing import expanded_shape
+from runtime_py.backends.demo.typed import fill_sizes
 from runtime_py.backends.demo.windows import output_size
 
 # Stand-ins for dynamic dims: large enough for kernels, divisible for reshapes.
@@ -431,7 +433,7 @@ def _arg_reduce(attrs: object, xs: Shapes) -> Shape:
     if not x:
         return x
     if x[axis] == 0:
-        raise _fail("argmax of an empty axis")
+        raise _fail("argmax/argmin of an empty axis")
     return x[:axis] + ((1,) if attrs.keepdim else ()) + x[axis + 1:]
 
 
@@ -443,6 +445,11 @@ def _topk(attrs: object, xs: Shapes) -> Shape:
     if not 0 <= attrs.k <= size:
         raise _fail(f"k={attrs.k} is out of range for an axis of size {size}")
     return x[:axis] + (attrs.k,) + x[axis + 1:] if x else x
+
+
+def _full(attrs: object, xs: Shapes) -> Shape:
+    assert isinstance(attrs, FillAttrs) and xs[1] is not None
+    return fill_sizes(attrs, tuple(xs[1]))
 
 
 _RULES: dict[OpCode, ShapeRule] = {
@@ -506,6 +513,8 @@ _RULES: dict[OpCode, ShapeRule] = {
     OpCode.TRIU: _triangle,
     OpCode.TRIL: _triangle,
     OpCode.ARGMAX: _arg_reduce,
+    OpCode.ARGMIN: _arg_reduce,
+    OpCode.FULL: _full,
     OpCode.TOPK: _topk,
     OpCode.FLOOR_DIV: _binary,
     OpCode.TRUNC_DIV: _binary,

@@ -7,6 +7,8 @@ such a size must reach the program, as few new instructions as possible carry it
 * ``x[..., a:S+c]`` of a dim that is S: the static slice ``a:c`` (c <= 0) counted from the end;
   of another dim (``position_ids[:, :S]`` of a buffer): an INDEX_SELECT of ``ARANGE_LIKE``;
 * ``arange(a, S + c)``: ``ARANGE_LIKE`` of the method input the named dim S comes from;
+* ``zeros``/``ones``/``full``/``new_*`` of sizes ``S + c`` (causal masks, ``torch.ones(S, S).triu(1)``):
+  one ``FULL`` of a 0-d constant over sizes read from the method input S comes from;
 * ``x[i, j]`` with run-time index tensors (HF's causal masks index the padding mask with an
   arange of S): one INDEX_SELECT of the flattened x.
 
@@ -19,7 +21,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from bundle_format.program import SLICE_END, ArangeLikeAttrs, AxisAttrs, BinaryAttrs, OpCode
+from bundle_format.program import SLICE_END, ArangeLikeAttrs, AxisAttrs, BinaryAttrs, FillAttrs, OpCode
 from liteexport.compiler import ops, shape_ops, typed_ops
 from liteexport.compiler.dtypes import dtype_of
 from liteexport.compiler.ops import Emitter, Lowering, tensor
@@ -51,6 +53,52 @@ def _arange(b: Emitter, args: list[Any]) -> Any:
                           "with a static start and step 1 for a size S known only at run time")
     values = _arange_like(b, int(start), end)
     return values if dtype is None else b.cast(values, ops._scalar_type_number(int(dtype)))
+
+
+def _full(b: Emitter, sizes: Any, value: Any, dtype: Any) -> TensorValue:
+    """A FULL of ``value`` (a 0-d constant of torch.full's dtype) over ``sizes``, each static or
+    ``S + c``: the sizes known only at run time are read from the method input S comes from."""
+    sizes = list(sizes) if isinstance(sizes, (list, tuple)) else [sizes]
+    sources: dict[str, tuple[Sym, int]] = {}
+    dims, axes = [], []
+    for size in sizes:
+        if not isinstance(size, SymSize):
+            dims.append(int(size))
+            axes.append(-1)
+            continue
+        if size.scale != 1 or size.source is None:
+            raise Unsupported(f"a tensor of size {_text(sizes)} is not compiled: a size known only at run time "
+                              "must be S + a constant")
+        source = sources.setdefault(size.dim, size.source)
+        dims.append(size.offset)
+        axes.append(source[1])
+    reference = {id(s[0]): s[0] for s in sources.values()}
+    if len(reference) != 1:
+        raise Unsupported(f"a tensor of size {_text(sizes)} is not compiled: its sizes known only at run time "
+                          "come from different inputs")
+    return b.emit(OpCode.FULL, [shape_ops.fill_value(value, dtype), *reference.values()],
+                  FillAttrs(dims=tuple(dims), axes=tuple(axes)))
+
+
+def _factory(fill: float | None) -> Lowering:
+    """aten::zeros/ones(size, dtype, ...) and full(size, value, dtype, ...) with a symbolic size."""
+    def lower(b: Emitter, args: list[Any]) -> Any:
+        value, dtype = (args[1], args[2]) if fill is None else (fill, args[1])
+        if not has_symbolic(args[0]):
+            return shape_ops.FACTORY_FOLDS["aten::full"](args[0], value, dtype)
+        return _full(b, args[0], value, dtype)
+    return lower
+
+
+def _new(lowering: Lowering, fill: float | None) -> Lowering:
+    """aten::new_zeros/new_ones(x, size, dtype, ...) and new_full(x, size, value, dtype, ...) with a
+    symbolic size: x's dtype unless one is given, as torch."""
+    def lower(b: Emitter, args: list[Any]) -> Any:
+        if not has_symbolic(args[1]):
+            return lowering(b, args)
+        value, dtype = (args[2], args[3]) if fill is None else (fill, args[2])
+        return _full(b, args[1], value, int(dtype_of(tensor(args[0]))) if dtype is None else dtype)
+    return lower
 
 
 def _bound(x: TensorValue, axis: int, bound: Any, default: int) -> int | SymSize:
@@ -198,6 +246,12 @@ def _size_arithmetic(kind: str, lowering: Lowering) -> Lowering:
 LOWERINGS: dict[str, Lowering] = {
     **{kind: _size_arithmetic(kind, ops.LOWERINGS[kind]) for kind in ("aten::add", "aten::sub", "aten::mul")},
     "aten::arange": _arange,
+    "aten::zeros": _factory(0.0),
+    "aten::ones": _factory(1.0),
+    "aten::full": _factory(None),
+    "aten::new_zeros": _new(shape_ops.LOWERINGS["aten::new_zeros"], 0.0),
+    "aten::new_ones": _new(shape_ops.LOWERINGS["aten::new_ones"], 1.0),
+    "aten::new_full": _new(shape_ops.LOWERINGS["aten::new_full"], None),
     "aten::slice": _slice(shape_ops.LOWERINGS["aten::slice"]),
     "aten::reshape": _reshape(ops.LOWERINGS["aten::reshape"]),
     "aten::view": _reshape(ops.LOWERINGS["aten::view"]),
@@ -206,4 +260,4 @@ LOWERINGS: dict[str, Lowering] = {
 }
 
 # Factories: nodes that take no tensor but are lowered (not folded) when a size is symbolic.
-FACTORIES = frozenset({"aten::arange"})
+FACTORIES = frozenset({"aten::arange", "aten::zeros", "aten::ones", "aten::full"})

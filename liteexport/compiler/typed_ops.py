@@ -26,7 +26,7 @@ from liteexport.compiler.ops import (
     shape_of,
     tensor,
 )
-from liteexport.compiler.selection_ops import max_dim
+from liteexport.compiler.selection_ops import extremum_dim
 from liteexport.compiler.values import Sym, TensorConst, TensorValue, Unsupported
 
 
@@ -137,10 +137,11 @@ def _index(b: Emitter, args: list[Any]) -> Any:
 def _extremum(kind: str, pick_first_when: OpCode) -> Lowering:
     """aten::min/max(a, b) and minimum/maximum of integer or bool tensors: where(a < b, a, b) (or >), exact.
     Floats are not compiled this way: torch propagates a NaN from either side, the comparison would not.
-    max(x, dim, keepdim) -> (values, indices) is selection_ops.max_dim."""
+    max/min(x, dim, keepdim) -> (values, indices) is selection_ops.extremum_dim."""
     def lower(b: Emitter, args: list[Any]) -> Any:
-        if kind == "aten::max" and len(args) == 3 and isinstance(args[1], int) and isinstance(args[0], Sym):
-            return max_dim(b, args)
+        if kind in ("aten::max", "aten::min") and len(args) == 3 and isinstance(args[1], int) \
+                and isinstance(args[0], Sym):
+            return extremum_dim(b, args, OpCode.ARGMAX if kind == "aten::max" else OpCode.ARGMIN)
         if all(isinstance(v, TensorConst) for v in args if isinstance(v, (Sym, TensorConst))):
             return fold_with_torch(kind, args)  # float32 constants, every overload (others folded already)
         if len(args) != 2 or not all(isinstance(v, (Sym, TensorConst)) for v in args):

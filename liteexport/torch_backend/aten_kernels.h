@@ -467,7 +467,9 @@ at::Tensor run_step(const Step& s, const Tensors& x) {
     }
     case Op::TRIU:
     case Op::TRIL: return triangle(s, x[0]);
-    case Op::ARGMAX: return argmax(s, x[0]);
+    case Op::ARGMAX:
+    case Op::ARGMIN: return arg_reduce(s, x[0]);
+    case Op::FULL: return full(s, x[0], x[1]);
     case Op::TOPK: return topk(s, x[0]);
     case Op::FLOOR_DIV:
     case Op::TRUNC_DIV:

@@ -1,8 +1,10 @@
 // The selection and rounded-division kernels of issue 20 with ATen (part of backend.cpp's one
-// translation unit, included by aten_kernels.h): triu/tril, argmax, topk's indices, floor/trunc
+// translation unit, included by aten_kernels.h): triu/tril, argmax/argmin, topk's indices, FULL, floor/trunc
 // division and remainder, with runtime_py's checks and messages (backends/demo/selection.py,
 // rounding.py).
 #pragma once
+
+#include "demo_fill.h"
 
 namespace {
 
@@ -15,14 +17,28 @@ at::Tensor triangle(const Step& s, const at::Tensor& input) {
   return upper ? at::triu(input, diagonal) : at::tril(input, diagonal);
 }
 
-at::Tensor argmax(const Step& s, const at::Tensor& input) {
+// ARGMAX, ARGMIN: the first extreme; a NaN is both the maximum and the minimum, as in ATen's own.
+at::Tensor arg_reduce(const Step& s, const at::Tensor& input) {
   const auto& a = attrs_of<dp::ArgReduceAttrs>(s);
+  const bool max = s.op == Op::ARGMAX;
   const int64_t axis = checked_axis(a.axis, input);
   if (input.dim() == 0) return at::zeros({}, input.options().dtype(at::kLong));
   if (input.size(axis) == 0)
-    kernel_error("argmax of the empty axis " + std::to_string(axis) + " of an input of shape " +
-                 shape_str(input.sizes()));
-  return at::argmax(input, axis, a.keepdim);  // the first maximum; a NaN is the maximum
+    kernel_error(std::string(max ? "argmax" : "argmin") + " of the empty axis " + std::to_string(axis) +
+                 " of an input of shape " + shape_str(input.sizes()));
+  return max ? at::argmax(input, axis, a.keepdim) : at::argmin(input, axis, a.keepdim);
+}
+
+// FULL: the one-element value over sizes that may be the reference's (plus offsets, demo_fill.h),
+// with runtime_py's checks and messages (backends/demo/typed.py make_full)
+at::Tensor full(const Step& s, const at::Tensor& value, const at::Tensor& reference) {
+  if (value.numel() != 1)
+    kernel_error("the fill value must have one element, got shape " + shape_str(value.sizes()));
+  std::string problem;
+  const std::vector<int64_t> sizes =
+      dp::fill_sizes(attrs_of<dp::FillAttrs>(s), reference.sizes().vec(), &problem);
+  if (!problem.empty()) kernel_error(problem);
+  return value.reshape({}).expand(sizes).contiguous();
 }
 
 // topk by a stable sort (NaN the largest, as torch's sort): equal values in index order, as

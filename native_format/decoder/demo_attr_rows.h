@@ -41,7 +41,7 @@ struct FieldOf {
 
 // schema/demo_ops.toml's constraint checks and named rules (scripts/demo_attrs_codegen.py CHECKS, RULES)
 enum class Check : uint8_t { Min, Equals, Length, MaxCount, Distinct, AnyPresent, Rule };
-enum class NamedRule : uint8_t { None, PaddingAtMostHalfKernel, ScalarIffOneInput, Permutation, KnownDtype, QuantizeRange };
+enum class NamedRule : uint8_t { None, PaddingAtMostHalfKernel, ScalarIffOneInput, Permutation, KnownDtype, QuantizeRange, FillSizes };
 constexpr size_t kOpWords = (demo_ops::kNumOps + 63) / 64;
 constexpr int kNoCode = -1;
 

@@ -129,6 +129,11 @@ std::optional<demo_errors::Fields> named_rule(NamedRule rule, const S& a, size_t
         !(std::isfinite(a.scale) && a.scale > 0 && a.quant_min <= a.zero_point && a.zero_point <= a.quant_max))
       return demo_errors::Fields{{"scale", float_text(a.scale)}, {"zero_point", std::to_string(a.zero_point)},
                                  {"quant_min", std::to_string(a.quant_min)}, {"quant_max", std::to_string(a.quant_max)}};
+  } else if constexpr (std::is_same_v<S, FillAttrs>) {
+    bool broken = rule == NamedRule::FillSizes && a.dims.size() != a.axes.size();
+    for (size_t i = 0; rule == NamedRule::FillSizes && !broken && i < a.dims.size(); ++i)
+      broken = a.axes[i] == -1 && a.dims[i] < 0;
+    if (broken) return demo_errors::Fields{{"dims", tuple_text(a.dims)}, {"axes", tuple_text(a.axes)}};
   }
   return std::nullopt;
 }

@@ -78,6 +78,7 @@ struct Program {
   std::vector<std::pair<uint32_t, bool>> outputs;  // (dense slot, may view a weight: copy it)
   std::vector<uint8_t> slot_dtypes;                 // per dense slot: its demo_ops::DType
   NamedDims named_dims;                             // --dim S=1..128: checked on every call (dim_problem)
+  uint64_t working_memory = 0;  // bytes of results planned at the named dims' upper bounds; 0: not planned
 };
 
 // The op spec's dtype rule (schema/demo_ops.toml `result`, bundle_format/dtype_rules.py) on one
@@ -347,6 +348,7 @@ inline Program decode_program(const uint8_t* data, size_t size, size_t n_weights
     }
   for (size_t i = 0; i < n_inputs; ++i)
     add_dim_checks(plan.named_dims, i, input_shapes[i], ints(p->inputs()->Get(i)->dim_symbols()), where);
+  plan.working_memory = p->working_memory();
   std::map<int64_t, uint32_t> dense;
   for (size_t i = 0; i < n_inputs; ++i) dense.emplace(static_cast<int64_t>(i), static_cast<uint32_t>(i));
   auto dense_slot = [&dense](int64_t slot) {

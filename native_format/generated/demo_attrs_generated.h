@@ -106,15 +106,19 @@ struct QuantizeAttrs {
   int64_t quant_min{0};  // the smallest integer (0 for quint8, -128 for qint8)
   int64_t quant_max{255};  // the largest integer (255 for quint8, 127 for qint8)
 };
+struct FillAttrs {
+  std::vector<int64_t> dims{};  // per dim: the static size (axes[i] == -1), else the offset added to the reference's size
+  std::vector<int64_t> axes{};  // per dim: -1 for a static size, else the reference's axis (>= 0) whose size it is
+};
 
 // The variant's index is the fbs union tag (0: no attributes).
-using Attrs = std::variant<std::monostate, BinaryAttrs, GeluAttrs, AxisAttrs, FusedAttrs, Conv2dAttrs, LayerNormAttrs, Pool2dAttrs, ShapeAttrs, PermuteAttrs, FlattenAttrs, ClampAttrs, ReduceAttrs, SliceAttrs, CastAttrs, ArangeLikeAttrs, ResizeAttrs, DiagonalAttrs, ArgReduceAttrs, TopKAttrs, QuantizeAttrs>;
+using Attrs = std::variant<std::monostate, BinaryAttrs, GeluAttrs, AxisAttrs, FusedAttrs, Conv2dAttrs, LayerNormAttrs, Pool2dAttrs, ShapeAttrs, PermuteAttrs, FlattenAttrs, ClampAttrs, ReduceAttrs, SliceAttrs, CastAttrs, ArangeLikeAttrs, ResizeAttrs, DiagonalAttrs, ArgReduceAttrs, TopKAttrs, QuantizeAttrs, FillAttrs>;
 
 template <>
 struct Table<BinaryAttrs> {
   static constexpr const char* name = "Binary";
   static inline const std::vector<FieldOf<BinaryAttrs>> fields = {{"alpha", Wire::F64, 4, 0, nullptr, &BinaryAttrs::alpha}, {"scalar", Wire::OptF64, 6, 8, "has_scalar", &BinaryAttrs::scalar}, {"reverse", Wire::Bool, 10, 0, nullptr, &BinaryAttrs::reverse}};
-  static inline const std::vector<Rule> rules = {{Check::Equals, 0, -1, 1.0, 0, false, {8070589105072766988ull}, "alpha={got} is only allowed for ADD and SUB", kNoCode, NamedRule::None}, {Check::Rule, -1, -1, 0.0, 0, false, {0ull}, "a scalar operand is needed with exactly one input, and only then", kNoCode, NamedRule::ScalarIffOneInput}};
+  static inline const std::vector<Rule> rules = {{Check::Equals, 0, -1, 1.0, 0, false, {8070589105072766988ull, 0ull}, "alpha={got} is only allowed for ADD and SUB", kNoCode, NamedRule::None}, {Check::Rule, -1, -1, 0.0, 0, false, {0ull, 0ull}, "a scalar operand is needed with exactly one input, and only then", kNoCode, NamedRule::ScalarIffOneInput}};
 };
 template <>
 struct Table<GeluAttrs> {
@@ -138,31 +142,31 @@ template <>
 struct Table<Conv2dAttrs> {
   static constexpr const char* name = "Conv2d";
   static inline const std::vector<FieldOf<Conv2dAttrs>> fields = {{"stride", Wire::Pair, 4, 0, nullptr, &Conv2dAttrs::stride}, {"padding", Wire::Pair, 6, 0, nullptr, &Conv2dAttrs::padding}, {"dilation", Wire::Pair, 8, 0, nullptr, &Conv2dAttrs::dilation}, {"groups", Wire::I32, 10, 0, nullptr, &Conv2dAttrs::groups}, {"activation", Wire::Enum, 12, 0, nullptr, &Conv2dAttrs::activation}};
-  static inline const std::vector<Rule> rules = {{Check::Min, 0, -1, 1.0, 0, false, {0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None}, {Check::Min, 1, -1, 0.0, 0, false, {0ull}, "{field} must be non-negative, got {got}", kNoCode, NamedRule::None}, {Check::Min, 2, -1, 1.0, 0, false, {0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None}, {Check::Min, 3, -1, 1.0, 0, false, {0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None}};
+  static inline const std::vector<Rule> rules = {{Check::Min, 0, -1, 1.0, 0, false, {0ull, 0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None}, {Check::Min, 1, -1, 0.0, 0, false, {0ull, 0ull}, "{field} must be non-negative, got {got}", kNoCode, NamedRule::None}, {Check::Min, 2, -1, 1.0, 0, false, {0ull, 0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None}, {Check::Min, 3, -1, 1.0, 0, false, {0ull, 0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None}};
 };
 template <>
 struct Table<LayerNormAttrs> {
   static constexpr const char* name = "LayerNorm";
   static inline const std::vector<FieldOf<LayerNormAttrs>> fields = {{"normalized_ndim", Wire::I32, 4, 0, nullptr, &LayerNormAttrs::normalized_ndim}, {"eps", Wire::F64, 6, 0, nullptr, &LayerNormAttrs::eps}};
-  static inline const std::vector<Rule> rules = {{Check::Min, 0, -1, 1.0, 0, false, {0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None}};
+  static inline const std::vector<Rule> rules = {{Check::Min, 0, -1, 1.0, 0, false, {0ull, 0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None}};
 };
 template <>
 struct Table<Pool2dAttrs> {
   static constexpr const char* name = "Pool2d";
   static inline const std::vector<FieldOf<Pool2dAttrs>> fields = {{"kernel", Wire::Pair, 4, 0, nullptr, &Pool2dAttrs::kernel}, {"stride", Wire::Pair, 6, 0, nullptr, &Pool2dAttrs::stride}, {"padding", Wire::Pair, 8, 0, nullptr, &Pool2dAttrs::padding}, {"dilation", Wire::Pair, 10, 0, nullptr, &Pool2dAttrs::dilation}, {"ceil_mode", Wire::Bool, 12, 0, nullptr, &Pool2dAttrs::ceil_mode}, {"count_include_pad", Wire::Bool, 14, 0, nullptr, &Pool2dAttrs::count_include_pad}, {"divisor_override", Wire::OptI32, 16, 0, nullptr, &Pool2dAttrs::divisor_override}};
-  static inline const std::vector<Rule> rules = {{Check::Min, 0, -1, 1.0, 0, false, {0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None}, {Check::Min, 1, -1, 1.0, 0, false, {0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None}, {Check::Min, 2, -1, 0.0, 0, false, {0ull}, "{field} must be non-negative, got {got}", kNoCode, NamedRule::None}, {Check::Min, 3, -1, 1.0, 0, false, {0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None}, {Check::Rule, -1, -1, 0.0, 0, false, {0ull}, "padding {padding} should be at most half of the kernel size {kernel}", kNoCode, NamedRule::PaddingAtMostHalfKernel}, {Check::Equals, 3, -1, 1.0, 0, false, {131072ull}, "avg_pool2d has no dilation, got {got}", kNoCode, NamedRule::None}, {Check::Min, 6, -1, 0.0, 0, false, {131072ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None}};
+  static inline const std::vector<Rule> rules = {{Check::Min, 0, -1, 1.0, 0, false, {0ull, 0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None}, {Check::Min, 1, -1, 1.0, 0, false, {0ull, 0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None}, {Check::Min, 2, -1, 0.0, 0, false, {0ull, 0ull}, "{field} must be non-negative, got {got}", kNoCode, NamedRule::None}, {Check::Min, 3, -1, 1.0, 0, false, {0ull, 0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None}, {Check::Rule, -1, -1, 0.0, 0, false, {0ull, 0ull}, "padding {padding} should be at most half of the kernel size {kernel}", kNoCode, NamedRule::PaddingAtMostHalfKernel}, {Check::Equals, 3, -1, 1.0, 0, false, {131072ull, 0ull}, "avg_pool2d has no dilation, got {got}", kNoCode, NamedRule::None}, {Check::Min, 6, -1, 0.0, 0, false, {131072ull, 0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None}};
 };
 template <>
 struct Table<ShapeAttrs> {
   static constexpr const char* name = "Shape";
   static inline const std::vector<FieldOf<ShapeAttrs>> fields = {{"dims", Wire::I64s, 4, 0, nullptr, &ShapeAttrs::dims}};
-  static inline const std::vector<Rule> rules = {{Check::Length, 0, -1, 2.0, 0, false, {262144ull}, nullptr, static_cast<int>(Code::OUTPUT_SIZE_LENGTH), NamedRule::None}, {Check::MaxCount, 0, -1, 1.0, -1, true, {1048576ull}, "shape {got} may hold one -1 and otherwise sizes >= 0", kNoCode, NamedRule::None}, {Check::Min, 0, -1, -1.0, 0, false, {1048576ull}, "shape {got} may hold one -1 and otherwise sizes >= 0", kNoCode, NamedRule::None}, {Check::Min, 0, -1, -1.0, 0, false, {1073741824ull}, "shape {got} may hold -1 and otherwise sizes >= 0", kNoCode, NamedRule::None}, {Check::Length, 0, -1, 2.0, 0, false, {262144ull}, "output size must be 2 positive sizes (or -1), got {got}", kNoCode, NamedRule::None}, {Check::Min, 0, -1, 1.0, -1, true, {262144ull}, "output size must be 2 positive sizes (or -1), got {got}", kNoCode, NamedRule::None}};
+  static inline const std::vector<Rule> rules = {{Check::Length, 0, -1, 2.0, 0, false, {262144ull, 0ull}, nullptr, static_cast<int>(Code::OUTPUT_SIZE_LENGTH), NamedRule::None}, {Check::MaxCount, 0, -1, 1.0, -1, true, {1048576ull, 0ull}, "shape {got} may hold one -1 and otherwise sizes >= 0", kNoCode, NamedRule::None}, {Check::Min, 0, -1, -1.0, 0, false, {1048576ull, 0ull}, "shape {got} may hold one -1 and otherwise sizes >= 0", kNoCode, NamedRule::None}, {Check::Min, 0, -1, -1.0, 0, false, {1073741824ull, 0ull}, "shape {got} may hold -1 and otherwise sizes >= 0", kNoCode, NamedRule::None}, {Check::Length, 0, -1, 2.0, 0, false, {262144ull, 0ull}, "output size must be 2 positive sizes (or -1), got {got}", kNoCode, NamedRule::None}, {Check::Min, 0, -1, 1.0, -1, true, {262144ull, 0ull}, "output size must be 2 positive sizes (or -1), got {got}", kNoCode, NamedRule::None}};
 };
 template <>
 struct Table<PermuteAttrs> {
   static constexpr const char* name = "Permute";
   static inline const std::vector<FieldOf<PermuteAttrs>> fields = {{"perm", Wire::I32s, 4, 0, nullptr, &PermuteAttrs::perm}};
-  static inline const std::vector<Rule> rules = {{Check::Rule, -1, -1, 0.0, 0, false, {0ull}, "{got} is not a permutation of the axes 0..{last}", kNoCode, NamedRule::Permutation}};
+  static inline const std::vector<Rule> rules = {{Check::Rule, -1, -1, 0.0, 0, false, {0ull, 0ull}, "{got} is not a permutation of the axes 0..{last}", kNoCode, NamedRule::Permutation}};
 };
 template <>
 struct Table<FlattenAttrs> {
@@ -174,25 +178,25 @@ template <>
 struct Table<ClampAttrs> {
   static constexpr const char* name = "Clamp";
   static inline const std::vector<FieldOf<ClampAttrs>> fields = {{"min", Wire::OptF64, 4, 8, "has_min", &ClampAttrs::min}, {"max", Wire::OptF64, 6, 10, "has_max", &ClampAttrs::max}};
-  static inline const std::vector<Rule> rules = {{Check::AnyPresent, 0, 1, 0.0, 0, false, {0ull}, "clamp needs at least one of min and max", kNoCode, NamedRule::None}};
+  static inline const std::vector<Rule> rules = {{Check::AnyPresent, 0, 1, 0.0, 0, false, {0ull, 0ull}, "clamp needs at least one of min and max", kNoCode, NamedRule::None}};
 };
 template <>
 struct Table<ReduceAttrs> {
   static constexpr const char* name = "Reduce";
   static inline const std::vector<FieldOf<ReduceAttrs>> fields = {{"axes", Wire::I32s, 4, 0, nullptr, &ReduceAttrs::axes}, {"keepdim", Wire::Bool, 6, 0, nullptr, &ReduceAttrs::keepdim}};
-  static inline const std::vector<Rule> rules = {{Check::Distinct, 0, -1, 0.0, 0, false, {0ull}, "{field} {got} repeat an axis", kNoCode, NamedRule::None}};
+  static inline const std::vector<Rule> rules = {{Check::Distinct, 0, -1, 0.0, 0, false, {0ull, 0ull}, "{field} {got} repeat an axis", kNoCode, NamedRule::None}};
 };
 template <>
 struct Table<SliceAttrs> {
   static constexpr const char* name = "Slice";
   static inline const std::vector<FieldOf<SliceAttrs>> fields = {{"axis", Wire::I32, 4, 0, nullptr, &SliceAttrs::axis}, {"start", Wire::I64, 6, 0, nullptr, &SliceAttrs::start}, {"end", Wire::I64, 8, 0, nullptr, &SliceAttrs::end}, {"step", Wire::I64, 10, 0, nullptr, &SliceAttrs::step}};
-  static inline const std::vector<Rule> rules = {{Check::Min, 3, -1, 1.0, 0, false, {0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None}};
+  static inline const std::vector<Rule> rules = {{Check::Min, 3, -1, 1.0, 0, false, {0ull, 0ull}, "{field} must be positive, got {got}", kNoCode, NamedRule::None}};
 };
 template <>
 struct Table<CastAttrs> {
   static constexpr const char* name = "Cast";
   static inline const std::vector<FieldOf<CastAttrs>> fields = {{"dtype", Wire::I32, 4, 0, nullptr, &CastAttrs::dtype}};
-  static inline const std::vector<Rule> rules = {{Check::Rule, -1, -1, 0.0, 0, false, {0ull}, "{got} is not a compiled dtype (float32=6, int64=4, int32=3, bool=11)", kNoCode, NamedRule::KnownDtype}};
+  static inline const std::vector<Rule> rules = {{Check::Rule, -1, -1, 0.0, 0, false, {0ull, 0ull}, "{got} is not a compiled dtype (float32=6, int64=4, int32=3, bool=11)", kNoCode, NamedRule::KnownDtype}};
 };
 template <>
 struct Table<ArangeLikeAttrs> {
@@ -204,7 +208,7 @@ template <>
 struct Table<ResizeAttrs> {
   static constexpr const char* name = "Resize";
   static inline const std::vector<FieldOf<ResizeAttrs>> fields = {{"bilinear", Wire::Bool, 4, 0, nullptr, &ResizeAttrs::bilinear}, {"size", Wire::Pair, 6, 0, nullptr, &ResizeAttrs::size}, {"align_corners", Wire::Bool, 8, 0, nullptr, &ResizeAttrs::align_corners}, {"scale_h", Wire::OptF64, 10, 12, "has_scale_h", &ResizeAttrs::scale_h}, {"scale_w", Wire::OptF64, 14, 16, "has_scale_w", &ResizeAttrs::scale_w}};
-  static inline const std::vector<Rule> rules = {{Check::Min, 1, -1, 1.0, 0, false, {0ull}, "output size must be positive, got {got}", kNoCode, NamedRule::None}};
+  static inline const std::vector<Rule> rules = {{Check::Min, 1, -1, 1.0, 0, false, {0ull, 0ull}, "output size must be positive, got {got}", kNoCode, NamedRule::None}};
 };
 template <>
 struct Table<DiagonalAttrs> {
@@ -222,13 +226,19 @@ template <>
 struct Table<TopKAttrs> {
   static constexpr const char* name = "TopK";
   static inline const std::vector<FieldOf<TopKAttrs>> fields = {{"k", Wire::I64, 4, 0, nullptr, &TopKAttrs::k}, {"axis", Wire::I32, 6, 0, nullptr, &TopKAttrs::axis}, {"largest", Wire::Bool, 8, 0, nullptr, &TopKAttrs::largest}};
-  static inline const std::vector<Rule> rules = {{Check::Min, 0, -1, 0.0, 0, false, {0ull}, "{field} must be non-negative, got {got}", kNoCode, NamedRule::None}};
+  static inline const std::vector<Rule> rules = {{Check::Min, 0, -1, 0.0, 0, false, {0ull, 0ull}, "{field} must be non-negative, got {got}", kNoCode, NamedRule::None}};
 };
 template <>
 struct Table<QuantizeAttrs> {
   static constexpr const char* name = "Quantize";
   static inline const std::vector<FieldOf<QuantizeAttrs>> fields = {{"scale", Wire::F64, 4, 0, nullptr, &QuantizeAttrs::scale}, {"zero_point", Wire::I64, 6, 0, nullptr, &QuantizeAttrs::zero_point}, {"quant_min", Wire::I64, 8, 0, nullptr, &QuantizeAttrs::quant_min}, {"quant_max", Wire::I64, 10, 0, nullptr, &QuantizeAttrs::quant_max}};
-  static inline const std::vector<Rule> rules = {{Check::Rule, -1, -1, 0.0, 0, false, {0ull}, "scale must be finite and > 0 and quant_min <= zero_point <= quant_max, got scale {scale}, zero point {zero_point}, range {quant_min}..{quant_max}", kNoCode, NamedRule::QuantizeRange}};
+  static inline const std::vector<Rule> rules = {{Check::Rule, -1, -1, 0.0, 0, false, {0ull, 0ull}, "scale must be finite and > 0 and quant_min <= zero_point <= quant_max, got scale {scale}, zero point {zero_point}, range {quant_min}..{quant_max}", kNoCode, NamedRule::QuantizeRange}};
+};
+template <>
+struct Table<FillAttrs> {
+  static constexpr const char* name = "Fill";
+  static inline const std::vector<FieldOf<FillAttrs>> fields = {{"dims", Wire::I64s, 4, 0, nullptr, &FillAttrs::dims}, {"axes", Wire::I32s, 6, 0, nullptr, &FillAttrs::axes}};
+  static inline const std::vector<Rule> rules = {{Check::Min, 1, -1, -1.0, 0, false, {0ull, 0ull}, "{field} must be -1 (a static size) or a reference axis >= 0, got {got}", kNoCode, NamedRule::None}, {Check::Rule, -1, -1, 0.0, 0, false, {0ull, 0ull}, "dims {dims} and axes {axes} need one entry per dim each, and a static size (axis -1) must be >= 0", kNoCode, NamedRule::FillSizes}};
 };
 
 }  // namespace liteexport::demo_attrs

@@ -73,6 +73,8 @@ enum class Op : uint16_t {
   TRUNC_DIV = 61,  // a / b rounded toward zero, as torch.div(rounding_mode='trunc'); integer division by zero is an error
   REMAINDER = 62,  // a - floor(a / b) * b, the sign of b, as torch.remainder and Python's %; integer division by zero is an error
   FAKE_QUANTIZE = 63,  // x rounded to a per-tensor int8/uint8 grid and back to float32 (quantize then dequantize): the activations of quantized models
+  ARGMIN = 64,  // torch.argmin along an axis: the first index of the smallest value (a NaN counts as the smallest, as torch's), in int64
+  FULL = 65,  // torch.full(sizes, value): the one-element value operand repeated over sizes that may be the reference operand's sizes known only at run time (a causal mask of S x S); the reference's values are not read
 };
 
 // Element types of compiled values ([dtypes]), numbered as c10::ScalarType.
@@ -104,8 +106,8 @@ enum class ResultRule : uint8_t {
 
 constexpr size_t kMaxNamedOperands = 3;
 
-constexpr size_t kNumOps = 64;
-constexpr size_t kNumAttributeTypes = 20;  // union tags 1..kNumAttributeTypes
+constexpr size_t kNumOps = 66;
+constexpr size_t kNumAttributeTypes = 21;  // union tags 1..kNumAttributeTypes
 constexpr size_t kAnyNumber = SIZE_MAX;
 
 struct OpInfo {
@@ -188,10 +190,12 @@ constexpr OpInfo kOps[kNumOps] = {
     {"TRUNC_DIV", 1, 2, 1, true, false, ResultRule::kSame, 0, 2, {0x0058, 0x0058}, {true, true}},
     {"REMAINDER", 1, 2, 1, true, false, ResultRule::kSame, 0, 2, {0x0058, 0x0058}, {true, true}},
     {"FAKE_QUANTIZE", 1, 1, 20, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
+    {"ARGMIN", 1, 1, 18, false, false, ResultRule::kFixed, 4, 1, {0x0058}, {true}},
+    {"FULL", 2, 2, 21, false, false, ResultRule::kSame, 0, 2, {0x0858, 0x0858}, {true, false}},
 };
 
 // runtime_py's attribute class names, indexed by union tag ("none" for 0)
-constexpr const char* kAttributeNames[kNumAttributeTypes + 1] = {"none", "BinaryAttrs", "GeluAttrs", "AxisAttrs", "FusedAttrs", "Conv2dAttrs", "LayerNormAttrs", "Pool2dAttrs", "ShapeAttrs", "PermuteAttrs", "FlattenAttrs", "ClampAttrs", "ReduceAttrs", "SliceAttrs", "CastAttrs", "ArangeLikeAttrs", "ResizeAttrs", "DiagonalAttrs", "ArgReduceAttrs", "TopKAttrs", "QuantizeAttrs"};
+constexpr const char* kAttributeNames[kNumAttributeTypes + 1] = {"none", "BinaryAttrs", "GeluAttrs", "AxisAttrs", "FusedAttrs", "Conv2dAttrs", "LayerNormAttrs", "Pool2dAttrs", "ShapeAttrs", "PermuteAttrs", "FlattenAttrs", "ClampAttrs", "ReduceAttrs", "SliceAttrs", "CastAttrs", "ArangeLikeAttrs", "ResizeAttrs", "DiagonalAttrs", "ArgReduceAttrs", "TopKAttrs", "QuantizeAttrs", "FillAttrs"};
 
 // nullptr for a number outside the instruction set
 inline const OpInfo* op_info(uint16_t op) { return op < kNumOps ? &kOps[op] : nullptr; }
@@ -262,6 +266,8 @@ constexpr const char* kOperandNames[kNumOps][kMaxNamedOperands] = {
     {"a", "b"},
     {"a", "b"},
     {"x"},
+    {"x"},
+    {"value", "reference"},
 };
 
 // The name of operand `index` of `op` (the last named one repeats for "any number").

@@ -77,6 +77,9 @@ struct TopKBuilder;
 struct Quantize;
 struct QuantizeBuilder;
 
+struct Fill;
+struct FillBuilder;
+
 struct Instruction;
 struct InstructionBuilder;
 
@@ -198,11 +201,13 @@ enum class OpCode : uint16_t {
   TruncDiv = 61,
   Remainder = 62,
   FakeQuantize = 63,
+  ArgMin = 64,
+  Full = 65,
   MIN = Add,
-  MAX = FakeQuantize
+  MAX = Full
 };
 
-inline const OpCode (&EnumValuesOpCode())[64] {
+inline const OpCode (&EnumValuesOpCode())[66] {
   static const OpCode values[] = {
     OpCode::Add,
     OpCode::Sub,
@@ -267,13 +272,15 @@ inline const OpCode (&EnumValuesOpCode())[64] {
     OpCode::FloorDiv,
     OpCode::TruncDiv,
     OpCode::Remainder,
-    OpCode::FakeQuantize
+    OpCode::FakeQuantize,
+    OpCode::ArgMin,
+    OpCode::Full
   };
   return values;
 }
 
 inline const char * const *EnumNamesOpCode() {
-  static const char * const names[65] = {
+  static const char * const names[67] = {
     "Add",
     "Sub",
     "Mul",
@@ -338,13 +345,15 @@ inline const char * const *EnumNamesOpCode() {
     "TruncDiv",
     "Remainder",
     "FakeQuantize",
+    "ArgMin",
+    "Full",
     nullptr
   };
   return names;
 }
 
 inline const char *EnumNameOpCode(OpCode e) {
-  if (::flatbuffers::IsOutRange(e, OpCode::Add, OpCode::FakeQuantize)) return "";
+  if (::flatbuffers::IsOutRange(e, OpCode::Add, OpCode::Full)) return "";
   const size_t index = static_cast<size_t>(e);
   return EnumNamesOpCode()[index];
 }
@@ -401,11 +410,12 @@ enum class Attributes : uint8_t {
   ArgReduce = 18,
   TopK = 19,
   Quantize = 20,
+  Fill = 21,
   MIN = NONE,
-  MAX = Quantize
+  MAX = Fill
 };
 
-inline const Attributes (&EnumValuesAttributes())[21] {
+inline const Attributes (&EnumValuesAttributes())[22] {
   static const Attributes values[] = {
     Attributes::NONE,
     Attributes::Binary,
@@ -427,13 +437,14 @@ inline const Attributes (&EnumValuesAttributes())[21] {
     Attributes::Diagonal,
     Attributes::ArgReduce,
     Attributes::TopK,
-    Attributes::Quantize
+    Attributes::Quantize,
+    Attributes::Fill
   };
   return values;
 }
 
 inline const char * const *EnumNamesAttributes() {
-  static const char * const names[22] = {
+  static const char * const names[23] = {
     "NONE",
     "Binary",
     "Gelu",
@@ -455,13 +466,14 @@ inline const char * const *EnumNamesAttributes() {
     "ArgReduce",
     "TopK",
     "Quantize",
+    "Fill",
     nullptr
   };
   return names;
 }
 
 inline const char *EnumNameAttributes(Attributes e) {
-  if (::flatbuffers::IsOutRange(e, Attributes::NONE, Attributes::Quantize)) return "";
+  if (::flatbuffers::IsOutRange(e, Attributes::NONE, Attributes::Fill)) return "";
   const size_t index = static_cast<size_t>(e);
   return EnumNamesAttributes()[index];
 }
@@ -548,6 +560,10 @@ template<> struct AttributesTraits<liteexport::demo::TopK> {
 
 template<> struct AttributesTraits<liteexport::demo::Quantize> {
   static const Attributes enum_value = Attributes::Quantize;
+};
+
+template<> struct AttributesTraits<liteexport::demo::Fill> {
+  static const Attributes enum_value = Attributes::Fill;
 };
 
 template <bool B = false>
@@ -1859,6 +1875,72 @@ inline ::flatbuffers::Offset<Quantize> CreateQuantize(
   return builder_.Finish();
 }
 
+struct Fill FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
+  typedef FillBuilder Builder;
+  enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
+    VT_DIMS = 4,
+    VT_AXES = 6
+  };
+  const ::flatbuffers::Vector<int64_t> *dims() const {
+    return GetPointer<const ::flatbuffers::Vector<int64_t> *>(VT_DIMS);
+  }
+  const ::flatbuffers::Vector<int32_t> *axes() const {
+    return GetPointer<const ::flatbuffers::Vector<int32_t> *>(VT_AXES);
+  }
+  template <bool B = false>
+  bool Verify(::flatbuffers::VerifierTemplate<B> &verifier) const {
+    return VerifyTableStart(verifier) &&
+           VerifyOffset(verifier, VT_DIMS) &&
+           verifier.VerifyVector(dims()) &&
+           VerifyOffset(verifier, VT_AXES) &&
+           verifier.VerifyVector(axes()) &&
+           verifier.EndTable();
+  }
+};
+
+struct FillBuilder {
+  typedef Fill Table;
+  ::flatbuffers::FlatBufferBuilder &fbb_;
+  ::flatbuffers::uoffset_t start_;
+  void add_dims(::flatbuffers::Offset<::flatbuffers::Vector<int64_t>> dims) {
+    fbb_.AddOffset(Fill::VT_DIMS, dims);
+  }
+  void add_axes(::flatbuffers::Offset<::flatbuffers::Vector<int32_t>> axes) {
+    fbb_.AddOffset(Fill::VT_AXES, axes);
+  }
+  explicit FillBuilder(::flatbuffers::FlatBufferBuilder &_fbb)
+        : fbb_(_fbb) {
+    start_ = fbb_.StartTable();
+  }
+  ::flatbuffers::Offset<Fill> Finish() {
+    const auto end = fbb_.EndTable(start_);
+    auto o = ::flatbuffers::Offset<Fill>(end);
+    return o;
+  }
+};
+
+inline ::flatbuffers::Offset<Fill> CreateFill(
+    ::flatbuffers::FlatBufferBuilder &_fbb,
+    ::flatbuffers::Offset<::flatbuffers::Vector<int64_t>> dims = 0,
+    ::flatbuffers::Offset<::flatbuffers::Vector<int32_t>> axes = 0) {
+  FillBuilder builder_(_fbb);
+  builder_.add_axes(axes);
+  builder_.add_dims(dims);
+  return builder_.Finish();
+}
+
+inline ::flatbuffers::Offset<Fill> CreateFillDirect(
+    ::flatbuffers::FlatBufferBuilder &_fbb,
+    const std::vector<int64_t> *dims = nullptr,
+    const std::vector<int32_t> *axes = nullptr) {
+  auto dims__ = dims ? _fbb.CreateVector<int64_t>(*dims) : 0;
+  auto axes__ = axes ? _fbb.CreateVector<int32_t>(*axes) : 0;
+  return liteexport::demo::CreateFill(
+      _fbb,
+      dims__,
+      axes__);
+}
+
 struct Instruction FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
   typedef InstructionBuilder Builder;
   enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
@@ -1944,6 +2026,9 @@ struct Instruction FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
   }
   const liteexport::demo::Quantize *attributes_as_Quantize() const {
     return attributes_type() == liteexport::demo::Attributes::Quantize ? static_cast<const liteexport::demo::Quantize *>(attributes()) : nullptr;
+  }
+  const liteexport::demo::Fill *attributes_as_Fill() const {
+    return attributes_type() == liteexport::demo::Attributes::Fill ? static_cast<const liteexport::demo::Fill *>(attributes()) : nullptr;
   }
   int64_t debug_handle() const {
     return GetField<int64_t>(VT_DEBUG_HANDLE, 0);
@@ -2042,6 +2127,10 @@ template<> inline const liteexport::demo::TopK *Instruction::attributes_as<litee
 
 template<> inline const liteexport::demo::Quantize *Instruction::attributes_as<liteexport::demo::Quantize>() const {
   return attributes_as_Quantize();
+}
+
+template<> inline const liteexport::demo::Fill *Instruction::attributes_as<liteexport::demo::Fill>() const {
+  return attributes_as_Fill();
 }
 
 struct InstructionBuilder {
@@ -2345,7 +2434,8 @@ struct Program FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
     VT_OUTPUTS = 16,
     VT_OUTPUT_DEBUG_HANDLES = 18,
     VT_SLOT_DTYPES = 20,
-    VT_SYMBOLIC_DIMS = 22
+    VT_SYMBOLIC_DIMS = 22,
+    VT_WORKING_MEMORY = 24
   };
   uint32_t format_version() const {
     return GetField<uint32_t>(VT_FORMAT_VERSION, 0);
@@ -2377,6 +2467,9 @@ struct Program FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
   const ::flatbuffers::Vector<::flatbuffers::Offset<liteexport::demo::SymbolicDim>> *symbolic_dims() const {
     return GetPointer<const ::flatbuffers::Vector<::flatbuffers::Offset<liteexport::demo::SymbolicDim>> *>(VT_SYMBOLIC_DIMS);
   }
+  uint64_t working_memory() const {
+    return GetField<uint64_t>(VT_WORKING_MEMORY, 0);
+  }
   template <bool B = false>
   bool Verify(::flatbuffers::VerifierTemplate<B> &verifier) const {
     return VerifyTableStart(verifier) &&
@@ -2402,6 +2495,7 @@ struct Program FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
            VerifyOffset(verifier, VT_SYMBOLIC_DIMS) &&
            verifier.VerifyVector(symbolic_dims()) &&
            verifier.VerifyVectorOfTables(symbolic_dims()) &&
+           VerifyField<uint64_t>(verifier, VT_WORKING_MEMORY, 8) &&
            verifier.EndTable();
   }
 };
@@ -2440,6 +2534,9 @@ struct ProgramBuilder {
   void add_symbolic_dims(::flatbuffers::Offset<::flatbuffers::Vector<::flatbuffers::Offset<liteexport::demo::SymbolicDim>>> symbolic_dims) {
     fbb_.AddOffset(Program::VT_SYMBOLIC_DIMS, symbolic_dims);
   }
+  void add_working_memory(uint64_t working_memory) {
+    fbb_.AddElement<uint64_t>(Program::VT_WORKING_MEMORY, working_memory, 0);
+  }
   explicit ProgramBuilder(::flatbuffers::FlatBufferBuilder &_fbb)
         : fbb_(_fbb) {
     start_ = fbb_.StartTable();
@@ -2462,8 +2559,10 @@ inline ::flatbuffers::Offset<Program> CreateProgram(
     ::flatbuffers::Offset<::flatbuffers::Vector<uint32_t>> outputs = 0,
     ::flatbuffers::Offset<::flatbuffers::Vector<int64_t>> output_debug_handles = 0,
     ::flatbuffers::Offset<::flatbuffers::Vector<liteexport::demo::DType>> slot_dtypes = 0,
-    ::flatbuffers::Offset<::flatbuffers::Vector<::flatbuffers::Offset<liteexport::demo::SymbolicDim>>> symbolic_dims = 0) {
+    ::flatbuffers::Offset<::flatbuffers::Vector<::flatbuffers::Offset<liteexport::demo::SymbolicDim>>> symbolic_dims = 0,
+    uint64_t working_memory = 0) {
   ProgramBuilder builder_(_fbb);
+  builder_.add_working_memory(working_memory);
   builder_.add_symbolic_dims(symbolic_dims);
   builder_.add_slot_dtypes(slot_dtypes);
   builder_.add_output_debug_handles(output_debug_handles);
@@ -2488,7 +2587,8 @@ inline ::flatbuffers::Offset<Program> CreateProgramDirect(
     const std::vector<uint32_t> *outputs = nullptr,
     const std::vector<int64_t> *output_debug_handles = nullptr,
     const std::vector<liteexport::demo::DType> *slot_dtypes = nullptr,
-    const std::vector<::flatbuffers::Offset<liteexport::demo::SymbolicDim>> *symbolic_dims = nullptr) {
+    const std::vector<::flatbuffers::Offset<liteexport::demo::SymbolicDim>> *symbolic_dims = nullptr,
+    uint64_t working_memory = 0) {
   auto method__ = method ? _fbb.CreateString(method) : 0;
   auto inputs__ = inputs ? _fbb.CreateVector<::flatbuffers::Offset<liteexport::demo::ValueInfo>>(*inputs) : 0;
   auto constants__ = constants ? _fbb.CreateVector<::flatbuffers::Offset<liteexport::demo::Constant>>(*constants) : 0;
@@ -2508,7 +2608,8 @@ inline ::flatbuffers::Offset<Program> CreateProgramDirect(
       outputs__,
       output_debug_handles__,
       slot_dtypes__,
-      symbolic_dims__);
+      symbolic_dims__,
+      working_memory);
 }
 
 template <bool B>
@@ -2595,6 +2696,10 @@ inline bool VerifyAttributes(::flatbuffers::VerifierTemplate<B> &verifier, const
     }
     case Attributes::Quantize: {
       auto ptr = reinterpret_cast<const liteexport::demo::Quantize *>(obj);
+      return verifier.VerifyTable(ptr);
+    }
+    case Attributes::Fill: {
+      auto ptr = reinterpret_cast<const liteexport::demo::Fill *>(obj);
       return verifier.VerifyTable(ptr);
     }
     default: return true;

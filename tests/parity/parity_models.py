@@ -296,17 +296,19 @@ class Upsampling(nn.Module):
 
 
 class Selection(nn.Module):
-    """Causal masks (triu/tril), argmax, max over a dim and topk, and rounded division of floats and
+    """Causal masks (triu/tril), argmax/argmin, max/min over a dim and topk, and rounded division of floats and
     of int64 ids made from the input (floor_divide, remainder, div's floor and trunc modes)."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # [N, 5, 6]
         scores = x.tril(1) - x.triu(3)
         values, index = torch.max(scores, dim=-1)
+        lows, low_index = torch.min(scores, dim=-1)
         top, where = torch.topk(x, 3, dim=1)
         ids = (x * 4).long()
         steps = torch.div(ids, 3, rounding_mode="floor") + torch.div(ids, -2, rounding_mode="trunc") + ids % 5
         rounded = x % 0.7 + x // 0.3 + torch.div(x, 0.4, rounding_mode="trunc")
-        return (values + index.float() + torch.argmax(x, 2).float()).unsqueeze(-1) + top.sum(1, keepdim=True) \
+        extremes = values + index.float() + torch.argmax(x, 2).float() - lows + low_index.float() + x.argmin(2).float()
+        return extremes.unsqueeze(-1) + top.sum(1, keepdim=True) \
             + where.float().mean() + steps.float() + rounded
 
 

@@ -1,11 +1,12 @@
-"""triu/tril, argmax, max over a dim, topk (issue 20) against torch eager, compiled from traced and
+"""triu/tril, argmax/argmin, max/min over a dim, topk (issue 20) against torch eager, compiled from traced and
 scripted modules and run by runtime_py, by torch's lite interpreter with liteexport's backend and,
 where it builds, by the native core (``run_engines``): integer results exactly, floats within the
 parity tolerance.
 
-Ties: argmax and max take the first maximum, as torch documents, and the int cases hold ties on
-purpose. torch.topk does not promise an order for equal values, so the topk inputs have none
-(random floats; distinct integers from a permutation); our engines put equal values in index order.
+Ties: argmax and max take the first maximum (argmin and min the first minimum), as torch documents, and
+the int cases hold ties on purpose. torch.topk does not promise an order for equal values, so the topk
+inputs have none (random floats; distinct integers from a permutation); our engines put equal values in
+index order.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 import torch.jit.mobile  # noqa: F401 - run_engines loads bundles with it
@@ -23,7 +25,7 @@ from liteexport.compiler import compile_module
 from liteexport.input_spec import DimRange, TensorSpec
 from liteexport.lowered import CompiledModule
 from runtime_py.errors import ExecutionError
-from tests.text_models.typed import check_against_eager, compile_scripted, compile_traced, run_engines
+from tests.text_models.typed import assert_same, check_against_eager, compile_scripted, compile_traced, run_engines
 
 pytestmark = pytest.mark.torch_oracle
 
@@ -66,6 +68,10 @@ for _kind in ("float32", "int64", "int32"):
         torch.argmax(x, 1), torch.argmax(x, -1, keepdim=True), x.argmax(0), torch.argmax(x)), OpCode.ARGMAX)
     CASES[f"max_dim_{_kind}"] = ([(_kind, (3, 6))], lambda x: (*torch.max(x, 1), *torch.max(x, 0, keepdim=True)),
                                  OpCode.ARGMAX)
+    CASES[f"argmin_{_kind}"] = ([(_kind, (3, 4, 5))], lambda x: (
+        torch.argmin(x, 1), torch.argmin(x, -1, keepdim=True), x.argmin(0), torch.argmin(x)), OpCode.ARGMIN)
+    CASES[f"min_dim_{_kind}"] = ([(_kind, (3, 6))], lambda x: (*torch.min(x, 1), *torch.min(x, 0, keepdim=True)),
+                                 OpCode.ARGMIN)
 for _kind in ("float32", "distinct"):
     CASES[f"topk_{_kind}"] = ([(_kind, (3, 7))], lambda x: (*torch.topk(x, 3), *torch.topk(x, 2, dim=0, largest=False),
                                                             *x.topk(7, 1)), OpCode.TOPK)
@@ -74,6 +80,9 @@ CASES["causal_mask"] = ([("float32", (2, 5, 5))], lambda s: s.masked_fill(
 CASES["argmax_of_nan"] = ([("float32", (3, 4))], lambda x: (
     torch.where(x > 2, torch.full_like(x, float("nan")), x).argmax(1),
     *torch.max(torch.where(x < -2, torch.full_like(x, float("nan")), x), 1)), OpCode.ARGMAX)
+CASES["argmin_of_nan"] = ([("float32", (3, 4))], lambda x: (
+    torch.where(x > 2, torch.full_like(x, float("nan")), x).argmin(1),
+    *torch.min(torch.where(x < -2, torch.full_like(x, float("nan")), x), 1)), OpCode.ARGMIN)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -93,30 +102,60 @@ class Scripted(torch.nn.Module):
 
     def forward(self, x: torch.Tensor, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor,
                                                                    torch.Tensor, torch.Tensor, torch.Tensor,
+                                                                   torch.Tensor, torch.Tensor, torch.Tensor,
                                                                    torch.Tensor, torch.Tensor]:
         values, indices = torch.max(x, dim=-1)
+        lows, low_indices = torch.min(ids, dim=0)
         top, where = torch.topk(x, 2, dim=1, largest=True, sorted=True)
         return (torch.triu(x, 1), ids.tril(), torch.argmax(ids, dim=0), values, indices, top, where,
-                torch.argmax(x, 1, True))
+                torch.argmax(x, 1, True), lows, low_indices, torch.argmin(x, 1, True))
 
 
 def test_scripted_ops_match_torch_in_every_engine(tmp_path: Path) -> None:
     module = Scripted()
     compiled = compile_scripted(module, [make("float32", (4, 6), 0), make("int64", (4, 6), 0)])
     ops = {ins.op for ins in compiled.programs[0].instructions}
-    assert {OpCode.TRIU, OpCode.TRIL, OpCode.ARGMAX, OpCode.TOPK, OpCode.GATHER} <= ops
+    assert {OpCode.TRIU, OpCode.TRIL, OpCode.ARGMAX, OpCode.ARGMIN, OpCode.TOPK, OpCode.GATHER} <= ops
     for seed in (1, 2):
         inputs = [make("float32", (4, 6), seed), make("int64", (4, 6), seed)]
         check_against_eager(module, compiled, tmp_path / "scripted.ptl", inputs)
 
 
-def test_topk_with_sorted_false_is_reported_unsupported() -> None:
-    from liteexport.compiler.values import Unsupported
+class Unsorted(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        top, where = torch.topk(x, 3, dim=1, sorted=False)
+        low, low_where = torch.topk(x, 2, dim=0, largest=False, sorted=False)
+        return top, where, low, low_where
 
-    module = Fn(lambda x: torch.topk(x, 2, sorted=False))
-    with pytest.raises(Exception, match="sorted=False") as info:
-        compile_traced(module, [make("float32", (3, 5), 0)])
-    assert not isinstance(info.value, Unsupported) or "sorted=False" in str(info.value)
+
+@pytest.mark.parametrize("scripted", [False, True], ids=["traced", "scripted"])
+def test_topk_with_sorted_false_picks_the_same_elements_as_torch_in_every_engine(scripted: bool,
+                                                                                 tmp_path: Path) -> None:
+    """torch.topk(sorted=False) leaves the order of the k picked unspecified; ours is the sorted order
+    (schema/demo_ops.toml's TopK), one torch may return. The elements picked are torch's: along the
+    axis, the same set of indices, each with its value (the inputs have no ties)."""
+    module = Unsorted()
+    examples = [make("float32", (4, 7), 0)]
+    compiled = compile_scripted(module, examples) if scripted else compile_traced(module, examples)[1]
+    sorted_program = compile_traced(Fn(lambda x: (*torch.topk(x, 3, dim=1), *torch.topk(x, 2, dim=0, largest=False))),
+                                    examples)[1].programs[0]
+    assert [i.attributes for i in compiled.programs[0].instructions if i.op == OpCode.TOPK] == \
+        [i.attributes for i in sorted_program.instructions if i.op == OpCode.TOPK]
+    for seed in (1, 2):
+        x = make("float32", (4, 7), seed)
+        ours, lite = run_engines(compiled, tmp_path / "unsorted.ptl", [x])
+        expected = module(x)
+        for got in (ours, [t.numpy() for t in lite]):  # type: ignore[union-attr]
+            for (values, indices), (want_values, want_indices), axis in zip(
+                    [got[:2], got[2:]], [expected[:2], expected[2:]], (1, 0), strict=True):
+                # both in index order along the axis: the same indices, the same values
+                order, want_order = indices.argsort(axis), want_indices.numpy().argsort(axis)
+                assert np.take_along_axis(indices, order, axis).tolist() == \
+                    np.take_along_axis(want_indices.numpy(), want_order, axis).tolist()
+                assert_same(np.take_along_axis(values, order, axis),
+                            np.take_along_axis(want_values.numpy(), want_order, axis))
+                # and each value is the input's at its index
+                assert_same(values, np.take_along_axis(x.numpy(), indices, axis))
 
 
 class OverS(torch.nn.Module):

@@ -1,5 +1,5 @@
 // Selection and rounded-division kernels (issue 20) at their edges, each value what torch gives on
-// x86 and runtime_py computes: NaN and ties in argmax/topk, Python's signs, a zero divisor (inf and
+// x86 and runtime_py computes: NaN and ties in argmax/argmin/topk, FULL's sizes, Python's signs, a zero divisor (inf and
 // NaN for floats, runtime_py's error for integers), and min / -1, which C++ leaves undefined (the
 // sanitizer build runs this) and which wraps in torch and numpy.
 #include <cmath>
@@ -61,6 +61,36 @@ int run_selection_tests() {
           "topk smallest");
     CHECK(error_of(make_topk(TopKAttrs{5, 1, true}), {&x}) ==
               "k=5 is larger than the size 4 of axis 1 (input of shape (2, 4))", "k beyond the axis");
+    n += 5;
+  }
+  {  // argmin: the first minimum, a NaN is the minimum (torch's argmin propagates it as argmax does)
+    Array x = Array::from_vector({2, 4}, {1, 0, 0, 3, 2, NAN, -5, NAN});
+    CHECK(items<int64_t>(make_argmin(ArgReduceAttrs{1, false})({&x})) == (std::vector<int64_t>{1, 1}), "argmin");
+    CHECK(items<int64_t>(make_argmin(ArgReduceAttrs{0, true})({&x})) == (std::vector<int64_t>{0, 1, 1, 1}),
+          "argmin over dim 0, keepdim");
+    Array ids = Array::from_vector<int32_t>({5}, {4, -2, 7, -2, 0});
+    CHECK(items<int64_t>(make_argmin(ArgReduceAttrs{0, false})({&ids})) == (std::vector<int64_t>{1}),
+          "argmin of int32, ties: the first");
+    Array empty = Array::from_vector({2, 0}, {});
+    CHECK(error_of(make_argmin(ArgReduceAttrs{1, false}), {&empty}) ==
+              "argmin of the empty axis 1 of an input of shape (2, 0)", "an empty axis");
+    n += 4;
+  }
+  {  // FULL: the value over sizes read from the reference's shape (plus offsets), static ones as given
+    Array reference = Array::from_vector<int64_t>({1, 3}, {0, 0, 0});
+    Array inf = Array::from_vector({}, {-INFINITY});
+    Array mask = make_full(FillAttrs{{0, 0}, {1, 1}})({&inf, &reference});
+    CHECK(mask.shape == (Shape{3, 3}) && items<float>(mask) == std::vector<float>(9, -INFINITY), "full((S, S), -inf)");
+    Array yes = Array::from_vector<uint8_t>({}, {1});
+    Array ones = make_full(FillAttrs{{2, 1, -1}, {-1, 1, 1}})({&yes, &reference});
+    CHECK(ones.dtype == DType::Bool && ones.shape == (Shape{2, 4, 2}) && items<uint8_t>(ones) == std::vector<uint8_t>(16, 1),
+          "full((2, S + 1, S - 1), True)");
+    CHECK(error_of(make_full(FillAttrs{{-4}, {1}}), {&yes, &reference}) ==
+              "dim 0 has the negative size -1 (size 3 of axis 1 -4)", "a negative size");
+    CHECK(error_of(make_full(FillAttrs{{0}, {2}}), {&yes, &reference}) ==
+              "axis 2 is out of range for a reference of shape (1, 3)", "an axis the reference lacks");
+    CHECK(error_of(make_full(FillAttrs{{0}, {1}}), {&reference, &reference}) ==
+              "the fill value must have one element, got shape (1, 3)", "a value of several elements");
     n += 5;
   }
   {  // triu/tril over the last two dims, bools kept as bytes

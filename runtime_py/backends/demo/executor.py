@@ -56,6 +56,10 @@ def _steps(plan: MethodPlan, slots: list[object], observe: Callable[[int, object
     """Runs the steps under the call's ProgramLimits (see _checked_steps), or without a check when
     neither a deadline is set nor the budget is below what a run with these input shapes needed."""
     limits = PROGRAM_LIMITS.get()
+    if plan.working_memory > limits.max_memory:
+        # a budget that holds a short input but not the longest the program was compiled for fails
+        # every call, not just the long ones: found in testing, not in the field
+        raise limits.below_plan(plan.method, plan.working_memory, ", ".join(str(d) for d in plan.symbolic_dims))
     key = tuple([getattr(x, "shape", ()) for x in slots[: len(plan.input_checks)]])
     peak = plan.peaks.get(key)
     index = 0

@@ -20,12 +20,14 @@ from bundle_format.program import (
     ArangeLikeAttrs,
     AxisAttrs,
     Conv2dAttrs,
+    FillAttrs,
     OpCode,
     Pool2dAttrs,
     ResizeAttrs,
     ShapeAttrs,
 )
 from runtime_py.backends.demo.rounding import TEMPORARIES
+from runtime_py.backends.demo.typed import fill_sizes
 
 Bound = Callable[[Sequence[object]], int]  # the kernel's arguments -> bytes it may allocate
 _ITEM = 4  # float32
@@ -93,6 +95,19 @@ def _arange_like(attrs: ArangeLikeAttrs) -> Bound:
         if not -len(x) <= attrs.axis < len(x):
             return 0
         return 8 * max(x[attrs.axis] + attrs.end_offset - attrs.start, 0)
+
+    return bound
+
+
+def _full(attrs: FillAttrs) -> Bound:
+    """The result: the value's element repeated over the sizes (bad sizes are the kernel's error)."""
+    def bound(args: Sequence[object]) -> int:
+        value = args[0]
+        try:
+            sizes = fill_sizes(attrs, _shape(args[1]))
+        except ValueError:
+            return 0
+        return math.prod(sizes) * (value.itemsize if isinstance(value, np.ndarray) else _ITEM)
 
     return bound
 
@@ -223,7 +238,7 @@ def output_bound(op: OpCode, attrs: object) -> Bound:
         return _embedding
     if op == OpCode.TOPK:  # the full int64 sort order, its rebased copy and the k picked
         return lambda args: 3 * _widest(args)
-    if op in (OpCode.CAST, OpCode.CUMSUM, OpCode.ARGMAX):
+    if op in (OpCode.CAST, OpCode.CUMSUM, OpCode.ARGMAX, OpCode.ARGMIN):
         return _widest
     if op == OpCode.GATHER:
         return _gather
@@ -231,6 +246,8 @@ def output_bound(op: OpCode, attrs: object) -> Bound:
         return _index_select(attrs)
     if op == OpCode.ARANGE_LIKE and isinstance(attrs, ArangeLikeAttrs):
         return _arange_like(attrs)
+    if op == OpCode.FULL and isinstance(attrs, FillAttrs):
+        return _full(attrs)
     if op == OpCode.RESIZE2D and isinstance(attrs, ResizeAttrs):
         return _resize2d(attrs)
     return _largest_input

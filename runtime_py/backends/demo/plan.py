@@ -81,6 +81,9 @@ class MethodPlan:
     # shape in a program follows from its inputs', so a later call with the same shapes under a
     # budget at least this large needs no per-step checks (at most PEAKS_KEPT entries)
     peaks: dict[tuple[tuple[int, ...], ...], int] = dataclasses.field(default_factory=dict)
+    # bytes of results the program was planned to hold at once at its named dims' upper bounds
+    # (Program.working_memory; 0: not planned): a call's budget must hold it (executor._steps)
+    working_memory: int = 0
 
     def __post_init__(self) -> None:
         if not self.slot_template:
@@ -217,6 +220,7 @@ def build_plan(program: Program, weights: Sequence[object]) -> MethodPlan:
         input_checks=input_checks,
         dim_checks=named_dims,
         symbolic_dims=program.symbolic_dims,
+        working_memory=program.working_memory,
         constants=tuple((dense[slot], weight) for slot, weight in constants),
         steps=tuple(steps),
         bounds=tuple(bounds),

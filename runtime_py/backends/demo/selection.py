@@ -1,7 +1,7 @@
-"""Selection kernels (issue 20): triu and tril (causal masks), argmax and topk's indices. max over a
-dim and topk's values are a GATHER of the input at these indices (the compiler emits it), so every
+"""Selection kernels (issue 20): triu and tril (causal masks), argmax, argmin and topk's indices. max
+and min over a dim and topk's values are a GATHER of the input at these indices (the compiler emits it), so every
 engine picks the same element, NaN and ties included: a NaN counts as the largest value, as in
-torch, and equal values come in index order.
+torch (the smallest for argmin, as torch.argmin), and equal values come in index order.
 """
 
 from __future__ import annotations
@@ -35,18 +35,28 @@ def make_tril(attrs: DiagonalAttrs, n_inputs: int) -> Kernel:
     return _triangle(OpCode.TRIL, attrs)
 
 
-def make_argmax(attrs: ArgReduceAttrs, n_inputs: int) -> Kernel:
-    def argmax(x: Array) -> Array:
+def _arg_reduce(op: OpCode, attrs: ArgReduceAttrs) -> Kernel:
+    name, pick = ("argmax", np.argmax) if op == OpCode.ARGMAX else ("argmin", np.argmin)
+
+    def arg_reduce(x: Array) -> Array:
         axis = checked_axis(attrs.axis, x)
-        if x.ndim == 0:  # torch's argmax of a 0-d tensor over dim 0 is 0
+        if x.ndim == 0:  # torch's argmax/argmin of a 0-d tensor over dim 0 is 0
             return np.zeros((), dtype=np.int64)
         if x.shape[axis] == 0:
-            raise ValueError(f"argmax of the empty axis {axis} of an input of shape {x.shape}")
-        # numpy's argmax, like torch's, returns the first maximum and takes a NaN as the maximum
-        out: Array = np.argmax(x, axis=axis, keepdims=attrs.keepdim).astype(np.int64, copy=False)
+            raise ValueError(f"{name} of the empty axis {axis} of an input of shape {x.shape}")
+        # numpy's argmax/argmin, like torch's, return the first extreme and take a NaN as it
+        out: Array = pick(x, axis=axis, keepdims=attrs.keepdim).astype(np.int64, copy=False)
         return out
 
-    return argmax
+    return arg_reduce
+
+
+def make_argmax(attrs: ArgReduceAttrs, n_inputs: int) -> Kernel:
+    return _arg_reduce(OpCode.ARGMAX, attrs)
+
+
+def make_argmin(attrs: ArgReduceAttrs, n_inputs: int) -> Kernel:
+    return _arg_reduce(OpCode.ARGMIN, attrs)
 
 
 def make_topk(attrs: TopKAttrs, n_inputs: int) -> Kernel:

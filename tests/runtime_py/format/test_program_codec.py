@@ -23,6 +23,7 @@ from bundle_format.program import (
     Conv2dAttrs,
     DiagonalAttrs,
     DType,
+    FillAttrs,
     FlattenAttrs,
     FusedAttrs,
     GeluAttrs,
@@ -126,6 +127,8 @@ _ATTRS: dict[OpCode, Attributes] = {
     OpCode.TRUNC_DIV: BinaryAttrs(),
     OpCode.REMAINDER: BinaryAttrs(scalar=7.0, reverse=True),
     OpCode.FAKE_QUANTIZE: QuantizeAttrs(scale=0.25, zero_point=-3, quant_min=-128, quant_max=127),
+    OpCode.ARGMIN: ArgReduceAttrs(axis=0),
+    OpCode.FULL: FillAttrs(dims=(1, -2, 0), axes=(-1, 1, 2)),
 }
 
 
@@ -155,6 +158,8 @@ PROGRAMS = {
     "typed_slots": _program(
         inputs=(ValueInfo((1, 8), DType.INT64), ValueInfo((2,), DType.BOOL), ValueInfo((), DType.INT32)),
         num_slots=4, slot_dtypes=(DType.INT64, DType.BOOL, DType.INT32, DType.FLOAT32)),
+    # the working memory planned at the named dims' upper bounds: a uint64
+    "working_memory": _program(working_memory=2**63 + 5),
 }
 
 

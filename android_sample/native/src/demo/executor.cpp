@@ -54,6 +54,17 @@ std::vector<Array> run_plan(const MethodPlan& plan, const std::vector<IValue>& i
     problem->fields.insert(problem->fields.begin(), {"instruction", check.blame});
     throw_coded(ErrorKind::Input, problem->code, std::move(problem->fields), check.debug_handle);
   }
+  const std::shared_ptr<RunState>& run = current_run();
+  if (run && run->max_memory > 0 && plan.working_memory > run->max_memory) {
+    // runtime_py's check (executor._steps): a budget short of the longest input the program was
+    // compiled for fails every call, so it shows in testing, not in the field
+    std::string dims;
+    for (const auto& d : plan.named_dims.dims) dims += (dims.empty() ? "" : ", ") + d.text();
+    throw_execution("method '" + plan.method + "' is planned to hold up to " + std::to_string(plan.working_memory) +
+                        " bytes of results at the upper bounds of " + dims + ": more than the memory budget of " +
+                        std::to_string(run->max_memory) + " bytes (option max_memory)",
+                    -1);
+  }
   for (const auto& [slot, weight] : plan.constants) slots.set(slot, weight, false);
   Inputs args;
   using Clock = std::chrono::steady_clock;

@@ -76,9 +76,11 @@ Kernel bind_kernel(Op op, const Attrs& a, size_t n_inputs) {
     case Op::BITWISE_OR: return make_bitwise(op);
     case Op::WHERE: return make_where();
     case Op::ARANGE_LIKE: return make_arange_like(as<ArangeLikeAttrs>(a));
+    case Op::FULL: return make_full(as<FillAttrs>(a));
     case Op::TRIU: return make_triu(as<DiagonalAttrs>(a));
     case Op::TRIL: return make_tril(as<DiagonalAttrs>(a));
     case Op::ARGMAX: return make_argmax(as<ArgReduceAttrs>(a));
+    case Op::ARGMIN: return make_argmin(as<ArgReduceAttrs>(a));
     case Op::TOPK: return make_topk(as<TopKAttrs>(a));
     case Op::FLOOR_DIV:
     case Op::TRUNC_DIV:

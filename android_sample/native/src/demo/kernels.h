@@ -61,6 +61,7 @@ Kernel make_compare(Op op, const BinaryAttrs& a, size_t n_inputs);      // typed
 Kernel make_bitwise(Op op);                                             // typed.cpp: BITWISE_NOT/AND/OR
 Kernel make_where();                                                    // typed.cpp
 Kernel make_arange_like(const ArangeLikeAttrs& a);                      // typed.cpp
+Kernel make_full(const FillAttrs& a);                                   // typed.cpp
 Kernel make_embedding();                                                // indexing.cpp
 Kernel make_gather(const AxisAttrs& a);                                 // indexing.cpp
 Kernel make_index_select(const AxisAttrs& a);                           // indexing.cpp
@@ -69,6 +70,7 @@ Kernel make_fake_quantize(const QuantizeAttrs& a);                      // activ
 Kernel make_triu(const DiagonalAttrs& a);                               // selection.cpp
 Kernel make_tril(const DiagonalAttrs& a);                               // selection.cpp
 Kernel make_argmax(const ArgReduceAttrs& a);                            // selection.cpp
+Kernel make_argmin(const ArgReduceAttrs& a);                            // selection.cpp
 Kernel make_topk(const TopKAttrs& a);                                   // selection.cpp
 Kernel make_rounding(Op op, const BinaryAttrs& a, size_t n_inputs);     // rounding.cpp: FLOOR_DIV TRUNC_DIV REMAINDER
 

@@ -73,6 +73,7 @@ std::shared_ptr<const MethodPlan> build_plan(const ByteTensor& bytes, const std:
   plan->slot_dtypes = program.slot_dtypes;
   plan->input_checks = std::move(program.inputs);
   plan->named_dims = std::move(program.named_dims);
+  plan->working_memory = program.working_memory;
   for (const auto& [slot, weight] : program.constants) plan->constants.emplace_back(slot, *weights[weight].get_if<Array>());
   for (auto& ins : program.instructions) {
     plan->steps.push_back({bind_kernel(ins.op, ins.attrs, ins.reads.size()), std::move(ins.reads), ins.write, {}, ins.op,

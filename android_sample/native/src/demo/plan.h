@@ -33,6 +33,7 @@ struct MethodPlan {
   std::vector<uint8_t> slot_dtypes;  // per slot: its DType (c10::ScalarType number)
   std::vector<InputCheck> input_checks;
   demo_program::NamedDims named_dims;  // --dim S=1..128: checked on every call (demo_dims.h)
+  uint64_t working_memory = 0;  // Program.working_memory: a call's max_memory must hold it (run_plan)
   std::vector<std::pair<uint32_t, Array>> constants;  // (slot, weight used in place)
   std::vector<Step> steps;
   std::vector<std::string> labels;       // per instruction, for error messages

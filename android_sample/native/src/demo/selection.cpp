@@ -1,5 +1,5 @@
 // Selection kernels (runtime_py's selection.py): triu and tril over the last two dims (causal masks),
-// argmax and topk's indices along an axis, in int64. max over a dim and topk's values are a GATHER
+// argmax, argmin and topk's indices along an axis, in int64. max/min over a dim and topk's values are a GATHER
 // of these indices (the compiler emits it). A NaN counts as the largest value, as in torch; equal
 // values come in index order (argmax: the first; topk: a stable sort), as runtime_py's.
 #include <algorithm>
@@ -22,6 +22,16 @@ bool above(T p, T q) {
     if (std::isnan(q)) return false;
   }
   return p > q;
+}
+
+// p ranks below q: smaller, or a NaN beside a number (argmin's extreme, as torch's)
+template <typename T>
+bool below(T p, T q) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(p)) return !std::isnan(q);
+    if (std::isnan(q)) return false;
+  }
+  return p < q;
 }
 
 // The sizes before, along and after `axis`.
@@ -73,16 +83,18 @@ Kernel make_triu(const DiagonalAttrs& a) { return make_triangle(true, a.diagonal
 
 Kernel make_tril(const DiagonalAttrs& a) { return make_triangle(false, a.diagonal); }
 
-Kernel make_argmax(const ArgReduceAttrs& a) {
-  return [a](const Inputs& in) {
+// ARGMAX (max) and ARGMIN: the first index of the extreme, a NaN counting as both (torch's argmin
+// propagates a NaN as its argmax does)
+static Kernel make_arg_reduce(bool max, const ArgReduceAttrs& a) {
+  return [max, a](const Inputs& in) {
     const Array& x = *in[0];
     const int64_t axis = typed_axis(a.axis, x);
     int64_t* y;
-    if (x.dim() == 0) return Array::zeros(Shape{}, &y);  // torch's argmax of a 0-d tensor is 0
+    if (x.dim() == 0) return Array::zeros(Shape{}, &y);  // torch's argmax/argmin of a 0-d tensor is 0
     const Lanes l = lanes_of(x.shape, axis);
     if (l.length == 0)
-      throw KernelError("argmax of the empty axis " + std::to_string(axis) + " of an input of shape " +
-                        py_shape(x.shape));
+      throw KernelError(std::string(max ? "argmax" : "argmin") + " of the empty axis " + std::to_string(axis) +
+                        " of an input of shape " + py_shape(x.shape));
     Shape shape = x.shape;
     if (a.keepdim) shape[static_cast<size_t>(axis)] = 1;
     else shape.erase(shape.begin() + axis);
@@ -93,8 +105,10 @@ Kernel make_argmax(const ArgReduceAttrs& a) {
       for (int64_t o = 0; o < l.outer; ++o) {
         for (int64_t i = 0; i < l.inner; ++i) {
           int64_t best = 0;
-          for (int64_t k = 1; k < l.length; ++k)  // strictly above: the first maximum stays
-            if (above(p[(o * l.length + k) * l.inner + i], p[(o * l.length + best) * l.inner + i])) best = k;
+          for (int64_t k = 1; k < l.length; ++k) {  // strictly beyond: the first extreme stays
+            const T candidate = p[(o * l.length + k) * l.inner + i], kept = p[(o * l.length + best) * l.inner + i];
+            if (max ? above(candidate, kept) : below(candidate, kept)) best = k;
+          }
           y[o * l.inner + i] = best;
         }
         poll_deadline(l.length * l.inner);
@@ -104,6 +118,10 @@ Kernel make_argmax(const ArgReduceAttrs& a) {
     return out;
   };
 }
+
+Kernel make_argmax(const ArgReduceAttrs& a) { return make_arg_reduce(true, a); }
+
+Kernel make_argmin(const ArgReduceAttrs& a) { return make_arg_reduce(false, a); }
 
 Kernel make_topk(const TopKAttrs& a) {
   return [a](const Inputs& in) {

@@ -1,9 +1,12 @@
-// The ops issue 20 added for text models over typed values (runtime_py's typed.py): cumsum, casts,
+// The ops issue 20 added for text models over typed values (runtime_py's typed.py): cumsum, casts, FULL,
 // comparisons, bitwise logic and where (sin and cos are in activations.cpp's make_math; embedding,
 // gather and index_select in indexing.cpp). Each keeps torch's result dtype (the op spec's
 // `result` rule, which the decoder checked against the program's slot dtypes); bools are bytes,
 // read as nonzero = true.
+#include <algorithm>
+
 #include "../errors.h"
+#include "demo_fill.h"
 #include "broadcast.h"
 #include "int_math.h"
 #include "kernels.h"
@@ -197,6 +200,27 @@ Kernel make_arange_like(const ArangeLikeAttrs& a) {
     Array out = Array::zeros({end - a.start}, &y);
     for (int64_t i = 0; i < end - a.start; ++i) y[i] = a.start + i;
     return out;
+  };
+}
+
+// torch.full(sizes, value): the one-element value over sizes that may be the reference's (plus
+// offsets, demo_fill.h), its values not read: a causal mask over a length known only at run time.
+// The messages are runtime_py's (runtime_py/backends/demo/typed.py make_full).
+Kernel make_full(const FillAttrs& a) {
+  return [a](const Inputs& in) {
+    const Array &value = *in[0], &reference = *in[1];
+    if (value.size() != 1)
+      throw KernelError("the fill value must have one element, got shape " + py_shape(value.shape));
+    std::string problem;
+    const Shape shape = demo_program::fill_sizes(a, reference.shape, &problem);
+    if (!problem.empty()) throw KernelError(problem);
+    return visit_dtype(value.dtype, [&](auto zero) {
+      using T = decltype(zero);
+      T* y;
+      Array out = Array::uninitialized(shape, &y);
+      std::fill(y, y + out.size(), *value.data_as<T>());
+      return out;
+    });
   };
 }
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
@@ -129,6 +130,37 @@ PEER_CASES = (
     Case("mobilenet_v3_small", _torchvision("mobilenet_v3_small"), (1, 3, 224, 224), True),
     Case("encoder", EncoderLayer, (1, 64, 256), True),
 )
+
+
+# benchmarks/quantized.py: int8 against float, ours and ExecuTorch's (issue 22)
+QUANTIZED_CASES = (
+    Case("resnet18", _torchvision("resnet18"), (1, 3, 224, 224), True),
+    Case("mobilenet_v2", _torchvision("mobilenet_v2"), (1, 3, 224, 224), True),
+)
+
+
+def calibration_images(shape: tuple[int, ...], count: int = 8) -> list[np.ndarray]:
+    """The inputs static quantization observes, the same for every tool: standard normal, seeds
+    1..count (the measured input is seed 0's)."""
+    return [np.random.default_rng(seed).standard_normal(shape).astype(np.float32) for seed in range(1, count + 1)]
+
+
+def torchvision_quantized(torchvision: object, name: str, size: int) -> nn.Module:
+    """torchvision's quantizable ``name`` (random weights), its batch-norm statistics taken from
+    random images so that activations neither vanish nor explode, quantized for qnnpack as
+    ``quantize=True`` does: how PyTorch Mobile users have their quantized models."""
+    from torchvision.models.quantization.utils import quantize_model
+
+    torch.manual_seed(0)
+    torch.backends.quantized.engine = "qnnpack"
+    model = getattr(torchvision.models.quantization, name)(weights=None, quantize=False)  # type: ignore[attr-defined]
+    model.train()
+    with torch.no_grad():
+        for _ in range(3):
+            model(torch.rand(2, 3, size, size))
+    model.eval()
+    quantize_model(model, "qnnpack")
+    return model
 
 
 def scaling_case(width: int) -> Case:

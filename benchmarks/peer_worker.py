@@ -2,6 +2,7 @@
 (benchmarks/peers.py makes it: torch==2.13.0, executorch==1.5.1, onnxruntime, onnx):
 
     python -m benchmarks.peer_worker export-et CASE OUT.pte      torch.export -> XNNPACK-lowered .pte
+    python -m benchmarks.peer_worker export-et-int8 CASE OUT.pte the same, int8 (PT2E XNNPACKQuantizer)
     python -m benchmarks.peer_worker export-onnx CASE OUT.onnx   torch.onnx.export
     python -m benchmarks.peer_worker infer-et PTE SHAPE THREADS
     python -m benchmarks.peer_worker infer-ort ONNX SHAPE THREADS
@@ -21,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.models import calibration_images
 from benchmarks.worker import _case, _median_time
 
 
@@ -42,6 +44,33 @@ def export_et(case_name: str, out: str) -> dict[str, float]:
     t0 = time.perf_counter()
     with torch.no_grad():
         program = torch.export.export(model, (x,))
+    lowered = to_edge_transform_and_lower(program, partitioner=[XnnpackPartitioner()]).to_executorch()
+    with open(out, "wb") as f:
+        f.write(lowered.buffer)
+    return {"seconds": time.perf_counter() - t0}
+
+
+def export_et_int8(case_name: str, out: str) -> dict[str, float]:
+    """ExecuTorch's int8 path: PT2E static quantization with XNNPACKQuantizer (weights symmetric int8
+    per channel, activations asymmetric int8 per tensor, observed on benchmarks.models'
+    calibration images), then the XNNPACK delegate, which runs it with its qs8/qc8 kernels."""
+    import torch
+    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+    from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
+        XNNPACKQuantizer,
+        get_symmetric_quantization_config,
+    )
+    from executorch.exir import to_edge_transform_and_lower
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    model, x = _model_and_input(case_name)
+    t0 = time.perf_counter()
+    quantizer = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
+    with torch.no_grad():
+        prepared = prepare_pt2e(torch.export.export(model, (x,)).module(), quantizer)
+        for image in calibration_images(tuple(x.shape)):
+            prepared(torch.from_numpy(image))
+        program = torch.export.export(convert_pt2e(prepared), (x,))
     lowered = to_edge_transform_and_lower(program, partitioner=[XnnpackPartitioner()]).to_executorch()
     with open(out, "wb") as f:
         f.write(lowered.buffer)
@@ -117,7 +146,8 @@ def _cpu(threads: int, fn: Callable[[], Any]) -> dict[str, float]:
 
 
 COMMANDS: dict[str, Callable[..., dict[str, float]]] = {
-    "export-et": export_et, "export-onnx": export_onnx, "infer-et": infer_et, "infer-ort": infer_ort,
+    "export-et": export_et, "export-et-int8": export_et_int8, "export-onnx": export_onnx, "infer-et": infer_et,
+    "infer-ort": infer_ort,
 }
 
 if __name__ == "__main__":

@@ -120,16 +120,18 @@ def native(ours: str) -> dict[str, Any]:
 
     import numpy as np
 
-    from benchmarks.worker import NATIVE_TOOL
+    from liteexport.native_tool import NativeToolMissing, native_tool
 
-    if not os.path.exists(NATIVE_TOOL):
-        return {"error": "not built (android_sample/native/build.sh host)"}
+    try:
+        tool = str(native_tool())
+    except NativeToolMissing as missing:
+        return {"error": str(missing)}
     with tempfile.TemporaryDirectory() as folder:
         paths = []
         for name, array in zip(("ids", "mask"), _inputs(), strict=True):
             paths.append(os.path.join(folder, f"{name}.npy"))
             np.save(paths[-1], array)
-        run = subprocess.run([NATIVE_TOOL, "--threads", "1", "--repeat", "10", ours, *paths],
+        run = subprocess.run([tool, "--threads", "1", "--repeat", "10", ours, *paths],
                              capture_output=True, text=True, check=False)
     match = re.search(r"median of \d+ runs: ([0-9.]+) ms, thread cpu ([0-9.]+) ms", run.stdout)
     if run.returncode != 0 or match is None:

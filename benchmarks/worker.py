@@ -2,6 +2,7 @@
 
     python -m benchmarks.worker export-ours CASE OUT      python -m benchmarks.worker load-ours BUNDLE
     python -m benchmarks.worker export-torch CASE OUT     python -m benchmarks.worker load-torch BUNDLE
+    python -m benchmarks.worker export-torchvision-int8 CASE OUT
     python -m benchmarks.worker infer ENGINE BUNDLE SHAPE
     python -m benchmarks.worker infer-plain BUNDLE SHAPE   (runtime_py and torch, rounds interleaved)
 
@@ -142,6 +143,25 @@ def export_ours(case_name: str, out: str) -> dict[str, float]:
     return {"seconds": time.perf_counter() - t0, "peak_mb": _peak_rss_mb() - base}
 
 
+def export_torchvision_int8(case_name: str, out: str) -> dict[str, float]:
+    """Our bundle of torchvision's quantized variant of the case (qnnpack, as ``quantize=True``
+    makes it): the int8 model a PyTorch Mobile user already has, lowered from TorchScript."""
+    import torch
+
+    from benchmarks.models import torchvision_quantized
+    from benchmarks.torchvision_shim import import_torchvision
+    from liteexport.bundle import write_bundle
+    from liteexport.compiler import compile_module
+
+    torch.set_num_threads(1)
+    case = _case(case_name)
+    model = torchvision_quantized(import_torchvision(), case_name, case.input_shape[-1])
+    t0 = time.perf_counter()
+    compiled = compile_module(torch.jit.script(model), input_shapes={"forward": [case.input_shape]})
+    write_bundle(compiled, out)
+    return {"seconds": time.perf_counter() - t0}
+
+
 def export_torch(case_name: str, out: str, container: str = "flatbuffer") -> dict[str, float]:
     """torch's own bundle of the plain model; ``container`` "zip" for the pickle-in-zip format."""
     import torch
@@ -184,14 +204,6 @@ def load_torch(bundle: str, ours: str = "") -> dict[str, float]:
     return _load(lambda: torch.jit.mobile._load_for_lite_interpreter(bundle))
 
 
-# android_sample/native/build.sh host: under native/ when built with the JNI library (a JDK is there)
-_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_NATIVE_BUILD = os.path.join(_ROOT, "android_sample", "build", "host")
-NATIVE_TOOL = next((path for path in (os.path.join(_NATIVE_BUILD, "native", "liteexport_native_run"),
-                                      os.path.join(_NATIVE_BUILD, "liteexport_native_run")) if os.path.exists(path)),
-                   os.path.join(_NATIVE_BUILD, "native", "liteexport_native_run"))
-
-
 def _infer_native(bundle: str, x: np.ndarray, threads: int = 1) -> dict[str, float]:
     """The Android sample's native core on the host, through its command-line tool; also its load
     time (map + verify, the lowest of the rounds)."""
@@ -200,15 +212,16 @@ def _infer_native(bundle: str, x: np.ndarray, threads: int = 1) -> dict[str, flo
     import subprocess
     import tempfile
 
-    if not os.path.exists(NATIVE_TOOL):
-        raise SystemExit(f"{NATIVE_TOOL} is not built: run android_sample/native/build.sh host")
+    from liteexport.native_tool import native_tool
+
+    tool = str(native_tool())  # NativeToolMissing says how to build it
     with tempfile.NamedTemporaryFile(suffix=".bin") as f:
         f.write(b"LXT1" + struct.pack("<I", x.ndim) + struct.pack(f"<{x.ndim}q", *x.shape) + x.tobytes())
         f.flush()
         medians, cpus, loads = [], [], []
         repeat = 20  # the first round; then sized from its median
         for _ in range(5):  # rounds, as in _median_time
-            out = subprocess.run([NATIVE_TOOL, "--threads", str(threads), "--repeat", str(repeat), bundle, f.name],
+            out = subprocess.run([tool, "--threads", str(threads), "--repeat", str(repeat), bundle, f.name],
                                  capture_output=True, text=True, check=True).stdout
             match = re.search(r"median of \d+ runs: ([0-9.]+) ms, thread cpu ([0-9.]+) ms", out)
             load = re.search(r"load ([0-9.]+) ms", out)
@@ -248,7 +261,8 @@ def infer(engine: str, bundle: str, shape: str, threads: str = "1") -> dict[str,
 
 
 COMMANDS: dict[str, Callable[..., dict[str, float]]] = {
-    "export-ours": export_ours, "export-torch": export_torch, "load-ours": load_ours,
+    "export-ours": export_ours, "export-torchvision-int8": export_torchvision_int8, "export-torch": export_torch,
+    "load-ours": load_ours,
     "load-torch": load_torch, "infer": infer, "infer-plain": infer_plain,
 }
 

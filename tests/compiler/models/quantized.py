@@ -11,6 +11,8 @@ import torch.ao.nn.quantized as nnq
 import torch.ao.quantization as tq
 from torch import nn
 
+from benchmarks.models import torchvision_quantized  # noqa: F401  (the tests' name for it)
+
 
 class SmallQuantized(nn.Module):
     def __init__(self) -> None:
@@ -51,22 +53,4 @@ def small_quantized(engine: str = "qnnpack") -> nn.Module:
         for _ in range(4):
             model(torch.randn(2, 3, 16, 16))
     tq.convert(model, inplace=True)
-    return model
-
-
-def torchvision_quantized(torchvision: object, name: str, size: int) -> nn.Module:
-    """torchvision's quantizable ``name`` (random weights), its batch-norm statistics taken from
-    random images so that activations neither vanish nor explode, quantized for qnnpack as
-    ``quantize=True`` does."""
-    from torchvision.models.quantization.utils import quantize_model
-
-    torch.manual_seed(0)
-    torch.backends.quantized.engine = "qnnpack"
-    model = getattr(torchvision.models.quantization, name)(weights=None, quantize=False)  # type: ignore[attr-defined]
-    model.train()
-    with torch.no_grad():
-        for _ in range(3):
-            model(torch.rand(2, 3, size, size))
-    model.eval()
-    quantize_model(model, "qnnpack")
     return model

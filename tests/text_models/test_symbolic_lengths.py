@@ -1,8 +1,8 @@
 """The tiny text models compiled ONCE with a named sequence length (issue 20, item 3):
 ``--input-shape forward:1xS:int64,1xS:int64 --dim S=1..64``. Each is traced at length 8; the one
-program then runs at S = 8, 16 and 64 (padding in the mask) in runtime_py and in torch's lite
-interpreter with liteexport's backend, compared with the eager model at the same inputs; S = 65 is
-outside the bounds (max_position_embeddings is 64) and an input error."""
+program then runs at S = 8, 16 and 64 (padding in the mask) in runtime_py, in torch's lite
+interpreter with liteexport's backend and in the native core, compared with the eager model at the
+same inputs; S = 65 is outside the bounds (max_position_embeddings is 64) and an input error."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from liteexport.compiler import compile_module
 from liteexport.input_spec import DimRange, TensorSpec
 from runtime_py.errors import ExecutionError, InputError
 from tests.text_models.test_text_models import LEFT_PADDED, MODELS, VOCAB, _inputs, _model
-from tests.text_models.typed import assert_same, run_engines
+from tests.text_models.typed import assert_same, native_tool_available, run_engines, run_native
 
 pytestmark = pytest.mark.torch_oracle
 
@@ -63,6 +63,9 @@ def test_one_program_serves_every_length(name: str, tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
         runtime_py.load(path).run_method("forward", *[t.numpy() for t in _at_length(name, 65, seed=65)])
     assert info.value.code == "INPUT_DIM_RANGE"
+    if native_tool_available():  # run_engines ran the native core at 8, 16 and 64; 65 is its exit 6 too
+        with pytest.raises(InputError, match="outside S=1..64"):
+            run_native(path, [t.numpy() for t in _at_length(name, 65, seed=65)])
     lite_module = torch.jit.mobile._load_for_lite_interpreter(str(path))
     with pytest.raises(RuntimeError, match="dim 1 is S = 65, outside S=1..64"):
         lite_module.run_method("forward", *_at_length(name, 65, seed=65))

@@ -487,8 +487,8 @@ def export(model: Any, path: str | Path, request: Request, progress: Report = _q
         calibration = dict(request.calibration)
         for method, sets in read_examples(source.scripted, request.calibration_files, "--calibration-inputs").items():
             calibration[method] = calibration.get(method, ()) + sets
-        for method, path in request.calibration_files:
-            sources.setdefault(method, []).append(path)
+        for method, file in request.calibration_files:
+            sources.setdefault(method, []).append(file)
         request = replace(request, calibration=calibration, calibration_files=())
     mode = check_request(source, request)
     notes: list[str] = []

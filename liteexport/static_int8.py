@@ -138,7 +138,7 @@ def observe_ranges(program: Program, compiled: CompiledModule, sets: Sequence[In
     return ranges
 
 
-def _values(program: Program) -> tuple[list[tuple[Key, ...]], list[Key]]:
+def program_values(program: Program) -> tuple[list[tuple[Key, ...]], list[Key]]:
     """Each instruction's operands and the program's outputs as values rather than slots (slots
     are reused: a value is the instruction that wrote it, an input or a constant)."""
     current: dict[int, Key] = {i: ("input", i) for i in range(len(program.inputs))}  # inputs: slots 0..n-1
@@ -156,7 +156,7 @@ def insert_fake_quantize(program: Program, ranges: Mapping[Key, tuple[float, flo
                          int8_slots: set[int]) -> Program:
     """``program`` with FAKE_QUANTIZE steps placed as the module docstring's contract says;
     ``int8_slots``: the constants' slots whose weights are stored as int8."""
-    reads, outputs = _values(program)
+    reads, outputs = program_values(program)
     readers: dict[Key, list[int]] = {}
     for index, operands in enumerate(reads):
         for key in dict.fromkeys(operands):

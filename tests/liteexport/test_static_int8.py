@@ -20,16 +20,17 @@ from click.testing import CliRunner
 
 import liteexport
 import runtime_py
-from bundle_format.program import OpCode, Program, QuantizeAttrs
+from bundle_format.program import OpCode, Program
 from liteexport import pipeline
 from liteexport.cli import cli
 from liteexport.errors import VerificationError
 from liteexport.inspect_bundle import delegate_contents
 from liteexport.quantized_parity import QUANTA, output_quantum, quanta_apart
-from liteexport.static_int8 import TOLERANCE, Grid, program_values
+from liteexport.static_int8 import TOLERANCE, Grid
 from liteexport.torch_backend import load_torch_backend
 from runtime_py.errors import InputError
 from runtime_py.quantized_tensor import QuantizedTensor
+from tests.liteexport.int8_checks import assert_int8_contract, fake_quantize_grids
 from tests.liteexport.models.residual_net import ResidualNet
 
 pytestmark = pytest.mark.torch_oracle
@@ -55,11 +56,6 @@ def _program(path: Path) -> tuple[Program, tuple[object, ...]]:
     contents = delegate_contents(runtime_py.load(path).ptmf)
     assert contents is not None
     return contents[0]["forward"], tuple(contents[1])
-
-
-def _grids(program: Program) -> list[tuple[float, int]]:
-    return [(ins.attributes.scale, ins.attributes.zero_point) for ins in program.instructions
-            if ins.op == OpCode.FAKE_QUANTIZE and isinstance(ins.attributes, QuantizeAttrs)]
 
 
 def _int8(w: torch.Tensor) -> torch.Tensor:
@@ -91,7 +87,7 @@ def test_the_program_is_torchs_fake_quantized_network_on_the_observed_grids(tmp_
     path = tmp_path / "int8.ptl"
     notes = _export(path)
     program, weights = _program(path)
-    grids = _grids(program)
+    grids = fake_quantize_grids(program)
     # the input; conv1 (+relu); its grid again after max pooling (for conv2's input); conv2 (+relu6);
     # conv3; the residual add (+relu); its grid again after pooling and flatten (for fc); fc
     assert len(grids) == 8, grids
@@ -132,41 +128,6 @@ def test_the_program_is_torchs_fake_quantized_network_on_the_observed_grids(tmp_
     load_torch_backend()
     lite = torch.jit.mobile._load_for_lite_interpreter(str(path))(x).numpy()
     assert quanta_apart(lite, ours, quantum) <= QUANTA + 1e-3
-
-
-def assert_int8_contract(program: Program, weights: Sequence[object]) -> int:
-    """The shape the native core's int8 kernels recognize (liteexport/static_int8.py): every conv or
-    linear with an int8 weight reads a FAKE_QUANTIZE'd input and its only reader, directly or
-    through one RELU/CLAMP, is a FAKE_QUANTIZE; so is an ADD's of two FAKE_QUANTIZE'd values.
-    Returns how many such layers there are."""
-    reads, _ = program_values(program)
-    ops = [ins.op for ins in program.instructions]
-    readers: dict[object, list[int]] = {}
-    for index, operands in enumerate(reads):
-        for key in dict.fromkeys(operands):
-            readers.setdefault(key, []).append(index)
-    int8 = {("constant", c.slot) for c in program.constants if isinstance(weights[c.weight], QuantizedTensor)}
-
-    def fake_quantized(key: object) -> bool:
-        return isinstance(key, int) and ops[key] == OpCode.FAKE_QUANTIZE
-
-    def quantized_after(index: int) -> bool:
-        after = readers.get(index, [])
-        if len(after) == 1 and ops[after[0]] in (OpCode.RELU, OpCode.CLAMP):
-            after = readers.get(after[0], [])
-        return len(after) == 1 and ops[after[0]] == OpCode.FAKE_QUANTIZE
-
-    layers = 0
-    for index, operands in enumerate(reads):
-        if ops[index] in (OpCode.CONV2D, OpCode.LINEAR) and operands[1] in int8:
-            assert fake_quantized(operands[0]) and quantized_after(index), (index, ops[index])
-            layers += 1
-        if ops[index] == OpCode.ADD and len(operands) == 2 and all(fake_quantized(o) for o in operands):
-            assert quantized_after(index), index
-    for ins in program.instructions:
-        if isinstance(ins.attributes, QuantizeAttrs):
-            assert (ins.attributes.quant_min, ins.attributes.quant_max) == (-128, 127)
-    return layers
 
 
 def test_fake_quantize_steps_sit_where_the_int8_kernels_expect_them(tmp_path: Path) -> None:

@@ -45,7 +45,8 @@ def test_torchvision_classifier_quantizes_to_int8(name: str, tmp_path: Path) -> 
     cost = [n for n in int8.notes if n.startswith("int8 weights and activations cost forward")]
     assert len(cost) == 2, int8.notes
     for note, inputs in zip(cost, ("calibration inputs", "held-out random inputs"), strict=True):
-        assert re.search(rf"on 4 {inputs}, top-1 agreement \d/4 \(allowed: 0.1 x the output's range\)", note), note
+        pattern = rf"on 4 {inputs}, top-1 agreement \d/4 \([0-9.e-]+ x the output's range; allowed: 0.1 x\)"
+        assert re.search(pattern, note), note
 
     x = np.random.default_rng(7).standard_normal(calibration()[0][0].shape).astype(np.float32)
     ours = np.asarray(runtime_py.load(int8.path).forward(x))

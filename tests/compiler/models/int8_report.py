@@ -14,7 +14,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-_COST = re.compile(r"max abs error (\S+), mean (\S+) against the float model on \d+ (.+?), top-1 agreement (\d+/\d+)")
+_COST = re.compile(r"max abs error (\S+), mean (\S+) against the float model on \d+ (.+?), top-1 agreement (\d+/\d+) "
+                   r"\((\S+) x the output's range")
 
 
 def main(names: list[str]) -> None:
@@ -27,7 +28,7 @@ def main(names: list[str]) -> None:
         with tempfile.TemporaryDirectory() as folder:
             plain, int8, plain_seconds, int8_seconds = export_both(float_model(name), Path(folder))
         costs = [m.groups() for m in map(_COST.search, int8.notes) if m]
-        cells = [f"{c[0]} / {c[1]}, {c[3]}" for c in costs]
+        cells = [f"{c[0]} / {c[1]} ({float(c[4]):.1%} of the range), {c[3]}" for c in costs]
         print(f"| {name} | {plain.size / 1e6:.1f} MB | {int8.size / 1e6:.2f} MB ({int8.size / plain.size:.3f}x) | "
               f"{' | '.join(cells)} | {plain_seconds:.1f} s / {int8_seconds:.1f} s |")
 

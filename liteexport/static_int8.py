@@ -83,7 +83,7 @@ def quantize_int8(compiled: CompiledModule, calibration: Mapping[str, Sequence[I
     names each set's file for errors), and notes saying what was quantized. InputError (exit 6)
     when a calibration input set does not fit its method."""
     def axis(op: OpCode, position: int, ndim: int) -> int | None:
-        if position != 1 or op not in _WEIGHTED:
+        if position != 1 or ndim != {OpCode.CONV2D: 4, OpCode.LINEAR: 2, OpCode.MATMUL: 2}.get(op):
             return None
         return 1 if op == OpCode.MATMUL else 0  # MATMUL's constant is [in, out]
 

@@ -190,3 +190,35 @@ def test_cli_usage_and_input_errors(tmp_path: Path) -> None:
     code, text = _cli("-o", out, "--input-shape", "1x3x16x16", "--quantize", "int8",
                       "--calibration-inputs", str(tmp_path / "x.npy"))
     assert code == 0 and Path(out).exists(), text
+
+
+class MatMulHead(torch.nn.Module):
+    """x @ W by a constant (as HF's Conv1D computes), relu, a linear layer."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.w = torch.nn.Parameter(torch.randn(16, 32) / 4)
+        self.fc = torch.nn.Linear(32, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(torch.relu(x @ self.w))
+
+
+def test_a_matmul_by_a_constant_is_quantized_per_output_column(tmp_path: Path) -> None:
+    path = tmp_path / "matmul.ptl"
+    rng = np.random.default_rng(0)
+    liteexport.export(MatMulHead(), path, input_shapes=[(8, 16)], quantize="int8",
+                      calibration_inputs=[(rng.standard_normal((8, 16)).astype(np.float32),) for _ in range(4)])
+    program, weights = _program(path)
+    (w,) = [w for w in weights if isinstance(w, QuantizedTensor) and w.shape == (16, 32)]
+    np.testing.assert_array_equal(w.int_repr, _int8(MatMulHead().w.T).int_repr().numpy().T)  # a scale per column
+    assert w.axis == 1
+    ops = [ins.op for ins in program.instructions]
+    assert ops == [OpCode.FAKE_QUANTIZE, OpCode.MATMUL, OpCode.RELU, OpCode.FAKE_QUANTIZE, OpCode.LINEAR,
+                   OpCode.FAKE_QUANTIZE], ops
+    x = rng.standard_normal((8, 16)).astype(np.float32)
+    with torch.no_grad():
+        floating = MatMulHead()(torch.from_numpy(x)).numpy()
+    ours = np.asarray(runtime_py.load(path).forward(x))
+    assert np.abs(ours - floating).max() <= TOLERANCE * float(floating.max() - floating.min())

@@ -15,6 +15,7 @@ import torch
 import liteexport
 import runtime_py
 from bundle_format.program import OpCode
+from liteexport.errors import VerificationError
 from liteexport.inspect_bundle import delegate_contents
 from liteexport.parity import RTOL, scaled_atol
 from liteexport.quantized_parity import DYNAMIC_TOLERANCE, QUANTA, output_quantum, quanta_apart
@@ -148,3 +149,20 @@ def test_torchvision_quantized_classifier_lowers_whole_and_matches_qnnpack(name:
     got, expected, quantum = _export(model, (1, 3, size, size), tmp_path / f"{name}.ptl")
     assert quanta_apart(got, expected, quantum) <= QUANTA + 1e-3
     assert got.argmax() == expected.argmax()
+
+
+def test_a_dynamically_quantized_model_beyond_the_tolerance_fails_the_self_check(tmp_path: Path) -> None:
+    """x[0] - x[1] of two inputs near 1000: torch rounds them to 8 bits (a step of 1000 / 255)
+    before the difference, the float activations do not, and the results part by far more than the
+    tolerance: exit 9, nothing written."""
+    import torch.ao.quantization as tq
+
+    torch.backends.quantized.engine = "qnnpack"
+    difference = torch.nn.Linear(2, 1, bias=False)
+    with torch.no_grad():
+        difference.weight.copy_(torch.tensor([[1.0, -1.0]]))
+    quantized = tq.quantize_dynamic(torch.nn.Sequential(difference).eval(), {torch.nn.Linear}, dtype=torch.qint8)
+    x = np.array([[1000.5, 1000.0]], np.float32)
+    with pytest.raises(VerificationError, match="allowed for its 1 dynamically quantized linear layer "):
+        liteexport.export(quantized, tmp_path / "d.ptl", example_inputs=[(x,)])
+    assert not (tmp_path / "d.ptl").exists()

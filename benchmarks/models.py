@@ -147,20 +147,26 @@ def calibration_images(shape: tuple[int, ...], count: int = 8) -> list[np.ndarra
 
 def torchvision_quantized(torchvision: object, name: str, size: int) -> nn.Module:
     """torchvision's quantizable ``name`` (random weights), its batch-norm statistics taken from
-    random images so that activations neither vanish nor explode, quantized for qnnpack as
-    ``quantize=True`` does: how PyTorch Mobile users have their quantized models."""
+    random images (with_batch_norm_statistics), quantized for qnnpack as ``quantize=True`` does:
+    how PyTorch Mobile users have their quantized models."""
     from torchvision.models.quantization.utils import quantize_model
 
     torch.manual_seed(0)
     torch.backends.quantized.engine = "qnnpack"
     model = getattr(torchvision.models.quantization, name)(weights=None, quantize=False)  # type: ignore[attr-defined]
+    quantize_model(with_batch_norm_statistics(model, size), "qnnpack")
+    return model
+
+
+def with_batch_norm_statistics(model: nn.Module, size: int) -> nn.Module:
+    """``model`` in eval mode with its batch norms' running statistics taken from random images
+    (a few training-mode passes): with weights=None they are 0 and 1, and activations vanish or
+    explode through a deep network (mobilenet_v2's logits are 1e-9) as no trained model's do."""
     model.train()
     with torch.no_grad():
         for _ in range(3):
             model(torch.rand(2, 3, size, size))
-    model.eval()
-    quantize_model(model, "qnnpack")
-    return model
+    return model.eval()
 
 
 def scaling_case(width: int) -> Case:

@@ -41,19 +41,20 @@ def _by_method(value: Any, what: str, items: str) -> dict[str, Any]:
                      f"got a {type(value).__name__}")
 
 
-def _examples(examples: Examples | None) -> dict[str, tuple[tuple[np.ndarray, ...], ...]]:
-    """Example inputs by method: a mapping method -> input tuples, or input tuples of forward."""
+def _examples(examples: Examples | None, what: str = "example_inputs") -> dict[str, tuple[tuple[np.ndarray, ...], ...]]:
+    """Example (or calibration, ``what``) inputs by method: a mapping method -> input tuples, or
+    input tuples of forward."""
     if examples is None:
         return {}
-    by_method = _by_method(examples, "example_inputs", "input tuples")
+    by_method = _by_method(examples, what, "input tuples")
     for method, input_sets in by_method.items():
         if not isinstance(input_sets, (list, tuple)) or not all(isinstance(s, (list, tuple)) for s in input_sets):
-            raise InputError(f"example_inputs of {method}: expected a list of input tuples, such as [(x,), (y,)]")
+            raise InputError(f"{what} of {method}: expected a list of input tuples, such as [(x,), (y,)]")
         for inputs in input_sets:
             for x in inputs:
                 if not (hasattr(x, "detach") or isinstance(x, np.ndarray)):
-                    raise InputError(f"example_inputs of {method}: a {type(x).__name__} input; test vectors "
-                                     "hold tensors (arrays) only")
+                    raise InputError(f"{what} of {method}: a {type(x).__name__} input; inputs are tensors "
+                                     "(arrays) only")
     return {method: tuple(tuple(np.asarray(x.detach().numpy() if hasattr(x, "detach") else x) for x in inputs)
                           for inputs in input_sets)
             for method, input_sets in by_method.items()}
@@ -108,7 +109,7 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
            specialize: Mapping[str, Mapping[str, Any]] | None = None,
            extra_files: Mapping[str, str | bytes] | None = None, strip_debug: bool = False,
            dims: Mapping[str, tuple[int, int] | DimRange] | None = None, weights: str = "fp32",
-           quantize: str = "none") -> int:
+           quantize: str = "none", calibration_inputs: Examples | None = None) -> int:
     """Write ``module`` as a bundle at ``path``, as ``liteexport export`` does; returns its size in bytes.
 
     Parameters
@@ -154,7 +155,13 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
         ``"none"``, or ``"dynamic-int8"``: the weights of linear layers (and LSTM/GRU cells) and
         embedding tables stored as int8, symmetric per output channel; every engine dequantizes them when loading and
         computes in float. The self-check states the error against the float model and fails
-        beyond 5e-2 times the output's magnitude.
+        beyond 5e-2 times the output's magnitude. ``"int8"``: static quantization on
+        ``calibration_inputs`` (liteexport.static_int8): conv and linear weights int8 per output
+        channel, activations int8 per tensor; its cost is stated on the calibration inputs and on
+        held-out random ones, and the export fails beyond 0.1 times the output's range.
+    calibration_inputs
+        For ``quantize="int8"``: input tuples of forward, ``[(x,), (x2,)]``, or a mapping method ->
+        input tuples, as ``example_inputs``; the activations' ranges are observed on them.
 
     Returns
     -------
@@ -196,6 +203,7 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
              for name, content in (extra_files or {}).items()}
     request = Request(methods=tuple(methods or ()), input_shapes=_shapes(input_shapes), dims=_dims(dims),
                       extra_files=files, strip_debug=strip_debug, weights=weights, quantize=quantize,
+                      calibration=_examples(calibration_inputs, "calibration_inputs"),
                       examples=_examples(example_inputs),
                       lower=() if lower is True else ((lower,) if isinstance(lower, str) else tuple(lower)),
                       specialize={m: dict(v) for m, v in (specialize or {}).items()}, check=check)

@@ -187,18 +187,25 @@ def cli(debug: bool) -> None:
               help="Storage of the compiled program's float weights: fp16 halves a float model's bundle (every "
                    "engine widens them to float32 when loading); the export states the error this costs "
                    "against the float model and fails (exit 9) beyond 1e-2 x the output's magnitude.")
-@click.option("--quantize", "quantize", type=click.Choice(["none", "dynamic-int8"]), default="none",
+@click.option("--quantize", "quantize", type=click.Choice(["none", "dynamic-int8", "int8"]), default="none",
               show_default=True,
               help="dynamic-int8: the weights of linear layers (and LSTM/GRU cells) and embedding tables stored as "
                    "int8, symmetric per output channel (torch's qint8 tensors), about 4x smaller; every engine "
-                   "dequantizes them when "
-                   "loading and computes in float. The export states the error against the float model and fails "
-                   "(exit 9) beyond 5e-2 x the output's magnitude.")
+                   "dequantizes them when loading and computes in float; fails (exit 9) beyond 5e-2 x the "
+                   "output's magnitude against the float model. int8: static quantization (needs "
+                   "--calibration-inputs): conv and linear weights int8 per output channel, activations int8 per "
+                   "tensor on grids observed on the calibration inputs; fails (exit 9) beyond 0.1 x the output's "
+                   "range against the float model. Either states its error.")
+@click.option("--calibration-inputs", "calibration_inputs", multiple=True, type=EXAMPLE_INPUTS,
+              help="Inputs (.npy/.npz, as --example-inputs) for --quantize int8 to observe the activations' ranges "
+                   "on, e.g. img1.npy or embed:pair.npz (method defaults to forward). Repeatable: a few inputs like "
+                   "those the model will see.")
 def export(model: str, output: str, methods: tuple[str, ...],
            input_shapes: tuple[tuple[str, tuple[TensorSpec, ...]], ...], dims: tuple[DimRange, ...],
            example_inputs: tuple[tuple[str, str], ...], no_check: bool, quiet: bool,
            lower: tuple[str, ...], specialize: tuple[tuple[str, str, Any], ...],
-           extra_files: tuple[tuple[str, str], ...], strip_debug: bool, weights: str, quantize: str) -> None:
+           extra_files: tuple[tuple[str, str], ...], strip_debug: bool, weights: str, quantize: str,
+           calibration_inputs: tuple[tuple[str, str], ...]) -> None:
     """Script MODEL in eval mode, compile it with the demo backend and write a bundle.
 
     MODEL is a TorchScript archive written by torch.jit.save (model.pt; scripted or
@@ -222,7 +229,13 @@ def export(model: str, output: str, methods: tuple[str, ...],
       liteexport export net.py:Net -o net.ptl --extra-file labels.txt=labels.txt --strip-debug
       liteexport export net.py:Net -o net.ptl --input-shape forward:1x3x224x224 --weights fp16
       liteexport export bert.pt -o bert.ptl --input-shape forward:1x128:int64,1x128:int64 --quantize dynamic-int8
+      liteexport export net.py:Net -o net.ptl --quantize int8 --calibration-inputs a.npy --calibration-inputs b.npy
     """
+    if quantize == "int8" and not calibration_inputs:
+        raise click.UsageError("--quantize int8 needs --calibration-inputs FILE (repeatable): inputs like those the "
+                               "model will see, to observe its activations' ranges on")
+    if calibration_inputs and quantize != "int8":
+        raise click.UsageError("--calibration-inputs is for --quantize int8 only")
     from liteexport import pipeline
     from liteexport.progress import Progress
 
@@ -242,7 +255,7 @@ def export(model: str, output: str, methods: tuple[str, ...],
                                lower=lower,
                                specialize=by_method(specialize), check=not no_check,
                                extra_files=pipeline.read_extra_files(extra_files), strip_debug=strip_debug,
-                               weights=weights, quantize=quantize)
+                               weights=weights, quantize=quantize, calibration_files=calibration_inputs)
     result = pipeline.export(model, output, request, progress, note)
     click.echo(result.summary)
 

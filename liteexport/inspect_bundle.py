@@ -206,10 +206,8 @@ def _describe_delegate(module: ptmf.Module,
                                  "bytes": _tensor_bytes(module, meta, f"weight {n}").nbytes}
         if meta.quantized_schema is not None:  # --quantize dynamic-int8: its parameters and their bytes
             entry["dtype"], entry["quantization"] = QUANTIZED_TYPE_NAMES[meta.scalar_type].lower(), _quantization(
-                module, meta.quantized_schema, f"weight {n}")
+                module, meta.quantized_schema, f"weight {n}", weight_storages)
             entry["bytes"] += entry["quantization"]["bytes"]
-            weight_storages |= {t.storage_location_index for t in (meta.quantized_schema.scales,
-                                                                   meta.quantized_schema.zero_points) if t}
         weights.append(entry)
         weight_storages.add(meta.storage_location_index)
     delegate = {
@@ -226,15 +224,20 @@ def _describe_delegate(module: ptmf.Module,
     return delegate, storage_bytes
 
 
-def _quantization(module: ptmf.Module, q: ptmf.QuantizedSchema, what: str) -> dict[str, Any]:
+def _quantization(module: ptmf.Module, q: ptmf.QuantizedSchema, what: str, seen: set[int]) -> dict[str, Any]:
     """A quantized weight's parameters: per tensor its scale and zero point, per channel the axis
-    and the range of its scales (all of them: ``--json``), and the bytes they take."""
+    and the range of its scales (all of them: ``--json``), and the bytes they take: those of a
+    storage not in ``seen`` (symmetric weights' zero points share one storage of zeros), which
+    gets their storages."""
     if q.scales is None or q.zero_points is None:
         return {"scheme": "per tensor", "scale": q.scale, "zero_point": q.zero_point, "bytes": 0}
     scales = _tensor_bytes(module, q.scales, f"{what} scales").view(np.float64)
     zero_points = _tensor_bytes(module, q.zero_points, f"{what} zero points").view(np.int64)
+    new = {t.storage_location_index for t in (q.scales, q.zero_points)} - seen
+    seen |= new
     return {"scheme": "per channel", "axis": q.axis, "scales": [float(v) for v in scales],
-            "zero_points": [int(v) for v in zero_points], "bytes": int(scales.nbytes + zero_points.nbytes)}
+            "zero_points": [int(v) for v in zero_points],
+            "bytes": sum(int(module.storage_data[i].nbytes) for i in new)}
 
 
 def _by_dtype(weights: Sequence[dict[str, Any]]) -> dict[str, dict[str, int]]:

@@ -67,7 +67,9 @@ class Request:
     extra_files: Mapping[str, bytes] = field(default_factory=dict)  # name -> content, as torch's _extra_files
     strip_debug: bool = False  # leave the debug table out (errors then name instructions only)
     weights: str = "fp32"  # "fp16": float32 weights stored as float16 (liteexport.weight_precision)
-    quantize: str = "none"  # "dynamic-int8": linear layers' weights stored as per-channel int8
+    quantize: str = "none"  # "dynamic-int8": linear layers' weights stored as per-channel int8; "int8": static
+    calibration: Mapping[str, tuple[tuple[np.ndarray, ...], ...]] = field(default_factory=dict)  # int8: method -> sets
+    calibration_files: tuple[tuple[str, str], ...] = ()  # (method, .npy/.npz file): read once the model is loaded
 
 
 @dataclass(frozen=True)
@@ -140,15 +142,16 @@ def load(model: Any) -> Source:
                   was_training=training)
 
 
-def read_examples(scripted: Any, files: Sequence[tuple[str, str]]) -> dict[str, tuple[tuple[np.ndarray, ...], ...]]:
-    """The input sets of ``--example-inputs METHOD:FILE`` (an .npz's arrays named by the method's
-    own arguments are taken in their order); InputError for a method the model does not have."""
+def read_examples(scripted: Any, files: Sequence[tuple[str, str]], option: str = "--example-inputs") -> dict[
+        str, tuple[tuple[np.ndarray, ...], ...]]:
+    """The input sets of ``--example-inputs METHOD:FILE`` (or ``option``'s: an .npz's arrays named by
+    the method's own arguments are taken in their order); InputError for a method the model does not have."""
     from liteexport.run_inputs import read_input_file
 
     examples: dict[str, list[tuple[np.ndarray, ...]]] = {}
     for method, path in files:
         if method not in scripted._c._method_names():
-            raise InputError(f"--example-inputs names method '{method}', which the model does not have")
+            raise InputError(f"{option} names method '{method}', which the model does not have")
         arg_names = [a.name for a in scripted._c._get_method(method).schema.arguments][1:]  # self left out
         examples.setdefault(method, []).append(tuple(read_input_file(path, arg_names)))
     return {method: tuple(sets) for method, sets in examples.items()}
@@ -184,6 +187,11 @@ def check_request(source: Source, request: Request) -> str:
             raise InputError(f"extra file name {name!r}: give a name, not one under {RESERVED_PREFIX!r} "
                              "(liteexport's own files: debug table, test vectors)")
 
+    if request.quantize == "int8" and not request.calibration:
+        raise InputError("--quantize int8 needs calibration inputs: give --calibration-inputs FILE (calibration_inputs="
+                         "[...] in the API), inputs like those the model will see, to observe its activations' ranges")
+    if request.calibration and request.quantize != "int8":
+        raise InputError("calibration inputs (--calibration-inputs) are for --quantize int8 only")
     if request.lower and request.specialize:
         raise InputError("lower (--lower) and specialize (--specialize) exclude each other: give one")
     narrowing = [f"--weights {request.weights}"] * (request.weights != "fp32") + \
@@ -329,11 +337,15 @@ def check(source: Source, lowering: Lowering, chunks: Sequence[memoryview],
 
 
 def narrow(lowering: Lowering, request: Request, checked: Mapping[str, Sequence[TestVector]],
-           progress: Report = _quiet) -> tuple[Lowering, tuple[str, ...]]:
-    """``--quantize dynamic-int8`` then ``--weights fp16``: the lowering with its linear layers'
-    weights stored as per-channel int8 and the other float32 weights as float16, and notes on how
-    many were and, when the self-check has inputs, what it costs against the float model
-    (VerificationError beyond the tolerance liteexport.weight_precision states)."""
+           progress: Report = _quiet, source: Source | None = None,
+           sources: Mapping[str, Sequence[str]] | None = None) -> tuple[Lowering, tuple[str, ...]]:
+    """``--quantize dynamic-int8`` or ``int8`` then ``--weights fp16``: the lowering with its linear
+    layers' weights stored as per-channel int8 (with ``int8``, its convolutions' too and int8
+    activation grids observed on the calibration inputs, liteexport.static_int8) and the other
+    float32 weights as float16, and notes on how many were and, when the self-check has inputs
+    (with ``int8``: the calibration inputs and held-out random ones, run by torch's float model in
+    ``source``), what it costs against the float model (VerificationError beyond the tolerance
+    liteexport.weight_precision or liteexport.static_int8 states)."""
     if lowering.compiled is None:
         return lowering, ()
     from liteexport import weight_precision as wp
@@ -345,6 +357,13 @@ def narrow(lowering: Lowering, request: Request, checked: Mapping[str, Sequence[
         compiled, count = wp.int8_linear_weights(compiled)
         notes.append(f"{count} of {total} weights (linear layers' and embedding tables') stored as int8, per "
                      "output channel")
+    if request.quantize == "int8":
+        from liteexport import static_int8
+
+        sets = sum(len(v) for v in request.calibration.values())
+        progress(f"quantizing to int8: observing activation ranges on {sets} calibration input set(s)")
+        compiled, int8_notes = static_int8.quantize_int8(compiled, request.calibration, sources)
+        notes += int8_notes
     if request.weights == "fp16":
         progress("storing the weights as float16")
         compiled, count = wp.half_weights(compiled)
@@ -352,11 +371,41 @@ def narrow(lowering: Lowering, request: Request, checked: Mapping[str, Sequence[
         notes.append(f"{count} of {total} weights stored as float16"
                      + (f" ({kept} kept float32: beyond float16's range)" if kept else ""))
     if request.check:
-        int8, fp16 = request.quantize == "dynamic-int8", request.weights == "fp16"
-        what = " and ".join(w for w, on in (("int8 weights", int8), ("float16 weights", fp16)) if on)
-        options = " and ".join(o for o, on in (("--quantize dynamic-int8", int8), ("--weights fp16", fp16)) if on)
-        notes += wp.weight_cost(compiled, checked, wp.INT8_TOLERANCE if int8 else wp.FP16_TOLERANCE, what, options)
+        int8, fp16 = request.quantize != "none", request.weights == "fp16"
+        int8_what = "int8 weights and activations" if request.quantize == "int8" else "int8 weights"
+        what = " and ".join(w for w, on in ((int8_what, int8), ("float16 weights", fp16)) if on)
+        options = " and ".join(o for o, on in ((f"--quantize {request.quantize}", int8), ("--weights fp16", fp16))
+                               if on)
+        if request.quantize == "int8" and source is not None:
+            from liteexport import static_int8
+
+            progress("int8 cost: the float model on the calibration inputs and held-out random ones")
+            for label, vectors in _int8_references(source, request, lowering.compiled):
+                notes += wp.weight_cost(compiled, vectors, static_int8.TOLERANCE, what, options, "range", label)
+        else:
+            notes += wp.weight_cost(compiled, checked, wp.INT8_TOLERANCE if int8 else wp.FP16_TOLERANCE, what,
+                                    options)
     return replace(lowering, compiled=compiled), tuple(notes)
+
+
+HELD_OUT = 4  # random input sets the int8 cost is measured on besides the calibration inputs
+
+
+def _int8_references(source: Source, request: Request, compiled: CompiledModule) -> list[
+        tuple[str, dict[str, list[TestVector]]]]:
+    """torch's float outputs on the calibration inputs and on HELD_OUT random input sets per method,
+    drawn as the self-check draws them (of its input shapes, else of the calibration inputs' shapes
+    and dtypes; seeds after the self-check's)."""
+    from liteexport.test_vectors import record_test_vectors
+
+    held_out: dict[str, list[tuple[np.ndarray, ...]]] = {}
+    for method, sets in request.calibration.items():
+        specs = request.input_shapes.get(method) or tuple(TensorSpec(x.shape, str(x.dtype)) for x in sets[0])
+        samples = dim_samples(request.dims)  # the self-check's seeds are 0..len(samples)-1
+        held_out[method] = [check_inputs(specs, samples[-1], compiled, method, seed)
+                            for seed in range(len(samples), len(samples) + HELD_OUT)]
+    return [("calibration inputs", record_test_vectors(source.scripted, request.calibration)),
+            ("held-out random inputs", record_test_vectors(source.scripted, held_out))]
 
 
 def write(path: str | Path, chunks: Sequence[memoryview]) -> int:
@@ -431,6 +480,16 @@ def export(model: Any, path: str | Path, request: Request, progress: Report = _q
         for method, sets in read_examples(source.scripted, request.example_files).items():
             examples[method] = examples.get(method, ()) + sets
         request = replace(request, examples=examples, example_files=())
+    # each calibration set's name for errors: the API's by number, then the files
+    sources = {method: [f"calibration input set {n}" for n in range(len(sets))]
+               for method, sets in request.calibration.items()}
+    if request.calibration_files:
+        calibration = dict(request.calibration)
+        for method, sets in read_examples(source.scripted, request.calibration_files, "--calibration-inputs").items():
+            calibration[method] = calibration.get(method, ()) + sets
+        for method, file in request.calibration_files:
+            sources.setdefault(method, []).append(file)
+        request = replace(request, calibration=calibration, calibration_files=())
     mode = check_request(source, request)
     notes: list[str] = []
 
@@ -459,7 +518,7 @@ def export(model: Any, path: str | Path, request: Request, progress: Report = _q
         for text in check(source, lowering, chunks, checked):
             say(text)
     if request.weights != "fp32" or request.quantize != "none":
-        lowering, cost = narrow(lowering, request, checked, progress)
+        lowering, cost = narrow(lowering, request, checked, progress, source, sources)
         for text in cost:
             say(text)
         chunks = pack(lowering, stored, request)

@@ -19,7 +19,7 @@ fails (VerificationError, exit 9), as a wrong program would.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -35,7 +35,7 @@ from runtime_py.backends.demo.plan import build_plan
 from runtime_py.quantized_tensor import QuantizedTensor
 
 WEIGHT_PRECISIONS = ("fp32", "fp16")
-QUANTIZATIONS = ("none", "dynamic-int8")
+QUANTIZATIONS = ("none", "dynamic-int8", "int8")
 # the largest error allowed, relative to the output's magnitude (at least 1): float16 keeps 11
 # significant bits (a relative rounding of 2**-11 = 4.9e-4 per weight); sums of many products
 # average much of it out, so 1e-2 leaves room for deep models and still catches an overflow
@@ -64,11 +64,12 @@ def half_weights(compiled: CompiledModule) -> tuple[CompiledModule, int]:
 
 def weight_cost(compiled: CompiledModule, vectors: Mapping[str, Sequence[TestVector]],
                 tolerance: float = FP16_TOLERANCE, what: str = "float16 weights",
-                option: str = "--weights fp16") -> list[str]:
+                option: str = "--weights fp16", relative_to: str = "magnitude", label: str = "") -> list[str]:
     """A note per checked method: the largest and mean absolute error of ``compiled`` (narrowed
-    weights) against the float model's outputs on ``vectors``, and where the outputs are class
-    scores (rows of more than one) how often the top-1 class agrees. VerificationError when an
-    output is off by more than ``tolerance`` times its magnitude."""
+    weights) against the float model's outputs on ``vectors`` (``label`` names them), and where
+    the outputs are class scores (rows of more than one) how often the top-1 class agrees.
+    VerificationError when an output is off by more than ``tolerance`` times its ``relative_to``:
+    "magnitude" (max |output|, at least 1) or "range" (max - min of the output, over the input set)."""
     notes = []
     for program in compiled.programs:
         items = vectors.get(program.method, ())
@@ -77,6 +78,8 @@ def weight_cost(compiled: CompiledModule, vectors: Mapping[str, Sequence[TestVec
         plan = build_plan(program, widened(compiled.weights))
         errors: list[np.ndarray] = []
         agree = rows = 0
+        worst = 0.0  # the largest error as a fraction of its output's magnitude or range
+        on = label or f"input set{'s' if len(items) > 1 else ''}"
         for vector in items:
             got = [np.asarray(o) for o in executor.run(plan, list(vector.inputs))]
             expected = [np.asarray(e) for e in vector.expected if not is_constant(e)]
@@ -84,13 +87,15 @@ def weight_cost(compiled: CompiledModule, vectors: Mapping[str, Sequence[TestVec
                 if e.dtype.kind != "f":
                     continue
                 error = np.abs(g.astype(np.float64) - e)
-                limit = tolerance * max(1.0, float(np.abs(e).max(initial=0.0)))
+                scale = _scale(e, relative_to)
+                limit = tolerance * scale
                 if not np.all(error <= limit):
                     raise VerificationError(
                         f"self-check failed: with {what}, {program.method} is off the float model by "
-                        f"{float(error.max()):.3g}, more than the {tolerance:g} x magnitude allowed ({limit:.3g}). "
-                        f"Nothing was written; export without {option}")
+                        f"{float(error.max()):.3g} on the {on}, more than the {tolerance:g} x {relative_to} allowed "
+                        f"({limit:.3g}). Nothing was written; export without {option}")
                 errors.append(error.ravel())
+                worst = max(worst, float(error.max(initial=0.0)) / scale)
                 if e.ndim >= 2 and e.shape[-1] > 1:
                     classes = e.shape[-1]
                     agree += int(np.sum(g.reshape(-1, classes).argmax(-1) == e.reshape(-1, classes).argmax(-1)))
@@ -99,10 +104,20 @@ def weight_cost(compiled: CompiledModule, vectors: Mapping[str, Sequence[TestVec
             continue
         flat = np.concatenate(errors)
         top1 = f", top-1 agreement {agree}/{rows}" if rows else ""
+        count = f"{len(items)} {label}" if label else f"{len(items)} input set{'s' if len(items) > 1 else ''}"
         notes.append(f"{what} cost {program.method}: max abs error {flat.max():.3g}, mean {flat.mean():.3g} "
-                     f"against the float model on {len(items)} input set{'s' if len(items) > 1 else ''}{top1} "
-                     f"(allowed: {tolerance:g} x the output's magnitude)")
+                     f"against the float model on {count}{top1} ({worst:.2g} x the output's {relative_to}; "
+                     f"allowed: {tolerance:g} x)")
     return notes
+
+
+def _scale(expected: np.ndarray, relative_to: str) -> float:
+    """What an output's error is measured against: its magnitude (at least 1) or its range (max -
+    min; its magnitude when it holds one value)."""
+    magnitude = max(1.0, float(np.abs(expected).max(initial=0.0)))
+    finite = expected[np.isfinite(expected)]
+    spread = float(finite.max() - finite.min()) if relative_to == "range" and finite.size else 0.0
+    return spread if spread > 0 else magnitude
 
 
 def int8_linear_weights(compiled: CompiledModule) -> tuple[CompiledModule, int]:
@@ -111,7 +126,20 @@ def int8_linear_weights(compiled: CompiledModule) -> tuple[CompiledModule, int]:
     ([out, in]: a scale per row), as the right operand of MATMUL (2-d [in, out]: a scale per
     column) or as the table of EMBEDDING (a scale per row), and by nothing else (a table tied to
     an output layer keeps its float values)."""
-    axes: dict[int, int] = {}  # weight index -> its output-channel axis
+    def axis(op: OpCode, position: int, ndim: int) -> int | None:
+        if position == 1 and op == OpCode.LINEAR or position == 0 and op == OpCode.EMBEDDING:
+            return 0  # a scale per output row; an embedding table's: per row (torch's per-row 8-bit)
+        return 1 if position == 1 and op == OpCode.MATMUL and ndim == 2 else None
+
+    return int8_weights(compiled, weight_axes(compiled, axis, ndims=(2,)))
+
+
+def weight_axes(compiled: CompiledModule, axis_of: Callable[[OpCode, int, int], int | None],
+                ndims: tuple[int, ...]) -> dict[int, int]:
+    """Weight index -> its output-channel axis, for each finite float32 constant of ``ndims``
+    dimensions every reader of which ``axis_of(op, operand position, ndim)`` gives the same axis
+    (None: a reader that keeps it float)."""
+    axes: dict[int, int] = {}
     other: set[int] = set()
     for program in compiled.programs:
         weight_of = {c.slot: c.weight for c in program.constants}
@@ -120,34 +148,37 @@ def int8_linear_weights(compiled: CompiledModule) -> tuple[CompiledModule, int]:
                 weight = weight_of.get(slot)
                 if weight is None:
                     continue
-                if position == 1 and ins.op == OpCode.LINEAR or position == 0 and ins.op == OpCode.EMBEDDING:
-                    axis = 0  # a scale per output row; an embedding table's: per row (torch's per-row 8-bit)
-                elif position == 1 and ins.op == OpCode.MATMUL and np.ndim(compiled.weights[weight]) == 2:
-                    axis = 1
-                else:
+                axis = axis_of(ins.op, position, int(np.ndim(compiled.weights[weight])))
+                if axis is None or axes.setdefault(weight, axis) != axis:
                     other.add(weight)
-                    continue
-                if axes.setdefault(weight, axis) != axis:
-                    other.add(weight)
+    return {index: axis for index, axis in axes.items() if index not in other and _quantizable(compiled.weights[index],
+                                                                                               ndims)}
+
+
+def _quantizable(array: np.ndarray | QuantizedTensor, ndims: tuple[int, ...]) -> bool:
+    return isinstance(array, np.ndarray) and array.dtype == np.float32 and array.ndim in ndims and \
+        bool(np.all(np.isfinite(array)))
+
+
+def int8_weights(compiled: CompiledModule, axes: Mapping[int, int]) -> tuple[CompiledModule, int]:
+    """``compiled`` with the weights ``axes`` names (index -> output-channel axis) as per-channel
+    symmetric qint8 tensors, and how many."""
     weights = list(compiled.weights)
-    count = 0
     for index, axis in axes.items():
         array = weights[index]
-        if index not in other and isinstance(array, np.ndarray) and array.dtype == np.float32 and \
-                array.ndim == 2 and np.all(np.isfinite(array)):
-            weights[index] = _per_channel_int8(array, axis)
-            count += 1
-    return dataclasses.replace(compiled, weights=tuple(weights)), count
+        assert isinstance(array, np.ndarray)
+        weights[index] = _per_channel_int8(array, axis)
+    return dataclasses.replace(compiled, weights=tuple(weights)), len(axes)
 
 
 def _per_channel_int8(weight: np.ndarray, axis: int) -> QuantizedTensor:
     """Symmetric int8 per channel along ``axis``: scale = max|w| / 127 (zero point 0, the range
     -127..127, as XNNPACK's qs8 weights), each integer computed as torch's quantize_per_channel
     computes it: nearbyint(w * (1.0f / float(scale))) in float32, half to even."""
-    reduce = 1 - axis
+    reduce = tuple(d for d in range(weight.ndim) if d != axis)
     largest = np.abs(weight).max(axis=reduce).astype(np.float64)
     scales = np.where(largest > 0, largest / 127.0, 1.0)
-    shape = [1, 1]
+    shape = [1] * weight.ndim
     shape[axis] = -1
     inverse = (np.float32(1.0) / scales.astype(np.float32)).reshape(shape)
     q = np.clip(np.rint(weight * inverse), -127, 127).astype(np.int8)

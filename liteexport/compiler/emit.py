@@ -4,8 +4,6 @@ shared and debug handles are unique across the module."""
 
 from __future__ import annotations
 
-import heapq
-
 import numpy as np
 import torch
 
@@ -14,6 +12,7 @@ from bundle_format.program import Constant, DType, Instruction, Program, ValueIn
 from bundle_format.ptmf import ScalarType
 from liteexport.compiler.dtypes import dtype_of
 from liteexport.compiler.values import NodeSite, OpNode, Sym, TensorConst, TensorValue
+from liteexport.slot_plan import plan_slots
 from runtime_py.errors import InternalError
 from runtime_py.quantized_tensor import QuantizedTensor
 
@@ -104,44 +103,29 @@ class ModuleEmitter:
                 raise InternalError(f"value read before it is written in {method}")
             return slots[id(value)]
 
-        # liveness: the last instruction reading each run-time value (outputs live to the end)
-        last_use: dict[int, int] = {}
-        for position, node in enumerate(nodes):
-            for v in node.inputs:
-                if isinstance(v, Sym):
-                    last_use[id(v)] = position
-        for v in outputs:
-            if isinstance(v, Sym):
-                last_use[id(v)] = len(nodes)
-        # slots of dead intermediate values, reused lowest first, per dtype (a slot keeps one dtype)
-        free: dict[DType, list[int]] = {}
         # layout: inputs, then constants (in order of first use), then instruction results
         for v in [v for node in nodes for v in node.inputs] + list(outputs):
             if isinstance(v, TensorConst):
                 slot_of(v)
-
-        instructions: list[Instruction] = []
-        handles: dict[int, int] = {}  # id(OpNode) -> handle
-        intermediate: set[int] = set()  # slots that hold instruction results
-        for position, node in enumerate(nodes):
-            reads = tuple(slot_of(v) for v in node.inputs if v is not None)
-            # Optional inputs are positional: an absent bias is only allowed last.
+        # Optional inputs are positional: an absent bias is only allowed last.
+        for node in nodes:
             if None in node.inputs and any(v is not None for v in node.inputs[node.inputs.index(None):]):
                 raise InternalError(f"absent input before a present one in {node.site.kind}")
-            # a result never shares a slot with the instruction's own inputs (freed only after)
-            dtype = node.output.dtype
-            reusable = free.get(dtype)
-            out = heapq.heappop(reusable) if reusable else new_slot(dtype)
-            intermediate.add(out)
+
+        def key(value: TensorValue) -> object:  # a constant by its slot, a run-time value by itself
+            return ("constant", slot_of(value)) if isinstance(value, TensorConst) else id(value)
+
+        placed: dict[object, int] = {key(v): slots[id(v)] for v in inputs}
+        placed.update({("constant", slot): slot for slot in const_slots.values()})
+        steps = [(tuple(key(v) for v in node.inputs if v is not None), id(node.output), node.output.dtype)
+                 for node in nodes]
+        planned = plan_slots(slot_dtypes, placed, steps, [key(v) for v in outputs], method)
+        instructions: list[Instruction] = []
+        handles: dict[int, int] = {}  # id(OpNode) -> handle
+        for node, (reads, out) in zip(nodes, planned, strict=True):
             slots[id(node.output)] = out
             handles[id(node)] = self.handle(node.site)
             instructions.append(Instruction(node.op, reads, (out,), node.attrs, handles[id(node)]))
-            for v in dict.fromkeys(v for v in node.inputs if isinstance(v, Sym)):
-                slot = slots[id(v)]
-                if last_use.get(id(v)) == position and slot in intermediate and slot != out:
-                    heapq.heappush(free.setdefault(slot_dtypes[slot], []), slot)
-            if last_use.get(id(node.output), -1) < position:  # a dead result (not expected after DCE)
-                heapq.heappush(free.setdefault(dtype, []), out)
         out_slots = tuple(slot_of(v) for v in outputs)
         out_handles = tuple(
             handles[id(v.producer)] if isinstance(v, Sym) and v.producer is not None else -1

@@ -114,6 +114,20 @@ def _linear(relu: bool) -> Lowering:
     return lower
 
 
+def _linear_dynamic(relu: bool) -> Lowering:
+    """quantized::linear_dynamic (torch.ao's quantize_dynamic): int8 weights, float activations in
+    and out. torch quantizes the input to 8 bits on every call, with a scale from that input's own
+    min and max, and sums int8 products; this compiles to LINEAR on the float input with the int8
+    weight widened at load, which leaves out that rounding of the input (no engine has a run-time
+    quantization op). The result differs from torch's by the input's rounding error carried through
+    the weights: the self-check allows liteexport.quantized_parity.DYNAMIC_TOLERANCE for it."""
+    def lower(b: Emitter, args: list[Any]) -> Any:
+        weight, bias = _weight(args[1], torch.ops.quantized.linear_unpack)
+        out = b.emit(OpCode.LINEAR, [tensor(args[0]), weight, bias], FusedAttrs())
+        return b.emit(OpCode.RELU, [out], None) if relu else out
+    return lower
+
+
 def _binary(op: OpCode, relu: bool) -> Lowering:
     """quantized::add/mul(a, b, scale, zero_point) and their _relu forms; a scalar operand too."""
     kind = "aten::add" if op == OpCode.ADD else "aten::mul"
@@ -146,6 +160,8 @@ LOWERINGS: dict[str, Lowering] = {
     "quantized::conv2d_relu": _conv2d(relu=True),
     "quantized::linear": _linear(relu=False),
     "quantized::linear_relu": _linear(relu=True),
+    "quantized::linear_dynamic": _linear_dynamic(relu=False),
+    "quantized::linear_relu_dynamic": _linear_dynamic(relu=True),
     "quantized::add": _binary(OpCode.ADD, relu=False),
     "quantized::add_relu": _binary(OpCode.ADD, relu=True),
     "quantized::add_scalar": _binary(OpCode.ADD, relu=False),

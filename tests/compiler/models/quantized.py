@@ -11,7 +11,7 @@ import torch.ao.nn.quantized as nnq
 import torch.ao.quantization as tq
 from torch import nn
 
-from benchmarks.models import torchvision_quantized  # noqa: F401  (the tests' name for it)
+from benchmarks.models import torchvision_quantized, with_batch_norm_statistics  # noqa: F401  (the tests' names)
 
 
 class SmallQuantized(nn.Module):

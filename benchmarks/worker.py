@@ -2,7 +2,7 @@
 
     python -m benchmarks.worker export-ours CASE OUT      python -m benchmarks.worker load-ours BUNDLE
     python -m benchmarks.worker export-torch CASE OUT     python -m benchmarks.worker load-torch BUNDLE
-    python -m benchmarks.worker export-torchvision-int8 CASE OUT
+    python -m benchmarks.worker export-ours-int8 CASE OUT python -m benchmarks.worker export-torchvision-int8 CASE OUT
     python -m benchmarks.worker infer ENGINE BUNDLE SHAPE
     python -m benchmarks.worker infer-plain BUNDLE SHAPE   (runtime_py and torch, rounds interleaved)
 
@@ -143,6 +143,24 @@ def export_ours(case_name: str, out: str) -> dict[str, float]:
     return {"seconds": time.perf_counter() - t0, "peak_mb": _peak_rss_mb() - base}
 
 
+def export_ours_int8(case_name: str, out: str) -> dict[str, float]:
+    """``liteexport export --quantize int8`` of the case's float model, calibrated on
+    benchmarks.models' calibration images (the ones ExecuTorch's PT2E export observes)."""
+    import torch
+
+    import liteexport
+    from benchmarks.models import calibration_images
+
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    case = _case(case_name)
+    model = case.make().eval()
+    t0 = time.perf_counter()
+    liteexport.export(model, out, input_shapes=[case.input_shape], quantize="int8",
+                      calibration_inputs=[(image,) for image in calibration_images(case.input_shape)])
+    return {"seconds": time.perf_counter() - t0}
+
+
 def export_torchvision_int8(case_name: str, out: str) -> dict[str, float]:
     """Our bundle of torchvision's quantized variant of the case (qnnpack, as ``quantize=True``
     makes it): the int8 model a PyTorch Mobile user already has, lowered from TorchScript."""
@@ -261,8 +279,8 @@ def infer(engine: str, bundle: str, shape: str, threads: str = "1") -> dict[str,
 
 
 COMMANDS: dict[str, Callable[..., dict[str, float]]] = {
-    "export-ours": export_ours, "export-torchvision-int8": export_torchvision_int8, "export-torch": export_torch,
-    "load-ours": load_ours,
+    "export-ours": export_ours, "export-ours-int8": export_ours_int8,
+    "export-torchvision-int8": export_torchvision_int8, "export-torch": export_torch, "load-ours": load_ours,
     "load-torch": load_torch, "infer": infer, "infer-plain": infer_plain,
 }
 

@@ -10,8 +10,8 @@ core must output or raise too.
 
 Bundles: every model of the parity suite (tests/parity), with and without static input shapes
 as that suite exports them, examples/tiny_cnn.py:TinyCNN, the app's shipped asset, and a typed
-model (int64 ids and a bool mask in; float32, int64, int32 and bool out: typed_io), a tiny
-DistilBERT compiled once for sequence lengths 1..64 (distilbert_s). Extra
+model (int64 ids and a bool mask in; float32, int64, int32 and bool out: typed_io), and the
+tiny text models compiled once for sequence lengths 1..64 (distilbert_s, gpt2_s, ...). Extra
 bundles exported elsewhere (held-out models) can be added with --bundle PATH:METHOD:SHAPE[,SHAPE].
 
 manifest.tsv, one record per line, tab-separated (tensors: "[d0,d1,...]:file", space-separated;
@@ -154,11 +154,12 @@ def add_typed_bundle(w: Writer) -> None:
         raise AssertionError("runtime_py took int32 ids for int64")
 
 
-def add_text_bundle(w: Writer) -> None:
-    """A tiny DistilBERT (tests/text_models) compiled once for ids and a mask of a named length,
-    ``1xS:int64 --dim S=1..64``: runs at S = 8, 16 and 64, and S = 65 (outside the bounds: the
-    input error). The expected outputs are eager torch's (runtime_py's are checked against the
-    same in tests/text_models/test_symbolic_lengths.py)."""
+def add_text_bundles(w: Writer) -> None:
+    """The tiny text models of tests/text_models (DistilBERT, BERT, GPT-2, Llama, Qwen2, the T5
+    encoder), each compiled once for ids and a mask of a named length, ``1xS:int64 --dim S=1..64``:
+    runs at S = 8, 16 and 64, and S = 65 (outside the bounds: the input error). The expected
+    outputs are eager torch's (runtime_py's are checked against the same in
+    tests/text_models/test_symbolic_lengths.py)."""
     import torch
 
     import runtime_py
@@ -167,28 +168,29 @@ def add_text_bundle(w: Writer) -> None:
     from liteexport.input_spec import DimRange, TensorSpec
     from runtime_py.errors import InputError
     from tests.text_models.test_symbolic_lengths import _at_length
-    from tests.text_models.test_text_models import _inputs, _model
+    from tests.text_models.test_text_models import MODELS, _inputs, _model
 
-    model = _model("distilbert")
-    traced = torch.jit.trace(model, tuple(_inputs(0, 0)), strict=False)
-    compiled = compile_module(traced, input_shapes={"forward": [TensorSpec((1, "S"), "int64")] * 2},
-                              dims={"S": DimRange("S", 1, 64)})
-    path = w.out / "distilbert_s.ptl"
-    write_bundle(compiled, path)
-    module = runtime_py.load(path)
-    w.record("bundle", "distilbert_s", os.path.relpath(path, w.out), ",".join(module.method_names))
-    for length in (8, 16, 64):  # expected: eager torch's outputs, not runtime_py's
-        inputs = _at_length("distilbert", length, seed=length)
-        with torch.no_grad():
-            expected = model(*inputs).numpy()
-        w.record("run", "distilbert_s", "forward", w.tensors([t.numpy() for t in inputs]), w.tensors([expected]))
-    inputs = [t.numpy() for t in _at_length("distilbert", 65, seed=65)]
-    try:
-        module.run_method("forward", *inputs)
-    except InputError:
-        w.record("input_error", "distilbert_s", "forward", w.tensors(inputs))
-    else:
-        raise AssertionError("runtime_py took S = 65 for S=1..64")
+    for name in sorted(MODELS):
+        model, bundle_id = _model(name), f"{name}_s"
+        traced = torch.jit.trace(model, tuple(_inputs(0, 0)), strict=False)
+        compiled = compile_module(traced, input_shapes={"forward": [TensorSpec((1, "S"), "int64")] * 2},
+                                  dims={"S": DimRange("S", 1, 64)})
+        path = w.out / f"{bundle_id}.ptl"
+        write_bundle(compiled, path)
+        module = runtime_py.load(path)
+        w.record("bundle", bundle_id, os.path.relpath(path, w.out), ",".join(module.method_names))
+        for length in (8, 16, 64):  # expected: eager torch's outputs, not runtime_py's
+            inputs = _at_length(name, length, seed=length)
+            with torch.no_grad():
+                expected = model(*inputs).numpy()
+            w.record("run", bundle_id, "forward", w.tensors([t.numpy() for t in inputs]), w.tensors([expected]))
+        too_long = [t.numpy() for t in _at_length(name, 65, seed=65)]
+        try:
+            module.run_method("forward", *too_long)
+        except InputError:
+            w.record("input_error", bundle_id, "forward", w.tensors(too_long))
+        else:
+            raise AssertionError(f"runtime_py took S = 65 for S=1..64 ({name})")
 
 
 def add_dict_bundle(w: Writer) -> None:
@@ -292,7 +294,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         add_bundle(w, "app_asset", APP_ASSET, tiny_shapes)
     add_labeled_bundle(w, tiny_shapes)
     add_typed_bundle(w)
-    add_text_bundle(w)
+    add_text_bundles(w)
     add_dict_bundle(w)
     for i, (path, method, extra_shapes) in enumerate(extras):
         add_bundle(w, f"extra{i}", path, {method: extra_shapes})

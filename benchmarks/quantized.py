@@ -43,8 +43,11 @@ def measure(case: Case, folder: Path, python: Path, rounds: int) -> dict[str, An
     row: dict[str, Any] = {"case": case.name, "export": {}, "bytes": {}, "infer": {}}
     for name, command in (*VARIANTS, *ET_VARIANTS):
         path = folder / f"{case.name}.{name}.{'pte' if name.startswith('et_') else 'ptl'}"
-        result = (peer(python, command, case.name, str(path)) if name.startswith("et_")
-                  else worker(command, case.name, str(path)))
+        if path.exists():  # --work DIR: an earlier run's export (exports need no quiet machine)
+            result = {"reused": str(path)}
+        else:
+            result = (peer(python, command, case.name, str(path)) if name.startswith("et_")
+                      else worker(command, case.name, str(path)))
         row["export"][name] = result
         if "error" not in result:
             files[name] = path
@@ -95,6 +98,9 @@ def main() -> None:
     parser.add_argument("--case", action="append", choices=[c.name for c in QUANTIZED_CASES])
     parser.add_argument("--rounds", type=int, default=2, help="measurements per engine, interleaved (lowest kept)")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
+    parser.add_argument("--work", type=Path, help="keep the exported models here and reuse those present "
+                        "(export on a busy machine, measure on a quiet one); default: a temporary folder")
+    parser.add_argument("--export-only", action="store_true", help="export into --work and stop")
     args = parser.parse_args()
     python = args.peers_venv / "bin" / "python"
     if not python.exists():
@@ -102,8 +108,10 @@ def main() -> None:
     chosen = [case for case in QUANTIZED_CASES if not args.case or case.name in args.case]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
+        folder = args.work or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
         for case in chosen:
-            rows.append(measure(case, Path(tmp), python, args.rounds))
+            rows.append(measure(case, folder, python, 0 if args.export_only else args.rounds))
             print(table(rows[-1:]), flush=True)
             if not args.case:  # after each model: an interrupted run keeps what it measured
                 args.out.mkdir(parents=True, exist_ok=True)

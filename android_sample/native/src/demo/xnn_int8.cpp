@@ -42,9 +42,10 @@ std::optional<Grid> int8_grid(const QuantizeAttrs& a) {
   return Grid{scale, static_cast<int32_t>(zero)};
 }
 
-// XNNPACK's qs8 operators take a quotient of scales in a range: requantization scales of
-// convolutions below 256, input-to-output scales of adds and average pools in [2^-10, 2^8).
-bool ratio_in(double ratio, double lo, double hi) { return ratio >= lo && ratio < hi; }
+// XNNPACK's qs8 operators take a quotient of scales, computed in float, in a range: the
+// requantization scale of a convolution below 256, the input-to-output scale of an add in
+// [2^-10, 2^8), of a global average pool in [2^-8, 2^8) (ae108ef's checks, probed).
+bool ratio_in(float ratio, float lo, float hi) { return ratio >= lo && ratio < hi; }
 
 // A FAKE_QUANTIZE with an 8-bit range.
 class QuantizeStep final : public FastStep {
@@ -335,13 +336,15 @@ std::shared_ptr<FastStep> int8_conv(MethodPlan& plan, std::vector<bool>& removed
   Bounds bounds;
   const Activation activation = conv ? std::get<Conv2dAttrs>(step.attrs).activation : std::get<FusedAttrs>(step.attrs).activation;
   if (activation == Activation::Relu) bounds.lo = 0.0f;
-  // the checks XNNPACK makes, before anything is folded: a normal positive scale per channel, a
-  // requantization scale below 256, and a bias that fits int32 on the products' scale
+  // XNNPACK's checks, made once the output grid is known (the plan stays as it was when they
+  // fail): a normal positive scale per channel, a requantization scale below 256; and a bias that
+  // fits int32 on the products' scale
   std::vector<int32_t> int_bias(b != nullptr ? out_c : 0);
   const auto fits = [&](const Grid& out) {
     for (size_t c = 0; c < out_c; ++c) {
+      if (!std::isnormal(scales[c]) || scales[c] <= 0.0f || !ratio_in(in.scale * scales[c] / out.scale, 0x1.0p-32f, 256.0f))
+        return false;
       const double product = static_cast<double>(in.scale) * scales[c];
-      if (!std::isnormal(scales[c]) || scales[c] <= 0.0f || !ratio_in(product / out.scale, 0x1.0p-32, 256.0)) return false;
       if (b == nullptr) continue;
       const double v = std::nearbyint(static_cast<double>(b->ptr()[c]) / product);
       if (!(std::fabs(v) < 2147483647.0)) return false;
@@ -402,7 +405,7 @@ bool Int8Planner::prepare(size_t i) {
       if (step.reads.size() != 2 || std::get<BinaryAttrs>(step.attrs).alpha != 1.0 || !in || !grids_[step.reads[1]]) break;
       const Grid other = *grids_[step.reads[1]];
       std::optional<Requantized> out = fold_requantize(plan_, removed_, i, Bounds{}, [&](const Grid& g) {
-        return ratio_in(in->scale / g.scale, 0x1.0p-10, 0x1.0p+8) && ratio_in(other.scale / g.scale, 0x1.0p-10, 0x1.0p+8);
+        return ratio_in(in->scale / g.scale, 0x1.0p-10f, 0x1.0p+8f) && ratio_in(other.scale / g.scale, 0x1.0p-10f, 0x1.0p+8f);
       });
       if (out) step.fast = std::make_shared<Int8AddStep>(*in, other, std::move(*out), step.kernel);
       break;
@@ -417,7 +420,7 @@ bool Int8Planner::prepare(size_t i) {
       const ShapeAttrs& a = std::get<ShapeAttrs>(step.attrs);
       if (!in || a.dims != Shape{1, 1}) break;
       std::optional<Requantized> out = fold_requantize(
-          plan_, removed_, i, Bounds{}, [&](const Grid& g) { return ratio_in(in->scale / g.scale, 0x1.0p-8, 0x1.0p+8); });
+          plan_, removed_, i, Bounds{}, [&](const Grid& g) { return ratio_in(in->scale / g.scale, 0x1.0p-8f, 0x1.0p+8f); });
       if (out) step.fast = make_global_avg_pool(step.kernel, *in, std::move(*out));
       break;
     }

@@ -48,10 +48,11 @@ class FastStep {
   virtual const Grid* int8_output() const { return nullptr; }
 };
 
-// Gives the plan's steps their XNNPACK path and fuses a convolution's (or an add's) ReLU/clamp
-// into it when the clamp is the only reader of its result (not necessarily the next step:
-// sole_reader in plan.h): creates the operators. Called by build_plan before it computes the
-// slots' releases.
+// Gives the plan's steps their XNNPACK path, int8 (xnn_int8.cpp) or float, and fuses a
+// convolution's (or an add's) ReLU/clamp into it when the clamp is the only reader of its result
+// (not necessarily the next step: sole_reader in plan.h), and an int8 step's FAKE_QUANTIZE: creates
+// the operators that hold no weights. Called by finish_plan (plan.h) before it computes the slots'
+// releases.
 void prepare_fast_steps(MethodPlan& plan);
 
 // The threads XNNPACK runs on: a pthreadpool of n threads (n >= 2; one thread needs no pool: the

@@ -1,5 +1,6 @@
 #include "array.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -49,8 +50,10 @@ void* Array::allocate(size_t itemsize, bool zero) {
                         std::to_string(run->live.load()) + " bytes of results live that exceeds the memory budget of " +
                         std::to_string(run->max_memory) + " bytes (option max_memory)");
   auto buffer = std::make_shared<Buffer>();
-  // kReadSlack more elements: XNNPACK's kernels read (never write) up to 16 bytes past an input
-  const size_t words = (static_cast<size_t>(bytes) + kReadSlack * itemsize + 7) / 8;
+  // kReadSlack more elements, and at least 16 bytes (int8 values): XNNPACK's kernels read (never
+  // write) up to 16 bytes past an input
+  const size_t slack = std::max(kReadSlack * itemsize, size_t{16});
+  const size_t words = (static_cast<size_t>(bytes) + slack + 7) / 8;
   if (run && run->pool) {
     // a recycled buffer holds an earlier result: zeroed here when asked (only the result's bytes)
     buffer->words = run->pool->take(words, &buffer->capacity);

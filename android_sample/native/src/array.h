@@ -15,6 +15,8 @@ namespace liteexport {
 
 using Shape = std::vector<int64_t>;
 
+struct QuantizedWeight;  // narrow_weights.h
+
 // 0 if any size is 0; saturates at INT64_MAX.
 int64_t numel(const Shape& shape);
 
@@ -58,6 +60,9 @@ struct Array {
   Shape shape;
   std::shared_ptr<const void> data;  // numel(shape) elements of `dtype`, row-major
   DType dtype = DType::Float32;
+  // A qint8 weight of the bundle (narrow_weights.h): its int8 values and grid. `data` is then null:
+  // float_values() gives its float32 values.
+  std::shared_ptr<const QuantizedWeight> quantized = nullptr;
 
   int64_t size() const { return numel(shape); }
   int64_t dim() const { return static_cast<int64_t>(shape.size()); }

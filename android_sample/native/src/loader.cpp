@@ -182,7 +182,8 @@ IValue LoadedBundle::build(uint32_t index) {
 
 IValue LoadedBundle::build_tensor(const ser::TensorMetadata* t, const std::string& where) {
   const int scalar_type = t->scalar_type();
-  if (scalar_type == kHalf || scalar_type == kQInt8) return widen_weight(t, m_, where);  // narrow weights
+  if (scalar_type == kHalf) return widen_weight(t, m_, where);  // narrow weights
+  if (scalar_type == kQInt8) return quantized_weight(t, m_, where, bytes_);
   // c10::ScalarType numbers: Byte (a program's bytes) and the four dtypes compiled values have
   if (scalar_type != 0 && scalar_type != 3 && scalar_type != 4 && scalar_type != 6 && scalar_type != 11)
     throw_format("tensors of scalar type " + std::to_string(scalar_type) +

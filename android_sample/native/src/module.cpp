@@ -12,6 +12,7 @@
 #include "delegate_trace.h"
 #include "errors.h"
 #include "liteexport/runtime.h"
+#include "narrow_weights.h"
 #include "loader.h"
 #include "mapped_file.h"
 #include "run_limits.h"
@@ -222,7 +223,7 @@ class LoadedModule final : public Module {
     auto add = [&](const IValue& v) {
       const Array* a = v.get_if<Array>();
       if (a != nullptr) {
-        out.emplace_back(to_tensor(*a));
+        out.emplace_back(to_tensor(float_values(*a)));  // a qint8 weight returned: its float values
       } else if (v.is_none() && tuple != nullptr) {  // the wrapper's LOADC None: (logits, None, None)
         out.emplace_back(std::nullopt);
       } else {
@@ -265,6 +266,7 @@ class LoadedModule final : public Module {
       row.op = cost.op;
       row.seconds = cost.seconds;
       row.calls = cost.calls;
+      row.int8 = cost.int8;
       if (const DebugEntry* entry = table_ ? table_->lookup(cost.debug_handle) : nullptr) {
         row.node = entry->node_kind;
         row.module_hierarchy = entry->module_hierarchy;

@@ -1,5 +1,6 @@
 #include "narrow_weights.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -82,39 +83,72 @@ void check_quantized(const ser::TensorMetadata* t, const ser::Module* m, const s
   }
 }
 
-Array widen_weight(const ser::TensorMetadata* t, const ser::Module* m, const std::string& where) {
-  const Shape shape = sizes_of(t);
+namespace {
+
+void check_contiguous(const ser::TensorMetadata* t, const Shape& shape, const std::string& where) {
   const auto expected = contiguous_strides(shape);
   for (size_t d = 0; d < shape.size(); ++d)
     if (shape[d] != 1 && t->strides()->Get(static_cast<flatbuffers::uoffset_t>(d)) != expected[d])
       throw_format("a float16 or quantized weight must be contiguous (liteexport writes it so)", where);
+}
+
+}  // namespace
+
+Array widen_weight(const ser::TensorMetadata* t, const ser::Module* m, const std::string& where) {
+  const Shape shape = sizes_of(t);
+  check_contiguous(t, shape, where);
   std::vector<float> out(static_cast<size_t>(numel(shape)));
-  if (t->scalar_type() == kHalf) {
-    const std::vector<uint16_t> halves = read_vector<uint16_t>(t, m);
-    for (size_t i = 0; i < out.size(); ++i) out[i] = half_to_float(halves[i]);
-    return Array::from_vector(shape, std::move(out));
-  }
-  const std::vector<int8_t> q = read_vector<int8_t>(t, m);
-  const ser::QuantizedSchema* schema = t->quantized_schema();
-  if (schema == nullptr) throw_format("a qint8 tensor without its quantization parameters", where);
-  if (schema->qscheme() == kPerTensorAffine) {  // as torch: the integer difference times the scale, in float
-    const float scale = static_cast<float>(schema->scale());
-    for (size_t i = 0; i < out.size(); ++i)
-      out[i] = static_cast<float>(int64_t{q[i]} - schema->zero_point()) * scale;
-    return Array::from_vector(shape, std::move(out));
-  }
-  // per channel: (q - zero_point) * scale in double, then rounded to float (torch's double scales)
-  const std::vector<double> scales = read_vector<double>(schema->scales(), m);
-  const std::vector<int64_t> zero_points = read_vector<int64_t>(schema->zero_points(), m);
-  const size_t axis = static_cast<size_t>(schema->axis());
-  int64_t inner = 1;
-  for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
-  const int64_t channels = shape[axis];
-  for (size_t i = 0; i < out.size(); ++i) {
-    const size_t c = static_cast<size_t>((static_cast<int64_t>(i) / inner) % channels);
-    out[i] = static_cast<float>(static_cast<double>(int64_t{q[i]} - zero_points[c]) * scales[c]);
-  }
+  const std::vector<uint16_t> halves = read_vector<uint16_t>(t, m);
+  for (size_t i = 0; i < out.size(); ++i) out[i] = half_to_float(halves[i]);
   return Array::from_vector(shape, std::move(out));
 }
+
+Array quantized_weight(const ser::TensorMetadata* t, const ser::Module* m, const std::string& where,
+                       std::shared_ptr<const void> keepalive) {
+  const ser::QuantizedSchema* schema = t->quantized_schema();
+  if (schema == nullptr) throw_format("a qint8 tensor without its quantization parameters", where);
+  auto q = std::make_shared<QuantizedWeight>();
+  q->shape = sizes_of(t);
+  check_contiguous(t, q->shape, where);
+  q->values = numel(q->shape) == 0 ? nullptr : reinterpret_cast<const int8_t*>(elements(t, m));
+  q->keepalive = std::move(keepalive);
+  if (schema->qscheme() == kPerTensorAffine) {
+    q->scales = {schema->scale()};
+    q->zero_points = {schema->zero_point()};
+  } else {
+    q->scales = read_vector<double>(schema->scales(), m);
+    q->zero_points = read_vector<int64_t>(schema->zero_points(), m);
+    q->axis = schema->axis();
+  }
+  Array a{q->shape, nullptr, DType::Float32};
+  a.quantized = std::move(q);
+  return a;
+}
+
+bool QuantizedWeight::symmetric() const {
+  return std::all_of(zero_points.begin(), zero_points.end(), [](int64_t z) { return z == 0; });
+}
+
+const Array& QuantizedWeight::floats() const {
+  std::call_once(widened_once_, [this] {
+    std::vector<float> out(static_cast<size_t>(numel(shape)));
+    if (axis < 0) {  // as torch: the integer difference times the scale, in float
+      const float scale = static_cast<float>(scales[0]);
+      for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<float>(int64_t{values[i]} - zero_points[0]) * scale;
+    } else {  // per channel: (q - zero_point) * scale in double, then rounded to float (torch's double scales)
+      int64_t inner = 1;
+      for (size_t d = static_cast<size_t>(axis) + 1; d < shape.size(); ++d) inner *= shape[d];
+      const int64_t channels = shape[static_cast<size_t>(axis)];
+      for (size_t i = 0; i < out.size(); ++i) {
+        const size_t c = static_cast<size_t>((static_cast<int64_t>(i) / inner) % channels);
+        out[i] = static_cast<float>(static_cast<double>(int64_t{values[i]} - zero_points[c]) * scales[c]);
+      }
+    }
+    widened_ = Array::from_vector(shape, std::move(out));
+  });
+  return widened_;
+}
+
+const Array& float_values(const Array& a) { return a.quantized ? a.quantized->floats() : a; }
 
 }  // namespace liteexport

@@ -18,6 +18,7 @@ struct StepCost {
   int64_t debug_handle = -1;  // the instruction's handle (the bundle's debug table maps it)
   double seconds = 0;         // summed over the profiled runs
   int64_t calls = 0;
+  bool int8 = false;  // it ran on int8 values (demo/xnn_int8.cpp)
 };
 
 struct StepProfiler {
@@ -25,7 +26,8 @@ struct StepProfiler {
   std::map<std::pair<std::string, size_t>, StepCost> steps;
   double program_seconds = 0;  // inside compiled programs, all steps together
 
-  void add(const std::string& method, size_t instruction, const char* op, int64_t debug_handle, double seconds);
+  void add(const std::string& method, size_t instruction, const char* op, int64_t debug_handle, double seconds,
+           bool int8);
 };
 
 // Installs `profiler` for the calling thread for its lifetime (restoring the previous one).

@@ -28,6 +28,7 @@ int run_numerics_tests();  // part of the kernels suite
 int run_buffer_tests();    // part of the kernels suite
 int run_fold_tests();      // part of the kernels suite
 int run_selection_tests();  // part of the kernels suite
+int run_int8_tests();       // part of the kernels suite
 int run_parity_tests(const std::string& dir);
 int run_error_tests(const std::string& dir);
 int run_malformed_tests(const std::string& dir);

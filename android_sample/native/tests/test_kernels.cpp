@@ -268,5 +268,6 @@ int run_kernel_tests() {
           error_of(make_resize2d(bilinear), {&chw}));
     n += 5;
   }
-  return n + run_typed_tests() + run_numerics_tests() + run_buffer_tests() + run_fold_tests() + run_selection_tests();
+  return n + run_typed_tests() + run_numerics_tests() + run_buffer_tests() + run_fold_tests() + run_selection_tests() +
+         run_int8_tests();
 }

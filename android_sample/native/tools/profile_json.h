@@ -44,7 +44,7 @@ inline void write(const std::string& path, const liteexport::MethodProfile& prof
             ", \"index\": " + std::to_string(row.index) + ", \"op\": " + quoted(row.op) +
             ", \"node\": " + quoted(row.node) + ", \"location\": " + quoted(row.location) +
             ", \"module_hierarchy\": " + quoted(row.module_hierarchy) + ", \"seconds\": " + number(row.seconds) +
-            ", \"calls\": " + std::to_string(row.calls) + "}";
+            ", \"calls\": " + std::to_string(row.calls) + ", \"int8\": " + (row.int8 ? "true" : "false") + "}";
   }
   json += "]}\n";
   std::ofstream file(path, std::ios::binary | std::ios::trunc);

@@ -124,6 +124,7 @@ struct InstructionProfile {
   std::string module_hierarchy;  // e.g. "top(TinyCNN).features(Sequential).0(Conv2d)"
   double seconds = 0;            // over all profiled runs
   int64_t calls = 0;
+  bool int8 = false;             // it computed on int8 values (a quantized program's int8 path, issue 22)
 };
 
 struct MethodProfile {

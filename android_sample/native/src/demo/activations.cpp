@@ -6,6 +6,7 @@
 
 #include "../errors.h"
 #include "float_math.h"
+#include "grid_rounding.h"
 #include "kernels.h"
 
 namespace liteexport::demo_backend {
@@ -43,18 +44,10 @@ Kernel make_clamp(const ClampAttrs& a) {
   return elementwise([=](float v) { return clamp_keep_nan(v, low, high); });
 }
 
-// runtime_py/backends/demo/fake_quantize.py: rint (half to even, the default rounding mode) of
-// x times the float32 inverse scale, plus the zero point, clamped (NaN to the top), times the scale
+// runtime_py/backends/demo/fake_quantize.py (grid_rounding.h)
 Kernel make_fake_quantize(const QuantizeAttrs& a) {
-  const float scale = static_cast<float>(a.scale);
-  const float inverse = 1.0f / scale;
-  const double zero = static_cast<double>(a.zero_point);
-  const double low = static_cast<double>(a.quant_min), high = static_cast<double>(a.quant_max);
-  return elementwise([=](float v) {
-    const double q = static_cast<double>(std::nearbyint(v * inverse)) + zero;
-    const double kept = std::isnan(q) ? high : std::min(std::max(q, low), high);
-    return static_cast<float>(kept - zero) * scale;
-  });
+  const GridRounding grid(a);
+  return elementwise([grid](float v) { return grid.value(v); });
 }
 
 Kernel make_hardsigmoid() {

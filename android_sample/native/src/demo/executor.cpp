@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "../errors.h"
+#include "../narrow_weights.h"
 #include "../run_limits.h"
 #include "../step_profiler.h"
 #include "plan.h"
@@ -44,7 +45,7 @@ std::vector<Array> run_plan(const MethodPlan& plan, const std::vector<IValue>& i
     const Array* a = value.get_if<Array>();
     if (a == nullptr || a->dtype != static_cast<DType>(check.dtype) || (check.shape && !fits(a->shape, *check.shape)))
       input_error(check, value);
-    slots.set(check.index, *a, false);
+    slots.set(check.index, float_values(*a), false);  // a qint8 weight passed on: its float values
   }
   auto problem = demo_program::dim_problem(plan.named_dims, [&inputs](size_t index, size_t axis) {
     return inputs[index].get_if<Array>()->shape[axis];  // ranks were checked above
@@ -76,10 +77,10 @@ std::vector<Array> run_plan(const MethodPlan& plan, const std::vector<IValue>& i
     try {
       check_deadline();
       // float errors (overflow in exp, division by zero) give inf/NaN silently, as in torch
-      bool nhwc = false;
+      Stored stored;
       Array result;
       if (step.fast) {
-        result = step.fast->run(slots, step.reads, &nhwc);
+        result = step.fast->run(slots, step.reads, &stored);
       } else {
         args.clear();
         for (uint32_t slot : step.reads) args.push_back(&slots.nchw(slot));  // defined: the plan checked it
@@ -87,10 +88,14 @@ std::vector<Array> run_plan(const MethodPlan& plan, const std::vector<IValue>& i
       }
       // values read for the last time are freed now, so the memory budget counts what is live
       for (uint32_t slot : step.release) slots.reset(slot);
-      slots.set(step.write, std::move(result), nhwc);
+      if (stored.int8)
+        slots.set_int8(step.write, std::move(result), stored.nhwc, *stored.int8);
+      else
+        slots.set(step.write, std::move(result), stored.nhwc);
       if (profiler != nullptr)
         profiler->add(plan.method, step.instruction, demo_ops::kOps[static_cast<size_t>(step.op)].name,
-                      plan.debug_handles[i], std::chrono::duration<double>(Clock::now() - started).count());
+                      plan.debug_handles[i], std::chrono::duration<double>(Clock::now() - started).count(),
+                      step.fast != nullptr && step.fast->int8_output() != nullptr);
     } catch (const Error&) {
       throw;
     } catch (const std::exception& e) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "../errors.h"
+#include "../narrow_weights.h"
 
 namespace liteexport::demo_backend {
 
@@ -47,6 +48,30 @@ std::optional<size_t> sole_reader(const MethodPlan& plan, const std::vector<bool
   return reader;
 }
 
+void finish_plan(MethodPlan& plan) {
+  prepare_fast_steps(plan);  // XNNPACK's operators; may fold steps together
+  // the weights the steps read, and the outputs: a qint8 weight as its float values (widened once,
+  // shared by the methods); one that only int8 operators use (they hold it) is not set at all
+  std::vector<bool> read(plan.num_slots, false);
+  for (const Step& step : plan.steps)
+    for (uint32_t slot : step.reads) read[slot] = true;
+  for (uint32_t slot : plan.outputs) read[slot] = true;
+  std::vector<std::pair<uint32_t, Array>> constants;
+  for (const auto& [slot, weight] : plan.constants)
+    if (read[slot]) constants.emplace_back(slot, float_values(weight));
+  plan.constants = std::move(constants);
+  // each slot's last read, unless it is an output: run_plan frees it after that step
+  std::vector<int64_t> last(plan.num_slots, -1);
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    for (uint32_t slot : plan.steps[i].reads) last[slot] = static_cast<int64_t>(i);
+  for (uint32_t slot : plan.outputs) last[slot] = -1;
+  for (uint32_t slot = 0; slot < plan.num_slots; ++slot)
+    if (last[slot] >= 0) {
+      auto& release = plan.steps[static_cast<size_t>(last[slot])].release;
+      if (std::find(release.begin(), release.end(), slot) == release.end()) release.push_back(slot);
+    }
+}
+
 std::shared_ptr<const MethodPlan> build_plan(const ByteTensor& bytes, const std::vector<IValue>& weights) {
   demo_program::Program program;
   try {
@@ -82,17 +107,7 @@ std::shared_ptr<const MethodPlan> build_plan(const ByteTensor& bytes, const std:
     plan->debug_handles.push_back(ins.debug_handle);
   }
   for (const auto& [slot, may_view_weight] : program.outputs) plan->outputs.push_back(slot);
-  prepare_fast_steps(*plan);  // XNNPACK's operators, weights packed now; may fold steps together
-  // each slot's last read, unless it is an output: run_plan frees it after that step
-  std::vector<int64_t> last(plan->num_slots, -1);
-  for (size_t i = 0; i < plan->steps.size(); ++i)
-    for (uint32_t slot : plan->steps[i].reads) last[slot] = static_cast<int64_t>(i);
-  for (uint32_t slot : plan->outputs) last[slot] = -1;
-  for (uint32_t slot = 0; slot < plan->num_slots; ++slot)
-    if (last[slot] >= 0) {
-      auto& release = plan->steps[static_cast<size_t>(last[slot])].release;
-      if (std::find(release.begin(), release.end(), slot) == release.end()) release.push_back(slot);
-    }
+  finish_plan(*plan);
   return plan;
 }
 

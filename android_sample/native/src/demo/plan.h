@@ -34,7 +34,7 @@ struct MethodPlan {
   std::vector<InputCheck> input_checks;
   demo_program::NamedDims named_dims;  // --dim S=1..128: checked on every call (demo_dims.h)
   uint64_t working_memory = 0;  // Program.working_memory: a call's max_memory must hold it (run_plan)
-  std::vector<std::pair<uint32_t, Array>> constants;  // (slot, weight used in place)
+  std::vector<std::pair<uint32_t, Array>> constants;  // (slot, weight used in place); a qint8 one is widened (finish_plan)
   std::vector<Step> steps;
   std::vector<std::string> labels;       // per instruction, for error messages
   std::vector<int64_t> debug_handles;    // per instruction
@@ -44,6 +44,10 @@ struct MethodPlan {
 // Decodes and validates the program in `bytes` against `weights` (the processed module's
 // weight list). Throws Error(Format) with the decoder's code and fields.
 std::shared_ptr<const MethodPlan> build_plan(const ByteTensor& bytes, const std::vector<IValue>& weights);
+
+// Gives a decoded plan its XNNPACK steps (prepare_fast_steps), its weights in the form its steps
+// read them, and its slots' releases: build_plan's last stage (tests make plans by hand).
+void finish_plan(MethodPlan& plan);
 
 // The step reading the value that step `i` writes, when it is that value's only reader and may
 // write its own result in step i's place (prepare_fast_steps folds a ReLU/clamp into the

@@ -2,9 +2,6 @@
 // plan pass that picks them.
 #include "xnn.h"
 
-#include <pthreadpool.h>
-#include <xnnpack.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -13,104 +10,17 @@
 #include <string>
 
 #include "../errors.h"
+#include "../narrow_weights.h"
 #include "../run_limits.h"
 #include "plan.h"
 #include "windows.h"
+#include "xnn_internal.h"
 
 namespace liteexport::demo_backend {
 
 namespace {
 
 thread_local const ThreadPool* current_pool = nullptr;
-
-pthreadpool_t threadpool() {
-  return current_pool != nullptr ? static_cast<pthreadpool_t>(current_pool->handle()) : nullptr;
-}
-
-// XNNPACK is initialized once per process (it detects the CPU's kernels); a CPU it cannot run on
-// (no SSE2 / NEON) is an error at load.
-void initialize_xnnpack() {
-  static std::once_flag once;
-  static xnn_status status = xnn_status_success;
-  std::call_once(once, [] { status = xnn_initialize(nullptr); });
-  if (status != xnn_status_success)
-    throw Error(ErrorKind::Format, "XNNPACK cannot run on this CPU (xnn_initialize: status " +
-                                       std::to_string(static_cast<int>(status)) + ")");
-}
-
-void check(xnn_status status, const char* what) {
-  if (status != xnn_status_success)
-    throw KernelError(std::string("XNNPACK ") + what + " failed with status " + std::to_string(static_cast<int>(status)));
-}
-
-struct OperatorDeleter {
-  void operator()(xnn_operator_t op) const { xnn_delete_operator(op); }
-};
-using Operator = std::unique_ptr<xnn_operator, OperatorDeleter>;
-
-// `op` by reference: read after the creating call (an argument by value may be read before it).
-Operator created(xnn_status status, const xnn_operator_t& op, const char* what) {
-  if (status != xnn_status_success)  // at load: the configuration was checked, so this is XNNPACK's refusal
-    throw Error(ErrorKind::Format, std::string("XNNPACK ") + what + " creation failed with status " +
-                                       std::to_string(static_cast<int>(status)));
-  return Operator(op);
-}
-
-// [N, C, H, W] <-> [N, H, W, C]. A value with one pixel (H * W == 1) or one channel has the same
-// memory in both: only its shape changes.
-Array transpose_4d(const Array& x, bool to_nhwc) {
-  const Shape& s = x.shape;
-  const int64_t n = s[0];
-  const int64_t c = to_nhwc ? s[1] : s[3], h = to_nhwc ? s[2] : s[1], w = to_nhwc ? s[3] : s[2];
-  Shape shape = to_nhwc ? Shape{n, h, w, c} : Shape{n, c, h, w};
-  if (h * w == 1 || c == 1) return x.reshaped(std::move(shape));
-  float* y;
-  Array out = Array::uninitialized(std::move(shape), &y);
-  const float* p = x.ptr();
-  const int64_t hw = h * w;
-  for (int64_t b = 0; b < n; ++b) {
-    const float* src = p + b * c * hw;
-    float* dst = y + b * c * hw;
-    // blocks of 8 channels x 64 pixels: both sides stay in cache
-    for (int64_t c0 = 0; c0 < c; c0 += 8)
-      for (int64_t p0 = 0; p0 < hw; p0 += 64) {
-        const int64_t c1 = std::min(c, c0 + 8), p1 = std::min(hw, p0 + 64);
-        for (int64_t ch = c0; ch < c1; ++ch)
-          for (int64_t px = p0; px < p1; ++px) {
-            if (to_nhwc)
-              dst[px * c + ch] = src[ch * hw + px];
-            else
-              dst[ch * hw + px] = src[px * c + ch];
-          }
-      }
-  }
-  return out;
-}
-
-float lower(const std::optional<double>& v) { return v ? static_cast<float>(*v) : -INFINITY; }
-float upper(const std::optional<double>& v) { return v ? static_cast<float>(*v) : INFINITY; }
-
-// The output bounds a step fuses (its own ReLU, then a folded ReLU/clamp).
-struct Bounds {
-  float lo = -INFINITY, hi = INFINITY;
-  Kernel after;  // the folded step's own kernel, for the own-kernel path of the fused step
-  // clamp(v, a, b) after clamp(v, lo, hi) is clamp(v, max(lo, a), min(hi, b)) while lo < hi
-  bool fold(float a, float b) {
-    const float l = std::max(lo, a), h = std::min(hi, b);
-    if (!(l < h)) return false;  // XNNPACK needs min < max; torch's clamp with min > max gives max
-    lo = l;
-    hi = h;
-    return true;
-  }
-};
-
-// The own kernel on NCHW values (the inputs XNNPACK's step does not take), then a folded step's.
-Array own(Slots& slots, const std::vector<uint32_t>& reads, const Kernel& kernel, const Kernel& after) {
-  Inputs args;
-  for (uint32_t r : reads) args.push_back(&slots.nchw(r));
-  Array out = kernel(args);
-  return after ? after({&out}) : out;
-}
 
 class ConvStep final : public FastStep {
  public:
@@ -119,7 +29,7 @@ class ConvStep final : public FastStep {
         bounds_(bounds), out_c_(weight.shape[0]), in_c_(weight.shape[1] * attrs.groups), kh_(weight.shape[2]),
         kw_(weight.shape[3]), kernel_(std::move(kernel)), after_(bounds.after) {}
 
-  Array run(Slots& slots, const std::vector<uint32_t>& reads, bool* nhwc) override {
+  Array run(Slots& slots, const std::vector<uint32_t>& reads, Stored* stored) override {
     const Shape s = slots.logical_shape(reads[0]);
     if (s.size() != 4 || s[1] != in_c_) return own(slots, reads, kernel_, after_);  // the own kernel's error, or 3-D
     const int64_t oh = window_output_size(s[2], kh_, attrs_.stride[0], attrs_.padding[0], attrs_.dilation[0], false);
@@ -134,7 +44,7 @@ class ConvStep final : public FastStep {
                                            static_cast<size_t>(s[3]), x.ptr(), y, threadpool()),
           "convolution setup");
     check(xnn_run_operator(op_.get(), threadpool()), "convolution");
-    *nhwc = true;
+    stored->nhwc = true;
     return out;
   }
 
@@ -187,7 +97,7 @@ class LinearStep final : public FastStep {
       : weight_(weight), bias_(bias != nullptr ? std::optional<Array>(*bias) : std::nullopt), bounds_(bounds),
         out_f_(weight.shape[0]), in_f_(weight.shape[1]), kernel_(std::move(kernel)) {}
 
-  Array run(Slots& slots, const std::vector<uint32_t>& reads, bool* nhwc) override {
+  Array run(Slots& slots, const std::vector<uint32_t>& reads, Stored* stored) override {
     const Array& x = slots.nchw(reads[0]);
     if (x.dim() == 0 || x.shape.back() != in_f_ || x.size() == 0) return own(slots, reads, kernel_, nullptr);
     Shape shape = x.shape;
@@ -209,7 +119,7 @@ class LinearStep final : public FastStep {
     check(xnn_setup_fully_connected_nc_f32(op_.get(), static_cast<size_t>(x.size() / in_f_), x.ptr(), y, threadpool()),
           "fully connected setup");
     check(xnn_run_operator(op_.get(), threadpool()), "fully connected");
-    *nhwc = false;
+    stored->nhwc = false;
     return out;
   }
 
@@ -225,90 +135,119 @@ class LinearStep final : public FastStep {
 
 // Max pooling without ceil mode (XNNPACK's windows end inside input + padding, as torch's do
 // without it). XNNPACK's padding never wins a max (it reads a border pixel instead), as torch's -inf.
+// Of float values, or of int8 values (xnn_int8.cpp), whose grid the result keeps.
 class MaxPoolStep final : public FastStep {
  public:
-  MaxPoolStep(const Pool2dAttrs& attrs, Kernel kernel) : attrs_(attrs), kernel_(std::move(kernel)) {}
+  MaxPoolStep(const Pool2dAttrs& attrs, Kernel kernel, std::optional<Grid> int8 = std::nullopt)
+      : attrs_(attrs), kernel_(std::move(kernel)) {
+    if (int8) out_ = Requantized{attrs_of(*int8), *int8, -128, 127, {}};
+  }
 
-  Array run(Slots& slots, const std::vector<uint32_t>& reads, bool* nhwc) override {
+  Array run(Slots& slots, const std::vector<uint32_t>& reads, Stored* stored) override {
     const Shape s = slots.logical_shape(reads[0]);
-    if (s.size() != 4 || s[0] * s[1] == 0) return own(slots, reads, kernel_, nullptr);
-    const int64_t oh = window_output_size(s[2], attrs_.kernel[0], attrs_.stride[0], attrs_.padding[0], attrs_.dilation[0], false);
-    const int64_t ow = window_output_size(s[3], attrs_.kernel[1], attrs_.stride[1], attrs_.padding[1], attrs_.dilation[1], false);
-    if (oh <= 0 || ow <= 0) return own(slots, reads, kernel_, nullptr);
-    const Array& x = slots.nhwc(reads[0]);
+    const int64_t oh = s.size() == 4 ? window_output_size(s[2], attrs_.kernel[0], attrs_.stride[0], attrs_.padding[0], attrs_.dilation[0], false) : 0;
+    const int64_t ow = s.size() == 4 ? window_output_size(s[3], attrs_.kernel[1], attrs_.stride[1], attrs_.padding[1], attrs_.dilation[1], false) : 0;
+    if (s.size() != 4 || s[0] * s[1] == 0 || oh <= 0 || ow <= 0)
+      return out_ ? via_float({&slots.nchw(reads[0])}, kernel_, *out_, stored) : own(slots, reads, kernel_, nullptr);
+    const Array& x = out_ ? slots.int8_nhwc(reads[0]) : slots.nhwc(reads[0]);
     std::lock_guard<std::mutex> guard(lock_);
     if (!op_ || channels_ != s[1]) {  // the channel count is part of the operator: made on first use
       xnn_operator_t op = nullptr;
       const auto u32 = [](int64_t v) { return static_cast<uint32_t>(v); };
       const auto [ph, pw] = attrs_.padding;
-      op_ = created(xnn_create_max_pooling2d_nhwc_f32(u32(ph), u32(pw), u32(ph), u32(pw), u32(attrs_.kernel[0]),
-                                                      u32(attrs_.kernel[1]), u32(attrs_.stride[0]), u32(attrs_.stride[1]),
-                                                      u32(attrs_.dilation[0]), u32(attrs_.dilation[1]),
-                                                      static_cast<size_t>(s[1]), static_cast<size_t>(s[1]),
-                                                      static_cast<size_t>(s[1]), -INFINITY, INFINITY, 0, &op),
-                    op, "max pooling");
+      const auto make = [&](auto create, auto lo, auto hi, const char* what) {
+        return created(create(u32(ph), u32(pw), u32(ph), u32(pw), u32(attrs_.kernel[0]), u32(attrs_.kernel[1]),
+                              u32(attrs_.stride[0]), u32(attrs_.stride[1]), u32(attrs_.dilation[0]), u32(attrs_.dilation[1]),
+                              static_cast<size_t>(s[1]), static_cast<size_t>(s[1]), static_cast<size_t>(s[1]), lo, hi, 0, &op),
+                       op, what);
+      };
+      op_ = out_ ? make(xnn_create_max_pooling2d_nhwc_s8, int8_t{-128}, int8_t{127}, "int8 max pooling")
+                 : make(xnn_create_max_pooling2d_nhwc_f32, -INFINITY, INFINITY, "max pooling");
       channels_ = s[1];
     }
-    float* y;
-    Array out = Array::uninitialized({s[0], oh, ow, s[1]}, &y);
-    check(xnn_setup_max_pooling2d_nhwc_f32(op_.get(), static_cast<size_t>(s[0]), static_cast<size_t>(s[2]),
-                                           static_cast<size_t>(s[3]), x.ptr(), y, threadpool()),
-          "max pooling setup");
+    const Shape shape{s[0], oh, ow, s[1]};
+    const auto n = static_cast<size_t>(s[0]), h = static_cast<size_t>(s[2]), w = static_cast<size_t>(s[3]);
+    Array out;
+    if (out_) {
+      int8_t* y;
+      out = int8_array(shape, &y);
+      check(xnn_setup_max_pooling2d_nhwc_s8(op_.get(), n, h, w, int8_data(x), y, threadpool()), "max pooling setup");
+      stored->int8 = out_->grid;
+    } else {
+      float* y;
+      out = Array::uninitialized(shape, &y);
+      check(xnn_setup_max_pooling2d_nhwc_f32(op_.get(), n, h, w, x.ptr(), y, threadpool()), "max pooling setup");
+    }
     check(xnn_run_operator(op_.get(), threadpool()), "max pooling");
-    *nhwc = true;
+    stored->nhwc = true;
     return out;
   }
+  const Grid* int8_output() const override { return out_ ? &out_->grid : nullptr; }
 
  private:
   Pool2dAttrs attrs_;
   Kernel kernel_;
+  std::optional<Requantized> out_;  // int8 values: their grid
   Operator op_;
   int64_t channels_ = 0;
   std::mutex lock_;
 };
 
 // Adaptive average pooling to 1x1 (global average pooling): [N, C, 1, 1] has the same memory in
-// both layouts, so the result is NCHW.
+// both layouts, so the result is NCHW. Of float values, or of int8 values on `in` rounded to a
+// FAKE_QUANTIZE's grid (xnn_int8.cpp).
 class GlobalAvgPoolStep final : public FastStep {
  public:
-  explicit GlobalAvgPoolStep(Kernel kernel) : kernel_(std::move(kernel)) {}
+  explicit GlobalAvgPoolStep(Kernel kernel, std::optional<Grid> in = std::nullopt,
+                             std::optional<Requantized> out = std::nullopt)
+      : kernel_(std::move(kernel)), in_(in), out_(std::move(out)) {}
 
-  Array run(Slots& slots, const std::vector<uint32_t>& reads, bool* nhwc) override {
+  Array run(Slots& slots, const std::vector<uint32_t>& reads, Stored* stored) override {
     const Shape s = slots.logical_shape(reads[0]);
-    if (s.size() != 4 || s[0] * s[1] * s[2] * s[3] == 0) return own(slots, reads, kernel_, nullptr);
-    const Array& x = slots.nhwc(reads[0]);
+    if (s.size() != 4 || s[0] * s[1] * s[2] * s[3] == 0)
+      return out_ ? via_float({&slots.nchw(reads[0])}, kernel_, *out_, stored) : own(slots, reads, kernel_, nullptr);
+    const Array& x = out_ ? slots.int8_nhwc(reads[0]) : slots.nhwc(reads[0]);
     std::lock_guard<std::mutex> guard(lock_);
+    const auto c = static_cast<size_t>(s[1]);
     if (!op_ || channels_ != s[1]) {
       xnn_operator_t op = nullptr;
-      op_ = created(xnn_create_global_average_pooling_nwc_f32(static_cast<size_t>(s[1]), static_cast<size_t>(s[1]),
-                                                              static_cast<size_t>(s[1]), -INFINITY, INFINITY, 0, &op),
-                    op, "global average pooling");
+      op_ = out_ ? created(xnn_create_global_average_pooling_nwc_qs8(
+                               c, c, c, static_cast<int8_t>(in_->zero_point), in_->scale,
+                               static_cast<int8_t>(out_->grid.zero_point), out_->grid.scale, out_->min, out_->max, 0, &op),
+                           op, "int8 global average pooling")
+                 : created(xnn_create_global_average_pooling_nwc_f32(c, c, c, -INFINITY, INFINITY, 0, &op), op,
+                           "global average pooling");
       channels_ = s[1];
     }
-    float* y;
-    Array out = Array::uninitialized({s[0], s[1], 1, 1}, &y);
-    check(xnn_setup_global_average_pooling_nwc_f32(op_.get(), static_cast<size_t>(s[0]), static_cast<size_t>(s[2] * s[3]),
-                                                   x.ptr(), y, threadpool()),
-          "global average pooling setup");
+    const Shape shape{s[0], s[1], 1, 1};
+    const auto n = static_cast<size_t>(s[0]), pixels = static_cast<size_t>(s[2] * s[3]);
+    Array out;
+    if (out_) {
+      int8_t* y;
+      out = int8_array(shape, &y);
+      check(xnn_setup_global_average_pooling_nwc_qs8(op_.get(), n, pixels, int8_data(x), y, threadpool()),
+            "global average pooling setup");
+      stored->int8 = out_->grid;
+    } else {
+      float* y;
+      out = Array::uninitialized(shape, &y);
+      check(xnn_setup_global_average_pooling_nwc_f32(op_.get(), n, pixels, x.ptr(), y, threadpool()),
+            "global average pooling setup");
+    }
     check(xnn_run_operator(op_.get(), threadpool()), "global average pooling");
-    *nhwc = false;
+    stored->nhwc = false;
     return out;
   }
+  const Grid* int8_output() const override { return out_ ? &out_->grid : nullptr; }
 
  private:
   Kernel kernel_;
+  std::optional<Grid> in_;
+  std::optional<Requantized> out_;  // int8 values: the grid of the result
   Operator op_;
   int64_t channels_ = 0;
   std::mutex lock_;
 };
-
-bool broadcastable(const Shape& a, const Shape& b) {
-  for (size_t i = 1; i <= std::min(a.size(), b.size()); ++i) {
-    const int64_t x = a[a.size() - i], y = b[b.size() - i];
-    if (x != y && x != 1 && y != 1) return false;
-  }
-  return true;
-}
 
 // Two-input elementwise ops. Both 4-D with one NHWC: computed in NHWC (a per-channel [N, C, 1, 1]
 // operand, as in squeeze-excitation, is [N, 1, 1, C] there at no cost); otherwise NCHW. ADD and MUL
@@ -326,13 +265,13 @@ class BinaryStep final : public FastStep {
     }
   }
 
-  Array run(Slots& slots, const std::vector<uint32_t>& reads, bool* nhwc) override {
+  Array run(Slots& slots, const std::vector<uint32_t>& reads, Stored* stored) override {
     const Shape a = slots.logical_shape(reads[0]), b = slots.logical_shape(reads[1]);
     if (!broadcastable(a, b)) return own(slots, reads, kernel_, after_);  // numpy's error text
     const bool use_nhwc = a.size() == 4 && b.size() == 4 && (slots.is_nhwc(reads[0]) || slots.is_nhwc(reads[1]));
     const Array& x = use_nhwc ? slots.nhwc(reads[0]) : slots.nchw(reads[0]);
     const Array& z = use_nhwc ? slots.nhwc(reads[1]) : slots.nchw(reads[1]);
-    *nhwc = use_nhwc;
+    stored->nhwc = use_nhwc;
     const size_t nd = std::max(x.shape.size(), z.shape.size());
     if (!op_ || nd > XNN_MAX_TENSOR_DIMS || x.size() == 0 || z.size() == 0) {
       Array out = kernel_({&x, &z});
@@ -377,9 +316,9 @@ class UnaryStep final : public FastStep {
     }
   }
 
-  Array run(Slots& slots, const std::vector<uint32_t>& reads, bool* nhwc) override {
+  Array run(Slots& slots, const std::vector<uint32_t>& reads, Stored* stored) override {
     const Array& x = slots.raw(reads[0]);
-    *nhwc = slots.is_nhwc(reads[0]);
+    stored->nhwc = slots.is_nhwc(reads[0]);
     if (!op_ || x.size() == 0) return kernel_({&x});
     float* y;
     Array out = Array::uninitialized(x.shape, &y);
@@ -419,120 +358,153 @@ bool elementwise_unary(Op op) {
 
 }  // namespace
 
-const Array& Slots::nchw(uint32_t slot) {
-  if (nhwc_[slot]) {
-    values_[slot] = transpose_4d(*values_[slot], false);
-    nhwc_[slot] = 0;
-  }
-  return *values_[slot];
+std::shared_ptr<FastStep> make_max_pool(const Pool2dAttrs& attrs, Kernel kernel, Grid in) {
+  return std::make_shared<MaxPoolStep>(attrs, std::move(kernel), in);
 }
 
-const Array& Slots::nhwc(uint32_t slot) {
-  if (!nhwc_[slot]) {
-    values_[slot] = transpose_4d(*values_[slot], true);
-    nhwc_[slot] = 1;
-  }
-  return *values_[slot];
+std::shared_ptr<FastStep> make_global_avg_pool(Kernel kernel, Grid in, Requantized out) {
+  return std::make_shared<GlobalAvgPoolStep>(std::move(kernel), in, std::move(out));
 }
 
-Shape Slots::logical_shape(uint32_t slot) const {
-  const Shape& s = values_[slot]->shape;
-  return nhwc_[slot] ? Shape{s[0], s[3], s[1], s[2]} : s;
+pthreadpool_t threadpool() {
+  return current_pool != nullptr ? static_cast<pthreadpool_t>(current_pool->handle()) : nullptr;
 }
+
+void initialize_xnnpack() {
+  static std::once_flag once;
+  static xnn_status status = xnn_status_success;
+  std::call_once(once, [] { status = xnn_initialize(nullptr); });
+  if (status != xnn_status_success)
+    throw Error(ErrorKind::Format, "XNNPACK cannot run on this CPU (xnn_initialize: status " +
+                                       std::to_string(static_cast<int>(status)) + ")");
+}
+
+Array own(Slots& slots, const std::vector<uint32_t>& reads, const Kernel& kernel, const Kernel& after) {
+  Inputs args;
+  for (uint32_t r : reads) args.push_back(&slots.nchw(r));
+  Array out = kernel(args);
+  return after ? after({&out}) : out;
+}
+
+bool broadcastable(const Shape& a, const Shape& b) {
+  for (size_t i = 1; i <= std::min(a.size(), b.size()); ++i) {
+    const int64_t x = a[a.size() - i], y = b[b.size() - i];
+    if (x != y && x != 1 && y != 1) return false;
+  }
+  return true;
+}
+
+bool fold_clamp(MethodPlan& plan, std::vector<bool>& removed, size_t i, Bounds& bounds) {
+  const std::optional<size_t> j = sole_reader(plan, removed, i);
+  if (!j) return false;
+  Step& next = plan.steps[*j];
+  if (next.reads.size() != 1 || static_cast<DType>(plan.slot_dtypes[next.write]) != DType::Float32) return false;
+  bool folded = false;
+  if (next.op == Op::RELU) folded = bounds.fold(0.0f, INFINITY);
+  else if (next.op == Op::CLAMP) folded = bounds.fold(lower(std::get<ClampAttrs>(next.attrs).min), upper(std::get<ClampAttrs>(next.attrs).max));
+  if (!folded) return false;
+  bounds.after = next.kernel;
+  plan.steps[i].write = next.write;
+  removed[*j] = true;
+  return true;
+}
+
+const Array* constant_of(const Constants& constants, const Step& step, size_t k) {
+  if (k >= step.reads.size()) return nullptr;
+  auto it = constants.find(step.reads[k]);
+  return it == constants.end() ? nullptr : it->second;
+}
+
+namespace {
+
+// The float XNNPACK step of step i, when it has one.
+void prepare_float_step(MethodPlan& plan, std::vector<bool>& removed, const Constants& constants, size_t i) {
+  Step& step = plan.steps[i];
+  // float kernels read a qint8 weight's float values (widened once, narrow_weights.h)
+  const auto constant = [&](const Step& s, size_t k) -> const Array* {
+    const Array* a = constant_of(constants, s, k);
+    return a == nullptr ? nullptr : &float_values(*a);
+  };
+  // a ReLU/clamp that only reads the result folds into it (the result then skips it)
+  const auto fold_reader = [&](size_t at, Bounds& bounds) { fold_clamp(plan, removed, at, bounds); };
+  switch (step.op) {
+    case Op::CONV2D: {
+      const Array* w = constant(step, 1);
+      const Array* b = constant(step, 2);
+      const Conv2dAttrs& a = std::get<Conv2dAttrs>(step.attrs);
+      // a weight the own kernel would refuse, or a bias of another size, stays with the own kernel
+      if (w == nullptr || (step.reads.size() > 2 && b == nullptr) || w->dim() != 4 || w->size() == 0 ||
+          w->shape[0] % a.groups != 0 || (b != nullptr && b->size() != w->shape[0]))
+        break;
+      Bounds bounds;
+      if (a.activation == Activation::Relu) bounds.lo = 0.0f;
+      fold_reader(i, bounds);
+      // the own kernel applies the conv's own ReLU; the folded step's kernel follows it
+      step.fast = std::make_shared<ConvStep>(a, *w, b, bounds, step.kernel);
+      break;
+    }
+    case Op::LINEAR: {
+      const Array* w = constant(step, 1);
+      const Array* b = constant(step, 2);
+      if (w == nullptr || (step.reads.size() > 2 && b == nullptr) || w->dim() != 2 || w->size() == 0 ||
+          (b != nullptr && b->size() != w->shape[0]))
+        break;
+      Bounds bounds;
+      if (std::get<FusedAttrs>(step.attrs).activation == Activation::Relu) bounds.lo = 0.0f;
+      step.fast = std::make_shared<LinearStep>(*w, b, bounds, step.kernel);
+      break;
+    }
+    case Op::MAX_POOL2D: {
+      const Pool2dAttrs& a = std::get<Pool2dAttrs>(step.attrs);
+      if (!a.ceil_mode && a.kernel[0] * a.kernel[1] > 1)  // XNNPACK refuses a 1x1 window
+        step.fast = std::make_shared<MaxPoolStep>(a, step.kernel);
+      break;
+    }
+    case Op::ADAPTIVE_AVG_POOL2D: {
+      const ShapeAttrs& a = std::get<ShapeAttrs>(step.attrs);
+      if (a.dims.size() == 2 && a.dims[0] == 1 && a.dims[1] == 1) step.fast = std::make_shared<GlobalAvgPoolStep>(step.kernel);
+      break;
+    }
+    case Op::ADD:
+    case Op::SUB:
+    case Op::MUL:
+    case Op::DIV:
+    case Op::POW: {
+      if (step.reads.size() == 1) {  // with a scalar: elementwise
+        step.fast = std::make_shared<UnaryStep>(step.op, step.kernel);
+        break;
+      }
+      const BinaryAttrs& a = std::get<BinaryAttrs>(step.attrs);
+      const bool xnn = (step.op == Op::ADD && a.alpha == 1.0) || step.op == Op::MUL;
+      Bounds bounds;
+      if (xnn) fold_reader(i, bounds);
+      step.fast = std::make_shared<BinaryStep>(step.op, xnn, bounds, step.kernel);
+      break;
+    }
+    default:
+      if (elementwise_unary(step.op)) step.fast = std::make_shared<UnaryStep>(step.op, step.kernel);
+      break;
+  }
+}
+
+}  // namespace
 
 void prepare_fast_steps(MethodPlan& plan) {
   initialize_xnnpack();
-  std::map<uint32_t, const Array*> constants;
+  Constants constants;
   for (const auto& [slot, weight] : plan.constants) constants[slot] = &weight;
-  const auto constant = [&](const Step& step, size_t i) -> const Array* {
-    if (i >= step.reads.size()) return nullptr;
-    auto it = constants.find(step.reads[i]);
-    return it == constants.end() ? nullptr : it->second;
-  };
   std::vector<bool> removed(plan.steps.size(), false);
-  // the only reader of i's result (not always the next step: plan.h), when it is a float32 ReLU
-  // or clamp: folded into `bounds`, and step i writes its result
-  const auto fold_reader = [&](size_t i, Bounds& bounds) {
-    const std::optional<size_t> j = sole_reader(plan, removed, i);
-    if (!j) return;
-    Step& next = plan.steps[*j];
-    if (next.reads.size() != 1 || static_cast<DType>(plan.slot_dtypes[next.write]) != DType::Float32) return;
-    bool folded = false;
-    if (next.op == Op::RELU) folded = bounds.fold(0.0f, INFINITY);
-    else if (next.op == Op::CLAMP) folded = bounds.fold(lower(std::get<ClampAttrs>(next.attrs).min), upper(std::get<ClampAttrs>(next.attrs).max));
-    if (!folded) return;
-    bounds.after = next.kernel;
-    plan.steps[i].write = next.write;
-    removed[*j] = true;
-  };
-  // XNNPACK's operators take float32: a step reading or writing another dtype (an int64 ADD of
-  // positions, say) keeps its own kernel
+  // XNNPACK's float operators take float32: a step reading or writing another dtype (an int64 ADD
+  // of positions, say) keeps its own kernel
   const auto float_only = [&plan](const Step& step) {
     const auto is_float = [&plan](uint32_t slot) { return static_cast<DType>(plan.slot_dtypes[slot]) == DType::Float32; };
     return is_float(step.write) && std::all_of(step.reads.begin(), step.reads.end(), is_float);
   };
+  Int8Planner int8(plan, removed, constants);  // follows which values are int8, step by step
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     if (removed[i]) continue;
-    Step& step = plan.steps[i];
-    if (!float_only(step)) continue;
-    switch (step.op) {
-      case Op::CONV2D: {
-        const Array* w = constant(step, 1);
-        const Array* b = constant(step, 2);
-        const Conv2dAttrs& a = std::get<Conv2dAttrs>(step.attrs);
-        // a weight the own kernel would refuse, or a bias of another size, stays with the own kernel
-        if (w == nullptr || (step.reads.size() > 2 && b == nullptr) || w->dim() != 4 || w->size() == 0 ||
-            w->shape[0] % a.groups != 0 || (b != nullptr && b->size() != w->shape[0]))
-          break;
-        Bounds bounds;
-        if (a.activation == Activation::Relu) bounds.lo = 0.0f;
-        fold_reader(i, bounds);
-        // the own kernel applies the conv's own ReLU; the folded step's kernel follows it
-        step.fast = std::make_shared<ConvStep>(a, *w, b, bounds, step.kernel);
-        break;
-      }
-      case Op::LINEAR: {
-        const Array* w = constant(step, 1);
-        const Array* b = constant(step, 2);
-        if (w == nullptr || (step.reads.size() > 2 && b == nullptr) || w->dim() != 2 || w->size() == 0 ||
-            (b != nullptr && b->size() != w->shape[0]))
-          break;
-        Bounds bounds;
-        if (std::get<FusedAttrs>(step.attrs).activation == Activation::Relu) bounds.lo = 0.0f;
-        step.fast = std::make_shared<LinearStep>(*w, b, bounds, step.kernel);
-        break;
-      }
-      case Op::MAX_POOL2D: {
-        const Pool2dAttrs& a = std::get<Pool2dAttrs>(step.attrs);
-        if (!a.ceil_mode && a.kernel[0] * a.kernel[1] > 1)  // XNNPACK refuses a 1x1 window
-          step.fast = std::make_shared<MaxPoolStep>(a, step.kernel);
-        break;
-      }
-      case Op::ADAPTIVE_AVG_POOL2D: {
-        const ShapeAttrs& a = std::get<ShapeAttrs>(step.attrs);
-        if (a.dims.size() == 2 && a.dims[0] == 1 && a.dims[1] == 1) step.fast = std::make_shared<GlobalAvgPoolStep>(step.kernel);
-        break;
-      }
-      case Op::ADD:
-      case Op::SUB:
-      case Op::MUL:
-      case Op::DIV:
-      case Op::POW: {
-        if (step.reads.size() == 1) {  // with a scalar: elementwise
-          step.fast = std::make_shared<UnaryStep>(step.op, step.kernel);
-          break;
-        }
-        const BinaryAttrs& a = std::get<BinaryAttrs>(step.attrs);
-        const bool xnn = (step.op == Op::ADD && a.alpha == 1.0) || step.op == Op::MUL;
-        Bounds bounds;
-        if (xnn) fold_reader(i, bounds);
-        step.fast = std::make_shared<BinaryStep>(step.op, xnn, bounds, step.kernel);
-        break;
-      }
-      default:
-        if (elementwise_unary(step.op)) step.fast = std::make_shared<UnaryStep>(step.op, step.kernel);
-        break;
-    }
+    if (!int8.prepare(i) && float_only(plan.steps[i])) prepare_float_step(plan, removed, constants, i);
+    int8.track(i);
   }
   size_t kept = 0;
   for (size_t i = 0; i < plan.steps.size(); ++i) {

@@ -4,10 +4,14 @@
 // once), on the Module's thread pool.
 //
 // Layout: a program's values are NCHW. A slot written by an XNNPACK convolution or pooling is
-// kept NHWC (its Array's shape is then the physical [N, H, W, C]) as long as the steps reading it
-// can take NHWC (other convolutions and pools, elementwise ops); the first step that needs NCHW
-// converts the slot in place, once, and outputs are converted before they are returned. So a
-// conv/pool/elementwise chain converts only at its ends.
+// kept NHWC as long as the steps reading it can take NHWC (other convolutions and pools,
+// elementwise ops); the first step that needs NCHW converts it (slots.h), and outputs are
+// converted before they are returned. So a conv/pool/elementwise chain converts only at its ends.
+//
+// int8 (issue 22, xnn_int8.cpp): a quantized program computes each quantized op in float and
+// rounds its result to an 8-bit grid (FAKE_QUANTIZE). Such values are kept as int8, and a
+// convolution, linear layer, add or global average pool whose result only a FAKE_QUANTIZE reads
+// (through a ReLU/clamp) runs on XNNPACK's int8 operators, writing the grid's int8 values directly.
 //
 // The own kernels (kernels.h) stay for the ops XNNPACK lacks (layer norm, softmax, matmul, ...)
 // and for inputs an XNNPACK step does not handle: a shape that does not fit the weight goes to the
@@ -21,47 +25,34 @@
 #include <vector>
 
 #include "kernels.h"
+#include "slots.h"
 
 namespace liteexport::demo_backend {
 
 struct MethodPlan;
 
-// A run's values and their layouts (run_plan's slots).
-class Slots {
- public:
-  explicit Slots(uint32_t n) : values_(n), nhwc_(n, 0) {}
-  void set(uint32_t slot, Array value, bool nhwc) {
-    values_[slot] = std::move(value);
-    nhwc_[slot] = nhwc;
-  }
-  void reset(uint32_t slot) { values_[slot].reset(); }
-  bool is_nhwc(uint32_t slot) const { return nhwc_[slot] != 0; }
-  // The value as stored (NHWC when is_nhwc).
-  const Array& raw(uint32_t slot) const { return *values_[slot]; }
-  // The value in NCHW (its program shape): an NHWC slot is converted in place, once.
-  const Array& nchw(uint32_t slot);
-  // A 4-D value in NHWC: an NCHW slot is converted in place, once.
-  const Array& nhwc(uint32_t slot);
-  // The program (NCHW) shape of the value.
-  Shape logical_shape(uint32_t slot) const;
-
- private:
-  std::vector<std::optional<Array>> values_;
-  std::vector<uint8_t> nhwc_;
+// How a step's result is stored (slots.h).
+struct Stored {
+  bool nhwc = false;
+  std::optional<Grid> int8;  // int8 values on this grid; none: the program's dtype
 };
 
 // A step that runs through XNNPACK (or an own kernel that works in either layout).
 class FastStep {
  public:
   virtual ~FastStep() = default;
-  // Computes the step from `slots` (reading `reads`); sets *nhwc to the result's layout.
-  virtual Array run(Slots& slots, const std::vector<uint32_t>& reads, bool* nhwc) = 0;
+  // Computes the step from `slots` (reading `reads`); sets *stored to how its result is stored.
+  virtual Array run(Slots& slots, const std::vector<uint32_t>& reads, Stored* stored) = 0;
+  // The grid of its result when it writes int8 values (the same on every run; the int8 steps of
+  // xnn_int8.cpp, which the profile marks), else null.
+  virtual const Grid* int8_output() const { return nullptr; }
 };
 
-// Gives the plan's steps their XNNPACK path and fuses a convolution's (or an add's) ReLU/clamp
-// into it when the clamp is the only reader of its result (not necessarily the next step:
-// sole_reader in plan.h): creates the operators. Called by build_plan before it computes the
-// slots' releases.
+// Gives the plan's steps their XNNPACK path, int8 (xnn_int8.cpp) or float, and fuses a
+// convolution's (or an add's) ReLU/clamp into it when the clamp is the only reader of its result
+// (not necessarily the next step: sole_reader in plan.h), and an int8 step's FAKE_QUANTIZE: creates
+// the operators that hold no weights. Called by finish_plan (plan.h) before it computes the slots'
+// releases.
 void prepare_fast_steps(MethodPlan& plan);
 
 // The threads XNNPACK runs on: a pthreadpool of n threads (n >= 2; one thread needs no pool: the

@@ -1,0 +1,98 @@
+"""The native core's int8 path (issue 22; android_sample/native/src/demo/xnn_int8.cpp): a quantized
+model's convolutions, adds, pooling and linear layers run on XNNPACK's int8 operators, their
+FAKE_QUANTIZE steps folded into them. The profile (liteexport_native_run --profile) marks the steps
+that ran on int8 values, so these tests fail when a fusion silently stops happening; the outputs
+stay within liteexport.quantized_parity.QUANTA quanta of runtime_py's."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import liteexport
+import runtime_py
+from liteexport.inspect_bundle import delegate_contents
+from liteexport.quantized_parity import QUANTA, output_quantum, quanta_apart
+from tests import cpp_builds
+from tests.android.test_android_sample import build_dir
+from tests.compiler.models.quantized import small_quantized, torchvision_quantized
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository, for the shared shim
+from benchmarks.torchvision_shim import import_torchvision  # noqa: E402
+
+pytestmark = [pytest.mark.android, pytest.mark.torch_oracle,
+              pytest.mark.skipif(shutil.which("cmake") is None or shutil.which("g++") is None,
+                                 reason="needs cmake and g++ to build C++")]
+
+
+@pytest.fixture(autouse=True)
+def _engine():  # type: ignore[no-untyped-def]
+    previous = torch.backends.quantized.engine
+    yield
+    torch.backends.quantized.engine = previous
+
+
+def _run_native(path: Path, x: np.ndarray, tmp_path: Path) -> tuple[np.ndarray, list[dict[str, object]]]:
+    """The native core's output on x, and its profile's rows in program order."""
+    tool = build_dir(cpp_builds.wait("native-host")) / "liteexport_native_run"
+    np.save(tmp_path / "x.npy", x)
+    profile = tmp_path / "profile.json"
+    done = subprocess.run([str(tool), str(path), str(tmp_path / "x.npy"), "--output", str(tmp_path / "out.npz"),
+                           "--profile", str(profile), "--repeat", "1", "--warmup", "0"],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    rows = sorted(json.loads(profile.read_text())["instructions"], key=lambda r: r["index"])
+    return np.load(tmp_path / "out.npz")["arr_0"], rows
+
+
+def _within_quanta(path: Path, x: np.ndarray, native: np.ndarray) -> float:
+    ours = np.asarray(runtime_py.load(path).forward(x))
+    contents = delegate_contents(runtime_py.load(path).ptmf)
+    assert contents is not None
+    quantum = output_quantum(contents[0]["forward"], 0)
+    assert quantum is not None
+    assert native.shape == ours.shape
+    assert native.argmax() == ours.argmax()
+    return quanta_apart(native, ours, quantum)
+
+
+@pytest.mark.parametrize("engine", ["qnnpack", "fbgemm"])
+def test_a_small_quantized_model_runs_its_quantized_ops_on_int8(engine: str, tmp_path: Path) -> None:
+    path = tmp_path / "small.ptl"
+    liteexport.export(small_quantized(engine), path, input_shapes=[(1, 3, 16, 16)])
+    x = np.random.default_rng(3).standard_normal((1, 3, 16, 16)).astype(np.float32)
+    native, rows = _run_native(path, x, tmp_path)
+    assert _within_quanta(path, x, native) <= QUANTA + 1e-3
+    int8 = Counter(str(r["op"]) for r in rows if r["int8"])
+    # the 1x1 conv3, add_relu, max pooling, the global average pool, flatten and the linear layer
+    # (qnnpack: per-tensor weights; fbgemm: per channel); the RGB conv and the grouped conv2 (4
+    # channels a group) stay float (the int8 kernels pad a tap's channels to 8)
+    assert int8 == {"CONV2D": 1, "ADD": 1, "MAX_POOL2D": 1, "ADAPTIVE_AVG_POOL2D": 1, "FLATTEN": 2, "LINEAR": 1,
+                    "FAKE_QUANTIZE": 4}, int8
+    # the FAKE_QUANTIZE steps after conv3, the add (and its ReLU), the pool and the linear layer
+    # are folded into them
+    instructions = len(delegate_contents(runtime_py.load(path).ptmf)[0]["forward"].instructions)  # type: ignore[index]
+    assert instructions - len(rows) == 5
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2"])
+def test_torchvision_quantized_classifiers_run_on_int8(name: str, tmp_path: Path) -> None:
+    path = tmp_path / f"{name}.ptl"
+    liteexport.export(torchvision_quantized(import_torchvision(), name, 224), path, input_shapes=[(1, 3, 224, 224)])
+    x = np.random.default_rng(1).standard_normal((1, 3, 224, 224)).astype(np.float32)
+    native, rows = _run_native(path, x, tmp_path)
+    assert _within_quanta(path, x, native) <= QUANTA + 1e-3
+    # every convolution but the RGB one, every add, the pools and the classifier run on int8; the
+    # only FAKE_QUANTIZE steps left are the input's and the RGB convolution's
+    float_steps = [(r["index"], r["op"]) for r in rows if not r["int8"]]
+    assert float_steps == [(0, "FAKE_QUANTIZE"), (1, "CONV2D")], float_steps
+    ops = Counter(str(r["op"]) for r in rows)
+    assert ops["FAKE_QUANTIZE"] == 2 and ops["ADD"] >= 8 and ops["LINEAR"] == 1, ops

@@ -140,9 +140,10 @@ def _with_statistics(name: str) -> Callable[[], nn.Module]:
     return lambda: with_batch_norm_statistics(_torchvision(name)(), 224)
 
 
+# named apart from the plain torchvision cases (benchmarks.worker finds a case by its name)
 QUANTIZED_CASES = (
-    Case("resnet18", _with_statistics("resnet18"), (1, 3, 224, 224), True),
-    Case("mobilenet_v2", _with_statistics("mobilenet_v2"), (1, 3, 224, 224), True),
+    Case("resnet18_stats", _with_statistics("resnet18"), (1, 3, 224, 224), True),
+    Case("mobilenet_v2_stats", _with_statistics("mobilenet_v2"), (1, 3, 224, 224), True),
 )
 
 

@@ -117,9 +117,9 @@ def infer_plain(bundle: str, shape: str) -> dict[str, float]:
 
 
 def _case(name: str) -> Any:
-    from benchmarks.models import CASES, PEER_CASES, PLAIN_CASES, scaling_case
+    from benchmarks.models import CASES, PEER_CASES, PLAIN_CASES, QUANTIZED_CASES, scaling_case
 
-    for case in (*CASES, *PLAIN_CASES, *PEER_CASES):
+    for case in (*CASES, *PLAIN_CASES, *PEER_CASES, *QUANTIZED_CASES):
         if case.name == name:
             return case
     return scaling_case(int(name.removeprefix("mlp_w")))
@@ -173,7 +173,7 @@ def export_torchvision_int8(case_name: str, out: str) -> dict[str, float]:
 
     torch.set_num_threads(1)
     case = _case(case_name)
-    model = torchvision_quantized(import_torchvision(), case_name, case.input_shape[-1])
+    model = torchvision_quantized(import_torchvision(), case_name.removesuffix("_stats"), case.input_shape[-1])
     t0 = time.perf_counter()
     compiled = compile_module(torch.jit.script(model), input_shapes={"forward": [case.input_shape]})
     write_bundle(compiled, out)

@@ -5,7 +5,6 @@ quantized ops (packed weights, scales, zero points) as the archive stores them."
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,18 +16,13 @@ import runtime_py
 from liteexport.inspect_bundle import delegate_contents
 from liteexport.quantized_parity import QUANTA, output_quantum, quanta_apart
 from tests.compiler.models.quantized import small_quantized, torchvision_quantized
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository, for the shared shim
-from benchmarks.torchvision_shim import import_torchvision  # noqa: E402
+from tests.compiler.test_quantized_models import (
+    TORCHVISION,
+    _engine,  # noqa: F401  (autouse: restores torch's quantized engine)
+    import_torchvision,
+)
 
 pytestmark = pytest.mark.torch_oracle
-
-
-@pytest.fixture(autouse=True)
-def _engine():  # type: ignore[no-untyped-def]
-    previous = torch.backends.quantized.engine
-    yield
-    torch.backends.quantized.engine = previous
 
 
 def _archive(model: torch.nn.Module, how: str, shape: tuple[int, ...], path: Path) -> Path:
@@ -61,10 +55,6 @@ def test_small_quantized_archive_matches_torch_within_a_quantum(engine: str, how
     archive = _archive(small_quantized(engine), how, shape, tmp_path / "small.pt")
     quanta, _ = _quanta_from_torch(archive, tmp_path / "small.ptl", shape)
     assert quanta <= 1 + 1e-3
-
-
-TORCHVISION = {"resnet18": 224, "mobilenet_v2": 224, "mobilenet_v3_large": 224, "shufflenet_v2_x1_0": 224,
-               "googlenet": 224, "inception_v3": 299}
 
 
 @pytest.mark.slow

@@ -18,11 +18,12 @@ import torch
 
 import liteexport
 import runtime_py
+from benchmarks.models import torchvision_quantized
 from liteexport.inspect_bundle import delegate_contents
 from liteexport.quantized_parity import QUANTA, output_quantum, quanta_apart
 from tests import cpp_builds
 from tests.android.test_android_sample import build_dir
-from tests.compiler.models.quantized import small_quantized, torchvision_quantized
+from tests.compiler.models.quantized import small_quantized
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository, for the shared shim
 from benchmarks.torchvision_shim import import_torchvision  # noqa: E402

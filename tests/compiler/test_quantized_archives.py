@@ -13,9 +13,10 @@ import torch
 
 import liteexport
 import runtime_py
+from benchmarks.models import torchvision_quantized
 from liteexport.inspect_bundle import delegate_contents
 from liteexport.quantized_parity import QUANTA, output_quantum, quanta_apart
-from tests.compiler.models.quantized import small_quantized, torchvision_quantized
+from tests.compiler.models.quantized import small_quantized
 from tests.compiler.test_quantized_models import (
     TORCHVISION,
     _engine,  # noqa: F401  (autouse: restores torch's quantized engine)

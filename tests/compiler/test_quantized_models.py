@@ -14,6 +14,7 @@ import torch
 
 import liteexport
 import runtime_py
+from benchmarks.models import torchvision_quantized
 from bundle_format.program import OpCode
 from liteexport.errors import VerificationError
 from liteexport.inspect_bundle import delegate_contents
@@ -21,7 +22,7 @@ from liteexport.parity import RTOL, scaled_atol
 from liteexport.quantized_parity import DYNAMIC_TOLERANCE, QUANTA, output_quantum, quanta_apart
 from runtime_py.errors import UserError
 from runtime_py.quantized_tensor import QuantizedTensor
-from tests.compiler.models.quantized import small_quantized, torchvision_quantized
+from tests.compiler.models.quantized import small_quantized
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository, for the shared shim
 from benchmarks.torchvision_shim import import_torchvision  # noqa: E402

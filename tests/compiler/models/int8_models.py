@@ -11,9 +11,9 @@ import numpy as np
 import torch
 
 from liteexport import pipeline
-from tests.compiler.models.quantized import with_batch_norm_statistics
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the repository, for the shared shim
+from benchmarks.models import with_batch_norm_statistics  # noqa: E402
 from benchmarks.torchvision_shim import import_torchvision  # noqa: E402
 
 SHAPE = (1, 3, 224, 224)

@@ -11,8 +11,6 @@ import torch.ao.nn.quantized as nnq
 import torch.ao.quantization as tq
 from torch import nn
 
-from benchmarks.models import torchvision_quantized, with_batch_norm_statistics  # noqa: F401  (the tests' names)
-
 
 class SmallQuantized(nn.Module):
     def __init__(self) -> None:

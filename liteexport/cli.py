@@ -407,16 +407,21 @@ def profile(bundle: str, method: str, input_files: tuple[str, ...], randoms: tup
 @click.option("--engine", type=click.Choice(["runtime_py", "torch", "all"]), default="runtime_py",
               show_default=True, help="Engine(s) to run the vectors on; torch needs liteexport's torch backend "
                                       "(built on first use with a C++ compiler).")
-@click.option("--atol", default=1e-5, show_default=True, type=float, help="Absolute tolerance.")
-@click.option("--rtol", default=1e-4, show_default=True, type=float, help="Relative tolerance.")
+@click.option("--atol", type=float, help="Absolute tolerance [default: the one the export stored for the method "
+              "(narrowed weights: the self-check's), else 1e-05].")
+@click.option("--rtol", type=float, help="Relative tolerance [default: the one the export stored for the method, "
+              "else 0.0001].")
 @_run_limit_options
-def verify(bundle: str, engine: str, atol: float, rtol: float, max_instructions: int | None,
+def verify(bundle: str, engine: str, atol: float | None, rtol: float | None, max_instructions: int | None,
            timeout: float | None, max_memory: int | None) -> None:
     """Run the test vectors stored in BUNDLE (export --example-inputs) on each engine.
 
     Reports, per method, vector and output, the max abs/rel error against torch's
-    outputs recorded at export time, and pass/fail against the tolerance. When a
-    delegated method fails, names the first compiled instruction (debug handle and
+    outputs recorded at export time, and pass/fail against the tolerance: --atol and
+    --rtol when given, else the one the export stored for the method (a bundle
+    exported with --weights fp16 or --quantize holds the float model's outputs and
+    the wider tolerance its self-check accepted), else atol 1e-05, rtol 0.0001. When
+    a delegated method fails, names the first compiled instruction (debug handle and
     source line) where runtime_py and ATen disagree. Exit code 9 when anything fails.
 
     \b
@@ -430,7 +435,7 @@ def verify(bundle: str, engine: str, atol: float, rtol: float, max_instructions:
     engines = ENGINES if engine == "all" else (engine,)
     report = verify_bundle(bundle, engines, atol=atol, rtol=rtol, max_instructions=max_instructions, timeout=timeout,
                            max_memory=max_memory)
-    click.echo(format_report(report, atol, rtol))
+    click.echo(format_report(report))
     if not report.passed:
         failed = sum(not c.passed for c in report.checks)
         raise VerificationError(f"{failed} of {len(report.checks)} output check(s) failed")

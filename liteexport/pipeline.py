@@ -37,7 +37,7 @@ import numpy as np
 from liteexport.errors import OutputError
 from liteexport.input_spec import DimRange, TensorSpec, as_tensor_spec
 from liteexport.lowered import CompiledModule
-from liteexport.test_vectors import TestVector
+from liteexport.test_vectors import StoredTolerance, TestVector
 from runtime_py.errors import InputError
 
 Inputs = Sequence[np.ndarray]
@@ -306,15 +306,20 @@ def lower(source: Source, request: Request, mode: str, progress: Report = _quiet
 
 # ---- pack, check, write --------------------------------------------------------------------------
 
-def pack(lowering: Lowering, stored: Mapping[str, Sequence[TestVector]], request: Request) -> list[memoryview]:
+def pack(lowering: Lowering, stored: Mapping[str, Sequence[TestVector]], request: Request,
+         tolerances: Mapping[str, StoredTolerance] | None = None) -> list[memoryview]:
     """The bundle's bytes, in chunks: our own layout for a whole lowering, torch's flatbuffer
-    writer for a mixed module; the debug table (unless stripped), the ``stored`` test vectors and
-    the user's extra files ride as extra files."""
-    from liteexport.test_vectors import TEST_VECTORS_EXTRA_FILE, encode_test_vectors
+    writer for a mixed module; the debug table (unless stripped), the ``stored`` test vectors (with
+    the ``tolerances`` the self-check accepted for them, when wider than verify's default: see
+    ``narrow``) and the user's extra files ride as extra files."""
+    from liteexport import test_vectors as tv
 
     extra_files = dict(request.extra_files)
     if stored:
-        extra_files[TEST_VECTORS_EXTRA_FILE] = encode_test_vectors(stored)
+        extra_files[tv.TEST_VECTORS_EXTRA_FILE] = tv.encode_test_vectors(stored)
+        kept = {method: t for method, t in (tolerances or {}).items() if method in stored}
+        if kept:
+            extra_files[tv.TOLERANCES_EXTRA_FILE] = tv.encode_tolerances(kept)
     if lowering.compiled is None:
         from liteexport.partial import mixed_bytes
 
@@ -338,16 +343,18 @@ def check(source: Source, lowering: Lowering, chunks: Sequence[memoryview],
 
 def narrow(lowering: Lowering, request: Request, checked: Mapping[str, Sequence[TestVector]],
            progress: Report = _quiet, source: Source | None = None,
-           sources: Mapping[str, Sequence[str]] | None = None) -> tuple[Lowering, tuple[str, ...]]:
+           sources: Mapping[str, Sequence[str]] | None = None) -> tuple[
+               Lowering, tuple[str, ...], dict[str, StoredTolerance]]:
     """``--quantize dynamic-int8`` or ``int8`` then ``--weights fp16``: the lowering with its linear
     layers' weights stored as per-channel int8 (with ``int8``, its convolutions' too and int8
     activation grids observed on the calibration inputs, liteexport.static_int8) and the other
     float32 weights as float16, and notes on how many were and, when the self-check has inputs
     (with ``int8``: the calibration inputs and held-out random ones, run by torch's float model in
     ``source``), what it costs against the float model (VerificationError beyond the tolerance
-    liteexport.weight_precision or liteexport.static_int8 states)."""
+    liteexport.weight_precision or liteexport.static_int8 states); and, per method with stored test
+    vectors (from the example inputs), the tolerance those were checked against, for the bundle."""
     if lowering.compiled is None:
-        return lowering, ()
+        return lowering, (), {}
     from liteexport import weight_precision as wp
 
     compiled, notes = lowering.compiled, []
@@ -370,22 +377,31 @@ def narrow(lowering: Lowering, request: Request, checked: Mapping[str, Sequence[
         kept = sum(isinstance(w, np.ndarray) and w.dtype == np.float32 for w in compiled.weights)
         notes.append(f"{count} of {total} weights stored as float16"
                      + (f" ({kept} kept float32: beyond float16's range)" if kept else ""))
+    tolerances: dict[str, StoredTolerance] = {}
     if request.check:
         int8, fp16 = request.quantize != "none", request.weights == "fp16"
         int8_what = "int8 weights and activations" if request.quantize == "int8" else "int8 weights"
         what = " and ".join(w for w, on in ((int8_what, int8), ("float16 weights", fp16)) if on)
         options = " and ".join(o for o, on in ((f"--quantize {request.quantize}", int8), ("--weights fp16", fp16))
                                if on)
+        examples: dict[str, Sequence[TestVector]] = {method: vectors for method, vectors in checked.items()
+                                                     if method in request.examples}  # the stored test vectors
         if request.quantize == "int8" and source is not None:
             from liteexport import static_int8
 
             progress("int8 cost: the float model on the calibration inputs and held-out random ones")
-            for label, vectors in _int8_references(source, request, lowering.compiled):
-                notes += wp.weight_cost(compiled, vectors, static_int8.TOLERANCE, what, options, "range", label)
+            tolerance, relative_to = static_int8.TOLERANCE, "range"
+            # and on the stored test vectors, which verify checks against the tolerance stored for them
+            references: list[tuple[str, Mapping[str, Sequence[TestVector]]]] = [
+                *_int8_references(source, request, lowering.compiled), ("example inputs", examples)]
+            for label, vectors in references:
+                notes += wp.weight_cost(compiled, vectors, tolerance, what, options, relative_to, label)
         else:
-            notes += wp.weight_cost(compiled, checked, wp.INT8_TOLERANCE if int8 else wp.FP16_TOLERANCE, what,
-                                    options)
-    return replace(lowering, compiled=compiled), tuple(notes)
+            tolerance, relative_to = wp.INT8_TOLERANCE if int8 else wp.FP16_TOLERANCE, "magnitude"
+            notes += wp.weight_cost(compiled, checked, tolerance, what, options)
+        tolerances = wp.accepted_tolerances(examples, tolerance, relative_to,
+                                            f"{tolerance:g} x the output's {relative_to} under {options}")
+    return replace(lowering, compiled=compiled), tuple(notes), tolerances
 
 
 HELD_OUT = 4  # random input sets the int8 cost is measured on besides the calibration inputs
@@ -518,10 +534,13 @@ def export(model: Any, path: str | Path, request: Request, progress: Report = _q
         for text in check(source, lowering, chunks, checked):
             say(text)
     if request.weights != "fp32" or request.quantize != "none":
-        lowering, cost = narrow(lowering, request, checked, progress, source, sources)
+        lowering, cost, tolerances = narrow(lowering, request, checked, progress, source, sources)
         for text in cost:
             say(text)
-        chunks = pack(lowering, stored, request)
+        for method, tolerance in tolerances.items():
+            say(f"liteexport verify checks {method}'s test vectors within atol {tolerance.atol:.3g} by default: the "
+                f"tolerance they passed here ({tolerance.rule}), stored in the bundle")
+        chunks = pack(lowering, stored, request, tolerances)
     size = write(path, chunks)
     return Result(str(path), size, summary(path, size, lowering), tuple(notes))
 

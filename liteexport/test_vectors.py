@@ -6,12 +6,25 @@ self-describing archive, read with ``allow_pickle=False``), keyed
 ``liteexport verify`` can check any engine against them later, anywhere. An output that is a
 constant (None, bool, int, float: googlenet's eval-mode auxiliary outputs are None) is kept as
 ``<method>/<vector>/constant_<j>``, its JSON text in a 0-d string array (no pickle needed).
+
+Beside them, in the extra file ``liteexport/test_tolerances.json``, an export whose self-check
+held the program to a wider tolerance than verify's default (narrowed weights: ``--weights fp16``,
+``--quantize dynamic-int8``, ``--quantize int8``, whose expected outputs are the float model's)
+stores, per method, the tolerance it accepted::
+
+    {"format": 1, "methods": {"forward": {"atol": 0.0123, "rtol": 0.0,
+                                          "rule": "0.1 x the output's range (--quantize int8)"}}}
+
+``atol`` and ``rtol`` are as numpy's allclose takes them (|got - expected| <= atol + rtol x
+|expected|); ``rule`` says, for people, how the export came to them. A separate file, so that
+readers that predate it (an older liteexport, the native core) still read the vectors.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import math
 import re
 import zipfile
 from collections.abc import Mapping, Sequence
@@ -25,6 +38,8 @@ from liteexport.parity import as_outputs, is_constant
 from runtime_py.errors import FormatError
 
 TEST_VECTORS_EXTRA_FILE = "liteexport/test_vectors.npz"
+TOLERANCES_EXTRA_FILE = "liteexport/test_tolerances.json"
+TOLERANCES_FORMAT = 1
 _KEY = re.compile(r"^(?P<method>[A-Za-z_]\w*)/(?P<vector>\d+)/(?P<kind>input|output|constant)_(?P<index>\d+)$")
 
 
@@ -98,6 +113,55 @@ def _ordered(values: dict[int, Any]) -> tuple[Any, ...]:
     if sorted(values) != list(range(len(values))):
         raise FormatError("test vector arrays are not numbered 0..n-1", where=TEST_VECTORS_EXTRA_FILE)
     return tuple(values[i] for i in range(len(values)))
+
+
+@dataclass(frozen=True)
+class StoredTolerance:
+    """The tolerance an export's self-check accepted for a method's test vectors."""
+
+    atol: float
+    rtol: float
+    rule: str = ""  # how the export came to it, e.g. "0.05 x the output's magnitude (--quantize dynamic-int8)"
+
+
+def encode_tolerances(tolerances: Mapping[str, StoredTolerance]) -> bytes:
+    """The JSON bytes of ``liteexport/test_tolerances.json`` (keys sorted: deterministic)."""
+    methods = {method: {"atol": t.atol, "rtol": t.rtol, "rule": t.rule} for method, t in tolerances.items()}
+    return json.dumps({"format": TOLERANCES_FORMAT, "methods": methods}, sort_keys=True).encode()
+
+
+def decode_tolerances(content: bytes) -> dict[str, StoredTolerance]:
+    """The tolerances in ``content``; FormatError for anything else (a tolerance that is not a finite
+    number >= 0, a format of a newer liteexport)."""
+    def fail(problem: str) -> FormatError:
+        return FormatError(f"malformed test tolerances: {problem}", where=TOLERANCES_EXTRA_FILE)
+
+    try:
+        data = json.loads(content.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise fail(str(exc)) from exc
+    if not isinstance(data, dict) or not isinstance(data.get("methods"), dict):
+        raise fail('not an object with "methods"')
+    if data.get("format") != TOLERANCES_FORMAT:
+        raise fail(f"format {data.get('format')!r}, this liteexport reads format {TOLERANCES_FORMAT}")
+    tolerances = {}
+    for method, entry in data["methods"].items():
+        if not isinstance(entry, dict):
+            raise fail(f"{method!r} is not an object")
+        atol, rtol = (_nonnegative(entry.get(key)) for key in ("atol", "rtol"))
+        if atol is None or rtol is None:
+            raise fail(f"{method}: atol and rtol must be finite numbers >= 0, not {entry.get('atol')!r} and "
+                       f"{entry.get('rtol')!r}")
+        rule = entry.get("rule", "")
+        tolerances[method] = StoredTolerance(atol, rtol, rule if isinstance(rule, str) else "")
+    return tolerances
+
+
+def _nonnegative(value: object) -> float | None:
+    """``value`` as a float when it is a finite number >= 0 (a bool is none), else None."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0:
+        return float(value)
+    return None
 
 
 def record_test_vectors(scripted: Any, examples: Mapping[str, Sequence[Sequence[np.ndarray]]]) -> dict[

@@ -1,7 +1,9 @@
 """``liteexport verify``: run a bundle's stored test vectors on each engine and compare.
 
 Per method, vector and output: max abs/rel error against the expected values (torch's
-outputs at export time) and pass/fail against a tolerance. When a delegated method fails,
+outputs at export time) and pass/fail against a tolerance: the one given, else the one the
+export stored for the method (``liteexport/test_tolerances.json``: the self-check's, for a
+bundle whose narrowed weights it held to a wider one than the default), else the default. When a delegated method fails,
 the compiled program is run instruction by instruction in runtime_py and, with torch, in
 ATen (the compiler's per-opcode semantics); the first instruction whose values differ is
 named with its debug handle and source line.
@@ -20,7 +22,14 @@ from bundle_format.debug_table import DebugTable
 from bundle_format.program import Program
 from liteexport.inspect_bundle import delegate_contents
 from liteexport.parity import as_outputs, constant_problem, is_constant, max_errors
-from liteexport.test_vectors import TEST_VECTORS_EXTRA_FILE, TestVector, decode_test_vectors
+from liteexport.test_vectors import (
+    TEST_VECTORS_EXTRA_FILE,
+    TOLERANCES_EXTRA_FILE,
+    StoredTolerance,
+    TestVector,
+    decode_test_vectors,
+    decode_tolerances,
+)
 from runtime_py.backends.demo import executor
 from runtime_py.backends.demo.backend import widened
 from runtime_py.backends.demo.plan import build_plan, instruction_label
@@ -29,6 +38,8 @@ from runtime_py.errors import LiteExportError, UserError
 from runtime_py.module import Module, load
 
 ENGINES = ("runtime_py", "torch")
+DEFAULT_ATOL, DEFAULT_RTOL = 1e-5, 1e-4
+GIVEN, STORED, DEFAULT = "given", "stored by export", "default"  # where a tolerance came from
 Runner = Callable[[str, Sequence[np.ndarray]], tuple[Any, ...]]  # see liteexport.parity.as_outputs
 
 
@@ -57,11 +68,44 @@ class Divergence:
     max_abs: float
 
 
+@dataclass(frozen=True)
+class Tolerance:
+    """The tolerance a method's outputs are checked against, and where atol and rtol came from."""
+
+    atol: float
+    rtol: float
+    atol_from: str = DEFAULT  # GIVEN, STORED or DEFAULT
+    rtol_from: str = DEFAULT
+    rule: str = ""  # the export's, for a stored one
+
+    def describe(self) -> str:
+        """e.g. "atol 0.0123, rtol 0 (stored by export: 0.05 x the output's magnitude (...))"."""
+        def source(where: str) -> str:
+            return f"{where}: {self.rule}" if where == STORED and self.rule else where
+
+        if self.atol_from == self.rtol_from:
+            return f"atol {self.atol:g}, rtol {self.rtol:g} ({source(self.atol_from)})"
+        return f"atol {self.atol:g} ({source(self.atol_from)}), rtol {self.rtol:g} ({source(self.rtol_from)})"
+
+
+def choose_tolerance(stored: StoredTolerance | None, atol: float | None, rtol: float | None) -> Tolerance:
+    """Each of atol and rtol: given (not None), else stored by the export, else the default."""
+    def pick(given: float | None, kept: float | None, default: float) -> tuple[float, str]:
+        if given is not None:
+            return given, GIVEN
+        return (kept, STORED) if kept is not None else (default, DEFAULT)
+
+    a, a_from = pick(atol, stored.atol if stored else None, DEFAULT_ATOL)
+    r, r_from = pick(rtol, stored.rtol if stored else None, DEFAULT_RTOL)
+    return Tolerance(a, r, a_from, r_from, stored.rule if stored and STORED in (a_from, r_from) else "")
+
+
 @dataclass
 class VerifyReport:
     checks: list[OutputCheck] = field(default_factory=list)
     divergences: list[Divergence] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    tolerances: dict[str, Tolerance] = field(default_factory=dict)  # method -> the one its outputs were checked against
 
     @property
     def passed(self) -> bool:
@@ -151,18 +195,22 @@ def localize(method: str, n: int, program: Program, stored: Sequence[object], ve
     return f"{method}[{n}]: runtime_py and ATen agree on every instruction; the compiled program differs from eager"
 
 
-def verify_bundle(path: str | Path, engines: Sequence[str] = ("runtime_py",), atol: float = 1e-5,
-                  rtol: float = 1e-4, max_instructions: int | None = None,
+def verify_bundle(path: str | Path, engines: Sequence[str] = ("runtime_py",), atol: float | None = None,
+                  rtol: float | None = None, max_instructions: int | None = None,
                   timeout: float | None = None, max_memory: int | None = None) -> VerifyReport:
     """Run the stored test vectors of the bundle at ``path`` on ``engines``; runtime_py's
     method calls under the given limits (exceeding one raises RunLimitExceeded; ``max_memory``
-    None: runtime_py's default)."""
+    None: runtime_py's default). ``atol`` and ``rtol`` None: the ones the export stored for the
+    method, else DEFAULT_ATOL and DEFAULT_RTOL (``report.tolerances`` says which, per method)."""
     module = load(path, max_instructions=max_instructions, timeout=timeout, max_memory=max_memory)
     content = module.ptmf.extra_file(TEST_VECTORS_EXTRA_FILE)
     if content is None:
         raise UserError(f"{path} holds no test vectors: export it with --example-inputs")
     vectors = decode_test_vectors(content)
-    report = VerifyReport()
+    stored = module.ptmf.extra_file(TOLERANCES_EXTRA_FILE)
+    kept = decode_tolerances(stored) if stored is not None else {}
+    report = VerifyReport(tolerances={method: choose_tolerance(kept.get(method), atol, rtol)
+                                      for method in sorted(vectors)})
     runners = {"runtime_py": lambda: _runtime_py_runner(module), "torch": lambda: _torch_runner(Path(path))}
     delegate = delegate_contents(module.ptmf)
     for engine in engines:
@@ -177,13 +225,15 @@ def verify_bundle(path: str | Path, engines: Sequence[str] = ("runtime_py",), at
                     report.checks.append(OutputCheck(engine, method, n, -1, np.inf, np.inf, False,
                                                      str(exc).splitlines()[0]))
                     continue
-                report.checks.extend(_compare(engine, method, n, got, vector, atol, rtol))
+                tolerance = report.tolerances[method]
+                report.checks.extend(_compare(engine, method, n, got, vector, tolerance.atol, tolerance.rtol))
     failed = sorted({(c.method, c.vector) for c in report.checks if not c.passed})
     for method, n in failed:
         if delegate is None or method not in delegate[0]:
             continue
+        # runtime_py against ATen on the same (widened) weights: the engines' tolerance, never the export's
         found = localize(method, n, delegate[0][method], delegate[1], vectors[method][n], module.debug_table,
-                          atol, rtol)
+                          DEFAULT_ATOL if atol is None else atol, DEFAULT_RTOL if rtol is None else rtol)
         if isinstance(found, Divergence):
             report.divergences.append(found)
         else:
@@ -196,9 +246,14 @@ def describe_divergence(d: Divergence) -> str:
             f"{d.debug_handle}: {d.location} {d.module_hierarchy} (max abs diff {d.max_abs:.3g})")
 
 
-def format_report(report: VerifyReport, atol: float, rtol: float) -> str:
+def format_report(report: VerifyReport) -> str:
     header = f"{'engine':<11} {'method':<12} {'vector':>6} {'output':>6} {'max abs err':>12} {'max rel err':>12}"
-    lines = [f"tolerance: atol {atol:g}, rtol {rtol:g}", header + "  result"]
+    tolerances = set(report.tolerances.values())
+    if len(tolerances) == 1:  # one line when every method has the same
+        lines = [f"tolerance: {tolerances.pop().describe()}"]
+    else:
+        lines = [f"tolerance for {method}: {t.describe()}" for method, t in report.tolerances.items()]
+    lines.append(header + "  result")
     for c in report.checks:
         result = "pass" if c.passed else "FAIL" + (f" ({c.problem})" if c.problem else "")
         output = "-" if c.output < 0 else str(c.output)

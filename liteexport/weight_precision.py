@@ -28,7 +28,7 @@ from bundle_format.ptmf import ScalarType
 from liteexport.errors import VerificationError
 from liteexport.lowered import CompiledModule
 from liteexport.parity import is_constant
-from liteexport.test_vectors import TestVector
+from liteexport.test_vectors import StoredTolerance, TestVector
 from runtime_py.backends.demo import executor
 from runtime_py.backends.demo.backend import widened
 from runtime_py.backends.demo.plan import build_plan
@@ -88,7 +88,7 @@ def weight_cost(compiled: CompiledModule, vectors: Mapping[str, Sequence[TestVec
                     continue
                 error = np.abs(g.astype(np.float64) - e)
                 scale = _scale(e, relative_to)
-                limit = tolerance * scale
+                limit = tolerance * scale  # (accepted_tolerances stores the largest of these)
                 if not np.all(error <= limit):
                     raise VerificationError(
                         f"self-check failed: with {what}, {program.method} is off the float model by "
@@ -109,6 +109,21 @@ def weight_cost(compiled: CompiledModule, vectors: Mapping[str, Sequence[TestVec
                      f"against the float model on {count}{top1} ({worst:.2g} x the output's {relative_to}; "
                      f"allowed: {tolerance:g} x)")
     return notes
+
+
+def accepted_tolerances(vectors: Mapping[str, Sequence[TestVector]], tolerance: float, relative_to: str,
+                        rule: str) -> dict[str, StoredTolerance]:
+    """Per method of ``vectors``, the absolute error ``weight_cost`` accepted on them with the same
+    ``tolerance`` and ``relative_to``: the largest of its limits over the method's float outputs
+    (no rtol: ``weight_cost`` has none). What the export stores beside the test vectors, for
+    ``liteexport verify`` (liteexport.test_vectors); a method without float outputs has none."""
+    tolerances = {}
+    for method, items in vectors.items():
+        limits = [tolerance * _scale(e, relative_to) for vector in items
+                  for e in (np.asarray(v) for v in vector.expected if not is_constant(v)) if e.dtype.kind == "f"]
+        if limits:
+            tolerances[method] = StoredTolerance(max(limits), 0.0, rule)
+    return tolerances
 
 
 def _scale(expected: np.ndarray, relative_to: str) -> float:

@@ -417,12 +417,14 @@ def verify(bundle: str, engine: str, atol: float | None, rtol: float | None, max
     """Run the test vectors stored in BUNDLE (export --example-inputs) on each engine.
 
     Reports, per method, vector and output, the max abs/rel error against torch's
-    outputs recorded at export time, and pass/fail against the tolerance: --atol and
-    --rtol when given, else the one the export stored for the method (a bundle
-    exported with --weights fp16 or --quantize holds the float model's outputs and
-    the wider tolerance its self-check accepted), else atol 1e-05, rtol 0.0001. When
-    a delegated method fails, names the first compiled instruction (debug handle and
+    outputs recorded at export time, and pass/fail against the tolerance. When a
+    delegated method fails, names the first compiled instruction (debug handle and
     source line) where runtime_py and ATen disagree. Exit code 9 when anything fails.
+
+    The tolerance is --atol and --rtol when given, else the one the export stored for
+    the method (with --weights fp16 or --quantize the stored outputs are the float
+    model's, and the export stores the wider tolerance its self-check accepted), else
+    atol 1e-05, rtol 0.0001; the first line of the report says which.
 
     \b
     Examples:

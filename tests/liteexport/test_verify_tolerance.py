@@ -16,18 +16,9 @@ from click.testing import CliRunner, Result
 from bundle_format import ptmf
 from bundle_format.bundle_file import read_bundle_file
 from bundle_format.ptmf_writer import encode_module
+from liteexport import test_vectors as tv
 from liteexport.cli import cli
 from liteexport.static_int8 import TOLERANCE
-from liteexport.test_vectors import (
-    TEST_VECTORS_EXTRA_FILE,
-    TOLERANCES_EXTRA_FILE,
-    StoredTolerance,
-    TestVector,
-    decode_test_vectors,
-    decode_tolerances,
-    encode_test_vectors,
-    encode_tolerances,
-)
 from liteexport.torch_backend import torch_backend_available
 from liteexport.verify import DEFAULT, GIVEN, STORED, verify_bundle
 from liteexport.weight_precision import FP16_TOLERANCE, INT8_TOLERANCE
@@ -86,7 +77,7 @@ def _rewrite(path: Path, out: Path, name: str, content: bytes | None) -> Path:
 
 def _expected_atol(path: Path, option: str) -> float:
     """The self-check's limit on the stored output: factor x its magnitude (at least 1) or range."""
-    (vector,) = decode_test_vectors(_extra(path, TEST_VECTORS_EXTRA_FILE) or b"")["forward"]
+    (vector,) = tv.decode_test_vectors(_extra(path, tv.TEST_VECTORS_EXTRA_FILE) or b"")["forward"]
     (e,) = vector.expected
     _, factor, relative_to = NARROWINGS[option]
     return factor * (float(e.max() - e.min()) if relative_to == "range" else max(1.0, float(np.abs(e).max())))
@@ -94,7 +85,7 @@ def _expected_atol(path: Path, option: str) -> float:
 
 def test_verify_passes_with_the_tolerance_the_export_stored(narrowed: tuple[str, Path]) -> None:
     option, path = narrowed
-    stored = json.loads(_extra(path, TOLERANCES_EXTRA_FILE) or b"")
+    stored = json.loads(_extra(path, tv.TOLERANCES_EXTRA_FILE) or b"")
     entry = stored["methods"]["forward"]
     assert stored["format"] == 1 and entry["rtol"] == 0.0
     assert entry["atol"] == pytest.approx(_expected_atol(path, option), rel=1e-12)
@@ -112,7 +103,7 @@ def test_the_vectors_are_beyond_the_default_tolerance(narrowed: tuple[str, Path]
     """Without the stored tolerance (a bundle of an older liteexport), verify uses the default, as
     it always did, and the narrowed program fails it: the stored tolerance is what passes it."""
     _, path = narrowed
-    old = _rewrite(path, tmp_path / "old.ptl", TOLERANCES_EXTRA_FILE, None)
+    old = _rewrite(path, tmp_path / "old.ptl", tv.TOLERANCES_EXTRA_FILE, None)
     result = invoke(["verify", str(old)])
     assert result.exit_code == 9
     assert result.stdout.splitlines()[0] == "tolerance: atol 1e-05, rtol 0.0001 (default)"
@@ -122,7 +113,7 @@ def test_the_vectors_are_beyond_the_default_tolerance(narrowed: tuple[str, Path]
 
 def test_a_given_tighter_atol_fails(narrowed: tuple[str, Path]) -> None:
     _, path = narrowed
-    atol = decode_tolerances(_extra(path, TOLERANCES_EXTRA_FILE) or b"")["forward"].atol
+    atol = tv.decode_tolerances(_extra(path, tv.TOLERANCES_EXTRA_FILE) or b"")["forward"].atol
     result = invoke(["verify", str(path), "--atol", "1e-6"])
     assert result.exit_code == 9
     assert result.stdout.splitlines()[0].startswith("tolerance: atol 1e-06 (given), rtol 0 (stored by export: ")
@@ -136,13 +127,13 @@ def test_a_tampered_output_still_fails(narrowed: tuple[str, Path], tmp_path: Pat
     """The stored tolerance is the self-check's, not a blanket pass: an expected output moved by
     twice that tolerance fails."""
     _, path = narrowed
-    atol = decode_tolerances(_extra(path, TOLERANCES_EXTRA_FILE) or b"")["forward"].atol
-    vectors = decode_test_vectors(_extra(path, TEST_VECTORS_EXTRA_FILE) or b"")
+    atol = tv.decode_tolerances(_extra(path, tv.TOLERANCES_EXTRA_FILE) or b"")["forward"].atol
+    vectors = tv.decode_test_vectors(_extra(path, tv.TEST_VECTORS_EXTRA_FILE) or b"")
     (vector,) = vectors["forward"]
     moved = vector.expected[0].copy()
     moved.flat[3] += 2 * atol
-    tampered = _rewrite(path, tmp_path / "tampered.ptl", TEST_VECTORS_EXTRA_FILE,
-                        encode_test_vectors({"forward": [TestVector(vector.inputs, (moved,))]}))
+    tampered = _rewrite(path, tmp_path / "tampered.ptl", tv.TEST_VECTORS_EXTRA_FILE,
+                        tv.encode_test_vectors({"forward": [tv.TestVector(vector.inputs, (moved,))]}))
     result = invoke(["verify", str(tampered)])
     assert result.exit_code == 9
     (row,) = [line for line in result.stdout.splitlines() if line.startswith("runtime_py")]
@@ -172,16 +163,16 @@ def test_a_float_export_stores_no_tolerance(tmp_path: Path) -> None:
     out = tmp_path / "float.ptl"
     args = ["export", MODEL, "-o", str(out), "-q", "--example-inputs", str(_save(tmp_path / "x.npy", 1.0, 1))]
     assert invoke(args).exit_code == 0
-    assert _extra(out, TOLERANCES_EXTRA_FILE) is None
+    assert _extra(out, tv.TOLERANCES_EXTRA_FILE) is None
     assert verify_bundle(out).tolerances["forward"].atol_from == DEFAULT
 
 
 def test_tolerances_round_trip() -> None:
-    tolerances = {"forward": StoredTolerance(0.0123, 0.0, "0.05 x the output's magnitude"),
-                  "encode": StoredTolerance(2, 1e-3)}
-    decoded = decode_tolerances(encode_tolerances(tolerances))
-    assert decoded == {"forward": tolerances["forward"], "encode": StoredTolerance(2.0, 1e-3, "")}
-    assert encode_tolerances(tolerances) == encode_tolerances(dict(reversed(tolerances.items())))
+    tolerances = {"forward": tv.StoredTolerance(0.0123, 0.0, "0.05 x the output's magnitude"),
+                  "encode": tv.StoredTolerance(2, 1e-3)}
+    decoded = tv.decode_tolerances(tv.encode_tolerances(tolerances))
+    assert decoded == {"forward": tolerances["forward"], "encode": tv.StoredTolerance(2.0, 1e-3, "")}
+    assert tv.encode_tolerances(tolerances) == tv.encode_tolerances(dict(reversed(tolerances.items())))
 
 
 @pytest.mark.parametrize("content", [
@@ -194,15 +185,15 @@ def test_tolerances_round_trip() -> None:
 ])
 def test_malformed_tolerances_are_format_errors(content: bytes) -> None:
     with pytest.raises(FormatError, match="malformed test tolerances"):
-        decode_tolerances(content)
+        tv.decode_tolerances(content)
 
 
 def test_verify_refuses_a_bundle_with_malformed_tolerances(narrowed: tuple[str, Path], tmp_path: Path) -> None:
     _, path = narrowed
-    bad = _rewrite(path, tmp_path / "bad.ptl", TOLERANCES_EXTRA_FILE, b'{"format": 1, "methods": {"forward": 1}}')
+    bad = _rewrite(path, tmp_path / "bad.ptl", tv.TOLERANCES_EXTRA_FILE, b'{"format": 1, "methods": {"forward": 1}}')
     result = invoke(["verify", str(bad)])
     assert result.exit_code == 5
-    assert TOLERANCES_EXTRA_FILE in result.stderr
+    assert tv.TOLERANCES_EXTRA_FILE in result.stderr
 
 
 @pytest.mark.skipif(not torch_backend_available(), reason="no C++ compiler, ninja or flatbuffers headers found: "

@@ -13,7 +13,7 @@ held the program to a wider tolerance than verify's default (narrowed weights: `
 stores, per method, the tolerance it accepted::
 
     {"format": 1, "methods": {"forward": {"atol": 0.0123, "rtol": 0.0,
-                                          "rule": "0.1 x the output's range (--quantize int8)"}}}
+                                          "rule": "0.1 x the output's range under --quantize int8"}}}
 
 ``atol`` and ``rtol`` are as numpy's allclose takes them (|got - expected| <= atol + rtol x
 |expected|); ``rule`` says, for people, how the export came to them. A separate file, so that
@@ -40,6 +40,7 @@ from runtime_py.errors import FormatError
 TEST_VECTORS_EXTRA_FILE = "liteexport/test_vectors.npz"
 TOLERANCES_EXTRA_FILE = "liteexport/test_tolerances.json"
 TOLERANCES_FORMAT = 1
+_MAX_RULE = 200  # characters of a stored tolerance's rule verify prints
 _KEY = re.compile(r"^(?P<method>[A-Za-z_]\w*)/(?P<vector>\d+)/(?P<kind>input|output|constant)_(?P<index>\d+)$")
 
 
@@ -121,7 +122,7 @@ class StoredTolerance:
 
     atol: float
     rtol: float
-    rule: str = ""  # how the export came to it, e.g. "0.05 x the output's magnitude (--quantize dynamic-int8)"
+    rule: str = ""  # how the export came to it, e.g. "0.05 x the output's magnitude under --quantize dynamic-int8"
 
 
 def encode_tolerances(tolerances: Mapping[str, StoredTolerance]) -> bytes:
@@ -152,8 +153,9 @@ def decode_tolerances(content: bytes) -> dict[str, StoredTolerance]:
         if atol is None or rtol is None:
             raise fail(f"{method}: atol and rtol must be finite numbers >= 0, not {entry.get('atol')!r} and "
                        f"{entry.get('rtol')!r}")
-        rule = entry.get("rule", "")
-        tolerances[method] = StoredTolerance(atol, rtol, rule if isinstance(rule, str) else "")
+        rule = entry.get("rule", "")  # printed by verify: one line of printable text, or nothing
+        printable = isinstance(rule, str) and rule.isprintable() and len(rule) <= _MAX_RULE
+        tolerances[method] = StoredTolerance(atol, rtol, rule if printable else "")
     return tolerances
 
 

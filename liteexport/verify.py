@@ -2,11 +2,11 @@
 
 Per method, vector and output: max abs/rel error against the expected values (torch's
 outputs at export time) and pass/fail against a tolerance: the one given, else the one the
-export stored for the method (``liteexport/test_tolerances.json``: the self-check's, for a
-bundle whose narrowed weights it held to a wider one than the default), else the default. When a delegated method fails,
-the compiled program is run instruction by instruction in runtime_py and, with torch, in
-ATen (the compiler's per-opcode semantics); the first instruction whose values differ is
-named with its debug handle and source line.
+export stored for the method (``liteexport/test_tolerances.json``: its self-check's, for a
+bundle of narrowed weights), else the default. When a delegated method fails, the compiled
+program is run instruction by instruction in runtime_py and, with torch, in ATen (the
+compiler's per-opcode semantics); the first instruction whose values differ is named with its
+debug handle and source line.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import numpy as np
 from bundle_format.debug_table import DebugTable
 from bundle_format.program import Program
 from liteexport.inspect_bundle import delegate_contents
-from liteexport.parity import as_outputs, constant_problem, is_constant, max_errors
+from liteexport.parity import ATOL, RTOL, as_outputs, constant_problem, is_constant, max_errors
 from liteexport.test_vectors import (
     TEST_VECTORS_EXTRA_FILE,
     TOLERANCES_EXTRA_FILE,
@@ -38,7 +38,7 @@ from runtime_py.errors import LiteExportError, UserError
 from runtime_py.module import Module, load
 
 ENGINES = ("runtime_py", "torch")
-DEFAULT_ATOL, DEFAULT_RTOL = 1e-5, 1e-4
+DEFAULT_ATOL, DEFAULT_RTOL = ATOL, RTOL  # unscaled here (parity's are scaled to the output)
 GIVEN, STORED, DEFAULT = "given", "stored by export", "default"  # where a tolerance came from
 Runner = Callable[[str, Sequence[np.ndarray]], tuple[Any, ...]]  # see liteexport.parity.as_outputs
 
@@ -79,7 +79,7 @@ class Tolerance:
     rule: str = ""  # the export's, for a stored one
 
     def describe(self) -> str:
-        """e.g. "atol 0.0123, rtol 0 (stored by export: 0.05 x the output's magnitude (...))"."""
+        """e.g. "atol 0.05, rtol 0 (stored by export: 0.05 x the output's magnitude under --quantize dynamic-int8)"."""
         def source(where: str) -> str:
             return f"{where}: {self.rule}" if where == STORED and self.rule else where
 

@@ -173,6 +173,9 @@ def test_tolerances_round_trip() -> None:
     decoded = tv.decode_tolerances(tv.encode_tolerances(tolerances))
     assert decoded == {"forward": tolerances["forward"], "encode": tv.StoredTolerance(2.0, 1e-3, "")}
     assert tv.encode_tolerances(tolerances) == tv.encode_tolerances(dict(reversed(tolerances.items())))
+    # the rule is printed by verify: control characters (a hostile bundle's terminal escapes) are dropped
+    hostile = tv.encode_tolerances({"forward": tv.StoredTolerance(0.1, 0.0, "\x1b[2Jcleared")})
+    assert tv.decode_tolerances(hostile)["forward"] == tv.StoredTolerance(0.1, 0.0, "")
 
 
 @pytest.mark.parametrize("content", [

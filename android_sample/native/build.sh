@@ -26,6 +26,8 @@ args=(-DCMAKE_BUILD_TYPE=Release -DLITEEXPORT_BUILD_TESTS=ON -DLITEEXPORT_MAKE_V
       -DLITEEXPORT_VECTORS_DIR="$vectors")
 if command -v ninja >/dev/null; then args+=(-G Ninja); fi
 if command -v ccache >/dev/null; then
+  # C++ only: ccache 4.8 fails on some of XNNPACK's C objects ("failed to stat *.o.d") when another
+  # variant's build cached them; XNNPACK is built once per variant directory and kept
   args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   # paths relative to the checkout: another clone of the same sources hits the same cache entries
   export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(cd "$sample/.." && pwd)}" CCACHE_NOHASHDIR=1
@@ -43,11 +45,8 @@ case "$variant" in
       export JAVA_HOME="${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")}"
     fi ;;
   sanitize) args+=(-DLITEEXPORT_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g") ;;
-  # the cross builds link Debian's XNNPACK of their architecture, unpacked by cross_xnnpack.sh
-  aarch64) args+=(-DCMAKE_TOOLCHAIN_FILE="$here/cmake/aarch64-linux-gnu.cmake"
-                  -DLITEEXPORT_XNNPACK_ROOT="$("$here/cross_xnnpack.sh" aarch64 "$root/xnnpack-aarch64")") ;;
-  armv7) args+=(-DCMAKE_TOOLCHAIN_FILE="$here/cmake/arm-linux-gnueabihf.cmake"
-                -DLITEEXPORT_XNNPACK_ROOT="$("$here/cross_xnnpack.sh" armv7 "$root/xnnpack-armv7")") ;;
+  aarch64) args+=(-DCMAKE_TOOLCHAIN_FILE="$here/cmake/aarch64-linux-gnu.cmake") ;;
+  armv7) args+=(-DCMAKE_TOOLCHAIN_FILE="$here/cmake/arm-linux-gnueabihf.cmake") ;;
   *) echo "unknown variant $variant (host|sanitize|aarch64|armv7)" >&2; exit 2 ;;
 esac
 

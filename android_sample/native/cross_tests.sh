@@ -3,10 +3,9 @@
 # (armeabi-v7a) with Debian's g++-aarch64-linux-gnu / g++-arm-linux-gnueabihf, its ctest suite run
 # under qemu-user, and its outputs on every test vector compared with the host build's within the
 # parity tolerance (rtol 1e-4, atol 1e-5): XNNPACK's kernels use each ABI's vector widths and FMA,
-# so the bits may differ. Debian's XNNPACK of each architecture comes from cross_xnnpack.sh.
+# so the bits may differ. XNNPACK is cross-built from its pinned sources (cmake/xnnpack.cmake).
 #   android_sample/native/cross_tests.sh [aarch64] [armv7]        (default: both)
-# Needs: apt-get install g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user, and
-# dpkg --add-architecture arm64 armhf + apt-get update for cross_xnnpack.sh (.ci/run does).
+# Needs: apt-get install g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user (.ci/run does).
 # Env: as run_tests.sh.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"

@@ -1,6 +1,6 @@
 """The native core on the ARM ABIs the app ships (arm64-v8a, armeabi-v7a), without a phone:
 cross-built with Debian's g++-aarch64-linux-gnu / g++-arm-linux-gnueabihf (.ci/run installs
-them, and Debian's XNNPACK of each architecture: cross_xnnpack.sh), its ctest suite run under qemu-user,
+them; XNNPACK is cross-built from its pinned sources), its ctest suite run under qemu-user,
 and its outputs on every test vector compared with the x86-64 build's within the parity tolerance
 (XNNPACK's kernels differ between ABIs in vector width and FMA use, so not bit for bit)."""
 

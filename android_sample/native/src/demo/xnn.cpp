@@ -40,9 +40,9 @@ class ConvStep final : public FastStep {
     Array out = Array::uninitialized({s[0], oh, ow, out_c_}, &y);
     std::lock_guard<std::mutex> guard(lock_);  // an operator holds one setup at a time
     if (!op_) create();
-    check(xnn_setup_convolution2d_nhwc_f32(op_.get(), static_cast<size_t>(s[0]), static_cast<size_t>(s[2]),
-                                           static_cast<size_t>(s[3]), x.ptr(), y, threadpool()),
-          "convolution setup");
+    void* workspace = reshape_image(reshape_, xnn_reshape_convolution2d_nhwc_f32, op_.get(), static_cast<size_t>(s[0]),
+                                    static_cast<size_t>(s[2]), static_cast<size_t>(s[3]), "convolution reshape");
+    check(xnn_setup_convolution2d_nhwc_f32(op_.get(), workspace, x.ptr(), y), "convolution setup");
     check(xnn_run_operator(op_.get(), threadpool()), "convolution");
     stored->nhwc = true;
     return out;
@@ -75,7 +75,7 @@ class ConvStep final : public FastStep {
                                                     u32(attrs_.dilation[1]), u32(attrs_.groups), static_cast<size_t>(group_c),
                                                     static_cast<size_t>(og), static_cast<size_t>(in_c_),
                                                     static_cast<size_t>(out_c_), filter, bias_ ? bias_->ptr() : nullptr,
-                                                    bounds_.lo, bounds_.hi, 0, &op),
+                                                    bounds_.lo, bounds_.hi, 0, nullptr, nullptr, &op),
                   op, "convolution");
     weight_ = Array{};  // packed: the operator holds its own copy
     bias_.reset();
@@ -88,6 +88,7 @@ class ConvStep final : public FastStep {
   int64_t out_c_, in_c_, kh_, kw_;
   Kernel kernel_, after_;
   Operator op_;
+  Reshaped reshape_;
   std::mutex lock_;
 };
 
@@ -111,13 +112,16 @@ class LinearStep final : public FastStep {
       op_ = created(xnn_create_fully_connected_nc_f32(static_cast<size_t>(in_f_), static_cast<size_t>(out_f_),
                                                       static_cast<size_t>(in_f_), static_cast<size_t>(out_f_),
                                                       weight_.ptr(), bias_ ? bias_->ptr() : nullptr, bounds_.lo,
-                                                      bounds_.hi, 0, &op),
+                                                      bounds_.hi, 0, nullptr, nullptr, &op),
                     op, "fully connected");
       weight_ = Array{};
       bias_.reset();
     }
-    check(xnn_setup_fully_connected_nc_f32(op_.get(), static_cast<size_t>(x.size() / in_f_), x.ptr(), y, threadpool()),
-          "fully connected setup");
+    const auto rows = static_cast<size_t>(x.size() / in_f_);
+    reshape_.ensure({rows}, [&](size_t*, size_t*) {
+      check(xnn_reshape_fully_connected_nc_f32(op_.get(), rows, threadpool()), "fully connected reshape");
+    });
+    check(xnn_setup_fully_connected_nc_f32(op_.get(), x.ptr(), y), "fully connected setup");
     check(xnn_run_operator(op_.get(), threadpool()), "fully connected");
     stored->nhwc = false;
     return out;
@@ -130,6 +134,7 @@ class LinearStep final : public FastStep {
   int64_t out_f_, in_f_;
   Kernel kernel_;
   Operator op_;
+  Reshaped reshape_;
   std::mutex lock_;
 };
 
@@ -151,32 +156,40 @@ class MaxPoolStep final : public FastStep {
       return out_ ? via_float({&slots.nchw(reads[0])}, kernel_, *out_, stored) : own(slots, reads, kernel_, nullptr);
     const Array& x = out_ ? slots.int8_nhwc(reads[0]) : slots.nhwc(reads[0]);
     std::lock_guard<std::mutex> guard(lock_);
-    if (!op_ || channels_ != s[1]) {  // the channel count is part of the operator: made on first use
+    if (!op_) {  // made on first use
       xnn_operator_t op = nullptr;
       const auto u32 = [](int64_t v) { return static_cast<uint32_t>(v); };
       const auto [ph, pw] = attrs_.padding;
       const auto make = [&](auto create, auto lo, auto hi, const char* what) {
         return created(create(u32(ph), u32(pw), u32(ph), u32(pw), u32(attrs_.kernel[0]), u32(attrs_.kernel[1]),
                               u32(attrs_.stride[0]), u32(attrs_.stride[1]), u32(attrs_.dilation[0]), u32(attrs_.dilation[1]),
-                              static_cast<size_t>(s[1]), static_cast<size_t>(s[1]), static_cast<size_t>(s[1]), lo, hi, 0, &op),
+                              lo, hi, 0, &op),
                        op, what);
       };
       op_ = out_ ? make(xnn_create_max_pooling2d_nhwc_s8, int8_t{-128}, int8_t{127}, "int8 max pooling")
                  : make(xnn_create_max_pooling2d_nhwc_f32, -INFINITY, INFINITY, "max pooling");
-      channels_ = s[1];
     }
     const Shape shape{s[0], oh, ow, s[1]};
     const auto n = static_cast<size_t>(s[0]), h = static_cast<size_t>(s[2]), w = static_cast<size_t>(s[3]);
+    const auto c = static_cast<size_t>(s[1]);
+    const auto reshape = [&](auto fn) {
+      reshape_.ensure({n, h, w, c}, [&](size_t*, size_t*) {
+        size_t out_h = 0, out_w = 0;
+        check(fn(op_.get(), n, h, w, c, c, c, &out_h, &out_w, threadpool()), "max pooling reshape");
+      });
+    };
     Array out;
     if (out_) {
       int8_t* y;
       out = int8_array(shape, &y);
-      check(xnn_setup_max_pooling2d_nhwc_s8(op_.get(), n, h, w, int8_data(x), y, threadpool()), "max pooling setup");
+      reshape(xnn_reshape_max_pooling2d_nhwc_s8);
+      check(xnn_setup_max_pooling2d_nhwc_s8(op_.get(), int8_data(x), y), "max pooling setup");
       stored->int8 = out_->grid;
     } else {
       float* y;
       out = Array::uninitialized(shape, &y);
-      check(xnn_setup_max_pooling2d_nhwc_f32(op_.get(), n, h, w, x.ptr(), y, threadpool()), "max pooling setup");
+      reshape(xnn_reshape_max_pooling2d_nhwc_f32);
+      check(xnn_setup_max_pooling2d_nhwc_f32(op_.get(), x.ptr(), y), "max pooling setup");
     }
     check(xnn_run_operator(op_.get(), threadpool()), "max pooling");
     stored->nhwc = true;
@@ -189,7 +202,7 @@ class MaxPoolStep final : public FastStep {
   Kernel kernel_;
   std::optional<Requantized> out_;  // int8 values: their grid
   Operator op_;
-  int64_t channels_ = 0;
+  Reshaped reshape_;
   std::mutex lock_;
 };
 
@@ -208,33 +221,40 @@ class GlobalAvgPoolStep final : public FastStep {
       return out_ ? via_float({&slots.nchw(reads[0])}, kernel_, *out_, stored) : own(slots, reads, kernel_, nullptr);
     const Array& x = out_ ? slots.int8_nhwc(reads[0]) : slots.nhwc(reads[0]);
     std::lock_guard<std::mutex> guard(lock_);
-    const auto c = static_cast<size_t>(s[1]);
-    if (!op_ || channels_ != s[1]) {
+    if (!op_) {  // XNNPACK's mean over H and W of the NHWC values
       xnn_operator_t op = nullptr;
-      op_ = out_ ? created(xnn_create_global_average_pooling_nwc_qs8(
-                               c, c, c, static_cast<int8_t>(in_->zero_point), in_->scale,
-                               static_cast<int8_t>(out_->grid.zero_point), out_->grid.scale, out_->min, out_->max, 0, &op),
-                           op, "int8 global average pooling")
-                 : created(xnn_create_global_average_pooling_nwc_f32(c, c, c, -INFINITY, INFINITY, 0, &op), op,
-                           "global average pooling");
-      channels_ = s[1];
+      if (out_) {
+        const xnn_quantization_params in{in_->zero_point, in_->scale}, q{out_->grid.zero_point, out_->grid.scale};
+        op_ = created(xnn_create_reduce_nd(xnn_reduce_mean, xnn_datatype_qint8, &in, &q, 0, &op), op,
+                      "int8 global average pooling");
+      } else {
+        op_ = created(xnn_create_reduce_nd(xnn_reduce_mean, xnn_datatype_fp32, nullptr, nullptr, 0, &op), op,
+                      "global average pooling");
+      }
     }
     const Shape shape{s[0], s[1], 1, 1};
-    const auto n = static_cast<size_t>(s[0]), pixels = static_cast<size_t>(s[2] * s[3]);
+    const std::vector<size_t> nhwc{static_cast<size_t>(s[0]), static_cast<size_t>(s[2]), static_cast<size_t>(s[3]),
+                                   static_cast<size_t>(s[1])};
+    void* workspace = reshape_.ensure(nhwc, [&](size_t* size, size_t* alignment) {
+      const int64_t axes[] = {1, 2};
+      check(xnn_reshape_reduce_nd(op_.get(), 2, axes, nhwc.size(), nhwc.data(), size, alignment, threadpool()),
+            "global average pooling reshape");
+    });
     Array out;
     if (out_) {
       int8_t* y;
       out = int8_array(shape, &y);
-      check(xnn_setup_global_average_pooling_nwc_qs8(op_.get(), n, pixels, int8_data(x), y, threadpool()),
-            "global average pooling setup");
+      check(xnn_setup_reduce_nd(op_.get(), workspace, int8_data(x), y), "global average pooling setup");
+      check(xnn_run_operator(op_.get(), threadpool()), "global average pooling");
+      clamp_in_place(y, out.size(), out_->min, out_->max);  // the folded ReLU/clamp, on the output grid
       stored->int8 = out_->grid;
     } else {
       float* y;
       out = Array::uninitialized(shape, &y);
-      check(xnn_setup_global_average_pooling_nwc_f32(op_.get(), n, pixels, x.ptr(), y, threadpool()),
-            "global average pooling setup");
+      // no workspace: with one, 4ea82e5's float mean converts its sums through a null kernel
+      check(xnn_setup_reduce_nd(op_.get(), nullptr, x.ptr(), y), "global average pooling setup");
+      check(xnn_run_operator(op_.get(), threadpool()), "global average pooling");
     }
-    check(xnn_run_operator(op_.get(), threadpool()), "global average pooling");
     stored->nhwc = false;
     return out;
   }
@@ -245,7 +265,7 @@ class GlobalAvgPoolStep final : public FastStep {
   std::optional<Grid> in_;
   std::optional<Requantized> out_;  // int8 values: the grid of the result
   Operator op_;
-  int64_t channels_ = 0;
+  Reshaped reshape_;
   std::mutex lock_;
 };
 
@@ -255,13 +275,14 @@ class GlobalAvgPoolStep final : public FastStep {
 class BinaryStep final : public FastStep {
  public:
   // use_xnn: ADD (alpha 1) or MUL
-  BinaryStep(Op op, bool use_xnn, Bounds bounds, Kernel kernel) : kernel_(std::move(kernel)), after_(bounds.after) {
+  BinaryStep(Op op, bool use_xnn, Bounds bounds, Kernel kernel)
+      : kernel_(std::move(kernel)), after_(bounds.after), lo_(bounds.lo), hi_(bounds.hi) {
     if (use_xnn) {
       xnn_operator_t created_op = nullptr;
-      op_ = created(op == Op::ADD ? xnn_create_add_nd_f32(bounds.lo, bounds.hi, 0, &created_op)
-                                  : xnn_create_multiply_nd_f32(bounds.lo, bounds.hi, 0, &created_op),
-                    created_op, op == Op::ADD ? "add" : "multiply");
       add_ = op == Op::ADD;
+      op_ = created(xnn_create_binary_elementwise_nd(add_ ? xnn_binary_add : xnn_binary_multiply, xnn_datatype_fp32,
+                                                     nullptr, nullptr, nullptr, 0, &created_op),
+                    created_op, add_ ? "add" : "multiply");
     }
   }
 
@@ -287,20 +308,16 @@ class BinaryStep final : public FastStep {
     float* y;
     Array out = Array::uninitialized(std::move(shape), &y);
     std::lock_guard<std::mutex> guard(lock_);
-    if (add_)
-      check(xnn_setup_add_nd_f32(op_.get(), sx.size(), sx.data(), sz.size(), sz.data(), x.ptr(), z.ptr(), y, threadpool()),
-            "add setup");
-    else
-      check(xnn_setup_multiply_nd_f32(op_.get(), sx.size(), sx.data(), sz.size(), sz.data(), x.ptr(), z.ptr(), y,
-                                      threadpool()),
-            "multiply setup");
-    check(xnn_run_operator(op_.get(), threadpool()), add_ ? "add" : "multiply");
+    run_binary(op_.get(), reshape_, sx, sz, x.ptr(), z.ptr(), y, add_ ? "add" : "multiply");
+    clamp_in_place(y, out.size(), lo_, hi_);  // the folded ReLU/clamp
     return out;
   }
 
  private:
   Kernel kernel_, after_;
+  float lo_, hi_;
   Operator op_;
+  Reshaped reshape_;
   bool add_ = false;
   std::mutex lock_;
 };
@@ -312,7 +329,9 @@ class UnaryStep final : public FastStep {
   UnaryStep(Op op, Kernel kernel) : kernel_(std::move(kernel)) {
     if (op == Op::HARDSWISH) {
       xnn_operator_t created_op = nullptr;
-      op_ = created(xnn_create_hardswish_nc_f32(1, 1, 1, 0, &created_op), created_op, "hardswish");
+      op_ = created(xnn_create_unary_elementwise_nc(xnn_unary_hardswish, xnn_datatype_fp32, xnn_datatype_fp32, nullptr,
+                                                    nullptr, nullptr, 0, &created_op),
+                    created_op, "hardswish");
     }
   }
 
@@ -323,8 +342,11 @@ class UnaryStep final : public FastStep {
     float* y;
     Array out = Array::uninitialized(x.shape, &y);
     std::lock_guard<std::mutex> guard(lock_);
-    check(xnn_setup_hardswish_nc_f32(op_.get(), static_cast<size_t>(x.size()), x.ptr(), y, threadpool()),
-          "hardswish setup");
+    const auto n = static_cast<size_t>(x.size());
+    reshape_.ensure({n}, [&](size_t*, size_t*) {
+      check(xnn_reshape_unary_elementwise_nc(op_.get(), n, 1, 1, 1, threadpool()), "hardswish reshape");
+    });
+    check(xnn_setup_unary_elementwise_nc(op_.get(), x.ptr(), y), "hardswish setup");
     check(xnn_run_operator(op_.get(), threadpool()), "hardswish");
     return out;
   }
@@ -332,6 +354,7 @@ class UnaryStep final : public FastStep {
  private:
   Kernel kernel_;
   Operator op_;
+  Reshaped reshape_;
   std::mutex lock_;
 };
 
@@ -368,6 +391,23 @@ std::shared_ptr<FastStep> make_global_avg_pool(Kernel kernel, Grid in, Requantiz
 
 pthreadpool_t threadpool() {
   return current_pool != nullptr ? static_cast<pthreadpool_t>(current_pool->handle()) : nullptr;
+}
+
+size_t Reshaped::threads() {
+  const pthreadpool_t pool = threadpool();
+  return pool == nullptr ? 1 : pthreadpool_get_threads_count(pool);
+}
+
+void run_binary(xnn_operator_t op, Reshaped& reshaped, const std::vector<size_t>& a, const std::vector<size_t>& b,
+                const void* x, const void* z, void* y, const char* what) {
+  std::vector<size_t> key(a);
+  key.push_back(0);  // a separator: the shapes' ranks may differ
+  key.insert(key.end(), b.begin(), b.end());
+  reshaped.ensure(std::move(key), [&](size_t*, size_t*) {
+    check(xnn_reshape_binary_elementwise_nd(op, a.size(), a.data(), b.size(), b.data(), threadpool()), what);
+  });
+  check(xnn_setup_binary_elementwise_nd(op, x, z, y), what);
+  check(xnn_run_operator(op, threadpool()), what);
 }
 
 void initialize_xnnpack() {

@@ -6,6 +6,8 @@
 #include <xnnpack.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -43,6 +45,59 @@ inline Operator created(xnn_status status, const xnn_operator_t& op, const char*
     throw Error(ErrorKind::Format, std::string("XNNPACK ") + what + " creation failed with status " +
                                        std::to_string(static_cast<int>(status)));
   return Operator(op);
+}
+
+// XNNPACK's operators are reshaped for input dimensions and a thread count (which picks their
+// tiling), then set up with the run's pointers. A step reshapes only when either changed since its
+// last run, and keeps the workspace the reshape asked for (its address must not move while the
+// reshape holds).
+class Reshaped {
+ public:
+  // Calls reshape(&workspace_size, &workspace_alignment) unless `key` and the thread count are
+  // those of the last successful call; the workspace.
+  template <typename Reshape>
+  void* ensure(std::vector<size_t> key, Reshape reshape) {
+    key.push_back(threads());
+    if (!valid_ || key != key_) {
+      valid_ = false;  // until this reshape succeeds
+      size_t size = 0, alignment = 1;
+      reshape(&size, &alignment);
+      workspace_.assign(size + alignment, 0);
+      aligned_ = workspace_.data() + (alignment - reinterpret_cast<uintptr_t>(workspace_.data()) % alignment) % alignment;
+      key_ = std::move(key);
+      valid_ = true;
+    }
+    return aligned_;
+  }
+
+ private:
+  static size_t threads();
+  std::vector<size_t> key_;
+  bool valid_ = false;
+  std::vector<char> workspace_;
+  char* aligned_ = nullptr;
+};
+
+// ensure() for the operators whose reshape takes (op, N, H, W, &workspace, &alignment, &OH, &OW,
+// pool): convolutions, float and int8.
+template <typename Reshape>
+void* reshape_image(Reshaped& reshaped, Reshape reshape, xnn_operator_t op, size_t n, size_t h, size_t w,
+                    const char* what) {
+  return reshaped.ensure({n, h, w}, [&](size_t* size, size_t* alignment) {
+    size_t oh = 0, ow = 0;
+    check(reshape(op, n, h, w, size, alignment, &oh, &ow, threadpool()), what);
+  });
+}
+
+// Reshapes (when the shapes changed), sets up and runs a binary elementwise operator (float or int8).
+void run_binary(xnn_operator_t op, Reshaped& reshaped, const std::vector<size_t>& a, const std::vector<size_t>& b,
+                const void* x, const void* z, void* y, const char* what);
+
+// The output bounds XNNPACK's binary and mean operators do not take, applied after them.
+template <typename T>
+void clamp_in_place(T* __restrict y, int64_t n, T lo, T hi) {
+  if (!(lo > std::numeric_limits<T>::lowest() || hi < std::numeric_limits<T>::max())) return;
+  for (int64_t i = 0; i < n; ++i) y[i] = std::min(std::max(y[i], lo), hi);
 }
 
 inline float lower(const std::optional<double>& v) { return v ? static_cast<float>(*v) : -INFINITY; }

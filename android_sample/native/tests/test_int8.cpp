@@ -208,15 +208,16 @@ int run_int8_tests() {
     CHECK(apart <= 1.001, "average pool and linear within a quantum: " + text(apart));
     n += 4;
   }
-  {  // an RGB convolution (3 input channels: float is faster, see int8_weight) stays float, and so
-     // does the FAKE_QUANTIZE before it (no int8 reader); its weight is widened once
+  {  // an RGB convolution (3 input channels, which XNNPACK pads to its kernels' channel tile) runs
+     // on int8 too (see int8_weight), the FAKE_QUANTIZE before it writing int8, the one after folded
     Builder b(Shape{1, 3, 12, 12});
     const uint32_t w = b.weight(quantized({8, 3, 3, 3}, 9, {0.01}));
     const uint32_t c = b.step(Op::CONV2D, Conv2dAttrs{{1, 1}, {1, 1}, {1, 1}, 1, Activation::None}, {b.quantize(0, 0.03, 128), w});
     const MethodPlan plan = b.plan(b.quantize(c, 0.1, 128));
     const Prepared p = prepared(plan);
-    CHECK(p.int8_steps == 0, "an RGB convolution stays float: " + std::to_string(p.int8_steps));
-    CHECK(p.plan.constants.size() == 1 && p.plan.constants[0].second.data != nullptr, "its weight is widened");
+    CHECK(p.int8_steps == 2 && p.plan.steps.size() == 2, "an RGB convolution on int8: " + std::to_string(p.int8_steps));
+    const double apart = quanta_apart(plan, p, random_array({1, 3, 12, 12}, 12), 0.1);
+    CHECK(apart <= 1.001, "an RGB convolution within a quantum: " + text(apart));
     n += 2;
   }
   {  // an input the int8 linear layer does not take: the own kernel's error, as on the float path

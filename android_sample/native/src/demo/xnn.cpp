@@ -138,9 +138,11 @@ class LinearStep final : public FastStep {
   std::mutex lock_;
 };
 
-// Max pooling without ceil mode (XNNPACK's windows end inside input + padding, as torch's do
-// without it). XNNPACK's padding never wins a max (it reads a border pixel instead), as torch's -inf.
-// Of float values, or of int8 values (xnn_int8.cpp), whose grid the result keeps.
+// Max pooling. XNNPACK's padding never wins a max (it reads a pixel of the window inside the input
+// instead), as torch's -inf does not. XNNPACK's windows end inside input + padding, as torch's do
+// without ceil mode; with it, torch's last partial window comes from extra bottom/right padding (an
+// operator per such padding, as it depends on the input's size). Of float values, or of int8
+// values (xnn_int8.cpp), whose grid the result keeps.
 class MaxPoolStep final : public FastStep {
  public:
   MaxPoolStep(const Pool2dAttrs& attrs, Kernel kernel, std::optional<Grid> int8 = std::nullopt)
@@ -150,24 +152,32 @@ class MaxPoolStep final : public FastStep {
 
   Array run(Slots& slots, const std::vector<uint32_t>& reads, Stored* stored) override {
     const Shape s = slots.logical_shape(reads[0]);
-    const int64_t oh = s.size() == 4 ? window_output_size(s[2], attrs_.kernel[0], attrs_.stride[0], attrs_.padding[0], attrs_.dilation[0], false) : 0;
-    const int64_t ow = s.size() == 4 ? window_output_size(s[3], attrs_.kernel[1], attrs_.stride[1], attrs_.padding[1], attrs_.dilation[1], false) : 0;
+    const int64_t oh = s.size() == 4 ? output_size(s[2], 0) : 0, ow = s.size() == 4 ? output_size(s[3], 1) : 0;
     if (s.size() != 4 || s[0] * s[1] == 0 || oh <= 0 || ow <= 0)
       return out_ ? via_float({&slots.nchw(reads[0])}, kernel_, *out_, stored) : own(slots, reads, kernel_, nullptr);
     const Array& x = out_ ? slots.int8_nhwc(reads[0]) : slots.nhwc(reads[0]);
+    // the padding past the input's end that makes XNNPACK's window count torch's (ceil mode)
+    const auto extra = [&](int64_t size, int64_t out, size_t k) {
+      return std::max<int64_t>(0, (out - 1) * attrs_.stride[k] + attrs_.dilation[k] * (attrs_.kernel[k] - 1) + 1 -
+                                      (size + 2 * attrs_.padding[k]));
+    };
+    const Pair end_padding{extra(s[2], oh, 0), extra(s[3], ow, 1)};
     std::lock_guard<std::mutex> guard(lock_);
-    if (!op_) {  // made on first use
+    if (!op_ || end_padding != end_padding_) {  // made on first use
       xnn_operator_t op = nullptr;
       const auto u32 = [](int64_t v) { return static_cast<uint32_t>(v); };
       const auto [ph, pw] = attrs_.padding;
+      const auto [eh, ew] = end_padding;
       const auto make = [&](auto create, auto lo, auto hi, const char* what) {
-        return created(create(u32(ph), u32(pw), u32(ph), u32(pw), u32(attrs_.kernel[0]), u32(attrs_.kernel[1]),
+        return created(create(u32(ph), u32(pw + ew), u32(ph + eh), u32(pw), u32(attrs_.kernel[0]), u32(attrs_.kernel[1]),
                               u32(attrs_.stride[0]), u32(attrs_.stride[1]), u32(attrs_.dilation[0]), u32(attrs_.dilation[1]),
                               lo, hi, 0, &op),
                        op, what);
       };
       op_ = out_ ? make(xnn_create_max_pooling2d_nhwc_s8, int8_t{-128}, int8_t{127}, "int8 max pooling")
                  : make(xnn_create_max_pooling2d_nhwc_f32, -INFINITY, INFINITY, "max pooling");
+      end_padding_ = end_padding;
+      reshape_ = Reshaped{};
     }
     const Shape shape{s[0], oh, ow, s[1]};
     const auto n = static_cast<size_t>(s[0]), h = static_cast<size_t>(s[2]), w = static_cast<size_t>(s[3]);
@@ -176,6 +186,8 @@ class MaxPoolStep final : public FastStep {
       reshape_.ensure({n, h, w, c}, [&](size_t*, size_t*) {
         size_t out_h = 0, out_w = 0;
         check(fn(op_.get(), n, h, w, c, c, c, &out_h, &out_w, threadpool()), "max pooling reshape");
+        if (out_h != static_cast<size_t>(oh) || out_w != static_cast<size_t>(ow))
+          throw KernelError("XNNPACK's max pooling computed another output size");
       });
     };
     Array out;
@@ -200,8 +212,14 @@ class MaxPoolStep final : public FastStep {
  private:
   Pool2dAttrs attrs_;
   Kernel kernel_;
+  int64_t output_size(int64_t size, size_t k) const {
+    return window_output_size(size, attrs_.kernel[k], attrs_.stride[k], attrs_.padding[k], attrs_.dilation[k],
+                              attrs_.ceil_mode);
+  }
+
   std::optional<Requantized> out_;  // int8 values: their grid
   Operator op_;
+  Pair end_padding_{0, 0};  // op_'s extra bottom and right padding
   Reshaped reshape_;
   std::mutex lock_;
 };
@@ -381,6 +399,11 @@ bool elementwise_unary(Op op) {
 
 }  // namespace
 
+bool xnn_max_pool_takes(const Pool2dAttrs& a) {
+  // XNNPACK refuses a 1x1 window and a stride longer than the window
+  return a.kernel[0] * a.kernel[1] > 1 && a.stride[0] <= a.kernel[0] && a.stride[1] <= a.kernel[1];
+}
+
 std::shared_ptr<FastStep> make_max_pool(const Pool2dAttrs& attrs, Kernel kernel, Grid in) {
   return std::make_shared<MaxPoolStep>(attrs, std::move(kernel), in);
 }
@@ -496,7 +519,7 @@ void prepare_float_step(MethodPlan& plan, std::vector<bool>& removed, const Cons
     }
     case Op::MAX_POOL2D: {
       const Pool2dAttrs& a = std::get<Pool2dAttrs>(step.attrs);
-      if (!a.ceil_mode && a.kernel[0] * a.kernel[1] > 1)  // XNNPACK refuses a 1x1 window
+      if (xnn_max_pool_takes(a))
         step.fast = std::make_shared<MaxPoolStep>(a, step.kernel);
       break;
     }

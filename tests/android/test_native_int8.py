@@ -73,14 +73,14 @@ def test_a_small_quantized_model_runs_its_quantized_ops_on_int8(engine: str, tmp
     assert _within_quanta(path, x, native) <= QUANTA + 1e-3
     int8 = Counter(str(r["op"]) for r in rows if r["int8"])
     # every quantized op: the RGB conv, the grouped conv2 (4 channels a group), the 1x1 conv3,
-    # add_relu, max pooling, the global average pool, flatten and the linear layer (qnnpack:
-    # per-tensor weights; fbgemm: per channel)
-    assert int8 == {"CONV2D": 3, "ADD": 1, "MAX_POOL2D": 1, "ADAPTIVE_AVG_POOL2D": 1, "FLATTEN": 2, "LINEAR": 1,
-                    "FAKE_QUANTIZE": 3}, int8
-    # the FAKE_QUANTIZE steps after the convolutions, the add (and its ReLU), the pool and the
-    # linear layer are folded into them
+    # add_relu, the cat, max pooling, the global average pool, flatten and the linear layer
+    # (qnnpack: per-tensor weights; fbgemm: per channel)
+    assert int8 == {"CONV2D": 3, "ADD": 1, "CAT": 1, "MAX_POOL2D": 1, "ADAPTIVE_AVG_POOL2D": 1, "FLATTEN": 2,
+                    "LINEAR": 1, "FAKE_QUANTIZE": 3}, int8
+    # the FAKE_QUANTIZE steps after the convolutions, the add (and its ReLU), the cat, the pool and
+    # the linear layer are folded into them
     instructions = len(delegate_contents(runtime_py.load(path).ptmf)[0]["forward"].instructions)  # type: ignore[index]
-    assert instructions - len(rows) == 7
+    assert instructions - len(rows) == 8
 
 
 @pytest.mark.slow

@@ -36,8 +36,9 @@ android {
                 // Only the JNI library (and the core it links); not the core's tests and tools.
                 targets += "liteexport_jni"
                 // The core is linked statically into the one .so, so the static C++ runtime is safe.
-                // No FLATBUFFERS_INCLUDE_DIR: CMake fetches the flatbuffers headers at configure time,
-                // pinned by URL and SHA-256 (native/CMakeLists.txt; README.md "What the build fetches").
+                // No FLATBUFFERS_INCLUDE_DIR: CMake fetches the flatbuffers headers and XNNPACK's
+                // sources at configure time, pinned by URL and SHA-256 (native/CMakeLists.txt,
+                // native/cmake/xnnpack.cmake; README.md "What the build fetches").
                 arguments += listOf("-DANDROID_STL=c++_static")
                 // The bridge catches the core's liteexport::Error by type: both need to be on.
                 cppFlags += listOf("-fexceptions", "-frtti")

@@ -26,8 +26,7 @@ args=(-DCMAKE_BUILD_TYPE=Release -DLITEEXPORT_BUILD_TESTS=ON -DLITEEXPORT_MAKE_V
       -DLITEEXPORT_VECTORS_DIR="$vectors")
 if command -v ninja >/dev/null; then args+=(-G Ninja); fi
 if command -v ccache >/dev/null; then
-  # C++ only: ccache 4.8 fails on some of XNNPACK's C objects ("failed to stat *.o.d") when another
-  # variant's build cached them; XNNPACK is built once per variant directory and kept
+  # (XNNPACK's CMake sets ccache as the C and C++ launcher itself when it finds it)
   args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   # paths relative to the checkout: another clone of the same sources hits the same cache entries
   export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(cd "$sample/.." && pwd)}" CCACHE_NOHASHDIR=1

@@ -43,8 +43,10 @@ Array transpose_4d(const Array& x, bool to_nhwc) {
   return out;
 }
 
-// The float values of int8 values: (q - zero_point) * scale, as FAKE_QUANTIZE's kernel computes
-// them (grid_rounding.h: the integer difference, exact in float, times the float scale).
+}  // namespace
+
+// (q - zero_point) * scale, as FAKE_QUANTIZE's kernel computes it (grid_rounding.h: the integer
+// difference, exact in float, times the float scale).
 Array dequantize(const Array& q, const Grid& grid) {
   float* y;
   Array out = Array::uninitialized(q.shape, &y);
@@ -52,8 +54,6 @@ Array dequantize(const Array& q, const Grid& grid) {
   for (int64_t i = 0, n = q.size(); i < n; ++i) y[i] = static_cast<float>(int32_t{p[i]} - grid.zero_point) * grid.scale;
   return out;
 }
-
-}  // namespace
 
 Array int8_array(Shape shape, int8_t** out) {
   uint8_t* bytes;

@@ -29,6 +29,9 @@ struct Grid {
 Array int8_array(Shape shape, int8_t** out);
 inline const int8_t* int8_data(const Array& a) { return reinterpret_cast<const int8_t*>(a.data_as<uint8_t>()); }
 
+// The float values of int8 values on `grid`: exactly the floats FAKE_QUANTIZE gives.
+Array dequantize(const Array& q, const Grid& grid);
+
 class Slots {
  public:
   explicit Slots(uint32_t n) : values_(n) {}

@@ -217,15 +217,13 @@ class Int8CatStep final : public FastStep {
  public:
   Int8CatStep(int64_t axis, const std::vector<Grid>& ins, Requantized out, Kernel kernel)
       : axis_(axis), out_(std::move(out)), kernel_(std::move(kernel)) {
-    const GridRounding rounding(out_.attrs);
-    const auto shift = static_cast<float>(out_.attrs.quant_min + 128);
+    int8_t* every;  // -128..127
+    Array values = int8_array({256}, &every);
+    for (int v = -128; v < 128; ++v) every[v + 128] = static_cast<int8_t>(v);
     for (const Grid& g : ins) {
+      const Array rounded = to_int8(dequantize(values, g), out_.attrs);  // as slots and FAKE_QUANTIZE do it
       std::array<int8_t, 256> table{};
-      for (int v = -128; v < 128; ++v) {
-        const float real = static_cast<float>(v - g.zero_point) * g.scale;
-        const auto q = static_cast<int32_t>(rounding.index(real) - shift);
-        table[static_cast<size_t>(v + 128)] = static_cast<int8_t>(std::clamp<int32_t>(q, out_.min, out_.max));
-      }
+      for (size_t k = 0; k < table.size(); ++k) table[k] = std::clamp(int8_data(rounded)[k], out_.min, out_.max);
       tables_.push_back(table);
     }
   }

@@ -253,9 +253,11 @@ class GlobalAvgPoolStep final : public FastStep {
     const Shape shape{s[0], s[1], 1, 1};
     const std::vector<size_t> nhwc{static_cast<size_t>(s[0]), static_cast<size_t>(s[2]), static_cast<size_t>(s[3]),
                                    static_cast<size_t>(s[1])};
+    // The float mean takes no workspace: with one, 4ea82e5's converts its sums through a null kernel.
     void* workspace = reshape_.ensure(nhwc, [&](size_t* size, size_t* alignment) {
       const int64_t axes[] = {1, 2};
-      check(xnn_reshape_reduce_nd(op_.get(), 2, axes, nhwc.size(), nhwc.data(), size, alignment, threadpool()),
+      check(xnn_reshape_reduce_nd(op_.get(), 2, axes, nhwc.size(), nhwc.data(), out_ ? size : nullptr,
+                                  out_ ? alignment : nullptr, threadpool()),
             "global average pooling reshape");
     });
     Array out;
@@ -269,7 +271,6 @@ class GlobalAvgPoolStep final : public FastStep {
     } else {
       float* y;
       out = Array::uninitialized(shape, &y);
-      // no workspace: with one, 4ea82e5's float mean converts its sums through a null kernel
       check(xnn_setup_reduce_nd(op_.get(), nullptr, x.ptr(), y), "global average pooling setup");
       check(xnn_run_operator(op_.get(), threadpool()), "global average pooling");
     }

@@ -13,7 +13,8 @@ download shrinks, the arithmetic does not change.
 
 What the narrower weights cost is measured at export, on the self-check's inputs, against the
 float model's outputs (torch's), and stated in the notes; beyond the stated tolerance the export
-fails (VerificationError, exit 9), as a wrong program would.
+fails (VerificationError, exit 9), as a wrong program would, unless --no-check (then it is stated
+only, on the stored example inputs).
 """
 
 from __future__ import annotations

@@ -12,10 +12,11 @@ The rule (``hold_out``):
   step fits on the rest: 2-4 sets hold out 1, 8 hold out 2. The last ones, so that which sets are
   held out is plain from the order they were given in.
 - with one set, it is fitted on, and ``DRAWN`` sets are drawn from its statistics: each float
-  input per channel (axis 1, torch's channel dim, when it has two or more dims; else the whole
-  tensor) from a normal distribution of the channel's mean and standard deviation, clipped to
-  the channel's min and max, so the draws stay within what was observed; each integer or bool
-  input (ids, masks) resampled from its own values, so ids stay within the tables they index.
+  input per channel (axis 1, torch's channel dim, when it has two or more dims and each channel
+  holds at least ``MIN_PER_CHANNEL`` values; else the whole tensor, so that a 1 x features row is
+  not drawn as itself) from a normal distribution of the channel's mean and standard deviation,
+  clipped to the channel's min and max, so the draws stay within what was observed; each integer
+  or bool input (ids, masks) resampled from its own values, so ids stay within the tables they index.
 
 numpy only: nothing here needs torch.
 """
@@ -32,6 +33,7 @@ Inputs = Sequence[np.ndarray]
 SHARE = 0.25  # the share of two or more sets held out (at least one)
 DRAWN = 4  # sets drawn from a single set's statistics
 SEED = 0
+MIN_PER_CHANNEL = 8  # fewer values than this per channel: statistics of the whole tensor
 
 
 @dataclass(frozen=True)
@@ -84,7 +86,7 @@ def draw_like(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     if x.dtype.kind != "f":
         values = x.ravel()
         return rng.choice(values, size=x.shape) if values.size else x.copy()
-    axis = 1 if x.ndim >= 2 else None
+    axis = 1 if x.ndim >= 2 and x.shape[1] and x.size // x.shape[1] >= MIN_PER_CHANNEL else None
     moved = np.moveaxis(x, axis, 0) if axis is not None else x.reshape(1, -1)
     out = np.empty(moved.shape, x.dtype)
     for channel, values in enumerate(moved):

@@ -93,6 +93,9 @@ def test_a_single_set_draws_held_out_sets_from_its_per_channel_statistics() -> N
     assert all(np.array_equal(a, b) for x, y in zip(split.held_out, again.held_out, strict=True)
                for a, b in zip(x, y, strict=True))  # deterministic
     assert draw_like(np.zeros(0, np.float32), rng).shape == (0,)
+    row = np.linspace(-1, 1, 16, dtype=np.float32)[None]  # 1 x 16 features: one value per channel
+    drawn = draw_like(row, rng)
+    assert drawn.shape == row.shape and not np.allclose(drawn, row) and -1 <= drawn.min() and drawn.max() <= 1
     with pytest.raises(ValueError, match="at least one input set"):
         hold_out([], "calibration")
 

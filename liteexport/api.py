@@ -157,11 +157,14 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
         computes in float. The self-check states the error against the float model and fails
         beyond 5e-2 times the output's magnitude. ``"int8"``: static quantization on
         ``calibration_inputs`` (liteexport.static_int8): conv and linear weights int8 per output
-        channel, activations int8 per tensor; its cost is stated on the calibration inputs and on
-        held-out random ones, and the export fails beyond 0.1 times the output's range.
+        channel, activations int8 per tensor; its cost is stated on the calibration inputs its grids
+        were observed on and on held-out ones (liteexport.held_out), and the export fails beyond 0.1
+        times the output's range (with ``check=False`` it is only stated).
     calibration_inputs
         For ``quantize="int8"``: input tuples of forward, ``[(x,), (x2,)]``, or a mapping method ->
-        input tuples, as ``example_inputs``; the activations' ranges are observed on them.
+        input tuples, as ``example_inputs``; the activations' ranges are observed on them, less the
+        last quarter (at least one of two or more), held out to check the result on; a single set
+        is checked on 4 sets drawn from its per-channel statistics.
 
     Returns
     -------

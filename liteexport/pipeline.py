@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from liteexport.errors import OutputError
+from liteexport.held_out import Split, hold_out
 from liteexport.input_spec import DimRange, TensorSpec, as_tensor_spec
 from liteexport.lowered import CompiledModule
 from liteexport.test_vectors import StoredTolerance, TestVector
@@ -347,12 +348,14 @@ def narrow(lowering: Lowering, request: Request, checked: Mapping[str, Sequence[
                Lowering, tuple[str, ...], dict[str, StoredTolerance]]:
     """``--quantize dynamic-int8`` or ``int8`` then ``--weights fp16``: the lowering with its linear
     layers' weights stored as per-channel int8 (with ``int8``, its convolutions' too and int8
-    activation grids observed on the calibration inputs, liteexport.static_int8) and the other
-    float32 weights as float16, and notes on how many were and, when the self-check has inputs
-    (with ``int8``: the calibration inputs and held-out random ones, run by torch's float model in
-    ``source``), what it costs against the float model (VerificationError beyond the tolerance
-    liteexport.weight_precision or liteexport.static_int8 states); and, per method with stored test
-    vectors (from the example inputs), the tolerance those were checked against, for the bundle."""
+    activation grids observed on the calibration inputs less the held-out ones, liteexport.static_int8
+    and liteexport.held_out) and the other float32 weights as float16, and notes on how many were and
+    what it costs against the float model where there are inputs to measure it on: ``checked`` (the
+    self-check's vectors, or with ``check`` False the stored ones), and with ``int8`` the calibration
+    and held-out inputs, run by torch's float model in ``source`` (liteexport.int8_cost). Beyond the
+    tolerance liteexport.weight_precision or liteexport.static_int8 states it fails (VerificationError)
+    unless ``check`` is False. Also, per method with stored test vectors (from the example inputs),
+    the tolerance those were checked against, for the bundle."""
     if lowering.compiled is None:
         return lowering, (), {}
     from liteexport import weight_precision as wp
@@ -364,12 +367,16 @@ def narrow(lowering: Lowering, request: Request, checked: Mapping[str, Sequence[
         compiled, count = wp.int8_linear_weights(compiled)
         notes.append(f"{count} of {total} weights (linear layers' and embedding tables') stored as int8, per "
                      "output channel")
+    splits: dict[str, Split] = {}
     if request.quantize == "int8":
         from liteexport import static_int8
 
-        sets = sum(len(v) for v in request.calibration.values())
-        progress(f"quantizing to int8: observing activation ranges on {sets} calibration input set(s)")
-        compiled, int8_notes = static_int8.quantize_int8(compiled, request.calibration, sources)
+        # calibrated on all but the held-out sets, which the cost is measured on
+        splits = {method: hold_out(sets, "calibration", (sources or {}).get(method, ()))
+                  for method, sets in request.calibration.items()}
+        progress(f"quantizing to int8: observing activation ranges on "
+                 f"{', '.join(split.fit_label for split in splits.values())}")
+        compiled, int8_notes = static_int8.quantize_int8(compiled, splits, sources)
         notes += int8_notes
     if request.weights == "fp16":
         progress("storing the weights as float16")
@@ -377,51 +384,26 @@ def narrow(lowering: Lowering, request: Request, checked: Mapping[str, Sequence[
         kept = sum(isinstance(w, np.ndarray) and w.dtype == np.float32 for w in compiled.weights)
         notes.append(f"{count} of {total} weights stored as float16"
                      + (f" ({kept} kept float32: beyond float16's range)" if kept else ""))
-    tolerances: dict[str, StoredTolerance] = {}
-    if request.check:
-        int8, fp16 = request.quantize != "none", request.weights == "fp16"
-        int8_what = "int8 weights and activations" if request.quantize == "int8" else "int8 weights"
-        what = " and ".join(w for w, on in ((int8_what, int8), ("float16 weights", fp16)) if on)
-        options = " and ".join(o for o, on in ((f"--quantize {request.quantize}", int8), ("--weights fp16", fp16))
-                               if on)
-        examples: dict[str, Sequence[TestVector]] = {method: vectors for method, vectors in checked.items()
-                                                     if method in request.examples}  # the stored test vectors
-        if request.quantize == "int8" and source is not None:
-            from liteexport import static_int8
+    int8, fp16 = request.quantize != "none", request.weights == "fp16"
+    int8_what = "int8 weights and activations" if request.quantize == "int8" else "int8 weights"
+    what = " and ".join(w for w, on in ((int8_what, int8), ("float16 weights", fp16)) if on)
+    options = " and ".join(o for o, on in ((f"--quantize {request.quantize}", int8), ("--weights fp16", fp16)) if on)
+    examples: dict[str, Sequence[TestVector]] = {method: vectors for method, vectors in checked.items()
+                                                 if method in request.examples}  # the stored test vectors
+    if request.quantize == "int8" and source is not None:
+        from liteexport.int8_cost import int8_cost
+        from liteexport.static_int8 import TOLERANCE
 
-            progress("int8 cost: the float model on the calibration inputs and held-out random ones")
-            tolerance, relative_to = static_int8.TOLERANCE, "range"
-            # and on the stored test vectors, which verify checks against the tolerance stored for them
-            references: list[tuple[str, Mapping[str, Sequence[TestVector]]]] = [
-                *_int8_references(source, request, lowering.compiled), ("example inputs", examples)]
-            for label, vectors in references:
-                notes += wp.weight_cost(compiled, vectors, tolerance, what, options, relative_to, label)
-        else:
-            tolerance, relative_to = wp.INT8_TOLERANCE if int8 else wp.FP16_TOLERANCE, "magnitude"
-            notes += wp.weight_cost(compiled, checked, tolerance, what, options)
-        tolerances = wp.accepted_tolerances(examples, tolerance, relative_to,
-                                            f"{tolerance:g} x the output's {relative_to} under {options}")
+        progress("int8 cost: the float model on the calibration inputs and the held-out ones")
+        tolerance, relative_to = TOLERANCE, "range"
+        notes += int8_cost(source.scripted, compiled, splits, examples, what, options, request.check)
+    else:
+        tolerance, relative_to = wp.INT8_TOLERANCE if int8 else wp.FP16_TOLERANCE, "magnitude"
+        notes += wp.weight_cost(compiled, checked, tolerance, what, options, enforce=request.check)
+    tolerances = wp.accepted_tolerances(examples, tolerance, relative_to,
+                                        f"{tolerance:g} x the output's {relative_to} under {options}") \
+        if request.check else {}
     return replace(lowering, compiled=compiled), tuple(notes), tolerances
-
-
-HELD_OUT = 4  # random input sets the int8 cost is measured on besides the calibration inputs
-
-
-def _int8_references(source: Source, request: Request, compiled: CompiledModule) -> list[
-        tuple[str, dict[str, list[TestVector]]]]:
-    """torch's float outputs on the calibration inputs and on HELD_OUT random input sets per method,
-    drawn as the self-check draws them (of its input shapes, else of the calibration inputs' shapes
-    and dtypes; seeds after the self-check's)."""
-    from liteexport.test_vectors import record_test_vectors
-
-    held_out: dict[str, list[tuple[np.ndarray, ...]]] = {}
-    for method, sets in request.calibration.items():
-        specs = request.input_shapes.get(method) or tuple(TensorSpec(x.shape, str(x.dtype)) for x in sets[0])
-        samples = dim_samples(request.dims)  # the self-check's seeds are 0..len(samples)-1
-        held_out[method] = [check_inputs(specs, samples[-1], compiled, method, seed)
-                            for seed in range(len(samples), len(samples) + HELD_OUT)]
-    return [("calibration inputs", record_test_vectors(source.scripted, request.calibration)),
-            ("held-out random inputs", record_test_vectors(source.scripted, held_out))]
 
 
 def write(path: str | Path, chunks: Sequence[memoryview]) -> int:
@@ -534,7 +516,8 @@ def export(model: Any, path: str | Path, request: Request, progress: Report = _q
         for text in check(source, lowering, chunks, checked):
             say(text)
     if request.weights != "fp32" or request.quantize != "none":
-        lowering, cost, tolerances = narrow(lowering, request, checked, progress, source, sources)
+        # with --no-check, the cost is still stated on the stored vectors (and the calibration inputs)
+        lowering, cost, tolerances = narrow(lowering, request, {**stored, **checked}, progress, source, sources)
         for text in cost:
             say(text)
         for method, tolerance in tolerances.items():

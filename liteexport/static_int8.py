@@ -35,6 +35,7 @@ from collections.abc import Hashable, Mapping, Sequence
 import numpy as np
 
 from bundle_format.program import BinaryAttrs, DType, Instruction, OpCode, Program, QuantizeAttrs
+from liteexport.held_out import Split
 from liteexport.lowered import CompiledModule
 from liteexport.slot_plan import plan_slots
 from liteexport.weight_precision import int8_weights, weight_axes
@@ -77,11 +78,12 @@ class Grid:
         return QuantizeAttrs(scale=self.scale, zero_point=self.zero_point, quant_min=QMIN, quant_max=QMAX)
 
 
-def quantize_int8(compiled: CompiledModule, calibration: Mapping[str, Sequence[Inputs]],
+def quantize_int8(compiled: CompiledModule, calibration: Mapping[str, Split],
                   sources: Mapping[str, Sequence[str]] | None = None) -> tuple[CompiledModule, list[str]]:
-    """``compiled`` quantized statically on ``calibration`` (method -> input sets; ``sources``
-    names each set's file for errors), and notes saying what was quantized. InputError (exit 6)
-    when a calibration input set does not fit its method."""
+    """``compiled`` quantized statically on ``calibration`` (method -> its calibration sets, split:
+    the grids are observed on the ``fit`` ones, liteexport.held_out; ``sources`` names each set
+    given, in order, for errors), and notes saying what was quantized. InputError (exit 6) when a
+    calibration input set does not fit its method, held-out ones included."""
     def axis(op: OpCode, position: int, ndim: int) -> int | None:
         if position != 1 or ndim != {OpCode.CONV2D: 4, OpCode.LINEAR: 2, OpCode.MATMUL: 2}.get(op):
             return None
@@ -91,29 +93,30 @@ def quantize_int8(compiled: CompiledModule, calibration: Mapping[str, Sequence[I
     quantized, count = int8_weights(compiled, axes)
     programs, notes = [], []
     for program in compiled.programs:
-        sets = calibration.get(program.method, ())
-        if not sets:
+        split = calibration.get(program.method)
+        if split is None:
             programs.append(program)
             notes.append(f"{program.method} has no calibration inputs: its activations stay float")
             continue
-        ranges = observe_ranges(program, compiled, sets, (sources or {}).get(program.method, ()))
+        given = split.fit if split.drawn else split.fit + split.held_out  # drawn sets fit: they are the set's shape
+        ranges = observe_ranges(program, compiled, given, (sources or {}).get(program.method, ()), len(split.fit))
         int8_slots = {c.slot for c in program.constants if c.weight in axes}
         rewritten = insert_fake_quantize(program, ranges, int8_slots)
         fq = sum(ins.op == OpCode.FAKE_QUANTIZE for ins in rewritten.instructions)
         layers = sum(ins.op in _WEIGHTED and len(ins.inputs) > 1 and ins.inputs[1] in int8_slots
                      for ins in program.instructions)
         notes.append(f"{program.method}: {layers} conv/linear layers with int8 weights (per output channel, symmetric) "
-                     f"and {fq} int8 activation grids (per tensor), from {len(sets)} calibration input "
-                     f"set{'s' if len(sets) > 1 else ''}")
+                     f"and {fq} int8 activation grids (per tensor), observed on {split.fit_label}")
         programs.append(rewritten)
     notes.insert(0, f"{count} of {len(compiled.weights)} weights stored as int8")
     return dataclasses.replace(quantized, programs=tuple(programs)), notes
 
 
 def observe_ranges(program: Program, compiled: CompiledModule, sets: Sequence[Inputs],
-                   sources: Sequence[str] = ()) -> dict[Key, tuple[float, float]]:
+                   sources: Sequence[str] = (), observed: int | None = None) -> dict[Key, tuple[float, float]]:
     """The smallest and largest finite value of each input (``("input", i)``) and each
-    instruction's result (its index) over ``sets``, run by runtime_py on the float program."""
+    instruction's result (its index) over the first ``observed`` of ``sets`` (default: all), run
+    by runtime_py on the float program; the others are run only to check that they fit."""
     plan = build_plan(program, widened(compiled.weights))
     ranges: dict[Key, tuple[float, float]] = {}
 
@@ -129,10 +132,11 @@ def observe_ranges(program: Program, compiled: CompiledModule, sets: Sequence[In
 
     for n, inputs in enumerate(sets):
         where = sources[n] if n < len(sources) else f"calibration input set {n}"
-        for i, x in enumerate(inputs):
+        observing = observed is None or n < observed
+        for i, x in enumerate(inputs if observing else ()):
             see(("input", i), x)
         try:
-            executor.run(plan, list(inputs), see)
+            executor.run(plan, list(inputs), see if observing else None)
         except LiteExportError as exc:
             raise InputError(f"--calibration-inputs {where} does not fit {program.method}: {exc.message}") from exc
     return ranges

@@ -94,7 +94,7 @@ def test_the_program_is_torchs_fake_quantized_network_on_the_observed_grids(tmp_
     assert len(grids) == 8, grids
     assert grids[2] == grids[1] and grids[6] == grids[5]
     model = ResidualNet().eval()
-    calibration = [torch.from_numpy(x) for (x,) in _calibration()]
+    calibration = [torch.from_numpy(x) for (x,) in _calibration()[:3]]  # the last of 4 is held out
     with torch.no_grad():
         first = [torch.relu(model.b1(model.c1(x))) for x in calibration]
     for n, values in ((0, calibration), (1, first)):
@@ -122,8 +122,8 @@ def test_the_program_is_torchs_fake_quantized_network_on_the_observed_grids(tmp_
     assert not np.allclose(ours, floating, rtol=0, atol=1e-6)  # it is quantized
 
     cost = [n for n in notes if n.startswith("int8 weights and activations cost forward")]
-    assert len(cost) == 2 and "on 4 calibration inputs, top-1 agreement" in cost[0], notes
-    assert "on 4 held-out random inputs, top-1 agreement" in cost[1]
+    assert len(cost) == 2 and "on 3 of 4 calibration sets, top-1 agreement" in cost[0], notes
+    assert "on 1 held-out calibration set of 4 (calibration input set 3), top-1 agreement" in cost[1]
     assert re.search(rf"\([0-9.e-]+ x the output's range; allowed: {TOLERANCE:g} x\)", cost[1]), cost[1]
 
     load_torch_backend()
@@ -142,10 +142,12 @@ def test_fake_quantize_steps_sit_where_the_int8_kernels_expect_them(tmp_path: Pa
 
 
 def test_an_error_beyond_the_stated_tolerance_fails_the_export(tmp_path: Path) -> None:
-    """Calibrated on inputs 100 times smaller than the held-out ones, the grids clip them."""
+    """Calibrated on inputs 100 times smaller than the held-out set (the last of 4), the grids clip it."""
     path = tmp_path / "clipped.ptl"
-    with pytest.raises(VerificationError, match=r"on the held-out random inputs, more than the 0.1 x range"):
-        _export(path, _calibration(scale=0.01))
+    calibration = [*_calibration(3, scale=0.01), _calibration(1)[0]]
+    with pytest.raises(VerificationError, match=r"on 1 held-out calibration set of 4 \(calibration input set 3\): "
+                                                r"[0-9.]+ x the output's range, more than the 0.1 x allowed"):
+        _export(path, calibration)
     assert not path.exists()
 
 

@@ -94,3 +94,15 @@ def test_fp16_needs_a_whole_lowering(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="weights: expected one of fp32, fp16"):
         liteexport.export(Net(), tmp_path / "x.ptl", weights="int4")
     assert not (tmp_path / "x.ptl").exists()
+
+
+def test_no_check_still_states_the_cost_on_the_example_inputs(tmp_path: Path) -> None:
+    """With --no-check (check=False) nothing is enforced, but the cost is still stated where there are
+    inputs to measure it on: the stored example inputs (issue 31, item 2)."""
+    x = np.random.default_rng(0).standard_normal((2, 3, 16, 16)).astype(np.float32)
+    notes: list[str] = []
+    request = pipeline.Request(examples={"forward": ((x,),)}, weights="fp16", check=False)
+    pipeline.export(Net().eval(), tmp_path / "n.ptl", request, note=notes.append)
+    (cost,) = [n for n in notes if n.startswith("float16 weights cost forward")]
+    assert "against the float model on 1 input set, top-1 agreement 2/2" in cost, cost
+    assert not any("self-check" in n for n in notes), notes

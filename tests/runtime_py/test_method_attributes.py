@@ -15,24 +15,10 @@ pytestmark = pytest.mark.torch_oracle
 
 @pytest.fixture(scope="module")
 def two_methods(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
-    import torch
-
     import liteexport
+    from tests.parity.parity_models import TwoMethods
 
-    class Encoder(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.proj = torch.nn.Linear(6, 4)
-
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return torch.relu(self.proj(x))
-
-        @torch.jit.export
-        def embed(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-            return self.proj(x) - self.proj(y)
-
-    torch.manual_seed(0)
-    model = Encoder().eval()
+    model = TwoMethods().eval()
     path = tmp_path_factory.mktemp("attrs") / "enc.ptl"
     liteexport.export(model, path, input_shapes={"forward": [(2, 6)], "embed": [(2, 6), (2, 6)]})
     return path, model

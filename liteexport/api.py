@@ -45,10 +45,15 @@ class Exported(int):
     notes: tuple[str, ...]
     summary: str  # "Wrote PATH: N bytes; ..."
 
-    def __new__(cls, result: Result) -> Exported:
-        exported = super().__new__(cls, result.size)
-        exported.path, exported.notes, exported.summary = result.path, result.notes, result.summary
+    def __new__(cls, size: int, path: str = "", notes: tuple[str, ...] = (), summary: str = "") -> Exported:
+        # the size first and alone suffices: pickle and copy rebuild an int subclass from its value
+        exported = super().__new__(cls, size)
+        exported.path, exported.notes, exported.summary = path, notes, summary
         return exported
+
+    @classmethod
+    def of(cls, result: Result) -> Exported:
+        return cls(result.size, result.path, result.notes, result.summary)
 
     @property
     def size(self) -> int:
@@ -239,4 +244,4 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
                       lower=() if lower is True else ((lower,) if isinstance(lower, str) else tuple(lower)),
                       specialize={m: dict(v) for m, v in (specialize or {}).items()}, check=check)
     result = run_export(module, path, request, progress=LOG.debug, note=LOG.info)
-    return Exported(result)
+    return Exported.of(result)

@@ -4,6 +4,7 @@ prints: the self-check's result, the cost of narrowed weights, float64 inputs co
 from __future__ import annotations
 
 import logging
+import pickle
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +26,8 @@ def test_export_returns_and_logs_the_self_check_note(tmp_path: Path, caplog: pyt
         exported = liteexport.export(TINY, out, input_shapes=[(1, 3, 32, 32)])
     assert exported == out.stat().st_size and isinstance(exported, int)  # callers of the int keep working
     assert exported.size == exported and exported.path == str(out)
+    copied = pickle.loads(pickle.dumps(exported))
+    assert (copied, copied.notes, copied.summary) == (exported, exported.notes, exported.summary)
     assert exported.summary.startswith(f"Wrote {out}: {out.stat().st_size:,} bytes; methods: forward")
     checked = [n for n in exported.notes if n.startswith("self-check passed for forward: max abs error")]
     assert len(checked) == 1, exported.notes

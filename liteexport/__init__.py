@@ -2,7 +2,8 @@
 
 __version__ = "0.1.0"
 
-from liteexport.api import export, lower  # noqa: E402  (after __version__: the CLI imports it)
+from liteexport.api import Exported, export, lower  # noqa: E402  (after __version__: the CLI imports it)
 from liteexport.errors import ModelError, OutputError, UnsupportedNodesError, VerificationError  # noqa: E402
 
-__all__ = ["ModelError", "OutputError", "UnsupportedNodesError", "VerificationError", "__version__", "export", "lower"]
+__all__ = ["Exported", "ModelError", "OutputError", "UnsupportedNodesError", "VerificationError", "__version__",
+           "export", "lower"]

@@ -6,10 +6,16 @@ TorchScript bytecode). ``lower`` returns a module lowered through torch's own to
 (``torch._C._jit_to_backend`` with liteexport's compiler as the backend's preprocess): it runs in
 TorchScript and saves with ``torch.jit.save`` or ``_save_for_lite_interpreter`` like any module
 torch lowered itself.
+
+The notes ``liteexport export`` prints (the self-check's result, what narrowing weights costs,
+converted inputs...) are logged by ``export`` at INFO through the ``liteexport`` logger
+(``logging.basicConfig(level=logging.INFO)`` shows them; its stages are logged at DEBUG) and
+returned in ``Exported.notes``.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from liteexport.input_spec import DimRange, InputSpecError, TensorSpec, parse_tensor_spec
-from liteexport.pipeline import Request
+from liteexport.pipeline import Request, Result
 from liteexport.pipeline import export as run_export
 from liteexport.to_backend import Shapes, compile_spec, lower, scripted_module
 from liteexport.weight_precision import QUANTIZATIONS, WEIGHT_PRECISIONS
@@ -25,7 +31,33 @@ from runtime_py.errors import InputError
 
 Examples = Mapping[str, Sequence[Sequence[Any]]] | Sequence[Sequence[Any]]
 
-__all__ = ["compile_spec", "export", "lower", "scripted_module"]
+__all__ = ["Exported", "compile_spec", "export", "lower", "scripted_module"]
+
+LOG = logging.getLogger("liteexport")
+LOG.addHandler(logging.NullHandler())  # a library's logger: the application chooses where notes go
+
+
+class Exported(int):
+    """What ``export`` returns: the bundle's size in bytes (an int, as ``export`` always returned),
+    with the notes the CLI prints on stderr (one line each, without "Note: ") and its summary line."""
+
+    path: str
+    notes: tuple[str, ...]
+    summary: str  # "Wrote PATH: N bytes; ..."
+
+    def __new__(cls, size: int, path: str = "", notes: tuple[str, ...] = (), summary: str = "") -> Exported:
+        # the size first and alone suffices: pickle and copy rebuild an int subclass from its value
+        exported = super().__new__(cls, size)
+        exported.path, exported.notes, exported.summary = path, notes, summary
+        return exported
+
+    @classmethod
+    def of(cls, result: Result) -> Exported:
+        return cls(result.size, result.path, result.notes, result.summary)
+
+    @property
+    def size(self) -> int:
+        return int(self)
 
 
 def _by_method(value: Any, what: str, items: str) -> dict[str, Any]:
@@ -109,8 +141,9 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
            specialize: Mapping[str, Mapping[str, Any]] | None = None,
            extra_files: Mapping[str, str | bytes] | None = None, strip_debug: bool = False,
            dims: Mapping[str, tuple[int, int] | DimRange] | None = None, weights: str = "fp32",
-           quantize: str = "none", calibration_inputs: Examples | None = None) -> int:
-    """Write ``module`` as a bundle at ``path``, as ``liteexport export`` does; returns its size in bytes.
+           quantize: str = "none", calibration_inputs: Examples | None = None) -> Exported:
+    """Write ``module`` as a bundle at ``path``, as ``liteexport export`` does; returns its size in
+    bytes (an ``Exported``: an int with the export's ``notes``, also logged, see the module's doc).
 
     Parameters
     ----------
@@ -134,6 +167,7 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
     example_inputs
         Input tuples of forward, ``[(x,), (x2,)]``, or a mapping method -> input tuples. They are
         stored in the bundle as test vectors with torch's outputs (``liteexport verify``) and checked.
+        float64 ones (numpy's default) are converted to float32, with a note.
     lower
         ``True``: compile the whole module. A list of dotted submodule names: compile those and keep
         the rest as TorchScript bytecode. ``"auto"``: the largest submodules that compile.
@@ -168,8 +202,10 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
 
     Returns
     -------
-    int
-        The bundle's size in bytes.
+    Exported
+        The bundle's size in bytes, an int; ``.notes``: the notes the CLI prints (the self-check's
+        result, the cost of narrowed weights, float64 inputs converted...), each also logged at
+        INFO by the ``liteexport`` logger as it is made; ``.summary``: the CLI's "Wrote ..." line.
 
     Raises
     ------
@@ -210,4 +246,5 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
                       examples=_examples(example_inputs),
                       lower=() if lower is True else ((lower,) if isinstance(lower, str) else tuple(lower)),
                       specialize={m: dict(v) for m, v in (specialize or {}).items()}, check=check)
-    return run_export(module, path, request).size
+    result = run_export(module, path, request, progress=LOG.debug, note=LOG.info)
+    return Exported.of(result)

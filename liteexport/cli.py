@@ -65,6 +65,11 @@ class _ParsedType(click.ParamType):  # type: ignore[type-arg]  # generic only fr
             self.fail(str(exc), param, ctx)
 
 
+def _note(text: str) -> None:
+    """A note on stderr: something the user should know that is not an error."""
+    click.echo(f"Note: {text}", err=True)
+
+
 def _parse_input_shape(text: str) -> tuple[str, tuple[TensorSpec, ...]]:
     """``forward:1x3x32x32,1x10`` or ``forward:1xS:int64,1xS:int64`` (method optional, default
     forward; a size may be a dim's name; each shape may end in ``:DTYPE``) -> (method, specs)."""
@@ -250,7 +255,7 @@ def export(model: str, output: str, methods: tuple[str, ...],
 
     def note(text: str) -> None:
         if not quiet:
-            click.echo(f"Note: {text}", err=True)
+            _note(text)
 
     bounds = {d.name: d for d in dims}
     if len(bounds) != len(dims):
@@ -337,7 +342,7 @@ def run(bundle: str, method: str, input_files: tuple[str, ...], randoms: tuple[R
     module = runtime_py.load(bundle, max_instructions=max_instructions, timeout=timeout, max_memory=max_memory)
     schema = module.method_schema(method)  # InputError naming the methods there are
     arg_names = [a.name for a in schema.arguments if a.name != "self"]
-    inputs = collect_inputs(input_files, randoms, seed, arg_names)
+    inputs = collect_inputs(input_files, randoms, seed, arg_names, note=_note)
     if arg_names and not inputs:
         raise InputError(f"{format_signature(method, schema)} needs {len(arg_names)} input(s): "
                          "give them with --input FILE or --random SHAPE")
@@ -394,7 +399,7 @@ def profile(bundle: str, method: str, input_files: tuple[str, ...], randoms: tup
 
     schema = runtime_py.load(bundle).method_schema(method)
     arg_names = [a.name for a in schema.arguments if a.name != "self"]
-    inputs = collect_inputs(input_files, randoms, seed, arg_names)
+    inputs = collect_inputs(input_files, randoms, seed, arg_names, note=_note)
     if arg_names and not inputs:
         raise InputError(f"{format_signature(method, schema)} needs {len(arg_names)} input(s): "
                          "give them with --input FILE or --random SHAPE")

@@ -143,10 +143,11 @@ def load(model: Any) -> Source:
                   was_training=training)
 
 
-def read_examples(scripted: Any, files: Sequence[tuple[str, str]], option: str = "--example-inputs") -> dict[
-        str, tuple[tuple[np.ndarray, ...], ...]]:
+def read_examples(scripted: Any, files: Sequence[tuple[str, str]], option: str = "--example-inputs",
+                  note: Report = _quiet) -> dict[str, tuple[tuple[np.ndarray, ...], ...]]:
     """The input sets of ``--example-inputs METHOD:FILE`` (or ``option``'s: an .npz's arrays named by
-    the method's own arguments are taken in their order); InputError for a method the model does not have."""
+    the method's own arguments are taken in their order; float64 ones as float32, with a ``note``);
+    InputError for a method the model does not have."""
     from liteexport.run_inputs import read_input_file
 
     examples: dict[str, list[tuple[np.ndarray, ...]]] = {}
@@ -154,7 +155,7 @@ def read_examples(scripted: Any, files: Sequence[tuple[str, str]], option: str =
         if method not in scripted._c._method_names():
             raise InputError(f"{option} names method '{method}', which the model does not have")
         arg_names = [a.name for a in scripted._c._get_method(method).schema.arguments][1:]  # self left out
-        examples.setdefault(method, []).append(tuple(read_input_file(path, arg_names)))
+        examples.setdefault(method, []).append(tuple(read_input_file(path, arg_names, note)))
     return {method: tuple(sets) for method, sets in examples.items()}
 
 
@@ -460,6 +461,16 @@ def _check_examples_lowered(request: Request, lowering: Lowering) -> None:
                          f"(lowered: {', '.join(lowering.method_names)})")
 
 
+def _float32_sets(sets_by_method: Mapping[str, tuple[tuple[np.ndarray, ...], ...]], what: str,
+                  note: Report) -> dict[str, tuple[tuple[np.ndarray, ...], ...]]:
+    """The API's input sets with float64 arrays as float32 (a note each: liteexport.run_inputs.as_float32)."""
+    from liteexport.run_inputs import as_float32
+
+    return {method: tuple(tuple(as_float32(x, f"{what} of {method}, set {n}, input {i}", note)
+                                for i, x in enumerate(inputs)) for n, inputs in enumerate(sets))
+            for method, sets in sets_by_method.items()}
+
+
 # ---- the whole run -----------------------------------------------------------------------------
 
 def export(model: Any, path: str | Path, request: Request, progress: Report = _quiet,
@@ -473,9 +484,17 @@ def export(model: Any, path: str | Path, request: Request, progress: Report = _q
                                              for method, specs in request.input_shapes.items()})
     progress(f"loading and scripting {model if isinstance(model, (str, Path)) else type(model).__name__}")
     source = load(model)
+    notes: list[str] = []
+
+    def say(text: str) -> None:
+        note(text)
+        notes.append(text)
+
+    request = replace(request, examples=_float32_sets(request.examples, "example_inputs", say),
+                      calibration=_float32_sets(request.calibration, "calibration_inputs", say))
     if request.example_files:
         examples = dict(request.examples)
-        for method, sets in read_examples(source.scripted, request.example_files).items():
+        for method, sets in read_examples(source.scripted, request.example_files, note=say).items():
             examples[method] = examples.get(method, ()) + sets
         request = replace(request, examples=examples, example_files=())
     # each calibration set's name for errors: the API's by number, then the files
@@ -483,18 +502,13 @@ def export(model: Any, path: str | Path, request: Request, progress: Report = _q
                for method, sets in request.calibration.items()}
     if request.calibration_files:
         calibration = dict(request.calibration)
-        for method, sets in read_examples(source.scripted, request.calibration_files, "--calibration-inputs").items():
+        for method, sets in read_examples(source.scripted, request.calibration_files, "--calibration-inputs",
+                                          say).items():
             calibration[method] = calibration.get(method, ()) + sets
         for method, file in request.calibration_files:
             sources.setdefault(method, []).append(file)
         request = replace(request, calibration=calibration, calibration_files=())
     mode = check_request(source, request)
-    notes: list[str] = []
-
-    def say(text: str) -> None:
-        note(text)
-        notes.append(text)
-
     if source.was_training and _reads_training(source.scripted):
         say("the model was in training mode; it is exported in eval mode (dropout off, batch norm with its "
             "running statistics), as inference needs")

@@ -8,7 +8,9 @@ per step, `android_sample/native/src/step_profiler.h`), torch's lite interpreter
 torch.profiler (liteexport's torch backend makes each step a user scope). The rows are sorted by
 cost, so the first rows name the lines of the model to optimize. The time the bundle's
 TorchScript bytecode spends around its compiled programs (the wrapper; unlowered code of a
-partially lowered bundle) is one row of its own.
+partially lowered bundle) is one row of its own. An instruction is keyed by the lowered
+submodule it belongs to (its dotted path; "" for a bundle lowered whole), its method and its
+index, so two lowered submodules' ``forward#0`` are two rows.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -40,10 +42,16 @@ class InstructionCost:
     module_hierarchy: str  # e.g. top(TinyCNN).features(Sequential).0(Conv2d)
     seconds: float  # over all measured runs
     calls: int
+    lowered: str = ""  # the lowered submodule's dotted path (partial lowering); "" for a whole bundle
 
     @property
     def where(self) -> str:
         return self.location or "(no debug table: instruction only)"
+
+    @property
+    def label(self) -> str:
+        """``forward:3``, or ``encoder.forward:3`` in a lowered submodule."""
+        return f"{self.lowered}.{self.method}:{self.index}" if self.lowered else f"{self.method}:{self.index}"
 
 
 @dataclass(frozen=True)
@@ -140,10 +148,49 @@ def _measure_runtime_py(path: Path, method: str, inputs: Sequence[np.ndarray], r
         for _ in range(runs):
             module.run_method(method, *inputs)
         total = time.perf_counter() - start
-    return total, [_mapped(module.debug_table, program, index, _op_name(profiler.instructions[program][index].op),
-                           profiler.instructions[program][index].debug_handle, seconds,
-                           profiler.calls[(program, index)])
-                   for (program, index), seconds in profiler.seconds.items()]
+    paths = {id(plan): path for path, plan in lowered_programs(module)}
+    costs = []
+    for (number, index), seconds in profiler.seconds.items():
+        program = profiler.programs[number]
+        instruction = program.instructions[index]
+        costs.append(_mapped(module.debug_table, program.method, index, _op_name(instruction.op),
+                             instruction.debug_handle, seconds, profiler.calls[(number, index)],
+                             paths.get(id(program.handle), "")))
+    return total, costs
+
+
+LOWERED_MODULE_PREFIX = "torch.jit.LoweredModule."  # the type of the object holding a lowered module's programs
+
+
+def lowered_programs(module: Any) -> list[tuple[str, Any]]:
+    """(dotted path of the lowered submodule, one of its compiled programs: the demo backend's
+    MethodPlan) for every program of the runtime_py ``module``, found by walking its objects from
+    the root; the path is "" for a bundle lowered whole."""
+    from liteexport.inspect_bundle import LOWERED_ATTR  # a lowered submodule's slot holding its LoweredModule
+    from runtime_py.backends.demo.plan import MethodPlan
+    from runtime_py.values import ScriptObject
+
+    attr_names = {t.type_name: t.attr_names for t in module.ptmf.object_types}
+    found: list[tuple[str, Any]] = []
+    seen: set[int] = set()
+
+    def walk(value: ScriptObject, path: tuple[str, ...]) -> None:
+        if id(value) in seen:  # a submodule shared by two attributes is walked once
+            return
+        seen.add(id(value))
+        if value.type_name.startswith(LOWERED_MODULE_PREFIX):
+            dotted = ".".join(name for name in path if name != LOWERED_ATTR)
+            found.extend((dotted, plan) for slot in value.slots if isinstance(slot, dict)
+                         for plan in slot.values() if isinstance(plan, MethodPlan))
+            return
+        for name, slot in zip(attr_names.get(value.type_name, ()), value.slots, strict=False):
+            if isinstance(slot, ScriptObject):
+                walk(slot, (*path, name))
+
+    root = module._loaded.root
+    if isinstance(root, ScriptObject):
+        walk(root, ())
+    return found
 
 
 def _measure_native(path: Path, method: str, inputs: Sequence[np.ndarray], runs: int, warmup: int,
@@ -203,7 +250,7 @@ def _measure_torch(path: Path, method: str, inputs: Sequence[np.ndarray], runs: 
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
-        return _torch_steps(table, run, args, runs, warmup)
+        return _torch_steps(table, run, args, runs, warmup, _paths_by_step(described))
     except RuntimeError as exc:
         raise _torch_error(exc, table, method) from None
     finally:
@@ -232,7 +279,17 @@ def _torch_error(exc: RuntimeError, table: Any, method: str) -> Exception:
     return ExecutionError(source_mapped_message(failure, table, method))
 
 
-def _torch_steps(table: Any, run: Callable[..., object], args: Sequence[Any], runs: int, warmup: int) -> Measured:
+def _paths_by_step(module: Any) -> dict[tuple[str, int, int], str]:
+    """(method, instruction index, debug handle) -> the lowered submodule's path: torch's step
+    names (``CONV2D (liteexport forward#3, handle 12)``) carry no path, but each lowered module's
+    instructions have debug handles of their own (without a debug table, two submodules' steps
+    with the same method and index are one row)."""
+    return {(plan.method, index, instruction.debug_handle): path for path, plan in lowered_programs(module)
+            for index, instruction in enumerate(plan.instructions)}
+
+
+def _torch_steps(table: Any, run: Callable[..., object], args: Sequence[Any], runs: int, warmup: int,
+                 paths: Mapping[tuple[str, int, int], str]) -> Measured:
     from torch.profiler import ProfilerActivity, profile, record_function
 
     for _ in range(warmup):
@@ -251,19 +308,20 @@ def _torch_steps(table: Any, run: Callable[..., object], args: Sequence[Any], ru
         with _stderr_silenced():
             recorded.stop()
     window = next(e.time_range for e in recorded.events() if e.name == "liteexport: measured runs")
-    seconds: dict[tuple[str, int], float] = {}
-    calls: dict[tuple[str, int], int] = {}
-    names: dict[tuple[str, int], tuple[str, int]] = {}
+    seconds: dict[tuple[str, str, int], float] = {}  # (lowered path, method, index)
+    calls: dict[tuple[str, str, int], int] = {}
+    names: dict[tuple[str, str, int], tuple[str, int]] = {}
     for event in recorded.events():
         step = _TORCH_STEP.match(event.name)
         if step is None or event.time_range.start < window.start:
             continue
-        key = (step["method"], int(step["index"]))
+        method, index, handle = step["method"], int(step["index"]), int(step["handle"])
+        key = (paths.get((method, index, handle), ""), method, index)
         seconds[key] = seconds.get(key, 0.0) + event.cpu_time_total / 1e6
         calls[key] = calls.get(key, 0) + 1
-        names[key] = (step["op"], int(step["handle"]))
-    return total, [_mapped(table, program, index, names[(program, index)][0], names[(program, index)][1],
-                           seconds[(program, index)], calls[(program, index)]) for program, index in seconds]
+        names[key] = (step["op"], handle)
+    return total, [_mapped(table, method, index, names[key][0], names[key][1], seconds[key], calls[key], path)
+                   for key in seconds for path, method, index in [key]]
 
 
 @contextlib.contextmanager
@@ -279,13 +337,14 @@ def _stderr_silenced() -> Iterator[None]:
         os.close(saved)
 
 
-def _mapped(table: Any, program: str, index: int, op: str, handle: int, seconds: float, calls: int) -> InstructionCost:
+def _mapped(table: Any, program: str, index: int, op: str, handle: int, seconds: float, calls: int,
+            lowered: str = "") -> InstructionCost:
     """An instruction's cost, with its node, source line and module hierarchy from ``table``."""
     entry = table.lookup(handle) if table is not None else None
     frame = entry.user_frame() if entry is not None else None
     return InstructionCost(program, index, op, entry.node_kind if entry else "",
                            f"{frame.file}:{frame.line}" if frame else "", entry.module_hierarchy if entry else "",
-                           seconds, calls)
+                           seconds, calls, lowered)
 
 
 def _op_name(op: int) -> str:
@@ -310,7 +369,7 @@ def format_profile(profile: Profile, top: int = 15) -> str:
     lines += _columns(("op", "ms/run", "share", "calls/run", "instructions"), rows)
     lines += ["", f"Most expensive instructions (of {len(profile.instructions)}):"]
     lines += _columns(("#", "op", "ms/run", "share", "source", "module"),
-                      [(f"{c.method}:{c.index}", c.op, f"{c.seconds * per_run:.3f}",
+                      [(c.label, c.op, f"{c.seconds * per_run:.3f}",
                         f"{100 * profile.share(c.seconds):.1f}%", c.where, c.module_hierarchy)
                        for c in profile.instructions[:top]])
     return "\n".join(lines)

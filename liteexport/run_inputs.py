@@ -12,7 +12,7 @@ import math
 import os
 import stat
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -112,19 +112,35 @@ def _check_header(f: Any, size: int, what: str) -> None:
                          f"({nbytes:,} bytes), but only {max(available, 0):,} bytes follow it")
 
 
-def read_input_file(path: str | Path, arg_names: Sequence[str]) -> list[np.ndarray]:
+def _quiet(_: str) -> None:
+    """A note nobody reads."""
+
+
+def as_float32(array: np.ndarray, what: str, note: Callable[[str], None]) -> np.ndarray:
+    """``array``, or as float32 (with a note naming ``what``) when it is float64, numpy's default
+    float: compiled programs compute in float32 and would refuse it. Other dtypes (ids, masks,
+    float16) are left as they are."""
+    if array.dtype != np.float64:
+        return array
+    note(f"{what} is float64 (numpy's default); converted to float32, the dtype compiled programs compute in")
+    return array.astype(np.float32)
+
+
+def read_input_file(path: str | Path, arg_names: Sequence[str],
+                    note: Callable[[str], None] = _quiet) -> list[np.ndarray]:
     """The arrays in one input file: a ``.npy`` holds one; a ``.npz`` holds several, taken
-    in the order of ``arg_names`` when its keys are exactly those names, else in file order."""
+    in the order of ``arg_names`` when its keys are exactly those names, else in file order.
+    A float64 array is converted to float32, with a ``note`` (``as_float32``)."""
     try:
         _check_claimed_sizes(path)
         loaded = np.load(path, allow_pickle=False)
         if not isinstance(loaded, np.lib.npyio.NpzFile):
-            return [np.asarray(loaded)]
+            return [as_float32(np.asarray(loaded), f"input file {path}", note)]
         with loaded:
             keys = list(loaded.files)
             if sorted(keys) == sorted(arg_names):
                 keys = list(arg_names)
-            return [loaded[k] for k in keys]
+            return [as_float32(loaded[k], f"input file {path}, array '{k}'", note) for k in keys]
     except OSError as exc:
         raise InputError(f"cannot read input file {path}: {exc.strerror or exc}") from exc
     except MemoryError as exc:  # what the size checks cannot foresee (memory already in use)
@@ -136,9 +152,10 @@ def read_input_file(path: str | Path, arg_names: Sequence[str]) -> list[np.ndarr
 
 
 def collect_inputs(files: Sequence[str], randoms: Sequence[RandomSpec], seed: int,
-                   arg_names: Sequence[str]) -> list[np.ndarray]:
-    """Every input in call order: the files' arrays first, then the random ones."""
-    arrays = [a for f in files for a in read_input_file(f, arg_names)]
+                   arg_names: Sequence[str], note: Callable[[str], None] = _quiet) -> list[np.ndarray]:
+    """Every input in call order: the files' arrays first (float64 ones as float32, with a
+    ``note``), then the random ones (of the dtype asked for)."""
+    arrays = [a for f in files for a in read_input_file(f, arg_names, note)]
     rng = np.random.default_rng(seed)
     try:
         return arrays + [spec.make(rng) for spec in randoms]

@@ -1,4 +1,5 @@
-"""A loaded bundle, ready to run: ``runtime_py.load(path).forward(x)``."""
+"""A loaded bundle, ready to run: ``runtime_py.load(path).forward(x)``, and its other methods
+as attributes (``m.embed(x)``) or by name (``m.run_method("embed", x)``)."""
 
 from __future__ import annotations
 
@@ -156,6 +157,26 @@ class Module:
                 max_memory: int | None = None) -> Any:
         return self.run_method("forward", *inputs, max_instructions=max_instructions, timeout=timeout,
                                max_memory=max_memory)
+
+    def __getattr__(self, name: str) -> Any:
+        """A bundle method as an attribute: ``m.embed(x)`` is ``m.run_method("embed", x)`` (forward
+        has its own). Called only for names the class and instance lack, so a method named like one
+        of ours (``run_method``, ``name``...) is reached through ``run_method`` only."""
+        methods = self.__dict__.get("_method_names", ())
+        if name in methods:
+            def call(*inputs: np.ndarray, max_instructions: int | None = None, timeout: float | None = None,
+                     max_memory: int | None = None) -> Any:
+                return self.run_method(name, *inputs, max_instructions=max_instructions, timeout=timeout,
+                                       max_memory=max_memory)
+
+            call.__name__ = call.__qualname__ = name
+            call.__doc__ = f"Run the bundle's method '{name}' (see Module.run_method)."
+            return call
+        raise AttributeError(f"{type(self).__name__} {self.__dict__.get('name', '')!r} has no attribute "
+                             f"{name!r}; its bundle's methods: {', '.join(methods) or '(none)'}")
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(self.__dict__.get("_method_names", ())))
 
 
 def _check_limits(max_instructions: int | None, timeout: float | None, max_memory: int | None = None) -> None:

@@ -21,14 +21,27 @@ from bundle_format.program import Instruction
 _ACTIVE: ContextVar[Profiler | None] = ContextVar("liteexport_profiler", default=None)
 
 
+@dataclass(frozen=True)
+class ProfiledProgram:
+    """A compiled program that ran while profiling: the backend's handle of it (one per lowered
+    module and method: two lowered submodules' ``forward`` are two programs), its method and
+    instructions."""
+
+    handle: object
+    method: str
+    instructions: Sequence[Instruction]
+
+
 @dataclass
 class Profiler:
-    """Seconds and calls per (method, instruction index) of every compiled program run while active."""
+    """Seconds and calls per (program, instruction index) of every compiled program run while
+    active; a program is its number in ``programs``."""
 
-    seconds: dict[tuple[str, int], float] = field(default_factory=dict)
-    calls: dict[tuple[str, int], int] = field(default_factory=dict)
+    seconds: dict[tuple[int, int], float] = field(default_factory=dict)
+    calls: dict[tuple[int, int], int] = field(default_factory=dict)
     program_seconds: float = 0.0  # in compiled programs, all steps together
-    instructions: dict[str, Sequence[Instruction]] = field(default_factory=dict)  # method -> its program's
+    programs: list[ProfiledProgram] = field(default_factory=list)  # in the order they first ran
+    _numbers: dict[int, int] = field(default_factory=dict)  # id(handle) -> its number (programs keeps it alive)
 
     @contextlib.contextmanager
     def active(self) -> Iterator[Profiler]:
@@ -38,19 +51,22 @@ class Profiler:
         finally:
             _ACTIVE.reset(token)
 
-    def observer(self, method: str, instructions: Sequence[Instruction]) -> tuple[
+    def observer(self, handle: object, method: str, instructions: Sequence[Instruction]) -> tuple[
             Callable[[int, object], None], Callable[[], None]]:
-        """(observe, finish) for one run of ``method``'s program (its ``instructions``, which the
-        observed indices index): ``observe(index, value)`` after each step, ``finish()`` when the
-        run ends (normally or not)."""
-        self.instructions[method] = instructions
+        """(observe, finish) for one run of ``method``'s program ``handle`` (its ``instructions``,
+        which the observed indices index): ``observe(index, value)`` after each step, ``finish()``
+        when the run ends (normally or not)."""
+        number = self._numbers.get(id(handle))
+        if number is None:
+            number = self._numbers[id(handle)] = len(self.programs)
+            self.programs.append(ProfiledProgram(handle, method, instructions))
         start = last = time.perf_counter()
         seconds, calls = self.seconds, self.calls
 
         def observe(index: int, value: object) -> None:
             nonlocal last
             now = time.perf_counter()
-            key = (method, index)
+            key = (number, index)
             seconds[key] = seconds.get(key, 0.0) + (now - last)
             calls[key] = calls.get(key, 0) + 1
             last = now
@@ -66,4 +82,4 @@ def active_profiler() -> Profiler | None:
     return _ACTIVE.get()
 
 
-__all__ = ["Profiler", "active_profiler"]
+__all__ = ["ProfiledProgram", "Profiler", "active_profiler"]

@@ -32,7 +32,7 @@ VECTORS = BUILD_ROOT / "vectors"
 # Test files that need a build (they run last, so the builds overlap the rest of the suite).
 # (tests/text_models/ compares the native core too: it waits for the host build)
 LATE_TESTS = ("tests/android/", "tests/torch_backend/", "tests/to_backend/", "tests/liteexport/test_verify.py",
-              "tests/text_models/")
+              "tests/text_models/", "tests/docs/")
 
 
 @dataclass
@@ -113,7 +113,9 @@ def reorder_and_start(items: list[pytest.Item]) -> None:
     paths = {_relative(item) for item in late}
     if paths & {"tests/android/test_android_sample.py", "tests/android/test_arm_cross_builds.py"}:
         _start("native", NATIVE_LANE)
-    if any(p.startswith(("tests/torch_backend/", "tests/to_backend/")) or p.endswith("test_verify.py") for p in paths):
+    # the docs' examples use the torch backend too (--lower, verify --engine all, load_torch_backend)
+    if any(p.startswith(("tests/torch_backend/", "tests/to_backend/", "tests/docs/")) or p.endswith("test_verify.py")
+           for p in paths):
         _start("torch", TORCH_LANE)
 
 

@@ -77,7 +77,7 @@ class DemoBackend(Backend):
         if profiler is None:
             # run's list is new and the caller's: typing it as a list of objects is safe
             return cast("list[object]", run(handle, inputs))
-        observe, finish = profiler.observer(handle.method, handle.instructions)
+        observe, finish = profiler.observer(handle, handle.method, handle.instructions)
         try:
             return cast("list[object]", run(handle, inputs, observe))
         finally:

@@ -20,7 +20,9 @@ manifest.tsv, one record per line, tab-separated (tensors: "[d0,d1,...]:file", s
     run          ID  METHOD  INPUT_TENSORS  EXPECTED_OUTPUT_TENSORS
     exec_error   ID  METHOD  INPUT_TENSORS  DEBUG_HANDLE  MODULE_HIERARCHY_LINE  MESSAGE_FILE(UTF-8)  CODE  FIELDS
                  (CODE: runtime_py's error.code; FIELDS: its fields as name=value, joined by \x1f)
-    input_error  ID  METHOD  INPUT_TENSORS
+    input_error  ID  METHOD  INPUT_TENSORS  DEBUG_HANDLE  CODE  FIELDS  MESSAGE_FILE(UTF-8)
+                 (runtime_py's InputError: its handle, code and fields as exec_error's, "" and none
+                 for an error not of the demo backend; the whole message when it has a code)
     malformed    FILE  RUNTIME_PY_MESSAGE
 """
 
@@ -93,6 +95,19 @@ def wrong_shapes(shape: Shape) -> Iterator[Shape]:
     yield (1, *shape)
 
 
+def record_input_error(w: Writer, bundle_id: str, method: str, inputs: Sequence[np.ndarray], exc: Exception) -> None:
+    """An input_error record of runtime_py's InputError ``exc``: the native core must raise an
+    InputException with the same debug handle, code and fields (and, for a coded one, message)."""
+    code: str = getattr(exc, "code", "")
+    fields = "\x1f".join(f"{name}={value}" for name, value in getattr(exc, "fields", {}).items())
+    message_file = ""
+    if code:
+        message_file = f"{bundle_id}.{method}.{len(w.lines)}.input_error.txt"
+        (w.out / message_file).write_text(str(exc), encoding="utf-8")
+    w.record("input_error", bundle_id, method, w.tensors(inputs), str(getattr(exc, "debug_handle", -1)), code,
+             fields, message_file)
+
+
 def add_bundle(w: Writer, bundle_id: str, path: Path, shapes: dict[str, list[Shape]]) -> None:
     import runtime_py
     from runtime_py.errors import ExecutionError, InputError
@@ -110,8 +125,9 @@ def add_bundle(w: Writer, bundle_id: str, path: Path, shapes: dict[str, list[Sha
             inputs = random_inputs([bad, *input_shapes[1:]], 7)
             try:
                 module.run_method(method, *inputs)
-            except InputError:  # a misfit the program's input checks catch: the caller's (exit 6)
-                w.record("input_error", bundle_id, method, w.tensors(inputs))
+            except InputError as exc:  # a misfit the program's input checks catch: the caller's (exit 6)
+                # (in a bundle declaring no input shapes, the instruction that cannot take it: INPUT_UNFIT)
+                record_input_error(w, bundle_id, method, inputs, exc)
                 break
             except ExecutionError as exc:  # a dynamic dim only a kernel refuses
                 if exc.debug_handle < 0:
@@ -128,8 +144,8 @@ def add_bundle(w: Writer, bundle_id: str, path: Path, shapes: dict[str, list[Sha
                              ("no_such_method", random_inputs(input_shapes, 0))):
             try:
                 module.run_method(name, *inputs)
-            except InputError:
-                w.record("input_error", bundle_id, name, w.tensors(inputs))
+            except InputError as exc:
+                record_input_error(w, bundle_id, name, inputs, exc)
 
 
 def add_typed_bundle(w: Writer) -> None:
@@ -148,8 +164,8 @@ def add_typed_bundle(w: Writer) -> None:
     inputs = [np.array([1, 2, 3], np.int32), np.array([True, True, False])]
     try:
         module.run_method("forward", *inputs)
-    except InputError:
-        w.record("input_error", "typed_io", "forward", w.tensors(inputs))
+    except InputError as exc:
+        record_input_error(w, "typed_io", "forward", inputs, exc)
     else:
         raise AssertionError("runtime_py took int32 ids for int64")
 
@@ -187,8 +203,8 @@ def add_text_bundles(w: Writer) -> None:
         too_long = [t.numpy() for t in _at_length(name, 65, seed=65)]
         try:
             module.run_method("forward", *too_long)
-        except InputError:
-            w.record("input_error", bundle_id, "forward", w.tensors(too_long))
+        except InputError as exc:
+            record_input_error(w, bundle_id, "forward", too_long, exc)
         else:
             raise AssertionError(f"runtime_py took S = 65 for S=1..64 ({name})")
 

@@ -215,8 +215,8 @@ Kernel make_softmax(const AxisAttrs& a, bool log) {
   return [=](const Inputs& in) {
     const Array& x = *in[0];
     // a 0-d x is one row of one value (axis 0 or -1, as torch and numpy allow): softmax 1.0
-    const bool scalar = x.dim() == 0;
-    const int64_t axis = normalize_axis(axis_attr, scalar ? 1 : x.dim());
+    const bool scalar = x.dim() == 0 && (axis_attr == 0 || axis_attr == -1);
+    const int64_t axis = scalar ? 0 : normalize_axis(axis_attr, x.dim());
     float* y;
     Array out = Array::uninitialized(x.shape, &y);  // every row written below
     if (x.size() == 0) return out;

@@ -80,21 +80,25 @@ def _native_tool() -> Path:
     return build_dir(cpp_builds.wait("native-host")) / "liteexport_native_run"
 
 
-def _engine_error(engine: str, bundle: Path, x: np.ndarray, tmp_path: Path) -> tuple[int, str, int | None]:
-    """(exit code, message, debug handle when the engine reports one) of ``engine`` on ``x``."""
+Reported = tuple[int, str, int | None, tuple[str, dict[str, str]] | None]
+
+
+def _engine_error(engine: str, bundle: Path, x: np.ndarray, tmp_path: Path) -> Reported:
+    """(exit code, message, debug handle and (code, fields) when the engine reports them) of
+    ``engine`` on ``x``; the tools report text only (the fields are read back from it)."""
     if engine == "runtime_py":
         error = _reference(bundle, x)
-        return error.exit_code, str(error), error.debug_handle
+        return error.exit_code, str(error), error.debug_handle, (error.code, dict(error.fields))
     npy = tmp_path / "x.npy"
     np.save(npy, x)
     if engine == "liteexport run":
         result = subprocess.run([sys.executable, "-m", "liteexport", "run", str(bundle), "--input", str(npy)],
                                 capture_output=True, text=True, check=False, cwd=ROOT)
-        return result.returncode, result.stderr.strip().removeprefix("Error: "), None
+        return result.returncode, result.stderr.strip().removeprefix("Error: "), None, None
     if engine == "native":
         result = subprocess.run([str(_native_tool()), str(bundle), str(npy)], capture_output=True, text=True,
                                 check=False, timeout=120)
-        return result.returncode, result.stderr.strip().removeprefix("Error: "), None
+        return result.returncode, result.stderr.strip().removeprefix("Error: "), None, None
     from liteexport.profile import _torch_error
     from liteexport.torch_backend import debug_handle_of, load_torch_backend
 
@@ -104,7 +108,8 @@ def _engine_error(engine: str, bundle: Path, x: np.ndarray, tmp_path: Path) -> t
         lite(torch.from_numpy(x))
     mapped = _torch_error(info.value, runtime_py.load(bundle).debug_table, "forward")
     assert isinstance(mapped, InputError), info.value
-    return mapped.exit_code, str(mapped), debug_handle_of(info.value)
+    assert mapped.debug_handle == debug_handle_of(info.value)
+    return mapped.exit_code, str(mapped), mapped.debug_handle, (mapped.code, dict(mapped.fields))
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -116,7 +121,9 @@ def test_an_input_mistake_is_the_same_input_error_everywhere(mistake: str, engin
     assert reference.code == code and reference.exit_code == 6
     assert reference.fields["index"] == "0" and reference.debug_handle >= 0
     assert "Module hierarchy: top(TinyCNN)" in str(reference)
-    exit_code, message, handle = _engine_error(engine, bundles[shaped], x, tmp_path)
+    exit_code, message, handle, structured = _engine_error(engine, bundles[shaped], x, tmp_path)
+    if structured is not None:
+        assert structured == (code, dict(reference.fields))
     assert exit_code == 6
     assert message == str(reference)  # the same words: the code's template with the same fields
     first = message.splitlines()[0].removeprefix("forward: ")

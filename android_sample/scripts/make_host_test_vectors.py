@@ -34,6 +34,7 @@ import subprocess
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -108,6 +109,28 @@ def record_input_error(w: Writer, bundle_id: str, method: str, inputs: Sequence[
              fields, message_file)
 
 
+def record_kernel_failure(w: Writer, bundle_id: str, module: Any, method: str, input_shapes: list[Shape]) -> None:
+    """An exec_error record when the method's sizes are known only at run time and a size that
+    fits its declared shape makes an instruction fail (TinyCNN exported for 1x3x?x?, given 1x3x1x1:
+    its pooling has nothing to pool): the program's failure on inputs that fit, ExecutionError."""
+    from runtime_py.errors import ExecutionError
+
+    if not input_shapes or len(input_shapes[0]) != 4 or bundle_id != "tiny_cnn_dynamic_dims":
+        return
+    inputs = random_inputs([(*input_shapes[0][:2], 1, 1), *input_shapes[1:]], 5)
+    try:
+        module.run_method(method, *inputs)
+    except ExecutionError as exc:
+        hierarchy = next(line for line in str(exc).splitlines() if line.startswith("Module hierarchy:"))
+        message_file = f"{bundle_id}.{method}.error.txt"
+        (w.out / message_file).write_text(str(exc), encoding="utf-8")
+        fields = "\x1f".join(f"{name}={value}" for name, value in exc.fields.items())
+        w.record("exec_error", bundle_id, method, w.tensors(inputs), str(exc.debug_handle), hierarchy,
+                 message_file, exc.code, fields)
+    else:
+        raise AssertionError(f"runtime_py ran {bundle_id} on a 1x1 image")
+
+
 def add_bundle(w: Writer, bundle_id: str, path: Path, shapes: dict[str, list[Shape]]) -> None:
     import runtime_py
     from runtime_py.errors import ExecutionError, InputError
@@ -139,6 +162,7 @@ def add_bundle(w: Writer, bundle_id: str, path: Path, shapes: dict[str, list[Sha
                 w.record("exec_error", bundle_id, method, w.tensors(inputs), str(exc.debug_handle), hierarchy,
                          message_file, exc.code, fields)
                 break
+        record_kernel_failure(w, bundle_id, module, method, input_shapes)
         # One input too few and an unknown method are the caller's mistakes (InputError).
         for name, inputs in ((method, random_inputs(input_shapes[:-1], 0)),
                              ("no_such_method", random_inputs(input_shapes, 0))):
@@ -306,6 +330,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_bundle(w, "tiny_cnn_dynamic", out / "tiny_cnn_dynamic.ptl", {"forward": [(3, 3, 32, 32)]})
     write_bundle(compile_module(load_scripted(TINY_CNN), input_shapes=tiny_shapes), out / "tiny_cnn_static.ptl")
     add_bundle(w, "tiny_cnn_static", out / "tiny_cnn_static.ptl", tiny_shapes)
+    # sizes known only at run time (1x3x?x?): the wrong-shape checks are the instructions' own
+    dims_path = out / "tiny_cnn_dynamic_dims.ptl"
+    write_bundle(compile_module(load_scripted(TINY_CNN), input_shapes={"forward": [(1, 3, -1, -1)]}), dims_path)
+    add_bundle(w, "tiny_cnn_dynamic_dims", dims_path, tiny_shapes)
     if APP_ASSET.exists():
         add_bundle(w, "app_asset", APP_ASSET, tiny_shapes)
     add_labeled_bundle(w, tiny_shapes)

@@ -135,7 +135,7 @@ def example_array(value: Any, where: str) -> np.ndarray:
         if device != "cpu":
             raise InputError(f"{where}: a tensor on device {device}; inputs are CPU tensors (move it with .cpu())")
         dtype = str(value.dtype).removeprefix("torch.")
-        if dtype not in DTYPES:
+        if dtype not in EXAMPLE_DTYPES:
             raise InputError(_dtype_refusal(where, dtype))
         value = value.detach().numpy()
     elif not isinstance(value, np.ndarray):
@@ -145,9 +145,13 @@ def example_array(value: Any, where: str) -> np.ndarray:
     return array
 
 
+# float64 (numpy's default) is let through: the pipeline converts it to float32, with a note
+EXAMPLE_DTYPES = (*DTYPES, "float64")
+
+
 def check_example_dtype(array: np.ndarray, where: str) -> None:
-    """InputError unless ``array`` is of a dtype the compiled programs take (DTYPES)."""
-    if array.dtype.name not in DTYPES:
+    """InputError unless ``array`` is of a dtype the compiled programs take (DTYPES; or float64)."""
+    if array.dtype.name not in EXAMPLE_DTYPES:
         raise InputError(_dtype_refusal(where, array.dtype.name))
 
 

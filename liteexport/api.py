@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from liteexport.input_spec import DimRange, InputSpecError, TensorSpec, parse_tensor_spec
+from liteexport.input_spec import DimRange, InputSpecError, TensorSpec, example_array, parse_tensor_spec
 from liteexport.pipeline import Request, Result
 from liteexport.pipeline import export as run_export
 from liteexport.to_backend import Shapes, compile_spec, lower, scripted_module
@@ -82,13 +82,9 @@ def _examples(examples: Examples | None, what: str = "example_inputs") -> dict[s
     for method, input_sets in by_method.items():
         if not isinstance(input_sets, (list, tuple)) or not all(isinstance(s, (list, tuple)) for s in input_sets):
             raise InputError(f"{what} of {method}: expected a list of input tuples, such as [(x,), (y,)]")
-        for inputs in input_sets:
-            for x in inputs:
-                if not (hasattr(x, "detach") or isinstance(x, np.ndarray)):
-                    raise InputError(f"{what} of {method}: a {type(x).__name__} input; inputs are tensors "
-                                     "(arrays) only")
-    return {method: tuple(tuple(np.asarray(x.detach().numpy() if hasattr(x, "detach") else x) for x in inputs)
-                          for inputs in input_sets)
+    return {method: tuple(tuple(example_array(x, f"{what} of {method}, set {number}, input {index}")
+                                for index, x in enumerate(inputs))
+                          for number, inputs in enumerate(input_sets))
             for method, input_sets in by_method.items()}
 
 

@@ -11,6 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from runtime_py.errors import InputError
 
 DTYPES = ("float32", "int64", "int32", "bool")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -111,3 +116,45 @@ def as_tensor_spec(value: TensorSpec | Sequence[int]) -> TensorSpec:
     if isinstance(value, TensorSpec):
         return value
     return TensorSpec(tuple(int(size) for size in value))
+
+
+def example_array(value: Any, where: str) -> np.ndarray:
+    """An example (or calibration) input, a torch tensor or a numpy array, as the array the export
+    runs: an InputError naming ``where`` (e.g. "example_inputs of forward, set 0, input 1") for a
+    value that is none (a sparse, nested, quantized or non-CPU tensor) or of a dtype no compiled
+    program takes (:func:`check_example_dtype`)."""
+    if hasattr(value, "detach"):  # a torch tensor (duck-typed: this module does not import torch)
+        layout = str(getattr(value, "layout", "torch.strided"))
+        if layout != "torch.strided" or getattr(value, "is_nested", False):
+            kind = "nested" if getattr(value, "is_nested", False) else layout.removeprefix("torch.")
+            raise InputError(f"{where}: a {kind} tensor; inputs are dense tensors (convert it with .to_dense())")
+        if getattr(value, "is_quantized", False):
+            raise InputError(f"{where}: a quantized tensor ({value.dtype}); inputs are float or integer tensors "
+                             "(convert it with .dequantize())")
+        device = str(getattr(value, "device", "cpu"))
+        if device != "cpu":
+            raise InputError(f"{where}: a tensor on device {device}; inputs are CPU tensors (move it with .cpu())")
+        dtype = str(value.dtype).removeprefix("torch.")
+        if dtype not in EXAMPLE_DTYPES:
+            raise InputError(_dtype_refusal(where, dtype))
+        value = value.detach().numpy()
+    elif not isinstance(value, np.ndarray):
+        raise InputError(f"{where}: a {type(value).__name__}; inputs are tensors (arrays) only")
+    array = np.asarray(value)
+    check_example_dtype(array, where)
+    return array
+
+
+# float64 (numpy's default) is let through: the pipeline converts it to float32, with a note
+EXAMPLE_DTYPES = (*DTYPES, "float64")
+
+
+def check_example_dtype(array: np.ndarray, where: str) -> None:
+    """InputError unless ``array`` is of a dtype the compiled programs take (DTYPES; or float64)."""
+    if array.dtype.name not in EXAMPLE_DTYPES:
+        raise InputError(_dtype_refusal(where, array.dtype.name))
+
+
+def _dtype_refusal(where: str, dtype: str) -> str:
+    return (f"{where}: {dtype} values; compiled programs take {', '.join(DTYPES)} inputs "
+            "(convert it, e.g. x.float() for floating-point values)")

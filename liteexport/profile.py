@@ -274,7 +274,9 @@ def _torch_error(exc: RuntimeError, table: Any, method: str) -> Exception:
     if code.startswith("INPUT_"):
         error = input_error(code, debug_handle=-1, **fields)
         where = f"\nModule hierarchy: {entry.module_hierarchy}" if entry is not None else ""
-        return InputError(f"{method}: {error.message}{where}")
+        mapped = InputError(f"{method}: {error.message}{where}")
+        mapped.code, mapped.fields, mapped.debug_handle = error.code, error.fields, handle if handle is not None else -1
+        return mapped
     failure = execution_error(code, debug_handle=handle if handle is not None else -1, **fields)
     return ExecutionError(source_mapped_message(failure, table, method))
 

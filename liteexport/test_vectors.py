@@ -33,9 +33,9 @@ from typing import Any
 
 import numpy as np
 
-from liteexport.errors import ModelError
+from liteexport.input_spec import check_example_dtype
 from liteexport.parity import as_outputs, is_constant
-from runtime_py.errors import FormatError
+from runtime_py.errors import FormatError, InputError
 
 TEST_VECTORS_EXTRA_FILE = "liteexport/test_vectors.npz"
 TOLERANCES_EXTRA_FILE = "liteexport/test_tolerances.json"
@@ -169,22 +169,32 @@ def _nonnegative(value: object) -> float | None:
 def record_test_vectors(scripted: Any, examples: Mapping[str, Sequence[Sequence[np.ndarray]]]) -> dict[
         str, list[TestVector]]:
     """Run ``scripted`` (a torch ScriptModule) on each method's example inputs and keep the
-    outputs as the expected values. A method that fails on its inputs is a ModelError."""
+    outputs as the expected values. Inputs that do not fit the method (an unknown method, another
+    number of inputs than it takes, inputs its code refuses) are an InputError (exit 6), as the
+    same inputs are when a bundle runs them."""
     import torch
 
     vectors: dict[str, list[TestVector]] = {}
     for method, input_sets in examples.items():
         fn = getattr(scripted, method, None)
         if fn is None:
-            raise ModelError(f"--example-inputs names method '{method}', which the model does not have")
-        for inputs in input_sets:
+            raise InputError(f"--example-inputs names method '{method}', which the model does not have")
+        arguments = [arg.name for arg in list(scripted._c._get_method(method).schema.arguments)[1:]]
+        for number, inputs in enumerate(input_sets):
+            where = f"input set {number} of {method}"
+            if len(inputs) != len(arguments):
+                raise InputError(f"{where}: {method} takes {len(arguments)} inputs ({', '.join(arguments) or 'none'}), "
+                                 f"the set holds {len(inputs)}")
+            for index, x in enumerate(inputs):
+                check_example_dtype(np.asarray(x), f"{where}, input {index}")
             tensors = [torch.from_numpy(np.array(x)) for x in inputs]
             try:
                 with torch.no_grad():
                     result = fn(*tensors)
-            except Exception as exc:  # the model's own code failed on the user's inputs
+            except Exception as exc:  # the model's own code refused the user's inputs
                 summary = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-                raise ModelError(f"{method} fails on the example inputs: {summary}") from exc
+                shapes = ", ".join(f"{x.dtype} {tuple(x.shape)}" for x in tensors)
+                raise InputError(f"{method} fails on {where} ({shapes}): {summary}") from exc
             outputs = tuple(o.copy() if isinstance(o, np.ndarray) else o for o in as_outputs(result))
             vectors.setdefault(method, []).append(TestVector(tuple(np.array(x) for x in inputs), outputs))
     return vectors

@@ -28,6 +28,7 @@ struct JavaRefs {
   jmethodID set_structured = nullptr;  // LiteExportException.setStructured(String, String[])
   jclass format_exception = nullptr;
   jclass input_exception = nullptr;
+  jmethodID input_exception_init = nullptr;  // InputException(String, long)
   jclass execution_exception = nullptr;
   jmethodID execution_exception_init = nullptr;  // ExecutionException(String, long)
   jclass profile = nullptr;

@@ -182,23 +182,27 @@ void set_structured(JNIEnv* env, const liteexport::Error& error) {
 }
 
 void throw_core_error(JNIEnv* env, const liteexport::Error& error) {
+  // Input and Execution errors carry the instruction's debug handle, as runtime_py's; all three
+  // carry the code and fields (set_structured) when the demo backend raised them
+  jclass cls = g_refs.execution_exception;
+  jmethodID init = g_refs.execution_exception_init;
   switch (error.kind()) {
     case liteexport::ErrorKind::Format:
       throw_java(env, g_refs.format_exception, error.what());
       set_structured(env, error);
       return;
     case liteexport::ErrorKind::Input:
-      throw_java(env, g_refs.input_exception, error.what());
-      return;
+      cls = g_refs.input_exception;
+      init = g_refs.input_exception_init;
+      break;
     case liteexport::ErrorKind::Execution:
       break;
   }
   if (env->ExceptionCheck()) return;
   jstring jmessage = to_jstring(env, error.what());
   if (jmessage == nullptr) return;
-  auto* exception = static_cast<jthrowable>(env->NewObject(
-      g_refs.execution_exception, g_refs.execution_exception_init, jmessage,
-      static_cast<jlong>(error.debug_handle())));
+  auto* exception = static_cast<jthrowable>(env->NewObject(cls, init, jmessage,
+                                                           static_cast<jlong>(error.debug_handle())));
   if (exception != nullptr) env->Throw(exception);
   env->DeleteLocalRef(exception);
   env->DeleteLocalRef(jmessage);
@@ -468,6 +472,9 @@ bool init_refs(JNIEnv* env) {
   }
   r.format_exception = global_class(env, "org/liteexport/FormatException");
   r.input_exception = global_class(env, "org/liteexport/InputException");
+  if (r.input_exception != nullptr) {
+    r.input_exception_init = env->GetMethodID(r.input_exception, "<init>", "(Ljava/lang/String;J)V");
+  }
   r.execution_exception = global_class(env, "org/liteexport/ExecutionException");
   if (r.execution_exception != nullptr) {
     r.execution_exception_init = env->GetMethodID(r.execution_exception, "<init>", "(Ljava/lang/String;J)V");
@@ -481,7 +488,7 @@ bool init_refs(JNIEnv* env) {
   r.out_of_memory_error = global_class(env, "java/lang/OutOfMemoryError");
   return !env->ExceptionCheck() && r.tensor_init && r.tensor_data && r.tensor_shape && r.tensor_dtype &&
          r.tensor_buffer && r.tensor_values && r.tensor_of_values && r.dtype_code && r.byte_buffer && r.string &&
-         r.lite_export_exception && r.set_structured && r.format_exception && r.input_exception && r.execution_exception_init &&
+         r.lite_export_exception && r.set_structured && r.format_exception && r.input_exception_init && r.execution_exception_init &&
          r.profile_from_native && r.illegal_state_exception && r.out_of_memory_error;
 }
 

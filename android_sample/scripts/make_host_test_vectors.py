@@ -20,7 +20,9 @@ manifest.tsv, one record per line, tab-separated (tensors: "[d0,d1,...]:file", s
     run          ID  METHOD  INPUT_TENSORS  EXPECTED_OUTPUT_TENSORS
     exec_error   ID  METHOD  INPUT_TENSORS  DEBUG_HANDLE  MODULE_HIERARCHY_LINE  MESSAGE_FILE(UTF-8)  CODE  FIELDS
                  (CODE: runtime_py's error.code; FIELDS: its fields as name=value, joined by \x1f)
-    input_error  ID  METHOD  INPUT_TENSORS
+    input_error  ID  METHOD  INPUT_TENSORS  DEBUG_HANDLE  CODE  FIELDS  MESSAGE_FILE(UTF-8)
+                 (runtime_py's InputError: its handle, code and fields as exec_error's, "" and none
+                 for an error not of the demo backend; the whole message when it has a code)
     malformed    FILE  RUNTIME_PY_MESSAGE
 """
 
@@ -32,6 +34,7 @@ import subprocess
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -93,6 +96,41 @@ def wrong_shapes(shape: Shape) -> Iterator[Shape]:
     yield (1, *shape)
 
 
+def record_input_error(w: Writer, bundle_id: str, method: str, inputs: Sequence[np.ndarray], exc: Exception) -> None:
+    """An input_error record of runtime_py's InputError ``exc``: the native core must raise an
+    InputException with the same debug handle, code and fields (and, for a coded one, message)."""
+    code: str = getattr(exc, "code", "")
+    fields = "\x1f".join(f"{name}={value}" for name, value in getattr(exc, "fields", {}).items())
+    message_file = ""
+    if code:
+        message_file = f"{bundle_id}.{method}.{len(w.lines)}.input_error.txt"
+        (w.out / message_file).write_text(str(exc), encoding="utf-8")
+    w.record("input_error", bundle_id, method, w.tensors(inputs), str(getattr(exc, "debug_handle", -1)), code,
+             fields, message_file)
+
+
+def record_kernel_failure(w: Writer, bundle_id: str, module: Any, method: str, input_shapes: list[Shape]) -> None:
+    """An exec_error record when the method's sizes are known only at run time and a size that
+    fits its declared shape makes an instruction fail (TinyCNN exported for 1x3x?x?, given 1x3x1x1:
+    its pooling has nothing to pool): the program's failure on inputs that fit, ExecutionError."""
+    from runtime_py.errors import ExecutionError
+
+    if not input_shapes or len(input_shapes[0]) != 4 or bundle_id != "tiny_cnn_dynamic_dims":
+        return
+    inputs = random_inputs([(*input_shapes[0][:2], 1, 1), *input_shapes[1:]], 5)
+    try:
+        module.run_method(method, *inputs)
+    except ExecutionError as exc:
+        hierarchy = next(line for line in str(exc).splitlines() if line.startswith("Module hierarchy:"))
+        message_file = f"{bundle_id}.{method}.error.txt"
+        (w.out / message_file).write_text(str(exc), encoding="utf-8")
+        fields = "\x1f".join(f"{name}={value}" for name, value in exc.fields.items())
+        w.record("exec_error", bundle_id, method, w.tensors(inputs), str(exc.debug_handle), hierarchy,
+                 message_file, exc.code, fields)
+    else:
+        raise AssertionError(f"runtime_py ran {bundle_id} on a 1x1 image")
+
+
 def add_bundle(w: Writer, bundle_id: str, path: Path, shapes: dict[str, list[Shape]]) -> None:
     import runtime_py
     from runtime_py.errors import ExecutionError, InputError
@@ -110,8 +148,9 @@ def add_bundle(w: Writer, bundle_id: str, path: Path, shapes: dict[str, list[Sha
             inputs = random_inputs([bad, *input_shapes[1:]], 7)
             try:
                 module.run_method(method, *inputs)
-            except InputError:  # a misfit the program's input checks catch: the caller's (exit 6)
-                w.record("input_error", bundle_id, method, w.tensors(inputs))
+            except InputError as exc:  # a misfit the program's input checks catch: the caller's (exit 6)
+                # (in a bundle declaring no input shapes, the instruction that cannot take it: INPUT_UNFIT)
+                record_input_error(w, bundle_id, method, inputs, exc)
                 break
             except ExecutionError as exc:  # a dynamic dim only a kernel refuses
                 if exc.debug_handle < 0:
@@ -123,13 +162,14 @@ def add_bundle(w: Writer, bundle_id: str, path: Path, shapes: dict[str, list[Sha
                 w.record("exec_error", bundle_id, method, w.tensors(inputs), str(exc.debug_handle), hierarchy,
                          message_file, exc.code, fields)
                 break
+        record_kernel_failure(w, bundle_id, module, method, input_shapes)
         # One input too few and an unknown method are the caller's mistakes (InputError).
         for name, inputs in ((method, random_inputs(input_shapes[:-1], 0)),
                              ("no_such_method", random_inputs(input_shapes, 0))):
             try:
                 module.run_method(name, *inputs)
-            except InputError:
-                w.record("input_error", bundle_id, name, w.tensors(inputs))
+            except InputError as exc:
+                record_input_error(w, bundle_id, name, inputs, exc)
 
 
 def add_typed_bundle(w: Writer) -> None:
@@ -148,8 +188,8 @@ def add_typed_bundle(w: Writer) -> None:
     inputs = [np.array([1, 2, 3], np.int32), np.array([True, True, False])]
     try:
         module.run_method("forward", *inputs)
-    except InputError:
-        w.record("input_error", "typed_io", "forward", w.tensors(inputs))
+    except InputError as exc:
+        record_input_error(w, "typed_io", "forward", inputs, exc)
     else:
         raise AssertionError("runtime_py took int32 ids for int64")
 
@@ -187,8 +227,8 @@ def add_text_bundles(w: Writer) -> None:
         too_long = [t.numpy() for t in _at_length(name, 65, seed=65)]
         try:
             module.run_method("forward", *too_long)
-        except InputError:
-            w.record("input_error", bundle_id, "forward", w.tensors(too_long))
+        except InputError as exc:
+            record_input_error(w, bundle_id, "forward", too_long, exc)
         else:
             raise AssertionError(f"runtime_py took S = 65 for S=1..64 ({name})")
 
@@ -290,6 +330,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_bundle(w, "tiny_cnn_dynamic", out / "tiny_cnn_dynamic.ptl", {"forward": [(3, 3, 32, 32)]})
     write_bundle(compile_module(load_scripted(TINY_CNN), input_shapes=tiny_shapes), out / "tiny_cnn_static.ptl")
     add_bundle(w, "tiny_cnn_static", out / "tiny_cnn_static.ptl", tiny_shapes)
+    # sizes known only at run time (1x3x?x?): the wrong-shape checks are the instructions' own
+    dims_path = out / "tiny_cnn_dynamic_dims.ptl"
+    write_bundle(compile_module(load_scripted(TINY_CNN), input_shapes={"forward": [(1, 3, -1, -1)]}), dims_path)
+    add_bundle(w, "tiny_cnn_dynamic_dims", dims_path, tiny_shapes)
     if APP_ASSET.exists():
         add_bundle(w, "app_asset", APP_ASSET, tiny_shapes)
     add_labeled_bundle(w, tiny_shapes)

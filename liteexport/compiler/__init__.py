@@ -39,6 +39,7 @@ from liteexport.compiler.working_memory import plan_working_memory
 from liteexport.errors import ModelError
 from liteexport.input_spec import DimRange, TensorSpec, as_tensor_spec
 from liteexport.lowered import CompiledModule, MethodSignature
+from runtime_py.errors import InputError
 
 __all__ = ["compile_module"]
 
@@ -181,8 +182,11 @@ def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str
                              "input of a compiled method must be a Tensor (compile it for one value with "
                              f"--specialize {name}:{arg.name}=VALUE, or lower submodules only with --lower)")
     if shapes is not None and len(shapes) != len(arguments):
-        raise ModelError(f"method {name!r} takes {len(arguments)} inputs but input_shapes gives "
-                         f"{len(shapes)} shapes")
+        # the shapes given do not fit the method, as a call with the wrong number of inputs: the
+        # user's input (exit 6), not a model that cannot be loaded (exit 3)
+        names = ", ".join(arg.name for arg in arguments) or "none"
+        raise InputError(f"method {name!r} takes {len(arguments)} inputs ({names}) but --input-shape / "
+                         f"input_shapes gives {len(shapes)} shapes")
     specs = None if shapes is None else [as_tensor_spec(s) for s in shapes]
     inputs = [Sym(None, input_index=i) if specs is None else
               Sym(specs[i].static_shape, input_index=i, dtype=DTYPES_BY_NAME[specs[i].dtype])

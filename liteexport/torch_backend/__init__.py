@@ -64,7 +64,7 @@ SOURCE_HEADERS = (Path(__file__).parent / "program_plan.h", Path(__file__).paren
                   Path(__file__).parent / "selection_kernels.h",
                   SHARED_DIR / "demo_program.h", SHARED_DIR / "demo_attr_rules.h", SHARED_DIR / "demo_dims.h",
                   SHARED_DIR / "demo_error.h", SHARED_DIR / "fb_vectors.h", SHARED_DIR / "demo_attr_rows.h",
-                  SHARED_DIR / "demo_fill.h")
+                  SHARED_DIR / "demo_fill.h", SHARED_DIR / "demo_input_reach.h")
 GENERATED_DIR = native_format_dir() / "generated"
 _GENERATED_HEADERS = ("demo_program_generated.h", "demo_ops_generated.h", "demo_errors_generated.h",
                       "demo_attrs_generated.h")

@@ -534,7 +534,8 @@ c10::impl::GenericList run_plan(const MethodPlan& plan, const c10::impl::Generic
 
   at::NoGradGuard no_grad;
   Tensors args;
-  for (const Step& step : plan.steps) {
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const Step& step = plan.steps[i];
     // each instruction is a user scope of torch.profiler (its name built only while one records)
     RECORD_USER_SCOPE(step.profile_name);
     args.clear();
@@ -549,6 +550,18 @@ c10::impl::GenericList run_plan(const MethodPlan& plan, const c10::impl::Generic
       reason = e.what();
     }
     if (reason.empty()) reason = "unknown error";
+    // an input whose shape the program does not declare is checked by the steps it reaches
+    // (demo_input_reach.h): runtime_py's INPUT_UNFIT
+    const auto unfit = dp::undeclared_input_reaching(plan.steps, i, static_cast<size_t>(plan.num_slots),
+                                                     dp::undeclared_inputs(plan.inputs));
+    if (unfit) {
+      const at::Tensor& input = inputs.get(*unfit).toTensor();  // a tensor: the input checks passed
+      throw_execution(Code::INPUT_UNFIT,
+                      {{"instruction", step.label}, {"index", std::to_string(*unfit)},
+                       {"got", dtype_str(input.scalar_type()) + " of shape " + shape_str(input.sizes())},
+                       {"reason", reason}},
+                      step.debug_handle);
+    }
     throw_execution(Code::KERNEL_FAILED, {{"instruction", step.label}, {"reason", reason}}, step.debug_handle);
   }
 

@@ -3,6 +3,7 @@
 // with its weights bound (part of backend.cpp's one translation unit; see there).
 #pragma once
 
+#include "demo_input_reach.h"
 #include "demo_program.h"
 
 namespace {

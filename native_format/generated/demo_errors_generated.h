@@ -51,10 +51,11 @@ enum class Code {
   INPUT_MISMATCH,
   INPUT_DIM_RANGE,
   INPUT_DIM_AGREE,
+  INPUT_UNFIT,
   KERNEL_FAILED,
 };
 
-constexpr size_t kNumCodes = 44;
+constexpr size_t kNumCodes = 45;
 
 // indexed by Code
 constexpr const char* kCodeNames[kNumCodes] = {
@@ -101,6 +102,7 @@ constexpr const char* kCodeNames[kNumCodes] = {
     "INPUT_MISMATCH",
     "INPUT_DIM_RANGE",
     "INPUT_DIM_AGREE",
+    "INPUT_UNFIT",
     "KERNEL_FAILED",
 };
 
@@ -149,6 +151,7 @@ constexpr const char* kTemplates[kNumCodes] = {
     "{instruction}: input {index}: expected {expected}, got {got}",
     "{instruction}: input {index}: dim {axis} is {name} = {got}, outside {bounds} (the bounds it was exported with)",
     "{instruction}: input {index}: dim {axis} is {name} = {got}, but input {first} has it = {expected}",
+    "{instruction}: input {index} ({got}) does not fit the model: {reason}",
     "{instruction}: {reason}",
 };
 

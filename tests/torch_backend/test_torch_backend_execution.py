@@ -272,9 +272,9 @@ def test_outputs_never_alias_weights(tmp_path: Path) -> None:
 
 
 def test_failing_instruction_reports_its_debug_handle(tmp_path: Path) -> None:
-    # the input's rank is unknown, so the input check passes and LINEAR itself fails
+    # the input's sizes are known only at run time, so the input check passes and LINEAR itself fails
     weights = [_w(3, 4)]
-    program = _program(OpCode.LINEAR, [(2, 5)], 1, FusedAttrs(), handle=42, value_infos=[ValueInfo(None)])
+    program = _program(OpCode.LINEAR, [(2, 5)], 1, FusedAttrs(), handle=42, value_infos=[ValueInfo((-1, -1))])
     lite = torch.jit.mobile._load_for_lite_interpreter(str(_bundle(program, weights, tmp_path / "fail.ptl")))
     x = torch.randn(2, 5)
     with pytest.raises(ExecutionError) as expected:
@@ -285,11 +285,27 @@ def test_failing_instruction_reports_its_debug_handle(tmp_path: Path) -> None:
     assert tb.debug_handle_of(info.value) == expected.value.debug_handle == 42
     assert tb.demo_error_of(info.value) == ("KERNEL_FAILED", dict(expected.value.fields))
     # a failure inside an ATen kernel is attributed the same way
-    program = _program(OpCode.SOFTMAX, [(2, 5)], 0, AxisAttrs(3), handle=9, value_infos=[ValueInfo(None)])
+    program = _program(OpCode.SOFTMAX, [(2, 5)], 0, AxisAttrs(3), handle=9, value_infos=[ValueInfo((-1, -1))])
     lite = torch.jit.mobile._load_for_lite_interpreter(str(_bundle(program, [], tmp_path / "softmax.ptl")))
     with pytest.raises(RuntimeError, match=r"instruction #0 SOFTMAX \(slots \[0\] -> \[1\]\): .*[Dd]imension") as info:
         lite(x)
     assert tb.debug_handle_of(info.value) == 9
+
+
+def test_an_undeclared_input_a_step_refuses_is_runtime_pys_input_unfit(tmp_path: Path) -> None:
+    # no declared shape (exported without --input-shape): the step is the input's check, as in runtime_py
+    weights = [_w(3, 4)]
+    program = _program(OpCode.LINEAR, [(2, 5)], 1, FusedAttrs(), handle=42, value_infos=[ValueInfo(None)])
+    lite = torch.jit.mobile._load_for_lite_interpreter(str(_bundle(program, weights, tmp_path / "unfit.ptl")))
+    x = torch.randn(2, 5)
+    with pytest.raises(InputError) as expected:
+        _reference(program, weights, [x.numpy()])
+    with pytest.raises(RuntimeError, match=r"\[INPUT_UNFIT\] instruction #0 LINEAR \(slots \[0, 1\] -> \[2\]\): "
+                                           r"input 0 \(float32 of shape \(2, 5\)\) does not fit the model") as info:
+        lite(x)
+    assert expected.value.code == "INPUT_UNFIT"
+    assert tb.demo_error_of(info.value) == ("INPUT_UNFIT", dict(expected.value.fields))
+    assert tb.debug_handle_of(info.value) == expected.value.debug_handle == 42
 
 
 # --- malformed programs fail at load, with runtime_py's code and fields (and so its message) ---

@@ -202,7 +202,9 @@ def make_softmax(attrs: AxisAttrs, n_inputs: int) -> Kernel:
     def softmax(x: Array) -> Array:
         if x.size == 0:
             return x.copy()
-        y: Array = x - x.max(axis=axis, keepdims=True)
+        # asarray: of a 0-d x (axis 0 or -1, as torch allows) numpy's difference is a scalar, which
+        # no ufunc takes as out=; softmax of a scalar is 1.0, as torch's
+        y: Array = np.asarray(x - x.max(axis=axis, keepdims=True))
         np.exp(y, out=y)
         y /= y.sum(axis=axis, keepdims=True)
         return y
@@ -217,7 +219,7 @@ def make_log_softmax(attrs: AxisAttrs, n_inputs: int) -> Kernel:
     def log_softmax(x: Array) -> Array:
         if x.size == 0:
             return x.copy()
-        y: Array = x - x.max(axis=axis, keepdims=True)
+        y: Array = np.asarray(x - x.max(axis=axis, keepdims=True))  # 0-d: as softmax's
         y -= np.log(np.exp(y).sum(axis=axis, keepdims=True))
         return y
 

@@ -93,6 +93,12 @@ def _steps(plan: MethodPlan, slots: list[object], observe: Callable[[int, object
             raise InternalError(f"demo kernel of {plan.label(index)} failed: {type(exc).__name__}: {exc}") from exc
         reason = str(exc) or type(exc).__name__
         handle = plan.instructions[index].debug_handle
+        unfit = _undeclared_input_reaching(plan, index)
+        if unfit is not None:  # the first check of an input whose shape the program does not declare
+            # (its slot may hold another value by now: ``key`` kept the inputs' shapes; dtypes were checked)
+            got = f"{plan.input_checks[unfit].dtype} of shape {_format_shape(key[unfit])}"
+            raise input_error("INPUT_UNFIT", debug_handle=handle, instruction=plan.label(index), index=unfit,
+                              got=got, reason=reason) from exc
         raise execution_error("KERNEL_FAILED", debug_handle=handle, instruction=plan.label(index),
                               reason=reason) from exc
     finally:
@@ -172,6 +178,27 @@ def _input_error(plan: MethodPlan, check: InputCheck, value: object) -> InputErr
     blame, handle = plan.blame(check)
     return input_error("INPUT_MISMATCH", debug_handle=handle, instruction=blame, index=check.index,
                        expected=expected, got=got)
+
+
+def _undeclared_input_reaching(plan: MethodPlan, index: int) -> int | None:
+    """The first input whose shape the program does not declare (a bundle exported without
+    --input-shape) that instruction ``index`` depends on, or None. Such a program cannot check its
+    inputs before it runs (the native core and the torch backend decide the same way): every shape
+    in it follows from those inputs' and the weights', so an instruction that fails on values
+    reached from them is the inputs' check, and its failure the caller's (exit 6)."""
+    undeclared = [check.index for check in plan.input_checks if check.shape is None]
+    if not undeclared:
+        return None
+    # slot -> the undeclared inputs its current value depends on, in program order (slots are
+    # reused: a write replaces what the slot depended on); input i is slot i
+    reaches: dict[int, frozenset[int]] = {i: frozenset((i,)) for i in undeclared}
+    for position, instruction in enumerate(plan.instructions[: index + 1]):
+        depends = frozenset().union(*(reaches.get(slot, frozenset()) for slot in instruction.inputs))
+        if position == index:
+            return min(depends) if depends else None
+        for slot in instruction.outputs:
+            reaches[slot] = depends
+    return None
 
 
 def _format_shape(shape: tuple[int, ...]) -> str:

@@ -246,15 +246,62 @@ KERNEL_CASES: list[tuple[str, OpCode, object, list[np.ndarray], list[np.ndarray]
 def test_kernel_failures_name_the_instruction(
     op: OpCode, attrs: object, inputs: list[np.ndarray], weights: list[np.ndarray], message: str
 ) -> None:
-    program = one_op_program(op, attrs, [None] * len(inputs), len(weights), debug_handle=7)  # type: ignore[arg-type]
+    # inputs of a declared rank and sizes known only at run time: the kernel is the one to fail
+    shapes = [(-1,) * x.ndim for x in inputs]
+    program = one_op_program(op, attrs, shapes, len(weights), debug_handle=7)
     slots = list(range(len(inputs) + len(weights)))
+    label = f"instruction #0 {op.name} (slots {slots} -> [{len(slots)}])"
     with pytest.raises(ExecutionError) as info:
         run(plan_of(program, weights), inputs)
-    assert str(info.value) == f"instruction #0 {op.name} (slots {slots} -> [{len(slots)}]): {message}"
+    assert str(info.value) == f"{label}: {message}"
     assert info.value.debug_handle == 7
     assert info.value.code == "KERNEL_FAILED"
-    assert info.value.fields == {"instruction": f"instruction #0 {op.name} (slots {slots} -> [{len(slots)}])",
-                                 "reason": message}
+    assert info.value.fields == {"instruction": label, "reason": message}
+
+
+@pytest.mark.parametrize(
+    ("op", "attrs", "inputs", "weights", "message"),
+    [c[1:] for c in KERNEL_CASES],
+    ids=[c[0] for c in KERNEL_CASES],
+)
+def test_an_undeclared_input_shape_a_kernel_refuses_is_an_input_error(
+    op: OpCode, attrs: object, inputs: list[np.ndarray], weights: list[np.ndarray], message: str
+) -> None:
+    """A program that declares no shape for its inputs (exported without --input-shape) cannot check
+    them before it runs: the instruction that cannot take them is the check, exit 6 as for a
+    program that declares them (INPUT_UNFIT, the kernel's words as its reason)."""
+    program = one_op_program(op, attrs, [None] * len(inputs), len(weights), debug_handle=7)  # type: ignore[arg-type]
+    slots = list(range(len(inputs) + len(weights)))
+    label = f"instruction #0 {op.name} (slots {slots} -> [{len(slots)}])"
+    with pytest.raises(InputError) as info:
+        run(plan_of(program, weights), inputs)
+    got = f"float32 of shape {tuple(inputs[0].shape)}"
+    assert info.value.code == "INPUT_UNFIT"
+    assert info.value.fields == {"instruction": label, "index": "0", "got": got, "reason": message}
+    assert str(info.value) == f"{label}: input 0 ({got}) does not fit the model: {message}"
+    assert info.value.debug_handle == 7 and info.value.exit_code == 6
+
+
+def test_an_input_unfit_names_the_undeclared_input_the_instruction_depends_on() -> None:
+    # forward(a[?], b[?]): c = neg(b) rewrites slot 0 ... the failing MATMUL reads only b's line
+    program = Program(
+        method="forward",
+        num_slots=4,
+        inputs=(ValueInfo(None), ValueInfo(None)),
+        constants=(),
+        instructions=(
+            Instruction(OpCode.NEG, (1,), (2,), None, 30),
+            Instruction(OpCode.NEG, (2,), (0,), None, 31),  # slot 0 now holds -(-b): a is gone
+            Instruction(OpCode.MATMUL, (0, 2), (3,), None, 32),
+        ),
+        outputs=(3,),
+        output_debug_handles=(32,),
+    )
+    with pytest.raises(InputError) as info:
+        run(plan_of(program), [np.ones((2, 2), F32), np.ones((), F32)])
+    assert info.value.code == "INPUT_UNFIT"
+    assert info.value.fields["index"] == "1" and info.value.fields["got"] == "float32 of shape ()"
+    assert info.value.debug_handle == 32
 
 
 # --- malformed programs ---

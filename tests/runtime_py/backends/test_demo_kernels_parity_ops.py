@@ -69,12 +69,14 @@ def test_slice_returns_a_view_and_the_plan_copies_weight_outputs() -> None:
     (ShapeAttrs((4,)), (2, 4), "fewer dims"),
     (ShapeAttrs((-1, 2, 4)), (2, 4), "-1 in a new leading dim"),
 ])
-def test_bad_inputs_are_execution_errors(attrs: object, shape: tuple[int, ...], message: str) -> None:
-    from runtime_py.errors import ExecutionError
+def test_bad_inputs_are_input_errors(attrs: object, shape: tuple[int, ...], message: str) -> None:
+    # run_op's program declares no input shape: the kernel is the input's check (INPUT_UNFIT, exit 6)
+    from runtime_py.errors import InputError
 
     op = {SliceAttrs: OpCode.SLICE, ReduceAttrs: OpCode.SUM, ShapeAttrs: OpCode.EXPAND}[type(attrs)]
-    with pytest.raises((ExecutionError, ValueError), match=message):
+    with pytest.raises(InputError, match=message) as info:
         run_op(op, attrs, [np.ones(shape, np.float32)])  # type: ignore[arg-type]
+    assert info.value.code == "INPUT_UNFIT" and info.value.fields["index"] == "0"
 
 
 @pytest.mark.parametrize(("op", "attrs", "message"), [

@@ -214,11 +214,13 @@ Kernel make_softmax(const AxisAttrs& a, bool log) {
   const int64_t axis_attr = a.axis;
   return [=](const Inputs& in) {
     const Array& x = *in[0];
-    const int64_t axis = normalize_axis(axis_attr, x.dim());
+    // a 0-d x is one row of one value (axis 0 or -1, as torch and numpy allow): softmax 1.0
+    const bool scalar = x.dim() == 0 && (axis_attr == 0 || axis_attr == -1);
+    const int64_t axis = scalar ? 0 : normalize_axis(axis_attr, x.dim());
     float* y;
     Array out = Array::uninitialized(x.shape, &y);  // every row written below
     if (x.size() == 0) return out;
-    int64_t outer = 1, inner = 1, len = x.shape[static_cast<size_t>(axis)];
+    int64_t outer = 1, inner = 1, len = scalar ? 1 : x.shape[static_cast<size_t>(axis)];
     for (int64_t d = 0; d < axis; ++d) outer *= x.shape[static_cast<size_t>(d)];
     for (int64_t d = axis + 1; d < x.dim(); ++d) inner *= x.shape[static_cast<size_t>(d)];
     const float* p = x.ptr();

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "../errors.h"
+#include "demo_input_reach.h"
 #include "../narrow_weights.h"
 #include "../run_limits.h"
 #include "../step_profiler.h"
@@ -99,6 +100,18 @@ std::vector<Array> run_plan(const MethodPlan& plan, const std::vector<IValue>& i
     } catch (const Error&) {
       throw;
     } catch (const std::exception& e) {
+      // an input whose shape the program does not declare is checked by the steps it reaches
+      // (demo_input_reach.h): runtime_py's INPUT_UNFIT
+      const auto unfit = demo_program::undeclared_input_reaching(
+          plan.steps, i, plan.num_slots, demo_program::undeclared_inputs(plan.input_checks));
+      if (unfit) {
+        const Array& input = *inputs[*unfit].get_if<Array>();  // an array: the input checks passed
+        throw_coded(ErrorKind::Input, demo_errors::Code::INPUT_UNFIT,
+                    {{"instruction", plan.labels[i]}, {"index", std::to_string(*unfit)},
+                     {"got", std::string(dtype_name(input.dtype)) + " of shape " + py_shape(input.shape)},
+                     {"reason", e.what()}},
+                    plan.debug_handles[i]);
+      }
       throw_coded(ErrorKind::Execution, demo_errors::Code::KERNEL_FAILED,
                   {{"instruction", plan.labels[i]}, {"reason", e.what()}}, plan.debug_handles[i]);
     }

@@ -1,8 +1,9 @@
 package org.liteexport;
 
 /**
- * A method failed while running, e.g. on an input of the wrong shape (runtime_py's
- * {@code ExecutionError}).
+ * A method failed while running on inputs that fit it, e.g. an id outside an embedding's table or a
+ * run limit exceeded (runtime_py's {@code ExecutionError}); an input of the wrong shape or dtype is
+ * an {@link InputException}.
  *
  * <p>When the failure is inside a compiled program, {@link #getDebugHandle()} is the failing
  * instruction's debug handle and the message is mapped through the bundle's debug table: the

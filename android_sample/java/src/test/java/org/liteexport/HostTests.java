@@ -179,14 +179,20 @@ public final class HostTests {
     check(e.getDebugHandle() == handle, "debug handle " + e.getDebugHandle() + ", runtime_py: " + handle);
     List<String> lines = Arrays.asList(String.valueOf(e.getMessage()).split("\n"));
     check(lines.contains(r.field(4)), "message lacks the line \"" + r.field(4) + "\":\n" + e.getMessage());
-    // the structured form: runtime_py's code and fields (schema/demo_errors.toml)
-    check(e.code().equals(r.field(6)), "code " + e.code() + ", runtime_py: " + r.field(6));
+    checkStructured(e, r.field(6), r.field(7));
+  }
+
+  /** The structured form: runtime_py's code and fields (schema/demo_errors.toml), in order. */
+  private static void checkStructured(LiteExportException e, String code, String namesAndValues) {
+    check(e.code().equals(code), "code " + e.code() + ", runtime_py: " + code);
     Map<String, String> fields = new LinkedHashMap<>();
-    for (String pair : r.field(7).split("\u001f")) {
+    for (String pair : namesAndValues.split("\u001f")) {
       int eq = pair.indexOf('=');
       if (eq > 0) fields.put(pair.substring(0, eq), pair.substring(eq + 1));
     }
     check(e.fields().equals(fields), "fields " + e.fields() + ", runtime_py: " + fields);
+    check(new java.util.ArrayList<>(e.fields().keySet()).equals(new java.util.ArrayList<>(fields.keySet())),
+        "field order " + e.fields().keySet() + ", runtime_py: " + fields.keySet());
   }
 
   /** The whole source-mapped message, traceback included, is runtime_py's word for word. */
@@ -202,6 +208,16 @@ public final class HostTests {
     try (Module module = load(r.field(0))) {
       InputException e = expectThrows(InputException.class, () -> module.runMethod(r.field(1), inputs));
       check(e.getMessage() != null && !e.getMessage().isEmpty(), "empty message");
+      // the same error as runtime_py's InputError: its debug handle, code and fields, and for an
+      // error of the demo backend its whole message (the reader's Module hierarchy line included)
+      long handle = Long.parseLong(r.field(3));
+      check(e.getDebugHandle() == handle, "debug handle " + e.getDebugHandle() + ", runtime_py: " + handle);
+      checkStructured(e, r.field(4), r.field(5));
+      if (!r.field(6).isEmpty()) {
+        String expected = vectors.text(r.field(6));
+        check(expected.equals(e.getMessage()), "message differs from runtime_py's.\n--- native:\n" + e.getMessage()
+            + "\n--- runtime_py:\n" + expected);
+      }
     }
   }
 

@@ -272,7 +272,8 @@ def select(source: Source, request: Request, progress: Report = _quiet) -> Sourc
     from liteexport.partial import select_submodules
 
     progress(f"choosing the submodules to lower ({', '.join(request.lower)})")
-    selection = select_submodules(source.scripted, request.lower, rescript=source.rescript, functions=source.functions)
+    selection = select_submodules(source.scripted, request.lower, rescript=source.rescript, functions=source.functions,
+                                  shapes=request.input_shapes.get("forward"))
     return replace(source, scripted=selection.module, selection=selection)
 
 

@@ -218,3 +218,18 @@ def quantized_body(engine: str = "fbgemm") -> torch.nn.Module:
         for _ in range(4):
             model(torch.rand(1, 3, 8, 8))
     return torch.ao.quantization.convert(model, inplace=True)
+
+
+class CumsumChild(torch.nn.Module):  # aten::cumsum compiles for an input of known rank
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cumsum(x, 1)
+
+
+class CumsumThenSort(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.c = CumsumChild()
+        self.sorter = Sorter()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.sorter(self.c(x))

@@ -106,26 +106,32 @@ def _blockers(error: UnsupportedNodesError) -> str:
                       *(["not compiled here: " + ", ".join(reasoned)] if reasoned else [])])
 
 
+NEVER_READ = "no code of the modules around it reads it (nothing to lower)"
+
+
 def _read_beyond_forward(scripted: Any, name: str) -> str | None:
     """What an ancestor's code uses of submodule ``name`` other than calling its forward
     (``self.proj.weight``, as edgenext does), or None: the lowered module torch puts in its place
-    has only the lowered methods, and torch fails at save time on any other use."""
+    has only the lowered methods, and torch fails at save time on any other use. `NEVER_READ` when
+    no ancestor reads it at all (a quantized FloatFunctional's unused activation_post_process)."""
     parent_name, _, leaf = name.rpartition(".")
     parts = parent_name.split(".") if parent_name else []
     parent_type = (_submodule(scripted, parent_name) if parent_name else scripted)._c._type()
     ancestors = [scripted] + [_submodule(scripted, ".".join(parts[:i + 1])) for i in range(len(parts))]
+    read = False
     for module in ancestors:
         for method in module._c._method_names():
             for node in _all_nodes(module._c._get_method(method).graph.nodes()):
                 if node.kind() != "prim::GetAttr" or node.s("name") != leaf or node.input().type() != parent_type:
                     continue
+                read = True
                 for use in node.output().uses():
                     user = use.user
                     if user.kind() == "prim::GetAttr":
                         return f"{leaf}.{user.s('name')}"
                     if user.kind() != "prim::CallMethod" or user.s("name") != "forward" or use.offset != 0:
                         return f"{leaf} itself ({user.kind()})"
-    return None
+    return None if read else NEVER_READ
 
 
 def _all_nodes(nodes: Any) -> Any:
@@ -153,7 +159,7 @@ def selection_problem(scripted: Any, chosen: Sequence[str]) -> str | None:
     by_type = _type_counts(scripted)
     for name in chosen:
         read = _read_beyond_forward(scripted, name)
-        if read is not None:
+        if read is not None and read != NEVER_READ:  # (lowering a module never called is harmless)
             return f"{name}: {BEYOND_FORWARD} {read}"
         parent = name.rpartition(".")[0]
         shared = by_type[(_submodule(scripted, parent) if parent else scripted)._c._type().qualified_name()]
@@ -208,7 +214,7 @@ def choose_auto(scripted: Any, unique_types: bool = False, functions: Any = None
         name, module = pending.pop(0)
         why = _why_not(module, functions)
         if why is None and (read := _read_beyond_forward(scripted, name)) is not None:
-            why = f"{BEYOND_FORWARD} {read}"
+            why = read if read == NEVER_READ else f"{BEYOND_FORWARD} {read}"
         if why is None:
             why = boundaries.why(name)
         if why is None:

@@ -47,7 +47,7 @@ def _all_nodes(nodes: Any) -> Iterator[Any]:
 
 
 def quantized_boundaries(scripted: Any, functions: Any = None,
-                         shapes: Sequence[Sequence[int | str] | TensorSpec] | None = None) -> dict[str, str] | None:
+                         shapes: Sequence[Sequence[int] | TensorSpec] | None = None) -> dict[str, str] | None:
     """{dotted submodule name: why its boundary carries a quantized tensor} for the submodules
     whose ``forward`` the module's ``forward`` calls (``shapes``: its inputs', when known: sizes
     the walk can follow further); {} for a model without quantized ops; None when the walk itself

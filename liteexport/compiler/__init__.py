@@ -176,10 +176,10 @@ def _exported(scripted: torch.jit.ScriptModule, available: list[str]) -> list[st
 def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str,
                     shapes: Sequence[Sequence[int] | TensorSpec] | None, log: ReportLog, emitter: ModuleEmitter,
                     progress: Callable[[str], None] | None, functions: Sequence[Any], constant_outputs: bool,
-                    values: Mapping[str, Any]) -> tuple[MethodSignature, Program, frozenset[int]]:
+                    specialized: Mapping[str, Any]) -> tuple[MethodSignature, Program, frozenset[int]]:
     method = scripted._c._get_method(name)
     every = list(method.schema.arguments)[1:]  # drop self
-    arguments = [arg for arg in every if arg.name not in values]  # the specialized ones are folded in
+    arguments = [arg for arg in every if arg.name not in specialized]  # the specialized ones are folded in
     for arg in arguments:
         if arg.type.kind() != "TensorType":
             raise ModelError(f"method {name!r}: argument {arg.name!r} is {arg.type.annotation_str}, but every "
@@ -201,7 +201,7 @@ def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str
 
     walk = MethodWalk(name, log, functions, walked)
     tensors = iter(inputs)
-    (result,) = walk.run(root, [values[arg.name] if arg.name in values else next(tensors) for arg in every])
+    (result,) = walk.run(root, [specialized[arg.name] if arg.name in specialized else next(tensors) for arg in every])
     if progress is not None:  # a stage of its own: the last count of the walk may have been rate-limited
         progress(f"walked {name}: {walk.visited} nodes, {len(walk.nodes)} instructions before optimization")
     returns_tuple = isinstance(result, tuple)

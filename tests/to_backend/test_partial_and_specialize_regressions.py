@@ -30,6 +30,11 @@ MODELS = Path(mixed_models.__file__)
 SCALARS = {"k": 3, "scale": 0.5, "flag": True, "dims": [2, 5]}
 
 
+def _error(stderr: str) -> str:
+    """The error the CLI printed, without the progress lines before it (a slow run prints some)."""
+    return stderr[stderr.index("Error: "):]
+
+
 @pytest.fixture
 def engine() -> Iterator[None]:
     """torch's quantized engine as it was (the quantized models here set fbgemm's)."""
@@ -68,9 +73,9 @@ def test_auto_keeps_submodules_with_a_quantized_boundary_regression(tmp_path: Pa
 def test_lower_named_submodule_with_a_quantized_boundary_exits_4(tmp_path: Path) -> None:
     result = invoke(["export", f"{MODELS}:quantized_body", "-o", str(tmp_path / "q.ptl"), "--lower", "relu"])
     assert result.exit_code == 4, result.stderr
-    assert result.stderr.startswith("Error: --lower relu: its input is a quantized tensor, which a lowered module "
-                                    "would read as floats; a lowered module takes and returns float tensors"), \
-        result.stderr
+    assert _error(result.stderr).startswith(
+        "Error: --lower relu: its input is a quantized tensor, which a lowered module would read as floats; a lowered "
+        "module takes and returns float tensors"), result.stderr
     with pytest.raises(UnsupportedNodesError, match="--lower quant: it returns a quantized tensor"):
         liteexport.export(mixed_models.quantized_body(), tmp_path / "q.ptl", lower=["quant"])
     assert not (tmp_path / "q.ptl").exists()
@@ -79,15 +84,14 @@ def test_lower_named_submodule_with_a_quantized_boundary_exits_4(tmp_path: Path)
 @pytest.mark.slow
 @pytest.mark.usefixtures("engine")
 def test_auto_on_torchvision_mobilenet_v2_for_fbgemm_says_it_compiles_whole_regression(tmp_path: Path) -> None:
-    from torchvision.models.quantization.utils import quantize_model
-
     from benchmarks.models import with_batch_norm_statistics
     from benchmarks.torchvision_shim import import_torchvision
 
+    torchvision = import_torchvision()  # (before torchvision's own imports: it defines the ops they need)
     torch.manual_seed(0)
     torch.backends.quantized.engine = "fbgemm"
-    model = import_torchvision().models.quantization.mobilenet_v2(weights=None, quantize=False)
-    quantize_model(with_batch_norm_statistics(model, 96), "fbgemm")
+    model = torchvision.models.quantization.mobilenet_v2(weights=None, quantize=False)
+    torchvision.models.quantization.utils.quantize_model(with_batch_norm_statistics(model, 96), "fbgemm")
     with pytest.raises(ModelError) as info:
         liteexport.export(model, tmp_path / "m.ptl", lower="auto", input_shapes=[[1, 3, 96, 96]])
     text = str(info.value)
@@ -105,8 +109,9 @@ def test_lower_named_submodule_that_does_not_compile_exits_4_regression(tmp_path
     out = tmp_path / "x.ptl"
     result = invoke(["export", f"{MODELS}:Mixed", "-o", str(out), "--lower", "enc", "--lower", "sorter"])
     assert result.exit_code == 4, result.stderr
-    assert result.stderr.startswith("Error: --lower sorter: the submodule does not compile. 1 unsupported node of 1 "
-                                    "kind:\n  aten::sort  1 site\n"), result.stderr
+    assert _error(result.stderr).startswith(
+        "Error: --lower sorter: the submodule does not compile. 1 unsupported node of 1 kind:\n  aten::sort  1 site\n"
+    ), result.stderr
     assert 'File "tests/to_backend/mixed_models.py", line 19' in result.stderr
     assert "return torch.sort(x)[0]" in result.stderr
     assert "internal error" not in result.stderr
@@ -134,8 +139,7 @@ def test_auto_report_gives_the_reason_of_an_op_that_compiles_elsewhere_regressio
             "sorter: unsupported: aten::sort (1 site)") in str(info.value)
 
 
-def test_mixed_self_check_runs_where_runtime_py_cannot_and_catches_a_difference(tmp_path: Path,
-                                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_mixed_self_check_runs_where_runtime_py_cannot_and_catches_a_difference(tmp_path: Path) -> None:
     from liteexport import self_check
     from liteexport.errors import VerificationError
     from liteexport.test_vectors import TestVector
@@ -197,6 +201,10 @@ def test_cli_specialize_with_input_shape_and_run_regression(tmp_path: Path) -> N
     expected = mixed_models.Scalars().eval()(torch.from_numpy(x), *SCALARS.values()).detach().numpy()
     with np.load(tmp_path / "y.npz") as outputs:
         np.testing.assert_allclose(outputs["output_0"], expected, atol=1e-5, rtol=1e-4)
+    # a whole lowering: narrow weights apply too
+    narrow = invoke([*args, "--input-shape", "2x4", "--weights", "fp16"])
+    assert narrow.exit_code == 0, narrow.stderr
+    assert "2 of 2 weights stored as float16" in narrow.stderr
     extra = invoke(["run", str(out), "-i", str(tmp_path / "x.npy"), "-i", str(tmp_path / "x.npy")])
     assert extra.exit_code == 6
     assert "forward(x) takes 1 input(s), got 2" in extra.stderr

@@ -11,9 +11,9 @@ Its stages, each a function of this module handing plain data to the next:
              lowering, because torch's selective lowering edits the module it lowers
     select   partial lowering only: the submodules to lower (the model scripted again with a
              type per module when torch's selective lowering needs that)
-    lower    `Source` -> `Lowering`: whole (every method compiled: a CompiledModule), or mixed
-             (partial, specialized, or lowered already by torch's to_backend: a ScriptModule
-             holding lowered parts, the rest TorchScript bytecode)
+    lower    `Source` -> `Lowering`: whole (every method compiled: a CompiledModule; specialized
+             too, compiled for the values given), or mixed (partial, or lowered already by torch's
+             to_backend: a ScriptModule holding lowered parts, the rest TorchScript bytecode)
     pack     the bundle's bytes (debug table and test vectors as extra files)
     check    the self-check: the lowered methods in runtime_py against torch's outputs; a mixed
              bundle is checked as the bytes packed, so what is written is what was checked
@@ -90,10 +90,10 @@ class Lowering:
     """The ``lower`` stage's result: a CompiledModule (whole) or a module with lowered parts (mixed)."""
 
     mode: str  # WHOLE, PARTIAL, SPECIALIZED or PRELOWERED
-    compiled: CompiledModule | None = None  # WHOLE
-    module: Any = None  # the others: a ScriptModule holding lowered parts
+    compiled: CompiledModule | None = None  # WHOLE and SPECIALIZED (a whole lowering, compiled for the values)
+    module: Any = None  # PARTIAL and PRELOWERED: a ScriptModule holding lowered parts
     debug_table: Any = None  # PARTIAL: the lowered nodes seen from the outer call (DebugTable)
-    lowered: tuple[str, ...] = ()  # PARTIAL: the submodules compiled; SPECIALIZED: METHOD:ARG names
+    lowered: tuple[str, ...] = ()  # PARTIAL: the submodules compiled; SPECIALIZED: METHOD:ARG=VALUE
     unlowered: tuple[tuple[str, str], ...] = ()  # PARTIAL with auto: (submodule, why it stayed TorchScript)
 
     @property

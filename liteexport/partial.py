@@ -21,7 +21,7 @@ from typing import Any
 from bundle_format.debug_table import DEBUG_TABLE_EXTRA_FILE, DebugTable
 from bundle_format.debug_table_codec import encode_debug_table
 from liteexport.errors import ModelError, UnsupportedNodesError
-from liteexport.quantized_boundaries import BOUNDARY_NOTE
+from liteexport.quantized_boundaries import BOUNDARY_NOTE, NOT_CALLED
 
 AUTO = "auto"
 BEYOND_FORWARD = "a lowered module has only forward, but the code around it reads"
@@ -265,7 +265,7 @@ def select_submodules(scripted: Any, lower: Sequence[str], *, rescript: Callable
         for name in chosen:
             _submodule(scripted, name)
             why = boundaries.why(name)
-            if why is not None:
+            if why is not None and why != NOT_CALLED:  # (one the user names is lowered even if never called)
                 raise UnsupportedNodesError([f"--lower {name}: {why}; {BOUNDARY_NOTE}"])
     problem = selection_problem(scripted, chosen)
     if problem is not None and rescript is not None:

@@ -21,6 +21,8 @@ from liteexport.input_spec import TensorSpec, as_tensor_spec
 
 QUANTIZED_INPUT = "its input is a quantized tensor, which a lowered module would read as floats"
 QUANTIZED_OUTPUT = "it returns a quantized tensor, which a lowered module would return as floats"
+NOT_CALLED = ("the walk of the model's forward never calls its forward (nothing to lower, or a call in code the "
+              "compiler cannot follow)")
 UNKNOWN = ("its input or result may be a quantized tensor, which a lowered module would take and return as floats "
            "(the compiler cannot follow the code computing it; --input-shape may help)")
 BOUNDARY_NOTE = ("a lowered module takes and returns float tensors (the compiler computes quantized activations as "
@@ -48,10 +50,10 @@ def _all_nodes(nodes: Any) -> Iterator[Any]:
 
 def quantized_boundaries(scripted: Any, functions: Any = None,
                          shapes: Sequence[Sequence[int] | TensorSpec] | None = None) -> dict[str, str] | None:
-    """{dotted submodule name: why its boundary carries a quantized tensor} for the submodules
-    whose ``forward`` the module's ``forward`` calls (``shapes``: its inputs', when known: sizes
-    the walk can follow further); {} for a model without quantized ops; None when the walk itself
-    cannot run (then no submodule of a quantized model is known to be safe)."""
+    """{dotted submodule name: why its boundary carries a quantized tensor, or `NOT_CALLED`} for
+    the submodules of a quantized model (``shapes``: forward's inputs', when known: sizes the walk
+    can follow further); {} for a model without quantized ops; None when the walk itself cannot
+    run (then no submodule of a quantized model is known to be safe)."""
     if not has_quantized_ops(scripted):
         return {}
     from liteexport.compiler.graph_walk import MethodWalk
@@ -70,6 +72,7 @@ def quantized_boundaries(scripted: Any, functions: Any = None,
         return None
 
     found: dict[str, str] = {}
+    called: set[str] = set()
 
     class BoundaryWalk(MethodWalk):
         def _call_method(self, node: Any, args: list[Any], ctx: Any) -> list[Any]:
@@ -77,6 +80,7 @@ def quantized_boundaries(scripted: Any, functions: Any = None,
             target = args[0]
             if node.s("name") == "forward" and isinstance(target, ModuleRef) and len(target.path) > 1:
                 name = ".".join(part for part, _ in target.path[1:])
+                called.add(name)
                 inputs = [q for q in map(quantized, args[1:]) if q is not None]
                 outputs = [q for q in map(quantized, results) if q is not None]
                 why = (QUANTIZED_INPUT if "yes" in inputs else QUANTIZED_OUTPUT if "yes" in outputs
@@ -98,8 +102,9 @@ def quantized_boundaries(scripted: Any, functions: Any = None,
         walk.run(root, inputs)
     except Exception:  # noqa: BLE001  (any failure of the walk: nothing is known, which the caller treats as unsafe)
         return None
-    return found
+    # (a QFunctional's activation_post_process in a block without its residual add, say)
+    return found | {name: NOT_CALLED for name, _ in scripted.named_modules() if name and name not in called}
 
 
-__all__ = ["BOUNDARY_NOTE", "QUANTIZED_INPUT", "QUANTIZED_OUTPUT", "UNKNOWN", "has_quantized_ops",
+__all__ = ["BOUNDARY_NOTE", "NOT_CALLED", "QUANTIZED_INPUT", "QUANTIZED_OUTPUT", "UNKNOWN", "has_quantized_ops",
            "quantized_boundaries"]

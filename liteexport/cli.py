@@ -181,7 +181,8 @@ def cli(debug: bool) -> None:
 @click.option("--specialize", "specialize", multiple=True, metavar="[METHOD:]ARG=VALUE",
               type=_ParsedType("[METHOD:]ARG=VALUE", parse_specialization),
               help="Lower a method with non-Tensor arguments for this value (e.g. forward:k=3, scale=0.5, "
-                   "dims=[1,2]; repeat per argument); the bundle checks at run time that calls pass it.")
+                   "dims=[1,2]; repeat per argument): the value is compiled in, and the bundle's method takes "
+                   "the Tensor arguments only. Works with --input-shape, --method and --example-inputs.")
 @click.option("--extra-file", "extra_files", multiple=True, metavar="NAME=PATH",
               type=_ParsedType("NAME=PATH", _parse_extra_file),
               help="Store this file in the bundle under NAME (labels, normalization constants, ...), as torch "

@@ -21,9 +21,11 @@ class UnsupportedNodesError(UserError):
 
     exit_code = 4
 
-    def __init__(self, reports: list[str], *, summary: str = "", counts: dict[str, int] | None = None) -> None:
+    def __init__(self, reports: list[str], *, summary: str = "", counts: dict[str, int] | None = None,
+                 reasons: dict[str, str] | None = None) -> None:
         self.reports = tuple(reports)
         self.counts = dict(counts or {})  # node kind -> number of sites
+        self.reasons = dict(reasons or {})  # node kind -> why its first site did not compile ("": no lowering)
         super().__init__("\n\n".join(([summary] if summary else []) + reports))
 
 

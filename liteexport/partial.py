@@ -12,6 +12,7 @@ fully: the module itself if it does, else each child that does, else that child'
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Any
 from bundle_format.debug_table import DEBUG_TABLE_EXTRA_FILE, DebugTable
 from bundle_format.debug_table_codec import encode_debug_table
 from liteexport.errors import ModelError, UnsupportedNodesError
+from liteexport.quantized_boundaries import BOUNDARY_NOTE, NOT_CALLED
 
 AUTO = "auto"
 BEYOND_FORWARD = "a lowered module has only forward, but the code around it reads"
@@ -74,42 +76,62 @@ def _submodule(scripted: Any, name: str) -> Any:
     return module
 
 
-def _why_not(module: Any, functions: Any = None) -> str | None:
-    """None when ``module``'s forward compiles fully, else the reason (the blockers by kind)."""
+def _why_not(module: Any, functions: Any = None, shapes: Sequence[Any] | None = None,
+             whole: bool = False) -> str | None:
+    """None when ``module``'s forward compiles fully (as the to_backend preprocess compiles it; with
+    ``whole``, as a whole lowering does, for inputs of ``shapes``), else the reason (the blockers by kind)."""
     from liteexport.backend import DEMO_BACKEND
 
     if "forward" not in module._c._method_names():
         return "no forward method"
     try:
-        # as the to_backend preprocess does
-        DEMO_BACKEND.preprocess(module, ["forward"], functions=functions, constant_outputs=False)
+        DEMO_BACKEND.preprocess(module, ["forward"], {"forward": shapes} if shapes else None, functions=functions,
+                                constant_outputs=whole)
     except UnsupportedNodesError as exc:
-        return "unsupported: " + ", ".join(f"{kind} ({n} site{'s' * (n != 1)})" for kind, n in exc.counts.items())
+        return _blockers(exc)
     except ModelError as exc:
         return str(exc)
     return None
 
 
+def _blockers(error: UnsupportedNodesError) -> str:
+    """``unsupported: aten::sort (1 site)`` for ops the compiler has no lowering for; a node it
+    lowers in other cases with the reason it did not here (``not compiled here: aten::cumsum (1
+    site: the input's rank is not known)``: a submodule is compiled without input shapes)."""
+    plain = [f"{kind} ({n} site{'s' * (n != 1)})" for kind, n in error.counts.items() if not error.reasons.get(kind)]
+    # (the compiler's advice to give --input-shape is the whole model's: a submodule gets no shapes)
+    reasoned = [f"{kind} ({n} site{'s' * (n != 1)}: {error.reasons[kind].split('; give ')[0]})"
+                for kind, n in error.counts.items() if error.reasons.get(kind)]
+    return "; ".join([*(["unsupported: " + ", ".join(plain)] if plain else []),
+                      *(["not compiled here: " + ", ".join(reasoned)] if reasoned else [])])
+
+
+NEVER_READ = "no code of the modules around it reads it (nothing to lower)"
+
+
 def _read_beyond_forward(scripted: Any, name: str) -> str | None:
     """What an ancestor's code uses of submodule ``name`` other than calling its forward
     (``self.proj.weight``, as edgenext does), or None: the lowered module torch puts in its place
-    has only the lowered methods, and torch fails at save time on any other use."""
+    has only the lowered methods, and torch fails at save time on any other use. `NEVER_READ` when
+    no ancestor reads it at all (a quantized FloatFunctional's unused activation_post_process)."""
     parent_name, _, leaf = name.rpartition(".")
     parts = parent_name.split(".") if parent_name else []
     parent_type = (_submodule(scripted, parent_name) if parent_name else scripted)._c._type()
     ancestors = [scripted] + [_submodule(scripted, ".".join(parts[:i + 1])) for i in range(len(parts))]
+    read = False
     for module in ancestors:
         for method in module._c._method_names():
             for node in _all_nodes(module._c._get_method(method).graph.nodes()):
                 if node.kind() != "prim::GetAttr" or node.s("name") != leaf or node.input().type() != parent_type:
                     continue
+                read = True
                 for use in node.output().uses():
                     user = use.user
                     if user.kind() == "prim::GetAttr":
                         return f"{leaf}.{user.s('name')}"
                     if user.kind() != "prim::CallMethod" or user.s("name") != "forward" or use.offset != 0:
                         return f"{leaf} itself ({user.kind()})"
-    return None
+    return None if read else NEVER_READ
 
 
 def _all_nodes(nodes: Any) -> Any:
@@ -137,7 +159,7 @@ def selection_problem(scripted: Any, chosen: Sequence[str]) -> str | None:
     by_type = _type_counts(scripted)
     for name in chosen:
         read = _read_beyond_forward(scripted, name)
-        if read is not None:
+        if read is not None and read != NEVER_READ:  # (lowering a module never called is harmless)
             return f"{name}: {BEYOND_FORWARD} {read}"
         parent = name.rpartition(".")[0]
         shared = by_type[(_submodule(scripted, parent) if parent else scripted)._c._type().qualified_name()]
@@ -157,14 +179,34 @@ def _others(names: Sequence[str], but: str) -> str:
     return ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
 
 
-def choose_auto(scripted: Any, unique_types: bool = False,
-                functions: Any = None) -> tuple[list[str], list[tuple[str, str]]]:
-    """The largest submodules that compile fully (top-down), and every module that did not,
-    with why. The root is never chosen here: a module that compiles whole needs no partial
-    lowering. With ``unique_types`` (a loaded archive, whose types are fixed), only a selection
-    torch's selective lowering accepts (see ``selection_problem``): no module under a parent
-    whose type is shared, and every module of a chosen type or none."""
+class _Boundaries:
+    """The quantized boundaries of ``scripted``'s submodules (liteexport.quantized_boundaries),
+    found once, when first asked."""
+
+    def __init__(self, scripted: Any, functions: Any, shapes: Sequence[Any] | None) -> None:
+        self._args = (scripted, functions, shapes)
+        self._found: dict[str, str] | None = None
+        self._known = False
+
+    def why(self, name: str) -> str | None:
+        """Why submodule ``name`` cannot be lowered for a quantized tensor at its boundary, or None."""
+        from liteexport import quantized_boundaries as qb
+
+        if not self._known:
+            self._found, self._known = qb.quantized_boundaries(*self._args), True
+        return qb.UNKNOWN if self._found is None else self._found.get(name)
+
+
+def choose_auto(scripted: Any, unique_types: bool = False, functions: Any = None,
+                shapes: Sequence[Any] | None = None) -> tuple[list[str], list[tuple[str, str]]]:
+    """The largest submodules that compile fully (top-down) and take and return no quantized
+    tensor, and every module that did not, with why. The root is never chosen here: a module that
+    compiles whole needs no partial lowering. With ``unique_types`` (a loaded archive, whose types
+    are fixed), only a selection torch's selective lowering accepts (see ``selection_problem``): no
+    module under a parent whose type is shared, and every module of a chosen type or none.
+    ``shapes``: forward's input shapes, when given (the quantized boundaries are then known further)."""
     by_type = _type_counts(scripted) if unique_types else {}
+    boundaries = _Boundaries(scripted, functions, shapes)
     chosen: list[str] = []
     unlowered: list[tuple[str, str]] = []
     pending = [(name, child) for name, child in scripted.named_children()]
@@ -172,7 +214,9 @@ def choose_auto(scripted: Any, unique_types: bool = False,
         name, module = pending.pop(0)
         why = _why_not(module, functions)
         if why is None and (read := _read_beyond_forward(scripted, name)) is not None:
-            why = f"{BEYOND_FORWARD} {read}"
+            why = read if read == NEVER_READ else f"{BEYOND_FORWARD} {read}"
+        if why is None:
+            why = boundaries.why(name)
         if why is None:
             chosen.append(name)
             continue
@@ -196,26 +240,33 @@ def choose_auto(scripted: Any, unique_types: bool = False,
 
 
 def select_submodules(scripted: Any, lower: Sequence[str], *, rescript: Callable[[], Any] | None = None,
-                      functions: Any = None) -> Selection:
+                      functions: Any = None, shapes: Sequence[Any] | None = None) -> Selection:
     """The submodules named in ``lower`` (dotted names, or ``["auto"]``: the largest that compile)
     of ``scripted``, as torch's selective lowering accepts them. ``rescript`` scripts the model
     again with a TorchScript type per module (for a model from Python source, as torch's own
     selective-lowering tests do): it is used when the selection needs it, and the selection then
     belongs to that module; without it (an archive), ``auto`` picks only what torch accepts and
-    named submodules torch would refuse are reported (exit 4). ``functions``: the compilation
-    unit of a loaded archive."""
+    named submodules torch would refuse are reported (exit 4), as is a named submodule that takes
+    or returns a quantized tensor. ``functions``: the compilation unit of a loaded archive;
+    ``shapes``: forward's input shapes, when given."""
     unlowered: list[tuple[str, str]] = []
     if list(lower) == [AUTO]:
-        chosen, unlowered = choose_auto(scripted, functions=functions)
+        chosen, unlowered = choose_auto(scripted, functions=functions, shapes=shapes)
         if selection_problem(scripted, chosen) is not None and rescript is None:
-            chosen, unlowered = choose_auto(scripted, unique_types=True, functions=functions)
+            chosen, unlowered = choose_auto(scripted, unique_types=True, functions=functions, shapes=shapes)
         if not chosen:
             reasons = "; ".join(f"{name}: {why}" for name, why in unlowered) or "the module has no submodules"
-            raise ModelError(f"--lower auto: no submodule compiles fully ({reasons})")
+            whole = ("; the module compiles whole: export it without --lower"
+                     if unlowered and _why_not(scripted, functions, shapes, whole=True) is None else "")
+            raise ModelError(f"--lower auto: no submodule can be lowered on its own{whole} ({reasons})")
     else:
         chosen = list(dict.fromkeys(lower))
+        boundaries = _Boundaries(scripted, functions, shapes)
         for name in chosen:
             _submodule(scripted, name)
+            why = boundaries.why(name)
+            if why is not None and why != NOT_CALLED:  # (one the user names is lowered even if never called)
+                raise UnsupportedNodesError([f"--lower {name}: {why}; {BOUNDARY_NOTE}"])
     problem = selection_problem(scripted, chosen)
     if problem is not None and rescript is not None:
         scripted = rescript()
@@ -235,14 +286,33 @@ def lower_selection(selection: Selection, functions: Any = None) -> PartialLower
     from liteexport.torch_backend import preprocess
 
     preprocess.debug_tables.clear()
+    preprocess.failures.clear()
     preprocess.functions = functions
     try:
         lowered = lower_module(selection.module, submodules=list(selection.chosen))
+    except RuntimeError:
+        if not preprocess.failures:
+            raise
+        raise _lowering_failure(selection, *preprocess.failures[0]) from None
     finally:
         preprocess.functions = None
     entries = [e for table in preprocess.debug_tables for e in table.entries]
     return PartialLowering(lowered, mixed_debug_table(lowered, entries, list(selection.chosen)), selection.chosen,
                            selection.unlowered)
+
+
+def _lowering_failure(selection: Selection, type_name: str, error: ModelError | UnsupportedNodesError) -> Exception:
+    """The compiler's ``error`` for the chosen submodule of type ``type_name``, saying which one it is."""
+    def unmangled(name: str) -> str:  # torch's selective lowering works on a copy of the type
+        return re.sub(r"\.___torch_mangle_\d+", "", name)
+
+    names = [name for name in selection.chosen
+             if unmangled(str(_submodule(selection.module, name)._c._type().qualified_name())) == unmangled(type_name)]
+    what = f"--lower {', '.join(names) or unmangled(type_name)}: the submodule does not compile"
+    if isinstance(error, UnsupportedNodesError):
+        summary = str(error)[: len(str(error)) - len("\n\n".join(error.reports))].strip()
+        return UnsupportedNodesError(list(error.reports), summary=f"{what}. {summary}".strip(), counts=error.counts)
+    return ModelError(f"{what}: {error}")
 
 
 def has_lowered_parts(scripted: Any) -> bool:

@@ -11,18 +11,20 @@ Its stages, each a function of this module handing plain data to the next:
              lowering, because torch's selective lowering edits the module it lowers
     select   partial lowering only: the submodules to lower (the model scripted again with a
              type per module when torch's selective lowering needs that)
-    lower    `Source` -> `Lowering`: whole (every method compiled: a CompiledModule), or mixed
-             (partial, specialized, or lowered already by torch's to_backend: a ScriptModule
-             holding lowered parts, the rest TorchScript bytecode)
+    lower    `Source` -> `Lowering`: whole (every method compiled: a CompiledModule; specialized
+             too, compiled for the values given), or mixed (partial, or lowered already by torch's
+             to_backend: a ScriptModule holding lowered parts, the rest TorchScript bytecode)
     pack     the bundle's bytes (debug table and test vectors as extra files)
     check    the self-check: the lowered methods in runtime_py against torch's outputs; a mixed
              bundle is checked as the bytes packed, so what is written is what was checked
     write    the bytes to the output, atomically (nothing is written when any stage fails)
 
-The rules: ``lower`` (submodules or ``auto``) and ``specialize`` exclude each other;
-``specialize`` and a module lowered already take no ``methods`` or ``input_shapes`` (they lower
-what they name, or nothing); example inputs are stored and checked in every mode; the
-self-check runs whenever there is something to run it on, unless ``check`` is False.
+The rules: ``lower`` (submodules or ``auto``) and ``specialize`` exclude each other; a
+module lowered already takes no ``methods`` or ``input_shapes`` (it is packed as it is);
+``specialize`` is a whole lowering of the methods it names (and ``methods``), compiled for its
+values: the model is then seen through ``liteexport.specialize.reference_module``, whose methods
+take the Tensor arguments only, as the bundle's do; example inputs are stored and checked in every
+mode; the self-check runs whenever there is something to run it on, unless ``check`` is False.
 """
 
 from __future__ import annotations
@@ -89,10 +91,10 @@ class Lowering:
     """The ``lower`` stage's result: a CompiledModule (whole) or a module with lowered parts (mixed)."""
 
     mode: str  # WHOLE, PARTIAL, SPECIALIZED or PRELOWERED
-    compiled: CompiledModule | None = None  # WHOLE
-    module: Any = None  # the others: a ScriptModule holding lowered parts
+    compiled: CompiledModule | None = None  # WHOLE and SPECIALIZED (a whole lowering, compiled for the values)
+    module: Any = None  # PARTIAL and PRELOWERED: a ScriptModule holding lowered parts
     debug_table: Any = None  # PARTIAL: the lowered nodes seen from the outer call (DebugTable)
-    lowered: tuple[str, ...] = ()  # PARTIAL: the submodules compiled; SPECIALIZED: METHOD:ARG names
+    lowered: tuple[str, ...] = ()  # PARTIAL: the submodules compiled; SPECIALIZED: METHOD:ARG=VALUE
     unlowered: tuple[tuple[str, str], ...] = ()  # PARTIAL with auto: (submodule, why it stayed TorchScript)
 
     @property
@@ -198,17 +200,15 @@ def check_request(source: Source, request: Request) -> str:
         raise InputError("lower (--lower) and specialize (--specialize) exclude each other: give one")
     narrowing = [f"--weights {request.weights}"] * (request.weights != "fp32") + \
         [f"--quantize {request.quantize}"] * (request.quantize != "none")
-    if narrowing and (request.lower or request.specialize or has_lowered_parts(source.scripted)):
+    if narrowing and (request.lower or has_lowered_parts(source.scripted)):
         raise InputError(f"{' and '.join(narrowing)} applies to a model lowered whole: its weights are the compiled "
-                         "program's (give no --lower or --specialize)")
+                         "program's (give no --lower)")
     if has_lowered_parts(source.scripted):
         if request.lower or request.specialize or request.methods or request.input_shapes:
             raise InputError("the module is lowered already (torch's to_backend): it is packed as it is, so "
                              "methods, input shapes, lower and specialize do not apply")
         return PRELOWERED
     if request.specialize:
-        if request.methods or request.input_shapes:
-            raise InputError("specialize lowers the methods it names whole: give no methods or input shapes")
         return SPECIALIZED
     return PARTIAL if request.lower else WHOLE
 
@@ -274,7 +274,8 @@ def select(source: Source, request: Request, progress: Report = _quiet) -> Sourc
     from liteexport.partial import select_submodules
 
     progress(f"choosing the submodules to lower ({', '.join(request.lower)})")
-    selection = select_submodules(source.scripted, request.lower, rescript=source.rescript, functions=source.functions)
+    selection = select_submodules(source.scripted, request.lower, rescript=source.rescript, functions=source.functions,
+                                  shapes=request.input_shapes.get("forward"))
     return replace(source, scripted=selection.module, selection=selection)
 
 
@@ -284,11 +285,17 @@ def lower(source: Source, request: Request, mode: str, progress: Report = _quiet
     if mode == PRELOWERED:
         return Lowering(PRELOWERED, module=source.scripted)
     if mode == SPECIALIZED:
-        from liteexport.specialize import specialized
+        from liteexport.backend import DEMO_BACKEND
+        from liteexport.specialize import specialized_model
 
-        progress("lowering the specialized methods")
-        names = tuple(f"{method}:{arg}" for method, arguments in request.specialize.items() for arg in arguments)
-        return Lowering(SPECIALIZED, module=specialized(source.scripted, request.specialize), lowered=names)
+        names = tuple(f"{method}:{arg}={value!r}" for method, arguments in request.specialize.items()
+                      for arg, value in arguments.items())
+        progress(f"compiling for {', '.join(names)}")
+        methods = list(dict.fromkeys([*request.specialize, *request.methods]))
+        compiled = DEMO_BACKEND.preprocess(specialized_model(source.scripted), methods, request.input_shapes,
+                                           progress=progress, functions=source.functions, dims=request.dims,
+                                           specialize=request.specialize)
+        return Lowering(SPECIALIZED, compiled=compiled, lowered=names)
     if mode == PARTIAL:
         from liteexport.partial import lower_selection
 
@@ -417,15 +424,13 @@ def write(path: str | Path, chunks: Sequence[memoryview]) -> int:
 
 def summary(path: str | Path, size: int, lowering: Lowering) -> str:
     """The result line(s) the CLI prints."""
-    if lowering.mode == WHOLE:
+    if lowering.compiled is not None:  # WHOLE or SPECIALIZED
         compiled = lowering.compiled
-        assert compiled is not None
         instructions = sum(len(p.instructions) for p in compiled.programs)
         weight_bytes = sum(int(w.nbytes) for w in compiled.weights)
-        return (f"Wrote {path}: {size:,} bytes; methods: {', '.join(lowering.method_names)}; {instructions} "
-                f"instructions; weights: {len(compiled.weights)} tensors, {weight_bytes:,} bytes")
-    if lowering.mode == SPECIALIZED:
-        return f"Wrote {path}: {size:,} bytes; specialized: {', '.join(lowering.lowered)}"
+        specialized = f"; compiled for {', '.join(lowering.lowered)}" if lowering.mode == SPECIALIZED else ""
+        return (f"Wrote {path}: {size:,} bytes; methods: {', '.join(lowering.method_names)}{specialized}; "
+                f"{instructions} instructions; weights: {len(compiled.weights)} tensors, {weight_bytes:,} bytes")
     if lowering.mode == PRELOWERED:
         return f"Wrote {path}: {size:,} bytes (lowered by torch's to_backend)"
     from liteexport.partial import engine_report
@@ -453,10 +458,21 @@ def _reads_training(scripted: Any) -> bool:
                for name in scripted._c._method_names() for n in nodes(scripted._c._get_method(name).inlined_graph))
 
 
+def _specialized_source(source: Source, request: Request) -> tuple[Source, Request]:
+    """``source`` seen through the module whose methods take the Tensor arguments only (the
+    specialized values passed for the others), and ``request`` with its values checked against the
+    methods' signatures (ModelError otherwise; liteexport.specialize)."""
+    from liteexport.specialize import checked_values, reference_module
+
+    values = checked_values(source.scripted, request.specialize)
+    return (replace(source, scripted=reference_module(source.scripted, values, request.methods), rescript=None),
+            replace(request, specialize=values))
+
+
 def _check_examples_lowered(request: Request, lowering: Lowering) -> None:
     """Whole lowering stores test vectors of lowered methods only (InputError otherwise)."""
     unlowered = sorted(set(request.examples) - set(lowering.method_names))
-    if lowering.mode == WHOLE and unlowered:
+    if lowering.compiled is not None and unlowered:
         raise InputError(f"--example-inputs names method '{unlowered[0]}', which is not lowered "
                          f"(lowered: {', '.join(lowering.method_names)})")
 
@@ -492,6 +508,8 @@ def export(model: Any, path: str | Path, request: Request, progress: Report = _q
 
     request = replace(request, examples=_float32_sets(request.examples, "example_inputs", say),
                       calibration=_float32_sets(request.calibration, "calibration_inputs", say))
+    if request.specialize and not request.lower:  # (with lower: refused by check_request)
+        source, request = _specialized_source(source, request)
     if request.example_files:
         examples = dict(request.examples)
         for method, sets in read_examples(source.scripted, request.example_files, note=say).items():
@@ -520,11 +538,11 @@ def export(model: Any, path: str | Path, request: Request, progress: Report = _q
         say(text)
     if mode != PARTIAL:  # after lowering: a model that does not compile fails before torch runs it
         _check_examples_lowered(request, lowering)
-        stored, checked = refer(source, request, lowering.method_names if mode == WHOLE else None, progress,
-                                lowering.compiled)
+        stored, checked = refer(source, request, lowering.method_names if lowering.compiled is not None else None,
+                                progress, lowering.compiled)
     progress(f"packing {path}")
     chunks = pack(lowering, stored, request)
-    if request.check and (checked or mode == WHOLE):
+    if request.check and (checked or lowering.compiled is not None):
         if checked:  # whole lowering notes the methods it could not check, without a stage of its own
             progress("self-check: runtime_py against torch")
         for text in check(source, lowering, chunks, checked):

@@ -1,6 +1,6 @@
 """Lowering through torch's to_backend API with liteexport's compiler: the scripting rule, the
-method_compile_spec and ``lower`` (whole or selected submodules). ``liteexport.api``,
-``liteexport.partial`` and ``liteexport.specialize`` all lower through here.
+method_compile_spec and ``lower`` (whole or selected submodules). ``liteexport.api`` and
+``liteexport.partial`` lower through here.
 """
 
 from __future__ import annotations

@@ -48,7 +48,8 @@ def compile_module(scripted: torch.jit.ScriptModule, methods: Sequence[str] | No
                    input_shapes: Mapping[str, Sequence[Sequence[int] | TensorSpec]] | None = None,
                    progress: Callable[[str], None] | None = None,
                    functions: Any = None, constant_outputs: bool = True,
-                   dims: Mapping[str, DimRange] | None = None) -> CompiledModule:
+                   dims: Mapping[str, DimRange] | None = None,
+                   specialize: Mapping[str, Mapping[str, Any]] | None = None) -> CompiledModule:
     """Compile ``methods`` of ``scripted`` (default: ``forward`` and every
     ``@torch.jit.export`` method).
 
@@ -61,6 +62,8 @@ def compile_module(scripted: torch.jit.ScriptModule, methods: Sequence[str] | No
     ``constant_outputs``: whether a returned tuple may hold constants (googlenet's (logits, None,
     None)); the wrapper liteexport's packer writes loads them itself, but the one torch's
     to_backend writes expects every element from the backend, so lowering through it passes False.
+    ``specialize[method]`` gives non-Tensor arguments a value (int, float, bool or a list of them):
+    the method is compiled for it, folded in, and takes its Tensor arguments only.
     Raises
     ModelError for a bad method name or a non-Tensor argument, UnsupportedNodesError listing
     every node that cannot be compiled.
@@ -91,7 +94,8 @@ def compile_module(scripted: torch.jit.ScriptModule, methods: Sequence[str] | No
     for name in names:
         shapes = (input_shapes or {}).get(name)
         signature, program, poisoned = _compile_method(scripted, root, name, shapes, log, emitter, progress,
-                                                       () if functions is None else (functions,), constant_outputs)
+                                                       () if functions is None else (functions,), constant_outputs,
+                                                       (specialize or {}).get(name, {}))
         if shapes is not None:
             program = _with_symbolic_dims(program, [as_tensor_spec(s) for s in shapes], dims or {})
         used_reports |= poisoned
@@ -172,10 +176,11 @@ def _exported(scripted: torch.jit.ScriptModule, available: list[str]) -> list[st
 
 def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str,
                     shapes: Sequence[Sequence[int] | TensorSpec] | None, log: ReportLog, emitter: ModuleEmitter,
-                    progress: Callable[[str], None] | None, functions: Sequence[Any], constant_outputs: bool
-                    ) -> tuple[MethodSignature, Program, frozenset[int]]:
+                    progress: Callable[[str], None] | None, functions: Sequence[Any], constant_outputs: bool,
+                    specialized: Mapping[str, Any]) -> tuple[MethodSignature, Program, frozenset[int]]:
     method = scripted._c._get_method(name)
-    arguments = list(method.schema.arguments)[1:]  # drop self
+    every = list(method.schema.arguments)[1:]  # drop self
+    arguments = [arg for arg in every if arg.name not in specialized]  # the specialized ones are folded in
     for arg in arguments:
         if arg.type.kind() != "TensorType":
             raise ModelError(f"method {name!r}: argument {arg.name!r} is {arg.type.annotation_str}, but every "
@@ -199,7 +204,8 @@ def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str
             progress(f"compiling {name}: {count} nodes walked")
 
     walk = MethodWalk(name, log, functions, walked)
-    (result,) = walk.run(root, inputs)
+    tensors = iter(inputs)
+    (result,) = walk.run(root, [specialized[arg.name] if arg.name in specialized else next(tensors) for arg in every])
     if progress is not None:  # a stage of its own: the last count of the walk may have been rate-limited
         progress(f"walked {name}: {walk.visited} nodes, {len(walk.nodes)} instructions before optimization")
     returns_tuple = isinstance(result, tuple)

@@ -103,7 +103,8 @@ def unsupported_error(reports: list[Report]) -> UnsupportedNodesError:
                          f"kind{'s' * (len(counts) != 1)}:"]
                         + [f"  {kind:<{width}}  {n} site{'s' * (n != 1)}" for kind, n in counts.items()]
                         + [WHAT_TO_TRY])
-    return UnsupportedNodesError(texts, summary=summary, counts=counts)
+    reasons = {kind: next(r.reason for r in reports if r.site.kind == kind) for kind in counts}
+    return UnsupportedNodesError(texts, summary=summary, counts=counts, reasons=reasons)
 
 
 # said once, under the counts, so a user need not scroll through every site to learn the ways out

@@ -36,6 +36,11 @@ debug_tables: list[DebugTable] = []
 
 INPUT_SHAPES_KEY = "input_shapes"
 
+# The compiler's own error of every module that failed to lower in this process, in the order met:
+# torch turns the RuntimeError raised here into its own, so liteexport.partial reports this one (the
+# usual exit code and report) instead.
+failures: list[tuple[str, ModelError | UnsupportedNodesError]] = []  # (module's type name, error)
+
 # The compilation unit of the archive being lowered (torch.jit.load keeps its free functions
 # there, where prim::CallFunction finds them), set by liteexport.partial around the lowering;
 # None: this process's own.
@@ -59,8 +64,10 @@ def preprocess(module: torch._C.ScriptModule, method_compile_spec: Mapping[str, 
         compiled = DEMO_BACKEND.preprocess(scripted, list(method_compile_spec), shapes, functions=functions,
                                            constant_outputs=False)  # torch's wrapper wants them from execute
     except UnsupportedNodesError as exc:
+        failures.append((str(module._type().qualified_name()), exc))
         raise RuntimeError(torch_wording(exc)) from None
     except ModelError as exc:
+        failures.append((str(module._type().qualified_name()), exc))
         raise RuntimeError(f"{BACKEND_NAME} (liteexport): {exc}") from None
     compiled = with_torch_handles(compiled, nodes_by_method)
     debug_tables.append(compiled.debug_table)

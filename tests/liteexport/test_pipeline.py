@@ -47,7 +47,7 @@ def test_the_cli_and_the_api_share_the_pipeline() -> None:
         tree = ast.parse((ROOT / "liteexport" / name).read_text())
         called = {node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
                   for node in ast.walk(tree) if isinstance(node, ast.Call)}
-        assert not called & {"preprocess", "write_bundle", "lower_partial", "specialized", "mixed_bytes",
+        assert not called & {"preprocess", "write_bundle", "lower_partial", "reference_module", "mixed_bytes",
                              "check_vectors", "record_test_vectors", "write_atomic", "lower_selection"}, name
 
 
@@ -69,7 +69,6 @@ def test_api_takes_forward_shapes_as_a_list_and_checks_them(tmp_path: Path) -> N
     ({"methods": "forward"}, "methods: expected a list of method names"),
     ({"lower": 3}, "lower: expected True, 'auto' or a list of submodule names"),
     ({"specialize": {"forward": 3}}, "specialize: expected a mapping method -> {argument: value}"),
-    ({"specialize": {"forward": {"k": 3}}, "methods": ["forward"]}, "specialize lowers the methods it names whole"),
     ({"specialize": {"forward": {"k": 3}}, "lower": "auto"}, "lower (--lower) and specialize (--specialize) exclude"),
 ])
 def test_api_refuses_bad_arguments_in_its_own_errors(tmp_path: Path, kwargs: dict[str, object], message: str) -> None:

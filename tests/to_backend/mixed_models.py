@@ -184,3 +184,52 @@ class DictOut(torch.nn.Module):  # torchvision's segmentation models return {"ou
 
     def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
         return {"out": self.sorter(self.enc(x)), "aux": x}
+
+
+class QuantizedBody(torch.nn.Module):
+    """torch.ao eager quantization's shape: quantize, quantized conv and ReLU, dequantize, and a
+    float head (with a sort the compiler refuses) after the dequantize."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.quant = torch.ao.quantization.QuantStub()
+        self.conv = torch.nn.Conv2d(3, 4, 3)
+        self.relu = torch.nn.ReLU()
+        self.dequant = torch.ao.quantization.DeQuantStub()
+        self.head = Encoder()
+        self.sorter = Sorter()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.dequant(self.relu(self.conv(self.quant(x))))
+        return self.sorter(self.head(y.mean((2, 3))))
+
+
+def quantized_body(engine: str = "fbgemm") -> torch.nn.Module:
+    """QuantizedBody quantized for ``engine`` by torch.ao's eager flow (calibrated on random images;
+    the head stays float)."""
+    torch.manual_seed(0)
+    torch.backends.quantized.engine = engine
+    model = QuantizedBody().eval()
+    model.qconfig = torch.ao.quantization.get_default_qconfig(engine)
+    model.head.qconfig = None
+    model.sorter.qconfig = None
+    torch.ao.quantization.prepare(model, inplace=True)
+    with torch.no_grad():
+        for _ in range(4):
+            model(torch.rand(1, 3, 8, 8))
+    return torch.ao.quantization.convert(model, inplace=True)
+
+
+class CumsumChild(torch.nn.Module):  # aten::cumsum compiles for an input of known rank
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cumsum(x, 1)
+
+
+class CumsumThenSort(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.c = CumsumChild()
+        self.sorter = Sorter()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.sorter(self.c(x))

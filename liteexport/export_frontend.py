@@ -40,8 +40,11 @@ def load_program(path: Path) -> Any:
         raise ModelError(f"{path} is a directory, not a model file")
     if not path.exists():
         raise ModelError(f"model file not found: {path}")
+    from liteexport.compiler.exported import torch_quietly
+
     try:
-        return torch.export.load(str(path))
+        with torch_quietly():  # torch logs its deserializing errors as warnings before raising them
+            return torch.export.load(str(path))
     except Exception as exc:  # torch reports a bad file as RuntimeError, KeyError, zipfile errors...
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise ModelError(f"cannot load {path} as a torch.export program (written by torch.export.save): "

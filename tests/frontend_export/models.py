@@ -70,3 +70,10 @@ class Unsupported(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = torch.special.erfcx(x)
         return torch.special.i0(y) + 1
+
+
+class FixedLength(nn.Module):
+    """Works for one sequence length only: a dynamic S contradicts its view."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.view(1, 8, 8)

@@ -58,7 +58,7 @@ def example_size(bounds: DimRange) -> int:
 
 
 def example_args(specs: Sequence[TensorSpec], dims: Mapping[str, DimRange]) -> tuple[Any, ...]:
-    """Inputs of ``specs``' shapes and dtypes for torch to trace (ids 0, masks of ones, normal floats)."""
+    """Inputs of ``specs``' shapes and dtypes for torch to trace (integers 0 and 1, normal floats)."""
     import torch
 
     from bundle_format.program import DType
@@ -68,8 +68,8 @@ def example_args(specs: Sequence[TensorSpec], dims: Mapping[str, DimRange]) -> t
     tensors = []
     for spec in specs:
         shape = [example_size(dims[d]) if isinstance(d, str) else d for d in spec.shape]
-        # ids of 0 index every embedding table; torch traces shapes, not values
-        tensors.append(torch.from_numpy(typed_input(shape, DType[spec.dtype.upper()], 1, rng)))
+        # integers as a padding mask draws them: ones then a tail of zeros, ids every embedding table has
+        tensors.append(torch.from_numpy(typed_input(shape, DType[spec.dtype.upper()], None, rng)))
     return tuple(tensors)
 
 
@@ -251,12 +251,30 @@ def argument_names(module: Any, method: str) -> list[str]:
 def compile_for_export(module: Any, program: Any, specs: Sequence[TensorSpec] | None,
                        dims: Mapping[str, DimRange], examples: Sequence[Sequence[np.ndarray]] | None,
                        progress: Any) -> Any:
-    """The lower stage of this front end: ``program`` (or ``module`` exported now) compiled."""
-    from liteexport.compiler.exported import compile_exported
+    """The lower stage of this front end: ``program`` (or ``module`` exported now) compiled. For a
+    program given, ``specs`` name its dynamic dims (InputError when they do not match its inputs)."""
+    from liteexport.compiler.exported import compile_exported, input_specs
 
-    names: dict[str, str] = {}
     if program is None:
         what = type(module).__name__
         progress(f"exporting {what} with torch.export")
         program, names = export_module(module, specs, dims, examples, what)
+    else:
+        names = symbol_names(program, specs or ())
+        recorded = input_specs(program, names)
+        if specs and tuple(specs) != recorded:
+            from runtime_py.errors import InputError
+
+            raise InputError(f"input shapes {', '.join(map(str, specs))} do not match the exported program's inputs "
+                             f"{', '.join(map(str, recorded))} (a dynamic dim of the program is named by the input "
+                             "shapes; its other sizes and dtypes are the program's)")
     return compile_exported(program, dims=dims, names=names, progress=progress)
+
+
+def program_shapes(program: Any) -> dict[str, tuple[TensorSpec, ...]]:
+    """The input shapes of a program with static shapes, for the self-check ({} when a dim is dynamic:
+    the user names it with --input-shape and bounds it with --dim)."""
+    from liteexport.compiler.exported import input_specs
+
+    specs = input_specs(program)
+    return {} if any(spec.dim_names for spec in specs) else {"forward": specs}

@@ -519,6 +519,10 @@ def export(model: Any, path: str | Path, request: Request, progress: Report = _q
                                              for method, specs in request.input_shapes.items()})
     progress(f"loading and scripting {model if isinstance(model, (str, Path)) else type(model).__name__}")
     source = load(model, request.frontend)
+    if source.program is not None and not request.input_shapes:  # a torch.export program knows its shapes
+        from liteexport.export_frontend import program_shapes
+
+        request = replace(request, input_shapes=program_shapes(source.program))
     if request.example_files:
         examples = dict(request.examples)
         for method, sets in read_examples(source.scripted, request.example_files).items():

@@ -15,6 +15,7 @@ import liteexport
 import runtime_py
 from liteexport.inspect_bundle import delegate_contents
 from liteexport.torch_backend import load_torch_backend
+from tests.frontend_export import models
 from tests.frontend_export.cases import CASES, Case, flat, inputs
 
 
@@ -57,3 +58,25 @@ def test_both_front_ends_compile_the_same_instructions(case: Case, tmp_path: Pat
     # torch.export writes flatten as the view it is (Core ATen has no flatten): a RESHAPE, the same copy
     scripted = ["RESHAPE" if op == "FLATTEN" else op for op in _ops(tmp_path / "torchscript.ptl")]
     assert _ops(tmp_path / "export.ptl") == scripted
+
+
+def test_an_exported_program_with_a_named_dim_keeps_it_on_every_engine(tmp_path: Path) -> None:
+    from runtime_py.errors import InputError
+
+    model = models.Block().eval()
+    program = torch.export.export(model, (torch.randn(1, 8, 64),),
+                                  dynamic_shapes=({1: torch.export.Dim("S", min=1, max=64)},))
+    path = tmp_path / "block.ptl"
+    liteexport.export(program, path, input_shapes=["1xSx64"], dims={"S": (1, 64)})
+    contents = delegate_contents(runtime_py.load(path).ptmf)
+    assert contents is not None
+    (dim,) = contents[0]["forward"].symbolic_dims
+    assert (dim.name, dim.lo, dim.hi) == ("S", 1, 64)
+    x = torch.randn(1, 5, 64)
+    with torch.no_grad():
+        np.testing.assert_allclose(runtime_py.load(path).forward(x.numpy()), model(x).numpy(), atol=1e-5, rtol=1e-5)
+    with pytest.raises(InputError, match="S = 65, outside S=1..64"):
+        runtime_py.load(path).forward(np.zeros((1, 65, 64), np.float32))
+    with pytest.raises(InputError, match="input shapes 1xSx32 do not match the exported program.s inputs 1xSx64"):
+        liteexport.export(program, tmp_path / "bad.ptl", input_shapes=["1xSx32"], dims={"S": (1, 64)})
+    assert not (tmp_path / "bad.ptl").exists()

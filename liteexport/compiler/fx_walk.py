@@ -119,10 +119,15 @@ class FxWalk:
             if kind not in LOWERINGS:  # unsupported whatever its inputs: report it too
                 poisoned |= {self.log.add(self.site(node))}
             return _shaped(node, frozenset(poisoned)) or Poison(frozenset(poisoned))
-        if kind in IDENTITY:
-            return values[0]
         if _all_known(values) and not _random(target):
-            return _on_constants(target, node, env)
+            # torch runs it, layouts and all: a clone of a constant's permuted view is contiguous
+            # again, and a later view of it must see that (swin's relative position index)
+            try:
+                return _on_constants(target, node, env)
+            except (RuntimeError, TypeError, ValueError, IndexError) as exc:
+                return self._blocked(node, f"torch cannot evaluate it on its constants: {exc}")
+        if kind in IDENTITY:  # a run-time value has no layout: a copy reads as its source
+            return values[0]
         kind, values, wrap = rewrite(kind, values)
         lowering = LOWERINGS.get(kind)
         blocked = find_blocked(values)

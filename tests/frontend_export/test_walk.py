@@ -29,3 +29,25 @@ def test_the_debug_table_names_the_module_instance_and_the_users_line() -> None:
     assert "x = self.features(x)\n        ~~~~" in frame.snippet
     assert conv.frames[-1].file == "torch/nn/modules/conv.py"  # torch's own frames follow, as in TorchScript
     assert compiled.qualname == "__torch__.tiny_cnn.TinyCNN"
+
+
+class _PermutedTable(torch.nn.Module):
+    """A buffer permuted, made contiguous and viewed at run time (swin's relative position index)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("table", torch.arange(12.0).reshape(3, 4))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.table.permute(1, 0).contiguous().view(-1)
+
+
+def test_constants_fold_with_torch_layouts() -> None:
+    from runtime_py.backends.demo import executor
+    from runtime_py.backends.demo.plan import build_plan
+
+    model = _PermutedTable().eval()
+    compiled = compile_exported(torch.export.export(model, (torch.randn(2, 12),)))
+    x = torch.randn(2, 12)
+    (got,) = executor.run(build_plan(compiled.programs[0], compiled.weights), [x.numpy()])
+    torch.testing.assert_close(torch.from_numpy(got), model(x))

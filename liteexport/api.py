@@ -137,15 +137,16 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
            specialize: Mapping[str, Mapping[str, Any]] | None = None,
            extra_files: Mapping[str, str | bytes] | None = None, strip_debug: bool = False,
            dims: Mapping[str, tuple[int, int] | DimRange] | None = None, weights: str = "fp32",
-           quantize: str = "none", calibration_inputs: Examples | None = None) -> Exported:
+           quantize: str = "none", calibration_inputs: Examples | None = None, frontend: str | None = None) -> Exported:
     """Write ``module`` as a bundle at ``path``, as ``liteexport export`` does; returns its size in
     bytes (an ``Exported``: an int with the export's ``notes``, also logged, see the module's doc).
 
     Parameters
     ----------
     module
-        An ``nn.Module`` (scripted here, in eval mode; yours is left as it is), a ScriptModule, or
-        what the CLI's MODEL takes: ``"path/file.py:Name"`` or a TorchScript archive's path.
+        An ``nn.Module`` (scripted here, in eval mode; yours is left as it is), a ScriptModule, a
+        ``torch.export.ExportedProgram``, or what the CLI's MODEL takes: ``"path/file.py:Name"``, a
+        TorchScript archive's path or a ``.pt2`` file's (``torch.export.save``).
     path
         The bundle to write (``.ptl``). Nothing is written when the export fails.
     methods
@@ -196,6 +197,13 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
         last quarter (at least one of two or more), held out to check the result on; a single set
         is checked on 4 sets drawn from its per-channel statistics.
 
+    frontend
+        ``"export"``: an nn.Module (or ``file.py:Name``) is exported with ``torch.export.export`` on
+        inputs of ``input_shapes`` (named dims as ``torch.export.Dim`` bounded by ``dims``) or the first
+        of ``example_inputs``, and compiled from its Core ATen graph; ``"torchscript"``: scripted (needed
+        for ``lower`` and ``specialize``). Default ``"torchscript"``; an ExportedProgram or ``.pt2`` file
+        always takes the export front end.
+
     Returns
     -------
     Exported
@@ -241,6 +249,7 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
                       calibration=_examples(calibration_inputs, "calibration_inputs"),
                       examples=_examples(example_inputs),
                       lower=() if lower is True else ((lower,) if isinstance(lower, str) else tuple(lower)),
-                      specialize={m: dict(v) for m, v in (specialize or {}).items()}, check=check)
+                      specialize={m: dict(v) for m, v in (specialize or {}).items()}, check=check,
+                      frontend=frontend or "")
     result = run_export(module, path, request, progress=LOG.debug, note=LOG.info)
     return Exported.of(result)

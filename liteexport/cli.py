@@ -210,16 +210,22 @@ def cli(debug: bool) -> None:
                    "those the model will see. The last quarter of them (at least one of two or more) is held out "
                    "to check the result on; a single one is checked on 4 sets drawn from its per-channel "
                    "statistics.")
+@click.option("--frontend", "frontend", type=click.Choice(["export", "torchscript"]), default=None,
+              help="How a Python model (file.py:Name) becomes a graph: torch.export.export (with --input-shape and "
+                   "--dim as its example inputs and dynamic_shapes, or --example-inputs) or TorchScript (scripted; "
+                   "needed for --lower and --specialize). Default: torchscript. A .pt2 file (torch.export.save) "
+                   "always takes the export front end, a TorchScript archive the TorchScript one.")
 def export(model: str, output: str, methods: tuple[str, ...],
            input_shapes: tuple[tuple[str, tuple[TensorSpec, ...]], ...], dims: tuple[DimRange, ...],
            example_inputs: tuple[tuple[str, str], ...], no_check: bool, quiet: bool,
            lower: tuple[str, ...], specialize: tuple[tuple[str, str, Any], ...],
            extra_files: tuple[tuple[str, str], ...], strip_debug: bool, weights: str, quantize: str,
-           calibration_inputs: tuple[tuple[str, str], ...]) -> None:
+           calibration_inputs: tuple[tuple[str, str], ...], frontend: str | None) -> None:
     """Script MODEL in eval mode, compile it with the demo backend and write a bundle.
 
     MODEL is a TorchScript archive written by torch.jit.save (model.pt; scripted or
-    traced), or path/file.py:Name where Name is an nn.Module class (built with no
+    traced), a torch.export program written by torch.export.save (model.pt2), or
+    path/file.py:Name where Name is an nn.Module class (built with no
     arguments) or a function returning a module. Unsupported nodes are all reported at
     once, grouped by kind, each with its source line and module hierarchy. With input
     shapes or example inputs, the compiled program is checked against torch before the
@@ -265,7 +271,8 @@ def export(model: str, output: str, methods: tuple[str, ...],
                                lower=lower,
                                specialize=by_method(specialize), check=not no_check,
                                extra_files=pipeline.read_extra_files(extra_files), strip_debug=strip_debug,
-                               weights=weights, quantize=quantize, calibration_files=calibration_inputs)
+                               weights=weights, quantize=quantize, calibration_files=calibration_inputs,
+                               frontend=frontend or "")
     result = pipeline.export(model, output, request, progress, note)
     click.echo(result.summary)
 

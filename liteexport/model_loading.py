@@ -192,7 +192,17 @@ def _where(exc: BaseException, path: Path) -> str:
     return f' (File "{frame.filename}", line {frame.lineno})'
 
 
-def _load_python(path: Path, name: str, share_types: bool = True) -> LoadedModel:
+def load_module(spec: str) -> Any:
+    """``file.py:Name`` as the nn.Module it builds, not scripted (the torch.export front end's
+    MODEL). A ScriptModule it builds is returned as it is."""
+    path_text, sep, name = spec.rpartition(":")
+    if not (sep and path_text.endswith(".py")):
+        raise ModelError(f"{spec}: expected path/file.py:Name")
+    return _build_python(Path(path_text), name)
+
+
+def _build_python(path: Path, name: str) -> Any:
+    """The module ``path:name`` builds (imported with the file's folder on sys.path)."""
     _check_file(path)
     if not name.isidentifier():
         raise ModelError(f"{path}:{name}: '{name}' is not a Python name; give it as {path}:ClassName")
@@ -207,21 +217,31 @@ def _load_python(path: Path, name: str, share_types: bool = True) -> LoadedModel
             if not hasattr(module, name):
                 raise ModelError(f"{path} defines no '{name}'; {_candidates(module, torch)}")
             try:
-                model = _instantiate(getattr(module, name), f"{path}:{name}", torch)
+                return _instantiate(getattr(module, name), f"{path}:{name}", torch)
             except (SystemExit, _ProcessEnded) as exc:
                 raise _ended(exc, path) from exc
-        training = bool(getattr(model, "training", False))
-        if isinstance(model, torch.jit.ScriptModule):
-            return LoadedModel(model.eval(), None, training)
-        try:
-            with _torchscript_quietly():
-                scripted = torch.jit.script(model.eval()) if share_types else script_unshared(model.eval())
-        except Exception as exc:  # TorchScript raises several types; its text carries the source range
-            raise ModelError(f"TorchScript cannot script {path}:{name}:\n{str(exc).strip()}") from exc
-        return LoadedModel(scripted.eval(), None, training)
     finally:
         if folder in sys.path:
             sys.path.remove(folder)
+
+
+def _load_python(path: Path, name: str, share_types: bool = True) -> LoadedModel:
+    torch = _import_torch()
+    model = _build_python(path, name)
+    training = bool(getattr(model, "training", False))
+    if isinstance(model, torch.jit.ScriptModule):
+        return LoadedModel(model.eval(), None, training)
+    folder = str(path.resolve().parent)  # scripting resolves the file's sibling imports too
+    sys.path.insert(0, folder)
+    try:
+        with _torchscript_quietly():
+            scripted = torch.jit.script(model.eval()) if share_types else script_unshared(model.eval())
+    except Exception as exc:  # TorchScript raises several types; its text carries the source range
+        raise ModelError(f"TorchScript cannot script {path}:{name}:\n{str(exc).strip()}") from exc
+    finally:
+        if folder in sys.path:
+            sys.path.remove(folder)
+    return LoadedModel(scripted.eval(), None, training)
 
 
 def script_unshared(model: Any) -> torch.jit.ScriptModule:

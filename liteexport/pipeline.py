@@ -73,6 +73,7 @@ class Request:
     quantize: str = "none"  # "dynamic-int8": linear layers' weights stored as per-channel int8; "int8": static
     calibration: Mapping[str, tuple[tuple[np.ndarray, ...], ...]] = field(default_factory=dict)  # int8: method -> sets
     calibration_files: tuple[tuple[str, str], ...] = ()  # (method, .npy/.npz file): read once the model is loaded
+    frontend: str = ""  # "export" or "torchscript"; "": the model's own (liteexport.export_frontend.choose_frontend)
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,8 @@ class Source:
     rescript: Callable[[], Any] | None = None  # the model scripted with a type per module, when it can be
     selection: Any = None  # partial lowering: the submodules chosen (liteexport.partial.Selection), once chosen
     was_training: bool = False  # the model came in training mode; it is exported in eval mode
+    frontend: str = "torchscript"  # "export": ``scripted`` is the eager module (or ep.module()), see ``program``
+    program: Any = None  # the torch.export front end's ExportedProgram, when given (None: exported by ``lower``)
 
 
 @dataclass(frozen=True)
@@ -126,12 +129,18 @@ def check_output(path: str | Path) -> None:
         raise OutputError(f"cannot write {path}: folder {folder} does not exist")
 
 
-def load(model: Any) -> Source:
+def load(model: Any, frontend: str = "") -> Source:
     """MODEL scripted in eval mode: ``file.py:Name`` or an archive path (liteexport.model_loading),
-    an nn.Module (scripted here; the caller's module is left as it is) or a ScriptModule."""
+    an nn.Module (scripted here; the caller's module is left as it is) or a ScriptModule. With the
+    torch.export front end (``frontend``, or an ExportedProgram or ``.pt2`` file), MODEL in eval mode,
+    not scripted (liteexport.export_frontend)."""
+    from liteexport import export_frontend as ef
     from liteexport.model_loading import load_model, script_unshared
     from liteexport.to_backend import scripted_module
 
+    if ef.choose_frontend(model, frontend) == ef.EXPORT:
+        module, program, training = ef.load_for_export(model)
+        return Source(module, was_training=training, frontend=ef.EXPORT, program=program)
     if isinstance(model, (str, Path)):
         spec = str(model)
         loaded = load_model(spec)
@@ -154,6 +163,11 @@ def read_examples(scripted: Any, files: Sequence[tuple[str, str]], option: str =
 
     examples: dict[str, list[tuple[np.ndarray, ...]]] = {}
     for method, path in files:
+        if not hasattr(scripted, "_c"):  # the torch.export front end's eager module
+            from liteexport.export_frontend import argument_names
+
+            examples.setdefault(method, []).append(tuple(read_input_file(path, argument_names(scripted, method))))
+            continue
         if method not in scripted._c._method_names():
             raise InputError(f"{option} names method '{method}', which the model does not have")
         arg_names = [a.name for a in scripted._c._get_method(method).schema.arguments][1:]  # self left out
@@ -196,6 +210,11 @@ def check_request(source: Source, request: Request) -> str:
                          "[...] in the API), inputs like those the model will see, to observe its activations' ranges")
     if request.calibration and request.quantize != "int8":
         raise InputError("calibration inputs (--calibration-inputs) are for --quantize int8 only")
+    if source.frontend == "export":
+        if request.lower or request.specialize or set(request.methods) - {"forward"}:
+            raise InputError("--lower, --specialize and methods other than forward are the TorchScript front end's: "
+                             "give --frontend torchscript (the torch.export front end compiles forward whole)")
+        return WHOLE
     if request.lower and request.specialize:
         raise InputError("lower (--lower) and specialize (--specialize) exclude each other: give one")
     narrowing = [f"--weights {request.weights}"] * (request.weights != "fp32") + \
@@ -306,6 +325,12 @@ def lower(source: Source, request: Request, mode: str, progress: Report = _quiet
         partial = lower_selection(source.selection, source.functions)
         return Lowering(PARTIAL, module=partial.module, debug_table=partial.debug_table, lowered=partial.lowered,
                         unlowered=partial.unlowered)
+    if source.frontend == "export":
+        from liteexport.export_frontend import compile_for_export
+
+        return Lowering(WHOLE, compiled=compile_for_export(
+            source.scripted, source.program, request.input_shapes.get("forward"), request.dims,
+            request.examples.get("forward"), progress))
     from liteexport.backend import DEMO_BACKEND
 
     compiled = DEMO_BACKEND.preprocess(source.scripted, request.methods, request.input_shapes, progress=progress,
@@ -448,6 +473,9 @@ def _reads_training(scripted: Any) -> bool:
     """Whether any method's code reads a module's ``training`` flag (dropout, batch norm, or the
     model's own ``if self.training``): only then does exporting in eval mode change what it computes."""
 
+    if not hasattr(scripted, "_c"):  # an eager module (torch.export front end): its code is not at hand
+        return True
+
     def nodes(block: Any) -> Any:
         for node in block.nodes():
             yield node
@@ -499,7 +527,11 @@ def export(model: Any, path: str | Path, request: Request, progress: Report = _q
     request = replace(request, input_shapes={method: tuple(as_tensor_spec(s) for s in specs)
                                              for method, specs in request.input_shapes.items()})
     progress(f"loading and scripting {model if isinstance(model, (str, Path)) else type(model).__name__}")
-    source = load(model)
+    source = load(model, request.frontend)
+    if source.program is not None and not request.input_shapes:  # a torch.export program knows its shapes
+        from liteexport.export_frontend import program_shapes
+
+        request = replace(request, input_shapes=program_shapes(source.program))
     notes: list[str] = []
 
     def say(text: str) -> None:

@@ -11,15 +11,21 @@ compile (and that matters for an output) is reported at once in one
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
 
 from bundle_format import ptmf
-from bundle_format.program import DTYPES_BY_NAME, Program, SymbolicDim, ValueInfo
-from liteexport.compiler.dtypes import COMPILED_DTYPES, COMPILED_NAMES
+from bundle_format.program import DTYPES_BY_NAME, Program
+from liteexport.compiler.assembly import (
+    compiled_value,
+    constant_output,
+    empty_program,
+    finish_module,
+    with_symbolic_dims,
+)
+from liteexport.compiler.dtypes import COMPILED_NAMES
 from liteexport.compiler.emit import ModuleEmitter
 from liteexport.compiler.graph_walk import MethodWalk, module_type_name, node_frame
 from liteexport.compiler.passes import optimize
@@ -35,7 +41,6 @@ from liteexport.compiler.values import (
     find_blocked,
     find_poison,
 )
-from liteexport.compiler.working_memory import plan_working_memory
 from liteexport.errors import ModelError
 from liteexport.input_spec import DimRange, TensorSpec, as_tensor_spec
 from liteexport.lowered import CompiledModule, MethodSignature
@@ -97,39 +102,14 @@ def compile_module(scripted: torch.jit.ScriptModule, methods: Sequence[str] | No
                                                        () if functions is None else (functions,), constant_outputs,
                                                        (specialize or {}).get(name, {}))
         if shapes is not None:
-            program = _with_symbolic_dims(program, [as_tensor_spec(s) for s in shapes], dims or {})
+            program = with_symbolic_dims(program, [as_tensor_spec(s) for s in shapes], dims or {})
         used_reports |= poisoned
         signatures.append(signature)
         programs.append(program)
     reports = log.live(used_reports)
     if reports:
         raise unsupported_error(reports)
-    weight_shapes = [tuple(w.shape) for w in emitter.weights]
-    programs = [dataclasses.replace(p, working_memory=plan_working_memory(p, weight_shapes)) for p in programs]
-    notes += [f"method {p.method!r} holds up to {p.working_memory:,} bytes of results at the upper bounds of "
-              f"{', '.join(str(d) for d in p.symbolic_dims)} (planned at export; a smaller memory budget is refused "
-              "at every call)" for p in programs if p.working_memory]
-    return CompiledModule(
-        qualname=str(scripted._c._type().qualified_name()),
-        methods=tuple(signatures),
-        programs=tuple(programs),
-        weights=tuple(emitter.weights),
-        debug_table=emitter.debug_table(),
-        notes=tuple(notes),
-    )
-
-
-def _with_symbolic_dims(program: Program, specs: Sequence[TensorSpec], dims: Mapping[str, DimRange]) -> Program:
-    """``program`` with its inputs' named dims recorded as SymbolicDims (numbered in order of first use)."""
-    names = list(dict.fromkeys(name for spec in specs for name in spec.dim_names))
-    if not names:
-        return program
-    number = {name: i for i, name in enumerate(names)}
-    inputs = tuple(dataclasses.replace(info, dim_symbols=tuple(number[s] if isinstance(s, str) else -1
-                                                               for s in spec.shape))
-                   for info, spec in zip(program.inputs, specs, strict=True))
-    symbolic = tuple(SymbolicDim(n, dims[n].lo, dims[n].hi) if n in dims else SymbolicDim(n, 0) for n in names)
-    return dataclasses.replace(program, inputs=inputs, symbolic_dims=symbolic)
+    return finish_module(str(scripted._c._type().qualified_name()), signatures, programs, emitter, notes)
 
 
 def _non_tensor_argument(scripted: torch.jit.ScriptModule, name: str) -> str:
@@ -219,9 +199,9 @@ def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str
     constants: list[tuple[int, ptmf.IValue]] = []  # rebuilt by the wrapper, not returned by the program
     problems = []
     for index, value in enumerate(values):
-        if isinstance(value, (Sym, TensorConst)) and _compiled(value):
+        if isinstance(value, (Sym, TensorConst)) and compiled_value(value):
             outputs.append(value)
-        elif returns_tuple and constant_outputs and (constant := _constant_output(value)) is not None:
+        elif returns_tuple and constant_outputs and (constant := constant_output(value)) is not None:
             constants.append((index, constant))
         elif not isinstance(value, Poison):
             what = "None" if value is None else (
@@ -238,23 +218,8 @@ def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str
     signature = MethodSignature(name, tuple(a.name for a in arguments), returns_tuple, len(outputs), tuple(constants),
                                 keys)
     if poisoned:
-        return signature, _empty_program(name, inputs), poisoned
+        return signature, empty_program(name, inputs), poisoned
     return signature, emitter.program(name, inputs, nodes, outputs), frozenset()
-
-
-# Tuple elements known at compile time that the wrapper loads as constants (the None auxiliary
-# outputs of googlenet and inception_v3 in eval mode), by exact type: a bool is an int too.
-_CONSTANT_OUTPUTS: dict[type, Callable[[Any], ptmf.IValue]] = {
-    type(None): lambda _: ptmf.NoneValue(), bool: ptmf.BoolValue, int: ptmf.IntValue, float: ptmf.DoubleValue}
-
-
-def _constant_output(value: Any) -> ptmf.IValue | None:
-    make = _CONSTANT_OUTPUTS.get(type(value))
-    return make(value) if make is not None else None
-
-
-def _compiled(value: Sym | TensorConst) -> bool:
-    return isinstance(value, Sym) or value.tensor.dtype in COMPILED_DTYPES
 
 
 def _bad_output(log: ReportLog, method: str, graph: Any, root: ModuleRef, problem: str,
@@ -270,8 +235,3 @@ def _bad_output(log: ReportLog, method: str, graph: Any, root: ModuleRef, proble
     reason = (f"{problem}: a method must return a Tensor ({COMPILED_NAMES}), a flat tuple (or NamedTuple) of them "
               f"{allowed}, or a dict of them keyed by strings; return only the tensors, e.g. from a wrapper module")
     return frozenset({log.add(site, reason)})
-
-
-def _empty_program(name: str, inputs: list[Sym]) -> Program:
-    """Placeholder for a method with reports: compile_module raises before returning it."""
-    return Program(name, len(inputs), tuple(ValueInfo(v.shape, v.dtype) for v in inputs), (), (), (), ())

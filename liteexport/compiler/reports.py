@@ -86,9 +86,9 @@ def blockers(reports: Iterable[Report]) -> dict[str, int]:
     return dict(sorted(counts.items(), key=lambda item: -item[1]))
 
 
-def unsupported_error(reports: list[Report]) -> UnsupportedNodesError:
-    """One error for every live report: a summary (kinds and counts), then per kind the
-    paragraphs of its sites."""
+def unsupported_error(reports: list[Report], what_to_try: str = "") -> UnsupportedNodesError:
+    """One error for every live report: a summary (kinds and counts, then ``what_to_try``, by
+    default the TorchScript front end's ways out), then per kind the paragraphs of its sites."""
     counts = blockers(reports)
     groups: dict[tuple[str, str, str], list[Report]] = {}
     for kind in counts:
@@ -102,7 +102,7 @@ def unsupported_error(reports: list[Report]) -> UnsupportedNodesError:
     summary = "\n".join([f"{sites} unsupported node{'s' * (sites != 1)} of {len(counts)} "
                          f"kind{'s' * (len(counts) != 1)}:"]
                         + [f"  {kind:<{width}}  {n} site{'s' * (n != 1)}" for kind, n in counts.items()]
-                        + [WHAT_TO_TRY])
+                        + [what_to_try or WHAT_TO_TRY])
     reasons = {kind: next(r.reason for r in reports if r.site.kind == kind) for kind in counts}
     return UnsupportedNodesError(texts, summary=summary, counts=counts, reasons=reasons)
 
@@ -112,3 +112,8 @@ WHAT_TO_TRY = ("What to try: --lower auto compiles the submodules that can be an
                "bytecode (runtime_py and torch's lite interpreter run it; the native core does not); "
                "--specialize ARG=VALUE fixes a non-Tensor argument; or rewrite the lines below with supported "
                "ops (README, \"Limitations\").")
+# the torch.export front end's: its graphs have no submodules to keep apart, nor non-Tensor arguments
+EXPORT_WHAT_TO_TRY = ("What to try: rewrite the lines below with supported ops (README, \"Limitations\"), or export "
+                      "with --frontend torchscript --lower auto, which compiles the submodules that can be and keeps "
+                      "the rest as TorchScript bytecode (runtime_py and torch's lite interpreter run it; the native "
+                      "core does not).")

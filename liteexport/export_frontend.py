@@ -239,13 +239,24 @@ def load_for_export(model: Any) -> tuple[Any, Any, bool]:
 
 def argument_names(module: Any, method: str) -> list[str]:
     """The tensor arguments of ``method`` of an eager module (``self`` left out)."""
+    return [p.name for p in _positional_parameters(module, method)]
+
+
+def required_argument_count(module: Any, method: str) -> int:
+    """How many of ``method``'s leading arguments have no default: the fewest inputs a call (and
+    torch.export, which binds the given ones) can give it. A Hugging Face model's ``forward`` takes
+    ``input_ids`` and many optional ones."""
+    return sum(1 for p in _positional_parameters(module, method) if p.default is p.empty)
+
+
+def _positional_parameters(module: Any, method: str) -> list[inspect.Parameter]:
     from runtime_py.errors import InputError
 
     function = getattr(module, method, None)
     if function is None or not callable(function):
         raise InputError(f"--example-inputs names method '{method}', which the model does not have")
     parameters = inspect.signature(function).parameters.values()
-    return [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
 def compile_for_export(module: Any, program: Any, specs: Sequence[TensorSpec] | None,

@@ -166,6 +166,17 @@ def _nonnegative(value: object) -> float | None:
     return None
 
 
+def _arity(module: Any, method: str) -> tuple[list[str], int]:
+    """``method``'s input names and the fewest inputs it takes: a ScriptModule's from its schema
+    (all of them), an eager module's (the torch.export front end's) from its signature."""
+    if hasattr(module, "_c"):
+        names = [arg.name for arg in list(module._c._get_method(method).schema.arguments)[1:]]
+        return names, len(names)
+    from liteexport.export_frontend import argument_names, required_argument_count
+
+    return argument_names(module, method), required_argument_count(module, method)
+
+
 def record_test_vectors(scripted: Any, examples: Mapping[str, Sequence[Sequence[np.ndarray]]]) -> dict[
         str, list[TestVector]]:
     """Run ``scripted`` (a torch ScriptModule) on each method's example inputs and keep the
@@ -179,11 +190,12 @@ def record_test_vectors(scripted: Any, examples: Mapping[str, Sequence[Sequence[
         fn = getattr(scripted, method, None)
         if fn is None:
             raise InputError(f"--example-inputs names method '{method}', which the model does not have")
-        arguments = [arg.name for arg in list(scripted._c._get_method(method).schema.arguments)[1:]]
+        arguments, fewest = _arity(scripted, method)
         for number, inputs in enumerate(input_sets):
             where = f"input set {number} of {method}"
-            if len(inputs) != len(arguments):
-                raise InputError(f"{where}: {method} takes {len(arguments)} inputs ({', '.join(arguments) or 'none'}), "
+            if not fewest <= len(inputs) <= len(arguments):
+                count = f"{len(arguments)}" if fewest == len(arguments) else f"{fewest} to {len(arguments)}"
+                raise InputError(f"{where}: {method} takes {count} inputs ({', '.join(arguments) or 'none'}), "
                                  f"the set holds {len(inputs)}")
             for index, x in enumerate(inputs):
                 check_example_dtype(np.asarray(x), f"{where}, input {index}")

@@ -2,8 +2,8 @@
 // executor._undeclared_input_reaching decides: shared by the Android native core and the torch
 // extension. A program that declares no shape for an input (a bundle exported without
 // --input-shape) cannot check it before it runs; every shape in it follows from those inputs' and
-// the weights', so a step that fails on values reached from such an input is that input's check,
-// and the failure the caller's (INPUT_UNFIT, exit 6) rather than the program's (KERNEL_FAILED).
+// the weights', so a step that fails on values reached from one such input alone is that input's
+// check, and the failure the caller's (INPUT_UNFIT, exit 6) rather than the program's (KERNEL_FAILED).
 #pragma once
 
 #include <cstddef>
@@ -13,8 +13,8 @@
 
 namespace liteexport::demo_program {
 
-// The lowest input index among `undeclared` (inputs whose shape the program does not declare;
-// input i is slot i) that step `failed` depends on through the steps before it, or none.
+// The one input among `undeclared` (inputs whose shape the program does not declare; input i is
+// slot i) that step `failed` depends on through the steps before it, or none (none, or several).
 // `steps[i].reads` / `steps[i].write` are slots below `num_slots`; slots are reused, so a write
 // replaces what the slot depended on.
 template <typename Steps>
@@ -32,10 +32,12 @@ std::optional<size_t> undeclared_input_reaching(const Steps& steps, size_t faile
     for (auto slot : steps[i].reads)
       if (static_cast<size_t>(slot) < num_slots) depends |= reaches[static_cast<size_t>(slot)];
     if (i == failed) {
-      std::optional<size_t> lowest;
+      // one input alone reaches the step: its shape is what misfits. Where several meet (x + h),
+      // the program cannot tell which, so the failure stays the call's (KERNEL_FAILED, as torch).
+      if (depends == 0 || (depends & (depends - 1)) != 0) return std::nullopt;
       for (size_t k = 0; k < tracked; ++k)
-        if ((depends >> k & 1) && (!lowest || undeclared[k] < *lowest)) lowest = undeclared[k];
-      return lowest;
+        if (depends >> k & 1) return undeclared[k];
+      return std::nullopt;
     }
     if (static_cast<size_t>(steps[i].write) < num_slots) reaches[static_cast<size_t>(steps[i].write)] = depends;
   }

@@ -88,13 +88,13 @@ def test_self_check_compares_constant_outputs(tmp_path: Path, monkeypatch: pytes
     """googlenet-like (logits, None, None): a planted bug returning 0 for None fails the check."""
     import liteexport
     from bundle_format import ptmf
-    from liteexport import compiler
+    from liteexport.compiler import assembly
     from liteexport.errors import VerificationError
     from tests.parity.parity_models import AuxiliaryHeads
 
     shapes = {"forward": [[2, 8]], "pair": [[2, 8]]}
     liteexport.export(AuxiliaryHeads(), tmp_path / "good.ptl", input_shapes=shapes)  # checked, passes
-    monkeypatch.setitem(compiler._CONSTANT_OUTPUTS, type(None), lambda _: ptmf.IntValue(0))
+    monkeypatch.setitem(assembly._CONSTANT_OUTPUTS, type(None), lambda _: ptmf.IntValue(0))
     with pytest.raises(VerificationError, match=r"forward returns another structure than torch's "
                                                 r"\(output 1: got 0, expected None\)"):
         liteexport.export(AuxiliaryHeads(), tmp_path / "bad.ptl", input_shapes=shapes)

@@ -117,10 +117,12 @@ def test_partial_export_runs_in_runtime_py_and_torch_lite(tmp_path: Path, mixed:
 def test_partial_lowering_maps_a_failure_in_a_lowered_part(tmp_path: Path, mixed: torch.nn.Module) -> None:
     path = tmp_path / "mixed.ptl"
     liteexport.export(mixed, path, lower=["enc"])
-    with pytest.raises(ExecutionError) as info:
+    # a width the lowered linear cannot take: its input's error (exit 6), naming the instruction and
+    # the lowered part's module hierarchy (issue 31 item 6: a wrong shape is exit 6 on every path)
+    with pytest.raises(InputError) as info:
         runtime_py.load(path).forward(np.ones((2, 5), np.float32), 3, 0.5, True, [1])
-    assert "aten::linear" in str(info.value)
-    assert "return torch.relu(self.l(x))" in str(info.value)
+    assert info.value.code == "INPUT_UNFIT" and "instruction #0 LINEAR" in str(info.value)
+    assert "enc(Encoder)::forward.__loweredModule__(Encoder)::forward.l(Linear)" in str(info.value)
 
 
 def test_partial_lowering_called_twice_names_no_call_site(tmp_path: Path) -> None:

@@ -181,11 +181,13 @@ def _input_error(plan: MethodPlan, check: InputCheck, value: object) -> InputErr
 
 
 def _undeclared_input_reaching(plan: MethodPlan, index: int) -> int | None:
-    """The first input whose shape the program does not declare (a bundle exported without
-    --input-shape) that instruction ``index`` depends on, or None. Such a program cannot check its
-    inputs before it runs (the native core and the torch backend decide the same way): every shape
-    in it follows from those inputs' and the weights', so an instruction that fails on values
-    reached from them is the inputs' check, and its failure the caller's (exit 6)."""
+    """The one input whose shape the program does not declare (a bundle exported without
+    --input-shape) that instruction ``index`` depends on, or None (none, or several: inputs that
+    misfit each other are the call's failure, KERNEL_FAILED, as torch's lite interpreter says).
+    Such a program cannot check its inputs before it runs (the native core and the torch backend
+    decide the same way): every shape in it follows from those inputs' and the weights', so an
+    instruction that fails on values reached from one of them alone is that input's check, and its
+    failure the caller's (exit 6)."""
     undeclared = [check.index for check in plan.input_checks if check.shape is None]
     if not undeclared:
         return None
@@ -195,7 +197,8 @@ def _undeclared_input_reaching(plan: MethodPlan, index: int) -> int | None:
     for position, instruction in enumerate(plan.instructions[: index + 1]):
         depends = frozenset().union(*(reaches.get(slot, frozenset()) for slot in instruction.inputs))
         if position == index:
-            return min(depends) if depends else None
+            # one input alone: its shape misfits; several meeting (x + h): the call's failure (as torch)
+            return next(iter(depends)) if len(depends) == 1 else None
         for slot in instruction.outputs:
             reaches[slot] = depends
     return None

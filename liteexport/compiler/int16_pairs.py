@@ -81,37 +81,46 @@ def _zero_points(weight: torch.Tensor) -> np.ndarray:
     return zeros
 
 
-def torch_kernel(packed: Any, weight: torch.Tensor, bias: torch.Tensor | None, groups: int, what: str) -> str:
-    """How torch sums this quantized convolution: EXACT (int32) or PAIRS (fbgemm's depthwise
-    int16 pairs), from torch itself on a probe; raises Unsupported for anything else."""
-    if not _is_depthwise(weight, groups):
-        return EXACT
-    deficit = _deficits(weight)
-    if not deficit.any():  # no pair can saturate: both kernels give the exact sums
+def torch_kernel(packed: Any, weight: torch.Tensor, bias: torch.Tensor | None, groups: int,
+                 window: tuple[tuple[int, int], tuple[int, int]], what: str) -> str:
+    """How torch sums this quantized convolution (``window``: its stride and dilation): EXACT
+    (int32) or PAIRS (fbgemm's depthwise int16 pairs), from torch itself on a probe; raises
+    Unsupported for anything else (fbgemm's int16 pairs in a matrix product, on a CPU without
+    AVX512-VNNI, whose pairing follows its packing: not compiled)."""
+    depthwise = _is_depthwise(weight, groups)
+    deficit = _deficits(weight) if depthwise else np.zeros(weight.shape[0], dtype=np.int64)
+    if depthwise and not deficit.any():  # no pair can saturate: both kernels give the exact sums
         return EXACT
     scales = _weight_scales(weight).astype(np.float64)
     b = np.zeros(weight.shape[0]) if bias is None else bias.detach().numpy().astype(np.float64)
     out_scale = float(np.float32(max(float(np.abs(b).max(initial=0.0)), 1e-3) / 100))
-    # the input's scale puts the least saturating channel's deficit (at least 127 raw units) 20+
-    # quanta below the bias, the bias itself within 100 quanta of the zero point 128
-    saturating = deficit != 0
-    input_scale = float(np.float32(0.2 * out_scale / float(scales[saturating].min())))
-    kh, kw = int(weight.shape[2]), int(weight.shape[3])
-    got = _probe(packed, (1, groups, kh + 2, kw + 2), input_scale, out_scale)
+    # the input's scale puts a saturating channel's deficit (at least 127 raw units: 255 times a
+    # pair of weights of 129 or more, less 32767) 25+ quanta off the bias, the bias itself within
+    # 100 quanta of the zero point 128
+    saturating = deficit != 0 if depthwise else np.ones(weight.shape[0], dtype=bool)
+    input_scale = float(np.float32(0.2 * out_scale / max(float(scales[saturating].min()), 1e-30)))
+    (stride_h, stride_w), (dilation_h, dilation_w) = window
+    size = (dilation_h * (weight.shape[2] - 1) + 1 + stride_h, dilation_w * (weight.shape[3] - 1) + 1 + stride_w)
+    try:
+        got = _probe(packed, (1, groups * int(weight.shape[1]), *size), input_scale, out_scale)
+    except RuntimeError:  # a kernel that takes no quint8 input: no probe (the self-check still runs)
+        return EXACT
 
     def expected(missing: np.ndarray) -> np.ndarray:
         real = -missing * input_scale * scales + b
         rounded: np.ndarray = np.clip(np.rint(real / out_scale) + 128, 0, 255).reshape(1, -1, 1, 1)
         return rounded
 
-    for kind, missing in ((PAIRS, deficit), (EXACT, np.zeros_like(deficit))):
+    for kind, missing in ((PAIRS, deficit), (EXACT, np.zeros_like(deficit)))[0 if depthwise else 1:]:
         if np.abs(got - expected(missing)).max() <= 1:
             if kind == PAIRS and np.any(_zero_points(weight) != 0):
                 raise Unsupported(f"{what}: torch's kernel saturates its int16 sums (fbgemm's depthwise "
                                   "convolution) and the weight has nonzero zero points: not compiled")
             return kind
-    raise Unsupported(f"{what}: torch's kernel for this depthwise convolution computes neither the exact sums nor "
-                      "fbgemm's int16 pairs (checked on a probe input): not compiled, as the result would differ")
+    summed = "neither the exact sums nor fbgemm's int16 pairs" if depthwise else "no exact int32 sums"
+    raise Unsupported(f"{what}: torch's kernel for this convolution computes {summed} (checked on a probe "
+                      "input; fbgemm without AVX512-VNNI saturates int16 pairs of products): not compiled, as the "
+                      "result would differ")
 
 
 def _probe(packed: Any, shape: tuple[int, ...], input_scale: float, out_scale: float) -> np.ndarray:

@@ -101,7 +101,8 @@ def _conv2d(relu: bool) -> Lowering:
         stored = weight.stored
         assert isinstance(stored, torch.Tensor)
         bias_tensor = None if bias is None else bias.tensor
-        if int16_pairs.torch_kernel(packed, stored, bias_tensor, groups, what) == int16_pairs.PAIRS:
+        window = (_pair(stride), _pair(dilation))
+        if int16_pairs.torch_kernel(packed, stored, bias_tensor, groups, window, what) == int16_pairs.PAIRS:
             out = int16_pairs.lower_pairs(b, tensor(x), _grid_of(x), stored, bias_tensor, _pair(stride),
                                           _pair(padding), _pair(dilation), groups)
         else:

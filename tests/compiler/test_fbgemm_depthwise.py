@@ -30,7 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository, 
 from benchmarks.torchvision_shim import import_torchvision  # noqa: E402
 
 pytestmark = pytest.mark.torch_oracle
-HELD_OUT = range(100, 112)  # the export's own check uses seed 0
+HELD_OUT = range(100, 112)
+WINDOW = ((1, 1), (1, 1))  # stride, dilation  # the export's own check uses seed 0
 
 
 def _worst(path: Path, model: torch.nn.Module, shape: tuple[int, ...], images: bool) -> float:
@@ -85,10 +86,10 @@ def test_a_depthwise_kernel_that_sums_exactly_keeps_the_plain_convolution() -> N
     model = depthwise_fbgemm()
     conv = model.depthwise
     weight, bias = conv.weight(), conv.bias()
-    assert int16_pairs.torch_kernel(conv._packed_params, weight, bias, 16, "conv") == int16_pairs.PAIRS
+    assert int16_pairs.torch_kernel(conv._packed_params, weight, bias, 16, WINDOW, "conv") == int16_pairs.PAIRS
     torch.backends.quantized.engine = "qnnpack"
     packed = torch.ops.quantized.conv2d_prepack(weight, bias, [1, 1], [1, 1], [1, 1], 16)
-    assert int16_pairs.torch_kernel(packed, weight, bias, 16, "conv") == int16_pairs.EXACT
+    assert int16_pairs.torch_kernel(packed, weight, bias, 16, WINDOW, "conv") == int16_pairs.EXACT
 
 
 def test_a_kernel_computing_something_else_is_refused(tmp_path: Path) -> None:
@@ -98,7 +99,7 @@ def test_a_kernel_computing_something_else_is_refused(tmp_path: Path) -> None:
     with mock.patch.object(int16_pairs, "_probe", side_effect=lambda *a: np.full((1, 16, 5, 5), 255, np.int64)):
         with pytest.raises(Unsupported, match="computes neither the exact sums nor fbgemm's int16 pairs"):
             int16_pairs.torch_kernel(model.depthwise._packed_params, model.depthwise.weight(),
-                                     model.depthwise.bias(), 16, "quantized::conv2d_relu")
+                                     model.depthwise.bias(), 16, WINDOW, "quantized::conv2d_relu")
         with pytest.raises(UnsupportedNodesError) as failure:
             liteexport.export(model, tmp_path / "dw.ptl", input_shapes=[(1, 3, 24, 24)])
     assert failure.value.exit_code == 4
@@ -121,3 +122,16 @@ def test_torchvision_classifier_quantized_for_fbgemm_matches_torch(name: str, tm
     if name == "mobilenet_v2":  # its 17 depthwise convs can saturate: each compiles to int16 pairs
         assert _clamps(path) == 17
     assert _worst(path, model, (1, 3, 96, 96), images=False) <= QUANTA + 1e-3
+
+
+def test_other_convolutions_are_probed_for_exact_sums() -> None:
+    """A GEMM-based convolution (the stem, 3x3 over 3 channels) sums exactly here (AVX512-VNNI or
+    not fbgemm); a kernel whose probe says otherwise (fbgemm's int16 pairs on an AVX2-only CPU)
+    is refused."""
+    model = depthwise_fbgemm()
+    stem = model.stem
+    args = (stem._packed_params, stem.weight(), stem.bias(), 1, WINDOW, "quantized::conv2d_relu")
+    assert int16_pairs.torch_kernel(*args) == int16_pairs.EXACT
+    with mock.patch.object(int16_pairs, "_probe", side_effect=lambda *a: np.full((1, 16, 4, 4), 255, np.int64)):
+        with pytest.raises(Unsupported, match="computes no exact int32 sums"):
+            int16_pairs.torch_kernel(*args)

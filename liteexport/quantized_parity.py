@@ -5,7 +5,9 @@ The program computes each quantized op in float32 and rounds the result to the o
 requantizes with a float multiplier. Given the same inputs the two results differ by at most one
 quantum of the op's grid, where the roundings part; through a deep network such a step can move
 the next layer's rounding too. The self-check and the tests therefore allow QUANTA quanta of the
-output's grid (torchvision's six quantized classifiers measure 1 to 3 against qnnpack).
+output's grid (torchvision's six quantized classifiers measure 1 to 3 against qnnpack; fbgemm's
+saturating depthwise sums are compiled as such, liteexport/compiler/int16_pairs.py, and measure 0
+to 1).
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from bundle_format.program import FlattenAttrs, FusedAttrs, OpCode, QuantizeAttrs
-from liteexport.compiler import ops
+from liteexport.compiler import int16_pairs, ops
 from liteexport.compiler.ops import Emitter, Lowering, rank_of, tensor
 from liteexport.compiler.values import QuantGrid, Sym, TensorConst, Unsupported
 
@@ -96,11 +96,26 @@ def _conv2d(relu: bool) -> Lowering:
             raise Unsupported("quantized transposed convolution is not compiled")
         weight, bias = _weight(packed, q.conv2d_unpack)
         stride, padding, dilation = (q.conv2d_stride(packed), q.conv2d_padding(packed), q.conv2d_dilation(packed))
-        out = ops.LOWERINGS["aten::conv2d"](b, [x, weight, bias, stride, padding, dilation, q.conv2d_groups(packed)])
+        groups = int(q.conv2d_groups(packed))
+        what = "quantized::conv2d_relu" if relu else "quantized::conv2d"
+        stored = weight.stored
+        assert isinstance(stored, torch.Tensor)
+        bias_tensor = None if bias is None else bias.tensor
+        window = (_pair(stride), _pair(dilation))
+        if int16_pairs.torch_kernel(packed, stored, bias_tensor, groups, window, what) == int16_pairs.PAIRS:
+            out = int16_pairs.lower_pairs(b, tensor(x), _grid_of(x), stored, bias_tensor, _pair(stride),
+                                          _pair(padding), _pair(dilation), groups)
+        else:
+            out = ops.LOWERINGS["aten::conv2d"](b, [x, weight, bias, stride, padding, dilation, groups])
         if relu:
             out = b.emit(OpCode.RELU, [out], None)
         return quantize(b, out, _number(scale), int(zero_point), _bounds_of(x))
     return lower
+
+
+def _pair(values: Any) -> tuple[int, int]:
+    first, second = (int(v) for v in values)
+    return first, second
 
 
 def _linear(relu: bool) -> Lowering:

@@ -38,7 +38,7 @@ import numpy as np
 
 from liteexport.errors import OutputError
 from liteexport.held_out import Split, hold_out
-from liteexport.input_spec import DimRange, TensorSpec, as_tensor_spec
+from liteexport.input_spec import DimRange, InputSpecError, TensorSpec, as_tensor_spec
 from liteexport.lowered import CompiledModule
 from liteexport.test_vectors import StoredTolerance, TestVector
 from runtime_py.errors import InputError
@@ -187,6 +187,43 @@ def read_extra_files(items: Sequence[tuple[str, str]]) -> dict[str, bytes]:
         except OSError as exc:
             raise InputError(f"--extra-file {name}={path}: cannot read it: {exc.strerror or exc}") from exc
     return files
+
+
+def implied_shapes(source: Source, request: Request) -> dict[str, tuple[TensorSpec, ...]]:
+    """``request``'s input shapes and those its example inputs imply: a method given example inputs
+    and no input shapes takes its examples' dtypes and sizes, a size the sets disagree on as any
+    (-1; the torch.export front end needs such a dim named). Sets of a count the method does not
+    take imply nothing (record_test_vectors says what is wrong with them); sets that disagree on an
+    input's rank or dtype are an InputError."""
+    from liteexport.test_vectors import arity
+
+    shapes = dict(request.input_shapes)
+    for method, input_sets in request.examples.items():
+        if method in shapes or not input_sets or not hasattr(source.scripted, method):
+            continue
+        names, fewest = arity(source.scripted, method)
+        arrays = [[np.asarray(x) for x in inputs] for inputs in input_sets]
+        if not all(fewest <= len(inputs) <= len(names) for inputs in arrays) or len({len(i) for i in arrays}) != 1:
+            continue
+        for index, column in enumerate(zip(*arrays, strict=True)):
+            kinds = [f"{x.ndim}-d {x.dtype.name}" for x in column]
+            if len(set(kinds)) != 1:
+                other = next(n for n, kind in enumerate(kinds) if kind != kinds[0])
+                raise InputError(f"example inputs of {method}: input {index} ({names[index]}) is {kinds[0]} in set 0 "
+                                 f"and {kinds[other]} in set {other}; a compiled input has one rank and dtype: give "
+                                 "input shapes (--input-shape) to say which")
+        try:
+            specs = tuple(TensorSpec(tuple(sizes[0] if len(set(sizes)) == 1 else -1 for sizes in
+                                           zip(*(inputs[i].shape for inputs in arrays), strict=True)),
+                                     arrays[0][i].dtype.name) for i in range(len(arrays[0])))
+        except InputSpecError:  # a dtype no input can have: record_test_vectors says which
+            continue
+        if source.frontend == "export" and any(-1 in spec.shape for spec in specs):
+            raise InputError(f"example inputs of {method} differ in size ({', '.join(map(str, specs))}, -1 where they "
+                             "differ); torch.export traces one size per dim unless it is named: give input shapes "
+                             "with a named dim and its bounds (--input-shape Bx3x224x224 --dim B=1..8)")
+        shapes[method] = specs
+    return shapes
 
 
 def check_request(source: Source, request: Request) -> str:
@@ -559,6 +596,12 @@ def export(model: Any, path: str | Path, request: Request, progress: Report = _q
             sources.setdefault(method, []).append(file)
         request = replace(request, calibration=calibration, calibration_files=())
     mode = check_request(source, request)
+    if mode != PRELOWERED:
+        shapes = implied_shapes(source, request)
+        for method in shapes.keys() - request.input_shapes.keys():
+            say(f"{method} is compiled for its example inputs' shapes, {', '.join(map(str, shapes[method]))} "
+                "(give input shapes, with named dims, for other sizes)")
+        request = replace(request, input_shapes=shapes)
     if source.was_training and _reads_training(source.scripted):
         say("the model was in training mode; it is exported in eval mode (dropout off, batch norm with its "
             "running statistics), as inference needs")

@@ -166,7 +166,7 @@ def _nonnegative(value: object) -> float | None:
     return None
 
 
-def _arity(module: Any, method: str) -> tuple[list[str], int]:
+def arity(module: Any, method: str) -> tuple[list[str], int]:
     """``method``'s input names and the fewest inputs it takes: a ScriptModule's from its schema
     (all of them), an eager module's (the torch.export front end's) from its signature."""
     if hasattr(module, "_c"):
@@ -190,7 +190,7 @@ def record_test_vectors(scripted: Any, examples: Mapping[str, Sequence[Sequence[
         fn = getattr(scripted, method, None)
         if fn is None:
             raise InputError(f"--example-inputs names method '{method}', which the model does not have")
-        arguments, fewest = _arity(scripted, method)
+        arguments, fewest = arity(scripted, method)
         for number, inputs in enumerate(input_sets):
             where = f"input set {number} of {method}"
             if not fewest <= len(inputs) <= len(arguments):

@@ -100,7 +100,7 @@ def compile_module(scripted: torch.jit.ScriptModule, methods: Sequence[str] | No
         shapes = (input_shapes or {}).get(name)
         signature, program, poisoned = _compile_method(scripted, root, name, shapes, log, emitter, progress,
                                                        () if functions is None else (functions,), constant_outputs,
-                                                       (specialize or {}).get(name, {}))
+                                                       (specialize or {}).get(name, {}), dims or {})
         if shapes is not None:
             program = with_symbolic_dims(program, [as_tensor_spec(s) for s in shapes], dims or {})
         used_reports |= poisoned
@@ -157,7 +157,8 @@ def _exported(scripted: torch.jit.ScriptModule, available: list[str]) -> list[st
 def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str,
                     shapes: Sequence[Sequence[int] | TensorSpec] | None, log: ReportLog, emitter: ModuleEmitter,
                     progress: Callable[[str], None] | None, functions: Sequence[Any], constant_outputs: bool,
-                    specialized: Mapping[str, Any]) -> tuple[MethodSignature, Program, frozenset[int]]:
+                    specialized: Mapping[str, Any],
+                    dims: Mapping[str, DimRange]) -> tuple[MethodSignature, Program, frozenset[int]]:
     method = scripted._c._get_method(name)
     every = list(method.schema.arguments)[1:]  # drop self
     arguments = [arg for arg in every if arg.name not in specialized]  # the specialized ones are folded in
@@ -177,7 +178,7 @@ def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str
               Sym(specs[i].static_shape, input_index=i, dtype=DTYPES_BY_NAME[specs[i].dtype])
               for i in range(len(arguments))]
     for value, spec in zip(inputs, specs or (), strict=False):
-        value.symbols = input_symbols(value, spec.shape)  # aten::size of a named dim is a SymSize
+        value.symbols = input_symbols(value, spec.shape, dims)  # aten::size of a named dim is a SymSize
 
     def walked(count: int) -> None:
         if progress is not None:

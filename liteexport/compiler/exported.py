@@ -144,7 +144,7 @@ def compile_exported(program: ExportedProgram, dims: Mapping[str, DimRange] | No
         elif spec.kind == InputKind.USER_INPUT:
             tensor_spec = specs[len(inputs)]
             value = Sym(tensor_spec.static_shape, input_index=len(inputs), dtype=DTYPES_BY_NAME[tensor_spec.dtype])
-            value.symbols = input_symbols(value, tensor_spec.shape)
+            value.symbols = input_symbols(value, tensor_spec.shape, bounds)
             bound[node] = value
             inputs.append(value)
             arg_names.append(spec.arg.name)

@@ -36,7 +36,7 @@ from liteexport.compiler.ops import (
     shape_of,
     tensor,
 )
-from liteexport.compiler.symbolic import SymSize
+from liteexport.compiler.symbolic import SymSize, size_of
 from liteexport.compiler.values import Sym, TensorConst, TensorValue, Unsupported
 
 # c10::ScalarType numbers TorchScript passes as dtype, for the factories.
@@ -174,10 +174,22 @@ def _select(b: Emitter, args: list[Any]) -> Any:
     x = tensor(args[0])
     shape = static_shape(x)
     axis = axis_index(args[1], len(shape))
-    size, index = static_size(x, axis), _int(args[2], "the index")
-    if not -size <= index < size:
-        raise Unsupported(f"index {index} is out of range for dim {axis} of size {size}")
-    part = slice_of(b, x, axis, index % size, index % size + 1)
+    index = _int(args[2], "the index")
+    if shape[axis] >= 0:
+        size = shape[axis]
+        if not -size <= index < size:
+            raise Unsupported(f"index {index} is out of range for dim {axis} of size {size}")
+        part = slice_of(b, x, axis, index % size, index % size + 1)
+    else:  # a named dim: an index every size its bounds allow has (h[:, 0], h[:, -1]), as a slice from either end
+        symbol = size_of(x, axis)
+        least = symbol.least() if isinstance(symbol, SymSize) else None
+        if least is None:
+            static_size(x, axis)  # raises: the size is not known at all
+        assert least is not None
+        if not -least <= index < least:
+            raise Unsupported(f"index {index} of dim {axis} (of size {symbol}, at least {least}) is out of range for "
+                              "some sizes the dim's bounds allow")
+        part = slice_of(b, x, axis, index, SLICE_END if index == -1 else index + 1)
     return reshape_to(b, part, shape[:axis] + shape[axis + 1:])
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from bundle_format.program import (
     ArangeLikeAttrs,
@@ -138,7 +139,7 @@ def _on_a_line(symbol: SymSize, values: list[int]) -> SymSize | None:
     scale, remainder = divmod(y1 - y0, x1 - x0)
     if remainder or not scale or y2 != y0 + scale * (x2 - x0):
         return None
-    return SymSize(symbol.dim, scale, y0 - scale * x0, symbol.source)
+    return replace(symbol, scale=scale, offset=y0 - scale * x0)
 
 
 def _fail(message: str) -> ValueError:

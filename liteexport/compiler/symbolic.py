@@ -14,10 +14,12 @@ decides on that); ``Sym.symbols`` says, per such axis, which SymSize it is when 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from liteexport.compiler.values import Sym, TensorConst, Unsupported
+from liteexport.input_spec import DimRange
 
 
 @dataclass(frozen=True, eq=False)
@@ -29,17 +31,24 @@ class SymSize:
     scale: int = 1
     offset: int = 0
     source: tuple[Sym, int] | None = field(default=None, repr=False)
+    bounds: tuple[int, int] | None = None  # the named dim's --dim LO..HI, when the compiler was told
 
     def at(self, value: int) -> int:
         """The size when the named dim is ``value``."""
         return self.scale * value + self.offset
+
+    def least(self) -> int | None:
+        """The smallest this size is for any value the dim's bounds allow (None: bounds not known)."""
+        if self.bounds is None:
+            return None
+        return min(self.at(self.bounds[0]), self.at(self.bounds[1]))
 
     def __str__(self) -> str:
         term = self.dim if self.scale == 1 else f"-{self.dim}" if self.scale == -1 else f"{self.scale}*{self.dim}"
         return term if not self.offset else f"{term}{self.offset:+d}"
 
     def _affine(self, scale: int, offset: int) -> SymSize | int:
-        return SymSize(self.dim, scale, offset, self.source) if scale else offset
+        return replace(self, scale=scale, offset=offset) if scale else offset
 
     def _terms(self, other: object, sign: int, what: str) -> SymSize | int:
         """self + sign * other."""
@@ -58,7 +67,7 @@ class SymSize:
         return self._terms(other, -1, "-")
 
     def __neg__(self) -> SymSize:
-        return SymSize(self.dim, -self.scale, -self.offset, self.source)
+        return replace(self, scale=-self.scale, offset=-self.offset)
 
     def __rsub__(self, other: object) -> SymSize | int:
         return (-self)._terms(other, 1, "+")
@@ -136,6 +145,10 @@ def size_of(value: Sym | TensorConst, axis: int) -> int | SymSize | None:
     return size if size >= 0 else value.symbols.get(axis)
 
 
-def input_symbols(value: Sym, names: tuple[int | str, ...]) -> dict[int, SymSize]:
-    """A method input's named dims (a TensorSpec's shape: ints and names) as SymSizes it is the source of."""
-    return {axis: SymSize(name, source=(value, axis)) for axis, name in enumerate(names) if isinstance(name, str)}
+def input_symbols(value: Sym, names: tuple[int | str, ...],
+                  dims: Mapping[str, DimRange] | None = None) -> dict[int, SymSize]:
+    """A method input's named dims (a TensorSpec's shape: ints and names) as SymSizes it is the
+    source of, each with its bounds when ``dims`` has them."""
+    known = {name: (d.lo, d.hi) for name, d in (dims or {}).items()}
+    return {axis: SymSize(name, source=(value, axis), bounds=known.get(name))
+            for axis, name in enumerate(names) if isinstance(name, str)}

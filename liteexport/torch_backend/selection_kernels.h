@@ -9,7 +9,7 @@
 namespace {
 
 at::Tensor triangle(const Step& s, const at::Tensor& input) {
-  const bool upper = s.op == Op::TRIU;
+  const bool upper = is_first_of(s, Op::TRIU, Op::TRIL, "triangle");
   if (input.dim() < 2)
     kernel_error(std::string(upper ? "triu" : "tril") + " needs an input of at least 2 dims, got shape " +
                  shape_str(input.sizes()));
@@ -20,7 +20,7 @@ at::Tensor triangle(const Step& s, const at::Tensor& input) {
 // ARGMAX, ARGMIN: the first extreme; a NaN is both the maximum and the minimum, as in ATen's own.
 at::Tensor arg_reduce(const Step& s, const at::Tensor& input) {
   const auto& a = attrs_of<dp::ArgReduceAttrs>(s);
-  const bool max = s.op == Op::ARGMAX;
+  const bool max = is_first_of(s, Op::ARGMAX, Op::ARGMIN, "arg_reduce");
   const int64_t axis = checked_axis(a.axis, input);
   if (input.dim() == 0) return at::zeros({}, input.options().dtype(at::kLong));
   if (input.size(axis) == 0)
@@ -75,7 +75,8 @@ at::Tensor rounding(const Step& s, const Tensors& x) {
   switch (s.op) {
     case Op::FLOOR_DIV: return at::div(p, q, "floor");
     case Op::TRUNC_DIV: return at::div(p, q, "trunc");
-    default: return at::remainder(p, q);
+    case Op::REMAINDER: return at::remainder(p, q);
+    default: dp::not_in_family(s.op, "rounding");
   }
 }
 

@@ -170,7 +170,8 @@ std::optional<std::pair<const Rule*, demo_errors::Fields>> first_broken(Op op, c
       case Check::Length: broken = static_cast<double>(x.size()) != rule.value; break;
       case Check::MaxCount: broken = static_cast<double>(std::count(x.begin(), x.end(), other)) > rule.value; break;
       case Check::Distinct: broken = std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end(); break;
-      default: break;
+      case Check::AnyPresent:
+      case Check::Rule: break;  // checked above
     }
     if (v.present && broken)
       return std::make_pair(&rule, demo_errors::Fields{{"field", fields[rule.field].name}, {"got", v.text},

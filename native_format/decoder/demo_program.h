@@ -21,6 +21,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -80,6 +81,16 @@ struct Program {
   NamedDims named_dims;                             // --dim S=1..128: checked on every call (dim_problem)
   uint64_t working_memory = 0;  // bytes of results planned at the named dims' upper bounds; 0: not planned
 };
+
+// The default: of a switch over one family of opcodes (the native core's make_binary, the torch
+// extension's compare, ...), which names each member as a case: the executor routed `op` to a
+// family that does not compute it. Our bug, never the program's, and never a kernel computing the
+// family's last member instead.
+[[noreturn]] inline void not_in_family(Op op, const char* family) {
+  const OpInfo* info = demo_ops::op_info(static_cast<uint16_t>(op));
+  throw std::logic_error(std::string("internal error: opcode ") + (info != nullptr ? info->name : "?") + " (" +
+                         std::to_string(static_cast<int>(op)) + ") reached " + family + ", which does not compute it");
+}
 
 // The op spec's dtype rule (schema/demo_ops.toml `result`, bundle_format/dtype_rules.py) on one
 // instruction: the result's DType, or an OPERAND_DTYPE error.

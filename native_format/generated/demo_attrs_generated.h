@@ -1,7 +1,9 @@
 // GENERATED CODE, DO NOT EDIT: made by scripts/generate_schema_code.py from schema/demo_ops.toml
 // The demo attribute tables (schema/demo_ops.toml): one struct per Attributes union member, and
 // the field and constraint tables native_format/decoder/demo_program.h reads and checks them with
-// (one loop each). Field names, types and defaults are runtime_py's dataclasses'.
+// (one loop each). Field names, types and defaults are runtime_py's dataclasses'. Each struct's
+// kFieldCount is static_asserted next to every XNNPACK guard that reads its fields (xnn*.cpp), so a
+// field added to the spec stops the build there until the fast path has been checked against it.
 #pragma once
 
 #include <array>
@@ -16,20 +18,25 @@
 namespace liteexport::demo_attrs {
 
 struct BinaryAttrs {
+  static constexpr int kFieldCount = 3;
   double alpha{1.0};  // multiplies the second operand (add/sub)
   std::optional<double> scalar{};  // the scalar operand when the instruction has one input
   bool reverse{false};  // operands swapped: scalar OP x, or b OP a
 };
 struct GeluAttrs {
+  static constexpr int kFieldCount = 1;
   bool tanh_approximation{false};
 };
 struct AxisAttrs {
+  static constexpr int kFieldCount = 1;
   int64_t axis{};  // may be negative
 };
 struct FusedAttrs {
+  static constexpr int kFieldCount = 1;
   Activation activation{Activation::None};  // applied to the result in place
 };
 struct Conv2dAttrs {
+  static constexpr int kFieldCount = 5;
   Pair stride{1, 1};  // [h, w]
   Pair padding{0, 0};  // [h, w]
   Pair dilation{1, 1};  // [h, w]
@@ -37,10 +44,12 @@ struct Conv2dAttrs {
   Activation activation{Activation::None};
 };
 struct LayerNormAttrs {
+  static constexpr int kFieldCount = 2;
   int64_t normalized_ndim{};  // the last normalized_ndim dimensions are normalized
   double eps{};
 };
 struct Pool2dAttrs {
+  static constexpr int kFieldCount = 7;
   Pair kernel{};  // [h, w]
   Pair stride{};  // [h, w]
   Pair padding{0, 0};  // [h, w]
@@ -50,38 +59,47 @@ struct Pool2dAttrs {
   std::optional<int64_t> divisor_override{};  // avg pool only, 0 = none
 };
 struct ShapeAttrs {
+  static constexpr int kFieldCount = 1;
   std::vector<int64_t> dims{};
 };
 struct PermuteAttrs {
+  static constexpr int kFieldCount = 1;
   std::vector<int64_t> perm{};
 };
 struct FlattenAttrs {
+  static constexpr int kFieldCount = 2;
   int64_t start_dim{};
   int64_t end_dim{};
 };
 struct ClampAttrs {
+  static constexpr int kFieldCount = 2;
   std::optional<double> min{};  // None: no lower bound
   std::optional<double> max{};  // None: no upper bound
 };
 struct ReduceAttrs {
+  static constexpr int kFieldCount = 2;
   std::vector<int64_t> axes{};  // distinct, may be negative; empty: every axis
   bool keepdim{false};
 };
 struct SliceAttrs {
+  static constexpr int kFieldCount = 4;
   int64_t axis{};  // may be negative
   int64_t start{0};  // may be negative (counted from the end); clamped to the axis
   int64_t end{9223372036854775807};  // exclusive; as start
   int64_t step{1};  // > 0
 };
 struct CastAttrs {
+  static constexpr int kFieldCount = 1;
   int64_t dtype{};  // the result's dtype, a DType value (c10::ScalarType numbering)
 };
 struct ArangeLikeAttrs {
+  static constexpr int kFieldCount = 3;
   int64_t axis{};  // the reference's axis whose size is S; may be negative
   int64_t start{0};  // the first value
   int64_t end_offset{0};  // the end (exclusive) is S + end_offset; before start it is an error, as in torch.arange
 };
 struct ResizeAttrs {
+  static constexpr int kFieldCount = 5;
   bool bilinear{};  // false: nearest (torch's 'nearest', floor of the scaled index)
   Pair size{};  // [h, w] of the output
   bool align_corners{false};  // bilinear only: corner pixels' centres align
@@ -89,24 +107,29 @@ struct ResizeAttrs {
   std::optional<double> scale_w{};  // as scale_h, for the width
 };
 struct DiagonalAttrs {
+  static constexpr int kFieldCount = 1;
   int64_t diagonal{0};  // may be negative
 };
 struct ArgReduceAttrs {
+  static constexpr int kFieldCount = 2;
   int64_t axis{};  // may be negative
   bool keepdim{false};
 };
 struct TopKAttrs {
+  static constexpr int kFieldCount = 3;
   int64_t k{};
   int64_t axis{};  // may be negative
   bool largest{true};  // false: the k smallest, ascending
 };
 struct QuantizeAttrs {
+  static constexpr int kFieldCount = 4;
   double scale{};  // the quantization step, > 0
   int64_t zero_point{0};  // the integer that stands for 0.0
   int64_t quant_min{0};  // the smallest integer (0 for quint8, -128 for qint8)
   int64_t quant_max{255};  // the largest integer (255 for quint8, 127 for qint8)
 };
 struct FillAttrs {
+  static constexpr int kFieldCount = 2;
   std::vector<int64_t> dims{};  // per dim: the static size (axes[i] == -1), else the offset added to the reference's size
   std::vector<int64_t> axes{};  // per dim: -1 for a static size, else the reference's axis (>= 0) whose size it is
 };

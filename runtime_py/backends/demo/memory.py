@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -28,6 +29,7 @@ from bundle_format.program import (
 )
 from runtime_py.backends.demo.rounding import TEMPORARIES
 from runtime_py.backends.demo.typed import fill_sizes
+from runtime_py.errors import InternalError
 
 Bound = Callable[[Sequence[object]], int]  # the kernel's arguments -> bytes it may allocate
 _ITEM = 4  # float32
@@ -214,43 +216,63 @@ def _rounding(args: Sequence[object]) -> int:
     return (1 + TEMPORARIES) * _broadcast(args)
 
 
+def _topk(args: Sequence[object]) -> int:
+    """The full int64 sort order, its rebased copy and the k picked."""
+    return 3 * _widest(args)
+
+
+# an op's bound from its instruction's attributes: the attribute class it reads (None: it reads
+# none) and the bound's maker
+_Rule = tuple[type | None, Callable[[Any], Bound]]
+
+
+def _fixed(bound: Bound) -> _Rule:
+    return None, lambda attrs: bound
+
+
+# every opcode, so a new one raises (output_bound) until its bound is chosen here: ops whose result
+# is never larger than their largest input (elementwise on one input, reductions, layout ops,
+# slices) take _largest_input
+_BOUNDS: dict[OpCode, _Rule] = {
+    **{op: _fixed(_rounding) for op in _ROUNDING},
+    **{op: _fixed(_broadcast) for op in _BROADCASTING},
+    OpCode.MATMUL: _fixed(_matmul),
+    OpCode.LINEAR: _fixed(_linear),
+    OpCode.CONV2D: (Conv2dAttrs, _conv2d),
+    OpCode.MAX_POOL2D: (Pool2dAttrs, _pool2d),
+    OpCode.AVG_POOL2D: (Pool2dAttrs, _pool2d),
+    OpCode.ADAPTIVE_AVG_POOL2D: (ShapeAttrs, _adaptive_pool),
+    OpCode.EXPAND: (ShapeAttrs, _expand),
+    OpCode.CAT: _fixed(_cat),
+    OpCode.EMBEDDING: _fixed(_embedding),
+    OpCode.TOPK: _fixed(_topk),
+    **{op: _fixed(_widest) for op in (OpCode.CAST, OpCode.CUMSUM, OpCode.ARGMAX, OpCode.ARGMIN)},
+    OpCode.GATHER: _fixed(_gather),
+    OpCode.INDEX_SELECT: (AxisAttrs, _index_select),
+    OpCode.ARANGE_LIKE: (ArangeLikeAttrs, _arange_like),
+    OpCode.FULL: (FillAttrs, _full),
+    OpCode.RESIZE2D: (ResizeAttrs, _resize2d),
+    **{op: _fixed(_largest_input) for op in (
+        OpCode.NEG, OpCode.RELU, OpCode.SIGMOID, OpCode.TANH, OpCode.GELU, OpCode.SOFTMAX, OpCode.LOG_SOFTMAX,
+        OpCode.CLAMP, OpCode.HARDSIGMOID, OpCode.HARDSWISH, OpCode.SILU, OpCode.LOG, OpCode.SQRT, OpCode.RSQRT,
+        OpCode.ABS, OpCode.EXP, OpCode.SIN, OpCode.COS, OpCode.BITWISE_NOT, OpCode.FAKE_QUANTIZE, OpCode.TRIU,
+        OpCode.TRIL, OpCode.MEAN, OpCode.SUM, OpCode.TRANSPOSE, OpCode.RESHAPE, OpCode.FLATTEN, OpCode.SLICE)},
+}
+
+
 def output_bound(op: OpCode, attrs: object) -> Bound:
-    """The bound of an instruction of ``op`` carrying ``attrs`` (checked against its op already)."""
-    if op in _ROUNDING:
-        return _rounding
-    if op in _BROADCASTING:
-        return _broadcast
-    if op == OpCode.MATMUL:
-        return _matmul
-    if op == OpCode.LINEAR:
-        return _linear
-    if op == OpCode.CONV2D and isinstance(attrs, Conv2dAttrs):
-        return _conv2d(attrs)
-    if op in (OpCode.MAX_POOL2D, OpCode.AVG_POOL2D) and isinstance(attrs, Pool2dAttrs):
-        return _pool2d(attrs)
-    if op == OpCode.ADAPTIVE_AVG_POOL2D and isinstance(attrs, ShapeAttrs):
-        return _adaptive_pool(attrs)
-    if op == OpCode.EXPAND and isinstance(attrs, ShapeAttrs):
-        return _expand(attrs)
-    if op == OpCode.CAT:
-        return _cat
-    if op == OpCode.EMBEDDING:
-        return _embedding
-    if op == OpCode.TOPK:  # the full int64 sort order, its rebased copy and the k picked
-        return lambda args: 3 * _widest(args)
-    if op in (OpCode.CAST, OpCode.CUMSUM, OpCode.ARGMAX, OpCode.ARGMIN):
-        return _widest
-    if op == OpCode.GATHER:
-        return _gather
-    if op == OpCode.INDEX_SELECT and isinstance(attrs, AxisAttrs):
-        return _index_select(attrs)
-    if op == OpCode.ARANGE_LIKE and isinstance(attrs, ArangeLikeAttrs):
-        return _arange_like(attrs)
-    if op == OpCode.FULL and isinstance(attrs, FillAttrs):
-        return _full(attrs)
-    if op == OpCode.RESIZE2D and isinstance(attrs, ResizeAttrs):
-        return _resize2d(attrs)
-    return _largest_input
+    """The bound of an instruction of ``op`` carrying ``attrs`` (checked against its op already).
+
+    InternalError for an opcode without a bound here, or attributes of another class: a bug of
+    ours, never a bound guessed for an op this table does not know."""
+    rule = _BOUNDS.get(op)
+    if rule is None:
+        raise InternalError(f"opcode {op!r} has no memory bound (runtime_py/backends/demo/memory.py _BOUNDS)")
+    attrs_class, make = rule
+    if attrs_class is not None and not isinstance(attrs, attrs_class):
+        raise InternalError(f"the memory bound of {op.name} reads {attrs_class.__name__}, "
+                            f"got {type(attrs).__name__}")
+    return make(attrs)
 
 
 def owned_bytes(value: object) -> int:

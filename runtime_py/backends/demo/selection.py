@@ -12,10 +12,13 @@ from bundle_format.program import ArgReduceAttrs, DiagonalAttrs, OpCode, TopKAtt
 from runtime_py.backends.demo.arrays import Array, Kernel
 from runtime_py.backends.demo.typed import checked_axis
 
+# each family's members by name (a KeyError for any other op, never the last member by default)
+_TRIANGLES = {OpCode.TRIU: ("triu", np.triu), OpCode.TRIL: ("tril", np.tril)}
+_ARG_REDUCES = {OpCode.ARGMAX: ("argmax", np.argmax), OpCode.ARGMIN: ("argmin", np.argmin)}
+
 
 def _triangle(op: OpCode, attrs: DiagonalAttrs) -> Kernel:
-    name = "triu" if op == OpCode.TRIU else "tril"
-    keep = np.triu if op == OpCode.TRIU else np.tril
+    name, keep = _TRIANGLES[op]
 
     def triangle(x: Array) -> Array:
         if x.ndim < 2:
@@ -36,7 +39,7 @@ def make_tril(attrs: DiagonalAttrs, n_inputs: int) -> Kernel:
 
 
 def _arg_reduce(op: OpCode, attrs: ArgReduceAttrs) -> Kernel:
-    name, pick = ("argmax", np.argmax) if op == OpCode.ARGMAX else ("argmin", np.argmin)
+    name, pick = _ARG_REDUCES[op]
 
     def arg_reduce(x: Array) -> Array:
         axis = checked_axis(attrs.axis, x)

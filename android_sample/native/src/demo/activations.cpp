@@ -71,7 +71,8 @@ Kernel make_math(Op op) {
     case Op::EXP: return elementwise(exp_float);  // float_math.h: same bits on every ABI
     case Op::SIN: return elementwise([](float v) { return std::sin(v); });
     case Op::COS: return elementwise([](float v) { return std::cos(v); });
-    default: return elementwise([](float v) { return std::fabs(v); });  // ABS
+    case Op::ABS: return elementwise([](float v) { return std::fabs(v); });
+    default: not_in_family(op, "make_math");
   }
 }
 

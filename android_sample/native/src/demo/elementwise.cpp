@@ -143,7 +143,8 @@ Kernel make_binary(Op op, const BinaryAttrs& a, size_t n_inputs) {
     case Op::SUB: return bind_any_binary([](float p, float q) { return p - q; }, [](auto p, auto q) { return wrap_sub(p, q); }, a, n_inputs);
     case Op::MUL: return bind_any_binary([](float p, float q) { return p * q; }, [](auto p, auto q) { return wrap_mul(p, q); }, a, n_inputs);
     case Op::POW: return bind_binary([](float p, float q) { return std::pow(p, q); }, a, n_inputs);
-    default: return bind_binary([](float p, float q) { return p / q; }, a, n_inputs);
+    case Op::DIV: return bind_binary([](float p, float q) { return p / q; }, a, n_inputs);
+    default: not_in_family(op, "make_binary");
   }
 }
 
@@ -163,7 +164,8 @@ Kernel make_unary(Op op) {
     case Op::SIGMOID:
       // exp overflows to inf for very negative x, giving exactly 0
       return [](const Inputs& in) { return map_unary(*in[0], [](float x) { return 1.0f / (1.0f + exp_float(-x)); }); };
-    default: return [](const Inputs& in) { return map_unary(*in[0], [](float x) { return tanh_float(x); }); };
+    case Op::TANH: return [](const Inputs& in) { return map_unary(*in[0], [](float x) { return tanh_float(x); }); };
+    default: not_in_family(op, "make_unary");
   }
 }
 

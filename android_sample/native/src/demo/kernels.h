@@ -17,6 +17,9 @@
 namespace liteexport::demo_backend {
 
 using demo_ops::Op;  // generated from schema/demo_ops.toml
+// The default: of a family switch below (make_binary, make_math, ...): each names its members as
+// cases, and an opcode bind_kernel routed there by mistake is an internal error, not another op.
+using demo_program::not_in_family;
 
 struct KernelError : std::runtime_error {
   using std::runtime_error::runtime_error;

@@ -52,29 +52,25 @@ T int_floor_div(T a, T b) {
   return b != -1 && a % b != 0 && (a < 0) != (b < 0) ? static_cast<T>(q - 1) : q;
 }
 
-template <typename T>
-T apply(Op op, T a, T b) {
+// One element of kOp (a member of the family, fixed at compile time: no switch per element).
+template <Op kOp, typename T>
+T apply(T a, T b) {
+  static_assert(kOp == Op::FLOOR_DIV || kOp == Op::TRUNC_DIV || kOp == Op::REMAINDER);
   if constexpr (std::is_floating_point_v<T>) {
-    switch (op) {
-      case Op::FLOOR_DIV: return floor_div(a, b);
-      case Op::TRUNC_DIV: return std::trunc(a / b);
-      default: return remainder(a, b);
-    }
+    if constexpr (kOp == Op::FLOOR_DIV) return floor_div(a, b);
+    else if constexpr (kOp == Op::TRUNC_DIV) return std::trunc(a / b);
+    else return remainder(a, b);
   } else {
     if (b == 0) throw KernelError(kZeroDivisor);
-    switch (op) {
-      case Op::FLOOR_DIV: return int_floor_div(a, b);
-      case Op::TRUNC_DIV: return trunc_div(a, b);
-      default: return int_remainder(a, b);
-    }
+    if constexpr (kOp == Op::FLOOR_DIV) return int_floor_div(a, b);
+    else if constexpr (kOp == Op::TRUNC_DIV) return trunc_div(a, b);
+    else return int_remainder(a, b);
   }
 }
 
-}  // namespace
-
-Kernel make_rounding(Op op, const BinaryAttrs& a, size_t n_inputs) {
-  const BinaryAttrs attrs = a;
-  return [op, attrs, n_inputs](const Inputs& in) {
+template <Op kOp>
+Kernel bind_rounding(const BinaryAttrs& attrs, size_t n_inputs) {
+  return [attrs, n_inputs](const Inputs& in) {
     return visit_dtype(in[0]->dtype, [&](auto zero) -> Array {
       using T = decltype(zero);
       if constexpr (std::is_same_v<T, uint8_t>) {
@@ -85,14 +81,25 @@ Kernel make_rounding(Op op, const BinaryAttrs& a, size_t n_inputs) {
           T s;
           if constexpr (std::is_floating_point_v<T>) s = static_cast<float>(*attrs.scalar);
           else s = truncate_to<T>(*attrs.scalar);
-          if (attrs.reverse) return map_values<T, T>(*in[0], [=](T x) { return apply(op, s, x); });
-          return map_values<T, T>(*in[0], [=](T x) { return apply(op, x, s); });
+          if (attrs.reverse) return map_values<T, T>(*in[0], [=](T x) { return apply<kOp>(s, x); });
+          return map_values<T, T>(*in[0], [=](T x) { return apply<kOp>(x, s); });
         }
         const size_t first = attrs.reverse ? 1 : 0;  // reverse: b OP a
-        return broadcast_map<T, T, T>(*in[first], *in[1 - first], [=](T p, T q) { return apply(op, p, q); });
+        return broadcast_map<T, T, T>(*in[first], *in[1 - first], [](T p, T q) { return apply<kOp>(p, q); });
       }
     });
   };
+}
+
+}  // namespace
+
+Kernel make_rounding(Op op, const BinaryAttrs& a, size_t n_inputs) {
+  switch (op) {
+    case Op::FLOOR_DIV: return bind_rounding<Op::FLOOR_DIV>(a, n_inputs);
+    case Op::TRUNC_DIV: return bind_rounding<Op::TRUNC_DIV>(a, n_inputs);
+    case Op::REMAINDER: return bind_rounding<Op::REMAINDER>(a, n_inputs);
+    default: not_in_family(op, "make_rounding");
+  }
 }
 
 }  // namespace liteexport::demo_backend

@@ -143,7 +143,8 @@ Kernel make_compare(Op op, const BinaryAttrs& a, size_t n_inputs) {
     case Op::LT: return bind_compare([](auto p, auto q) { return p < q; }, a, n_inputs);
     case Op::LE: return bind_compare([](auto p, auto q) { return p <= q; }, a, n_inputs);
     case Op::GT: return bind_compare([](auto p, auto q) { return p > q; }, a, n_inputs);
-    default: return bind_compare([](auto p, auto q) { return p >= q; }, a, n_inputs);  // GE
+    case Op::GE: return bind_compare([](auto p, auto q) { return p >= q; }, a, n_inputs);
+    default: not_in_family(op, "make_compare");
   }
 }
 
@@ -151,7 +152,7 @@ Kernel make_bitwise(Op op) {
   switch (op) {
     case Op::BITWISE_AND: return bind_bitwise([](auto p, auto q) { return p & q; });
     case Op::BITWISE_OR: return bind_bitwise([](auto p, auto q) { return p | q; });
-    default:  // BITWISE_NOT: ~x, logical not for bool
+    case Op::BITWISE_NOT:  // ~x, logical not for bool
       return [](const Inputs& in) {
         return visit_dtype(in[0]->dtype, [&](auto zero) -> Array {
           using T = decltype(zero);
@@ -160,6 +161,7 @@ Kernel make_bitwise(Op op) {
           else throw KernelError("bitwise not of float32 values");  // the decoder refuses it
         });
       };
+    default: not_in_family(op, "make_bitwise");
   }
 }
 

@@ -377,6 +377,8 @@ class UnaryStep final : public FastStep {
   std::mutex lock_;
 };
 
+// Whether a float step of `op` runs as a UnaryStep, on its input's layout (an NHWC value stays
+// NHWC). Every opcode is a case, so a new one does not compile (-Werror=switch) until it is placed.
 bool elementwise_unary(Op op) {
   switch (op) {
     case Op::NEG:
@@ -394,13 +396,29 @@ bool elementwise_unary(Op op) {
     case Op::RSQRT:
     case Op::ABS:
     case Op::EXP: return true;
-    default: return false;
+    // SIN and COS are elementwise too but not UnarySteps: their own kernel reads an NCHW copy
+    case Op::SIN: case Op::COS:
+    case Op::ADD: case Op::SUB: case Op::MUL: case Op::DIV: case Op::POW:
+    case Op::FLOOR_DIV: case Op::TRUNC_DIV: case Op::REMAINDER:
+    case Op::EQ: case Op::NE: case Op::LT: case Op::LE: case Op::GT: case Op::GE:
+    case Op::BITWISE_NOT: case Op::BITWISE_AND: case Op::BITWISE_OR: case Op::WHERE: case Op::CAST:
+    case Op::SOFTMAX: case Op::LOG_SOFTMAX: case Op::LAYER_NORM: case Op::CHANNEL_AFFINE:
+    case Op::MATMUL: case Op::LINEAR: case Op::CONV2D: case Op::EMBEDDING:
+    case Op::MAX_POOL2D: case Op::AVG_POOL2D: case Op::ADAPTIVE_AVG_POOL2D: case Op::RESIZE2D:
+    case Op::TRANSPOSE: case Op::RESHAPE: case Op::FLATTEN: case Op::CAT: case Op::SLICE: case Op::EXPAND:
+    case Op::MEAN: case Op::SUM: case Op::CUMSUM: case Op::ARGMAX: case Op::ARGMIN: case Op::TOPK:
+    case Op::GATHER: case Op::INDEX_SELECT: case Op::TRIU: case Op::TRIL: case Op::ARANGE_LIKE:
+    case Op::FULL: return false;
   }
+  return false;  // unreachable: a value outside the enum (the decoder refuses those)
 }
 
 }  // namespace
 
 bool xnn_max_pool_takes(const Pool2dAttrs& a) {
+  // MaxPoolStep honours kernel, stride, padding, dilation and ceil_mode; count_include_pad and
+  // divisor_override are avg pool's. A new field: check MaxPoolStep and this guard, then the count.
+  static_assert(Pool2dAttrs::kFieldCount == 7, "Pool2dAttrs changed: check the XNNPACK max pool path");
   // XNNPACK refuses a 1x1 window and a stride longer than the window
   return a.kernel[0] * a.kernel[1] > 1 && a.stride[0] <= a.kernel[0] && a.stride[1] <= a.kernel[1];
 }
@@ -459,6 +477,8 @@ bool broadcastable(const Shape& a, const Shape& b) {
 }
 
 bool fold_clamp(MethodPlan& plan, std::vector<bool>& removed, size_t i, Bounds& bounds) {
+  // a folded CLAMP is its min and max; a new field: check the fold, then the count
+  static_assert(ClampAttrs::kFieldCount == 2, "ClampAttrs changed: check fold_clamp");
   const std::optional<size_t> j = sole_reader(plan, removed, i);
   if (!j) return false;
   Step& next = plan.steps[*j];
@@ -483,6 +503,11 @@ namespace {
 
 // The float XNNPACK step of step i, when it has one.
 void prepare_float_step(MethodPlan& plan, std::vector<bool>& removed, const Constants& constants, size_t i) {
+  // the attribute fields this guard and its steps honour; a new field: check them, then the count
+  static_assert(Conv2dAttrs::kFieldCount == 5, "Conv2dAttrs changed: check ConvStep and this guard");
+  static_assert(FusedAttrs::kFieldCount == 1, "FusedAttrs changed: check LinearStep and this guard");
+  static_assert(ShapeAttrs::kFieldCount == 1, "ShapeAttrs changed: check GlobalAvgPoolStep's guard");
+  static_assert(BinaryAttrs::kFieldCount == 3, "BinaryAttrs changed: check BinaryStep and this guard");
   Step& step = plan.steps[i];
   // float kernels read a qint8 weight's float values (widened once, narrow_weights.h)
   const auto constant = [&](const Step& s, size_t k) -> const Array* {
@@ -545,7 +570,7 @@ void prepare_float_step(MethodPlan& plan, std::vector<bool>& removed, const Cons
       step.fast = std::make_shared<BinaryStep>(step.op, xnn, bounds, step.kernel);
       break;
     }
-    default:
+    default:  // fast path only: the other ops keep their own kernel, but elementwise_unary's (it lists every opcode)
       if (elementwise_unary(step.op)) step.fast = std::make_shared<UnaryStep>(step.op, step.kernel);
       break;
   }

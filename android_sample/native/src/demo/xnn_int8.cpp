@@ -38,6 +38,9 @@ namespace {
 // The int8 grid of a FAKE_QUANTIZE with an 8-bit range (quant_min + 128 is subtracted from its
 // integers), when XNNPACK can take it: a normal scale, a zero point in int8.
 std::optional<Grid> int8_grid(const QuantizeAttrs& a) {
+  // every int8 path's grid comes from here; a new field: check them all (QuantizeStep, to_int8,
+  // fold_requantize, attrs_of), then the count
+  static_assert(QuantizeAttrs::kFieldCount == 4, "QuantizeAttrs changed: check the int8 paths");
   if (a.quant_max - a.quant_min != 255) return std::nullopt;
   const int64_t zero = a.zero_point - (a.quant_min + 128);
   const float scale = static_cast<float>(a.scale);
@@ -299,7 +302,10 @@ class Int8ViewStep final : public FastStep {
 
 }  // namespace
 
-QuantizeAttrs attrs_of(const Grid& grid) { return QuantizeAttrs{grid.scale, grid.zero_point, -128, 127}; }
+QuantizeAttrs attrs_of(const Grid& grid) {
+  static_assert(QuantizeAttrs::kFieldCount == 4, "QuantizeAttrs changed: give every field here");
+  return QuantizeAttrs{grid.scale, grid.zero_point, -128, 127};
+}
 
 namespace {
 
@@ -460,7 +466,7 @@ bool Int8Planner::read_as_int8(size_t i) const {
         case Op::RESHAPE:
         case Op::TRANSPOSE:
         case Op::SLICE: return true;
-        default: break;
+        default: break;  // fast path only: any other reader takes the value as float
       }
     if (step.write == slot) break;  // the value's life ends
   }
@@ -468,6 +474,13 @@ bool Int8Planner::read_as_int8(size_t i) const {
 }
 
 bool Int8Planner::prepare(size_t i) {
+  // the attribute fields this guard and its steps honour; a new field: check them, then the count
+  static_assert(Conv2dAttrs::kFieldCount == 5, "Conv2dAttrs changed: check int8_weight and Int8ConvStep");
+  static_assert(FusedAttrs::kFieldCount == 1, "FusedAttrs changed: check int8_conv");
+  static_assert(BinaryAttrs::kFieldCount == 3, "BinaryAttrs changed: check the Int8AddStep guard");
+  static_assert(Pool2dAttrs::kFieldCount == 7, "Pool2dAttrs changed: check the int8 max pool path");
+  static_assert(ShapeAttrs::kFieldCount == 1, "ShapeAttrs changed: check the int8 global average pool guard");
+  static_assert(AxisAttrs::kFieldCount == 1, "AxisAttrs changed: check Int8CatStep");
   Step& step = plan_.steps[i];
   const auto is_float = [this](uint32_t slot) { return static_cast<DType>(plan_.slot_dtypes[slot]) == DType::Float32; };
   if (!is_float(step.write) || !std::all_of(step.reads.begin(), step.reads.end(), is_float)) return false;
@@ -519,7 +532,7 @@ bool Int8Planner::prepare(size_t i) {
       if (out) step.fast = std::make_shared<Int8CatStep>(std::get<AxisAttrs>(step.attrs).axis, ins, std::move(*out), step.kernel);
       break;
     }
-    default: break;
+    default: break;  // fast path only: no int8 step; prepare_float_step may make a float one
   }
   return step.fast != nullptr;
 }

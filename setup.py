@@ -1,5 +1,5 @@
 """The one build step pyproject.toml cannot say: the shared C++ (top-level ``native_format/``,
-which the Android native core builds from too) ships in the wheel as the package data
+which the native core, native/, builds from too) ships in the wheel as the package data
 ``liteexport/_native_format``, mapped there at build time rather than copied in the tree; the
 torch extension builds from it (liteexport.torch_backend.native_format_dir)."""
 

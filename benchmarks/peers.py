@@ -5,7 +5,7 @@
     python benchmarks/peers.py             # 15-60 minutes on 2 cores (ExecuTorch's export takes
                                            # 20-400 s per model); --case NAME to pick models
 
-Engines: the Android sample's native core (liteexport_native_run, our bundle), ExecuTorch 1.5.1
+Engines: the native core (liteexport_native_run, our bundle), ExecuTorch 1.5.1
 with its XNNPACK delegate (torch.export -> to_edge_transform_and_lower(XnnpackPartitioner) ->
 .pte), ONNX Runtime's CPU provider (torch.onnx.export), runtime_py (numpy, one thread) and torch's
 lite interpreter (torch's own bundle of the model). Same weights (seed 0) and input everywhere.

@@ -8,7 +8,7 @@ Rows: export time and bundle size (liteexport's compiled bundle against torch's 
 of the same traced model), and the latency of one forward (ids and attention mask, int64 1x128)
 in runtime_py (our bundle), torch's lite interpreter running our bundle (liteexport's torch
 backend) and running torch's own bundle, and the Android sample's native core on the host when
-its tool is built (android_sample/native/build.sh host) and runs typed programs. Each measurement
+its tool is built (native/build.sh host) and runs typed programs. Each measurement
 runs in a fresh process with one thread; latencies are CPU time on that thread, the lowest of
 round medians (benchmarks/worker.py: the shared VM drifts). Writes benchmarks/results/text.json.
 """

@@ -375,7 +375,7 @@ def run(bundle: str, method: str, input_files: tuple[str, ...], randoms: tuple[R
 @click.option("--engine", type=click.Choice(["runtime_py", "native", "torch"]), default="runtime_py",
               show_default=True,
               help="Engine to profile: runtime_py (numpy), native (the native core's host tool, built by "
-                   "android_sample/native/build.sh host) or torch (torch's lite interpreter, timed by torch.profiler).")
+                   "native/build.sh host) or torch (torch's lite interpreter, timed by torch.profiler).")
 @click.option("--threads", default=1, show_default=True, type=click.IntRange(1, 64),
               help="Threads the native core and torch compute on (runtime_py: numpy's BLAS threads).")
 @click.option("--runs", default=20, show_default=True, type=click.IntRange(min=1), help="Measured runs.")

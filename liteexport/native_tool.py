@@ -10,9 +10,9 @@ from typing import NoReturn
 from runtime_py.errors import ExecutionError, FormatError, InputError, UserError
 
 ENV_VARIABLE = "LITEEXPORT_NATIVE_RUN"
-# android_sample/native/build.sh host builds it here: under native/ when the JNI library is built
-# too (a JDK is installed), at the top otherwise
-_BUILD = Path(__file__).resolve().parent.parent / "android_sample" / "build" / "host"
+# native/build.sh host builds it here: under native/ when the JNI library is built too (a JDK is
+# installed), at the top otherwise
+_BUILD = Path(__file__).resolve().parent.parent / "native" / "build" / "host"
 _CANDIDATES = (_BUILD / "native" / "liteexport_native_run", _BUILD / "liteexport_native_run")
 
 
@@ -33,7 +33,7 @@ def native_tool() -> Path:
         if candidate.is_file():
             return candidate
     raise NativeToolMissing("the native engine runs through liteexport_native_run, which is not built: run "
-                            f"android_sample/native/build.sh host in a checkout, or set {ENV_VARIABLE}")
+                            f"native/build.sh host in a checkout, or set {ENV_VARIABLE}")
 
 
 def raise_tool_error(returncode: int, stderr: str) -> NoReturn:

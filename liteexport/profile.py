@@ -4,7 +4,7 @@ mapped through the debug table to its source line and module hierarchy.
 Each engine runs the method ``warmup`` times unmeasured, then ``runs`` times timing every step of
 the compiled programs; an instruction's time is the sum over the measured runs. runtime_py times
 them with `runtime_py.profiling.Profiler`, the native core with its Module::profile (a clock read
-per step, `android_sample/native/src/step_profiler.h`), torch's lite interpreter with
+per step, `native/src/step_profiler.h`), torch's lite interpreter with
 torch.profiler (liteexport's torch backend makes each step a user scope). The rows are sorted by
 cost, so the first rows name the lines of the model to optimize. The time the bundle's
 TorchScript bytecode spends around its compiled programs (the wrapper; unlowered code of a
@@ -95,8 +95,8 @@ def profile_bundle(path: str | Path, method: str, inputs: Sequence[np.ndarray], 
     method : the method to run, e.g. ``"forward"``.
     inputs : its inputs, numpy arrays.
     runs, warmup : measured and unmeasured runs.
-    engine : ``"runtime_py"`` (numpy), ``"native"`` (the Android sample's native core through its
-        host tool, built by ``android_sample/native/build.sh host``) or ``"torch"`` (torch's lite
+    engine : ``"runtime_py"`` (numpy), ``"native"`` (the native core through its
+        host tool, built by ``native/build.sh host``) or ``"torch"`` (torch's lite
         interpreter with liteexport's torch backend, timed by ``torch.profiler``).
     threads : the threads the native core and torch compute on (1, the default, is what an Android
         app gets unless it asks for more); runtime_py computes on numpy's BLAS threads.

@@ -6,7 +6,7 @@ tests that need a build, the builds start right after collection, in background 
 another within a lane), and those tests are moved to the end of the session: the rest of the
 suite runs meanwhile. A test then waits for its artifact with :func:`wait` (a failed build fails
 the test with the build's log). Nothing is built twice: every variant goes to one build directory
-(``android_sample/native/build.sh``), the torch extension to torch's extension cache.
+(``native/build.sh``), the torch extension to torch's extension cache.
 
 Hooked into pytest by tests/conftest.py (``pytest_collection_modifyitems``).
 """
@@ -25,8 +25,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-NATIVE = ROOT / "android_sample" / "native"
-BUILD_ROOT = Path(os.environ.get("BUILD_ROOT", ROOT / "android_sample" / "build"))
+NATIVE = ROOT / "native"
+BUILD_ROOT = Path(os.environ.get("BUILD_ROOT", NATIVE / "build"))
 VECTORS = BUILD_ROOT / "vectors"
 
 # Test files that need a build (they run last, so the builds overlap the rest of the suite).

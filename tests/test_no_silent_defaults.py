@@ -25,8 +25,8 @@ from bundle_format.program import OpCode
 from runtime_py.errors import InternalError
 
 ROOT = Path(__file__).resolve().parent.parent
-# the native core's home (android_sample/native, or native/ once it moves there)
-NATIVE = next(p for p in (ROOT / "native", ROOT / "android_sample" / "native") if (p / "CMakeLists.txt").is_file())
+# the native core's home
+NATIVE = ROOT / "native"
 CPP_DIRS = (*(NATIVE / d for d in ("src", "tools", "tests", "fuzz")), ROOT / "android_sample" / "jni",
             ROOT / "native_format" / "decoder", ROOT / "liteexport" / "torch_backend")
 

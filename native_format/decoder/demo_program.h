@@ -1,5 +1,5 @@
 // The one C++ decoder and validator of demo programs (schema/demo_program.fbs), shared by the
-// Android native core (android_sample/native/src/demo/plan.cpp) and the torch extension
+// native core (native/src/demo/plan.cpp) and the torch extension
 // (liteexport/torch_backend/program_plan.h); header-only, since the torch extension is one
 // translation unit built by load_inline.
 //

@@ -1,4 +1,4 @@
-"""The native core's int8 path (issue 22; android_sample/native/src/demo/xnn_int8.cpp): a quantized
+"""The native core's int8 path (issue 22; native/src/demo/xnn_int8.cpp): a quantized
 model's convolutions, adds, pooling and linear layers run on XNNPACK's int8 operators, their
 FAKE_QUANTIZE steps folded into them. The profile (liteexport_native_run --profile) marks the steps
 that ran on int8 values, so these tests fail when a fusion silently stops happening; the outputs

@@ -1,4 +1,4 @@
-"""Max pooling with ceil_mode on the native core's XNNPACK path (android_sample/native/src/demo/xnn.cpp):
+"""Max pooling with ceil_mode on the native core's XNNPACK path (native/src/demo/xnn.cpp):
 torch's last partial window comes from extra bottom/right padding, for float values and for int8
 values (googlenet's and inception's pools). Max pooling only picks values, so float results equal
 torch's exactly, and int8 ones runtime_py's."""

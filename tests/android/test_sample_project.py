@@ -22,7 +22,7 @@ from tests.android.test_android_sample import build_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "android_sample"
-NATIVE = SAMPLE / "native"
+NATIVE = ROOT / "native"
 APP = SAMPLE / "app"
 
 pytestmark = pytest.mark.android
@@ -67,8 +67,11 @@ def test_every_fetch_is_pinned_by_sha256() -> None:
     android_sample/README.md."""
     fetches = 0
     readme = (SAMPLE / "README.md").read_text()
-    for cmake_file in [*SAMPLE.rglob("CMakeLists.txt"), *SAMPLE.rglob("*.cmake")]:
-        if "build" in cmake_file.relative_to(SAMPLE).parts:
+    # the core's CMake (native/) and the Android sample's (the JNI project), not their build trees
+    cmake_files = [(root, path) for root in (NATIVE, SAMPLE) for pattern in ("CMakeLists.txt", "*.cmake")
+                   for path in root.rglob(pattern)]
+    for root, cmake_file in cmake_files:
+        if any(part.startswith("build") for part in cmake_file.relative_to(root).parts):
             continue
         text = cmake_file.read_text()
         for fetch in ("ExternalProject", "GIT_REPOSITORY", "file(DOWNLOAD"):

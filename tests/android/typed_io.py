@@ -1,5 +1,5 @@
 """The typed model the native core's tests share: tests/android/test_native_typed.py runs it through
-the host tool, android_sample/native/tests/make_vectors.py (ctest, on the host, under ASan+UBSan and
+the host tool, native/tests/make_vectors.py (ctest, on the host, under ASan+UBSan and
 on ARM) and android_sample/scripts/make_host_test_vectors.py (the Java host tests, through JNI)
 record runtime_py's outputs on it."""
 

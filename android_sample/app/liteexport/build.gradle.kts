@@ -6,7 +6,8 @@
 // Its sources stay where the host tests and the rest of the repository use them, outside this
 // project root: the Java API in android_sample/java/src/main/java (also compiled and tested on a
 // desktop JVM by host_tests.sh), the Android-only classes (AndroidModules, TensorImageUtils) in
-// android_sample/java/src/android/java, and the C++ in android_sample/jni + android_sample/native.
+// android_sample/java/src/android/java, and the C++ in android_sample/jni + the repository's native/
+// (the core, which jni/CMakeLists.txt adds).
 plugins {
     id("com.android.library")
     id("maven-publish")

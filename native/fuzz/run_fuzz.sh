@@ -12,7 +12,7 @@
 # Env: CXX (default clang++), PYTHON, FLATBUFFERS_INCLUDE_DIR, JOBS, FUZZ_ARGS (extra libFuzzer flags).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
-repo="$(cd "$here/../.." && pwd)"
+repo="$(cd "$here/.." && pwd)"
 budget="${1:-300}"
 shift || true
 targets=("$@")

@@ -1,7 +1,7 @@
 """Test vectors for the native core: bundles exported by liteexport, inputs, and what runtime_py
 computes or raises for them (outputs, error kinds, debug handles, messages), plus malformed bundles.
 
-Usage: python android_sample/native/tests/make_vectors.py OUT_DIR   (run from the repository root;
+Usage: python native/tests/make_vectors.py OUT_DIR   (run from the repository root;
 needs torch). Writes OUT_DIR/cases.txt, one case per line, paths relative to OUT_DIR:
   run <bundle> <method> <n_in> <in...> <n_out> <out...>   (an output "none": a None element of the tuple)
   error <bundle> <method> <kind> <handle> <message-file> <n_in> <in...>   (+ <stem>.code: code and fields)
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402

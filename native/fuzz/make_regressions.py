@@ -9,7 +9,7 @@ import dataclasses
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from bundle_format import ptmf  # noqa: E402

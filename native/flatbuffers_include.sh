@@ -5,7 +5,7 @@
 # the NDK build fetches them instead (CMakeLists.txt, README.md "What the build fetches").
 # Env: PYTHON (default: the checkout's .venv/bin/python, else python3), FLATBUFFERS_INCLUDE_DIR.
 set -euo pipefail
-repo="$(cd "$(dirname "$0")/../.." && pwd)"
+repo="$(cd "$(dirname "$0")/.." && pwd)"
 if [[ -n "${FLATBUFFERS_INCLUDE_DIR:-}" ]]; then echo "$FLATBUFFERS_INCLUDE_DIR"; exit 0; fi
 python="${PYTHON:-$( [ -x "$repo/.venv/bin/python" ] && echo "$repo/.venv/bin/python" || command -v python3 )}"
 dir="$(cd "$repo" && PYTHONPATH="$repo${PYTHONPATH:+:$PYTHONPATH}" "$python" -c \

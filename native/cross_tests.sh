@@ -4,7 +4,7 @@
 # under qemu-user, and its outputs on every test vector compared with the host build's within the
 # parity tolerance (rtol 1e-4, atol 1e-5): XNNPACK's kernels use each ABI's vector widths and FMA,
 # so the bits may differ. XNNPACK is cross-built from its pinned sources (cmake/xnnpack.cmake).
-#   android_sample/native/cross_tests.sh [aarch64] [armv7]        (default: both)
+#   native/cross_tests.sh [aarch64] [armv7]        (default: both)
 # Needs: apt-get install g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user (.ci/run does).
 # Env: as run_tests.sh.
 set -euo pipefail
@@ -14,8 +14,8 @@ if [[ ${#arches[@]} -eq 0 ]]; then arches=(aarch64 armv7); fi
 
 "$here/run_tests.sh" host "${arches[@]}"
 host_dir="$("$here/build.sh" host | tail -n 1)"
-vectors="${VECTORS_DIR:-${BUILD_ROOT:-$here/../build}/vectors}"
-python="${PYTHON:-$( [ -x "$here/../../.venv/bin/python" ] && echo "$here/../../.venv/bin/python" || command -v python3 )}"
+vectors="${VECTORS_DIR:-${BUILD_ROOT:-$here/build}/vectors}"
+python="${PYTHON:-$( [ -x "$here/../.venv/bin/python" ] && echo "$here/../.venv/bin/python" || command -v python3 )}"
 "$host_dir/liteexport_tests" outputs "$vectors" | grep '^outputs ' >"$host_dir/outputs.txt"
 status=0
 for arch in "${arches[@]}"; do

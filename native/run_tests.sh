@@ -7,11 +7,11 @@
 # VECTORS_DIR (given and holding cases.txt: reused as it is; otherwise BUILD_ROOT/vectors, made anew).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-repo="$(cd "$here/../.." && pwd)"
+repo="$(cd "$here/.." && pwd)"
 python="${PYTHON:-$( [ -x "$repo/.venv/bin/python" ] && echo "$repo/.venv/bin/python" || command -v python3 )}"
 reuse_vectors=0
 if [[ -n "${VECTORS_DIR:-}" && -f "${VECTORS_DIR}/cases.txt" ]]; then reuse_vectors=1; fi
-export VECTORS_DIR="${VECTORS_DIR:-${BUILD_ROOT:-$here/../build}/vectors}"
+export VECTORS_DIR="${VECTORS_DIR:-${BUILD_ROOT:-$here/build}/vectors}"
 variants=("$@")
 if [[ ${#variants[@]} -eq 0 ]]; then variants=(host sanitize); fi
 

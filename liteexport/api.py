@@ -201,8 +201,9 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
         ``"export"``: an nn.Module (or ``file.py:Name``) is exported with ``torch.export.export`` on
         inputs of ``input_shapes`` (named dims as ``torch.export.Dim`` bounded by ``dims``) or the first
         of ``example_inputs``, and compiled from its Core ATen graph; ``"torchscript"``: scripted (needed
-        for ``lower`` and ``specialize``). Default ``"torchscript"``; an ExportedProgram or ``.pt2`` file
-        always takes the export front end.
+        for ``lower`` and ``specialize``). Default: ``"export"``, or ``"torchscript"`` with a note when the
+        request needs it (``lower``, ``specialize``, methods other than forward, no input shapes or
+        example inputs); an ExportedProgram or ``.pt2`` file always takes the export front end.
 
     Returns
     -------

@@ -212,8 +212,9 @@ def cli(debug: bool) -> None:
                    "statistics.")
 @click.option("--frontend", "frontend", type=click.Choice(["export", "torchscript"]), default=None,
               help="How a Python model (file.py:Name) becomes a graph: torch.export.export (with --input-shape and "
-                   "--dim as its example inputs and dynamic_shapes, or --example-inputs) or TorchScript (scripted; "
-                   "needed for --lower and --specialize). Default: torchscript. A .pt2 file (torch.export.save) "
+                   "--dim as its example inputs and dynamic_shapes, or --example-inputs) or TorchScript (scripted, "
+                   "the legacy path). Default: export, or torchscript with a note when the export needs it (--lower, "
+                   "--specialize, methods other than forward, no input shapes). A .pt2 file (torch.export.save) "
                    "always takes the export front end, a TorchScript archive the TorchScript one.")
 def export(model: str, output: str, methods: tuple[str, ...],
            input_shapes: tuple[tuple[str, tuple[TensorSpec, ...]], ...], dims: tuple[DimRange, ...],

@@ -90,7 +90,8 @@ def export_module(module: Any, specs: Sequence[TensorSpec] | None, dims: Mapping
     torch's dim symbols by the user's names (``{"s0": "S"}``). ``what`` names the model in errors."""
     import torch
 
-    if specs:
+    if specs is not None:
+        check_input_count(module, len(specs))
         args = example_args(specs, dims)
     elif examples:
         args = tuple(torch.from_numpy(np.array(x)) for x in examples[0])
@@ -104,8 +105,40 @@ def export_module(module: Any, specs: Sequence[TensorSpec] | None, dims: Mapping
         with torch_quietly(), contextlib.redirect_stderr(io.StringIO()):
             program = torch.export.export(module, args, dynamic_shapes=dynamic_shapes(specs or (), dims))
     except Exception as exc:  # torch.export raises many types; each becomes one paragraph
+        if specs:
+            _check_runs(module, args)  # the model itself refusing inputs of the given shapes is the user's input
         raise export_failure(exc, module, what) from exc
     return program, symbol_names(program, specs or ())
+
+
+def check_input_count(module: Any, count: int) -> None:
+    """InputError (exit 6) when forward cannot take ``count`` inputs, as a call with another number
+    of inputs would be: the user's input, not a model torch.export cannot trace."""
+    from runtime_py.errors import InputError
+
+    parameters = _positional_parameters(module, "forward")
+    if any(p.kind == p.VAR_POSITIONAL for p in inspect.signature(module.forward).parameters.values()):
+        return
+    fewest = sum(1 for p in parameters if p.default is p.empty)
+    if not fewest <= count <= len(parameters):
+        takes = f"{len(parameters)}" if fewest == len(parameters) else f"{fewest} to {len(parameters)}"
+        raise InputError(f"method 'forward' takes {takes} inputs ({', '.join(p.name for p in parameters) or 'none'}) "
+                         f"but --input-shape / input_shapes gives {count} shapes")
+
+
+def _check_runs(module: Any, args: Sequence[Any]) -> None:
+    """InputError when eager ``module`` fails on ``args`` (inputs of the user's shapes) too."""
+    import torch
+
+    from runtime_py.errors import InputError
+
+    try:
+        with torch.no_grad():
+            module(*args)
+    except Exception as exc:  # the model's own code refused inputs of these shapes
+        summary = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        shapes = ", ".join(f"{x.dtype} {tuple(x.shape)}" for x in args)
+        raise InputError(f"forward fails on inputs of the given shapes ({shapes}): {summary}") from exc
 
 
 def symbol_names(program: Any, specs: Sequence[TensorSpec]) -> dict[str, str]:
@@ -172,14 +205,15 @@ def _user_line(exc: BaseException, module: Any) -> str:
 
 EXPORT, TORCHSCRIPT = "export", "torchscript"
 FRONTENDS = (EXPORT, TORCHSCRIPT)
-DEFAULT_FRONTEND = TORCHSCRIPT  # for Python models; see docs/torch-export.md for what blocks the switch
+DEFAULT_FRONTEND = EXPORT  # for Python models, unless they need TorchScript (torchscript_reason)
 
 
 def choose_frontend(model: Any, frontend: str) -> str:
     """The front end compiling ``model``: a torch.export program (an ExportedProgram, a ``.pt2``
     file) takes the export one, a TorchScript archive or scripted module the TorchScript one, a
-    Python model (``file.py:Name``, an nn.Module) ``frontend`` or the default. InputError when the
-    asked front end cannot take the model."""
+    Python model (``file.py:Name``, an nn.Module) ``frontend``, or "" when none is asked: the
+    default, decided once the model is built (``torchscript_reason``). InputError when the asked
+    front end cannot take the model."""
     from runtime_py.errors import InputError
 
     if frontend and frontend not in FRONTENDS:
@@ -189,11 +223,43 @@ def choose_frontend(model: Any, frontend: str) -> str:
     elif _is_torchscript(model):
         fixed, what = TORCHSCRIPT, "a TorchScript module"
     else:
-        return frontend or DEFAULT_FRONTEND
+        return frontend
     if frontend and frontend != fixed:
         raise InputError(f"{model if isinstance(model, (str, Path)) else type(model).__name__} is {what}: the "
                          f"{frontend} front end does not take it (give --frontend {fixed}, or the Python model)")
     return fixed
+
+
+def torchscript_reason(module: Any, *, methods: Sequence[str], traced: Sequence[str], lower: bool,
+                       specialize: bool) -> str:
+    """Why a Python model given no front end is scripted rather than exported with torch.export, as
+    a note's clause ("" when torch.export takes it): ``methods`` asked (--method), ``traced`` the
+    methods with input shapes or example inputs, ``lower``/``specialize`` those options given."""
+    if lower or specialize:
+        return f"{'--lower' if lower else '--specialize'} is the TorchScript front end's"
+    others = sorted({*methods, *traced} - {"forward"})
+    if others:
+        return f"methods other than forward ({', '.join(others)}) are the TorchScript front end's"
+    if not methods and (exported := jit_exported_methods(module)):
+        return (f"the model's @torch.jit.export methods ({', '.join(exported)}) are compiled with forward "
+                "(give --method forward to export forward alone with torch.export)")
+    if "forward" not in traced:
+        return ("torch.export traces the model on inputs, and none were given (give --input-shape or "
+                "--example-inputs to export with torch.export)")
+    return ""
+
+
+def jit_exported_methods(module: Any) -> list[str]:
+    """The methods of ``module``'s class marked ``@torch.jit.export``: TorchScript compiles them
+    beside forward; torch.export exports forward alone."""
+    from torch._jit_internal import FunctionModifiers, get_torchscript_modifier
+
+    found = []
+    for name in dir(type(module)):
+        function = inspect.getattr_static(type(module), name, None)
+        if inspect.isfunction(function) and get_torchscript_modifier(function) == FunctionModifiers.EXPORT:
+            found.append(name)
+    return found
 
 
 def _is_program(model: Any) -> bool:
@@ -210,9 +276,10 @@ def _is_torchscript(model: Any) -> bool:
     return isinstance(model, torch.jit.ScriptModule)
 
 
-def load_for_export(model: Any) -> tuple[Any, Any, bool]:
+def load_for_export(model: Any, built: Any = None) -> tuple[Any, Any, bool]:
     """(the module torch runs for reference outputs, its ExportedProgram or None when it is yet
-    to be exported, whether it came in training mode). The caller's module is left as it is."""
+    to be exported, whether it came in training mode). ``built``: the module ``file.py:Name``
+    (``model``) built already. The caller's module is left as it is."""
     import copy
 
     import torch
@@ -223,7 +290,8 @@ def load_for_export(model: Any) -> tuple[Any, Any, bool]:
         model = load_program(Path(model))
     if _is_program(model):
         return model.module(), model, False
-    module = load_module(str(model)) if isinstance(model, (str, Path)) else model
+    from_file = isinstance(model, (str, Path))
+    module = built if built is not None else load_module(str(model)) if from_file else model
     if isinstance(module, torch.jit.ScriptModule):
         from runtime_py.errors import InputError
 
@@ -232,7 +300,7 @@ def load_for_export(model: Any) -> tuple[Any, Any, bool]:
         raise ModelError(f"expected a torch.nn.Module, a ScriptModule or a torch.export program, got "
                          f"{type(module).__name__}")
     training = bool(module.training)
-    if training and not isinstance(model, (str, Path)):
+    if training and not from_file:
         module = copy.deepcopy(module)  # the caller's module keeps its mode
     return module.eval(), None, training
 

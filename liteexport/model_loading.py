@@ -226,18 +226,22 @@ def _build_python(path: Path, name: str) -> Any:
 
 
 def _load_python(path: Path, name: str, share_types: bool = True) -> LoadedModel:
+    return script_built(_build_python(path, name), f"{path}:{name}", share_types)
+
+
+def script_built(model: Any, spec: str, share_types: bool = True) -> LoadedModel:
+    """``model``, built by ``file.py:Name`` (``spec``), scripted in eval mode (a ScriptModule as it is)."""
     torch = _import_torch()
-    model = _build_python(path, name)
     training = bool(getattr(model, "training", False))
     if isinstance(model, torch.jit.ScriptModule):
         return LoadedModel(model.eval(), None, training)
-    folder = str(path.resolve().parent)  # scripting resolves the file's sibling imports too
+    folder = str(Path(spec.rpartition(":")[0]).resolve().parent)  # scripting resolves the file's sibling imports too
     sys.path.insert(0, folder)
     try:
         with _torchscript_quietly():
             scripted = torch.jit.script(model.eval()) if share_types else script_unshared(model.eval())
     except Exception as exc:  # TorchScript raises several types; its text carries the source range
-        raise ModelError(f"TorchScript cannot script {path}:{name}:\n{str(exc).strip()}") from exc
+        raise ModelError(f"TorchScript cannot script {spec}:\n{str(exc).strip()}") from exc
     finally:
         if folder in sys.path:
             sys.path.remove(folder)

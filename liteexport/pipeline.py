@@ -73,7 +73,7 @@ class Request:
     quantize: str = "none"  # "dynamic-int8": linear layers' weights stored as per-channel int8; "int8": static
     calibration: Mapping[str, tuple[tuple[np.ndarray, ...], ...]] = field(default_factory=dict)  # int8: method -> sets
     calibration_files: tuple[tuple[str, str], ...] = ()  # (method, .npy/.npz file): read once the model is loaded
-    frontend: str = ""  # "export" or "torchscript"; "": the model's own (liteexport.export_frontend.choose_frontend)
+    frontend: str = ""  # "export" or "torchscript"; "": the model's own, or export unless TorchScript is needed (load)
 
 
 @dataclass(frozen=True)
@@ -129,21 +129,34 @@ def check_output(path: str | Path) -> None:
         raise OutputError(f"cannot write {path}: folder {folder} does not exist")
 
 
-def load(model: Any, frontend: str = "") -> Source:
-    """MODEL scripted in eval mode: ``file.py:Name`` or an archive path (liteexport.model_loading),
-    an nn.Module (scripted here; the caller's module is left as it is) or a ScriptModule. With the
-    torch.export front end (``frontend``, or an ExportedProgram or ``.pt2`` file), MODEL in eval mode,
-    not scripted (liteexport.export_frontend)."""
+def load(model: Any, request: Request | None = None, note: Report = _quiet) -> Source:
+    """MODEL, loaded for its front end (liteexport.export_frontend.choose_frontend): a torch.export
+    program (an ExportedProgram or ``.pt2`` file) as it is; a TorchScript archive or ScriptModule
+    scripted in eval mode; a Python model (``file.py:Name`` or an nn.Module) in eval mode for
+    torch.export, or scripted with ``--frontend torchscript``, or by default when ``request`` needs
+    TorchScript (``note`` says why). The caller's module is left as it is."""
     from liteexport import export_frontend as ef
-    from liteexport.model_loading import load_model, script_unshared
+    from liteexport.model_loading import load_model, load_module, script_built, script_unshared
     from liteexport.to_backend import scripted_module
 
-    if ef.choose_frontend(model, frontend) == ef.EXPORT:
-        module, program, training = ef.load_for_export(model)
+    request = request or Request()
+    frontend = ef.choose_frontend(model, request.frontend)
+    built = None
+    if not frontend:  # a Python model, no front end asked: torch.export unless the request needs TorchScript
+        built = load_module(str(model)) if isinstance(model, (str, Path)) else model
+        scripted = _is_scripted(built)
+        why = "" if scripted else ef.torchscript_reason(
+            built, methods=request.methods, lower=bool(request.lower), specialize=bool(request.specialize),
+            traced=[*request.input_shapes, *request.examples, *(method for method, _ in request.example_files)])
+        frontend = ef.TORCHSCRIPT if why or scripted else ef.EXPORT
+        if why:
+            note(f"scripted with TorchScript, the legacy front end: {why}")
+    if frontend == ef.EXPORT:
+        module, program, training = ef.load_for_export(model, built)
         return Source(module, was_training=training, frontend=ef.EXPORT, program=program)
     if isinstance(model, (str, Path)):
         spec = str(model)
-        loaded = load_model(spec)
+        loaded = load_model(spec) if built is None else script_built(built, spec)
         from_source = spec.rpartition(":")[0].endswith(".py")
         return Source(loaded.scripted, loaded.functions,
                       (lambda: load_model(spec, share_types=False).scripted) if from_source else None,
@@ -152,6 +165,12 @@ def load(model: Any, frontend: str = "") -> Source:
     scripted = scripted_module(model)  # in eval mode; the caller's module is left as it is
     return Source(scripted, None, None if scripted is model else lambda: script_unshared(model).eval(),
                   was_training=training)
+
+
+def _is_scripted(module: Any) -> bool:
+    import torch
+
+    return isinstance(module, torch.jit.ScriptModule)
 
 
 def read_examples(scripted: Any, files: Sequence[tuple[str, str]], option: str = "--example-inputs",
@@ -166,7 +185,7 @@ def read_examples(scripted: Any, files: Sequence[tuple[str, str]], option: str =
         if not hasattr(scripted, "_c"):  # the torch.export front end's eager module
             from liteexport.export_frontend import argument_names
 
-            examples.setdefault(method, []).append(tuple(read_input_file(path, argument_names(scripted, method))))
+            examples.setdefault(method, []).append(tuple(read_input_file(path, argument_names(scripted, method), note)))
             continue
         if method not in scripted._c._method_names():
             raise InputError(f"{option} names method '{method}', which the model does not have")
@@ -221,7 +240,8 @@ def implied_shapes(source: Source, request: Request) -> dict[str, tuple[TensorSp
         if source.frontend == "export" and any(-1 in spec.shape for spec in specs):
             raise InputError(f"example inputs of {method} differ in size ({', '.join(map(str, specs))}, -1 where they "
                              "differ); torch.export traces one size per dim unless it is named: give input shapes "
-                             "with a named dim and its bounds (--input-shape Bx3x224x224 --dim B=1..8)")
+                             "with a named dim and its bounds (--input-shape Bx3x224x224 --dim B=1..8), or "
+                             "--frontend torchscript, which compiles such a dim for any size")
         shapes[method] = specs
     return shapes
 
@@ -272,17 +292,19 @@ def check_request(source: Source, request: Request) -> str:
 # ---- refer: torch's outputs, before lowering ------------------------------------------------------
 
 def refer(source: Source, request: Request, methods: Sequence[str] | None,
-          progress: Report = _quiet, compiled: CompiledModule | None = None) -> tuple[
+          progress: Report = _quiet, compiled: CompiledModule | None = None,
+          recorded: dict[str, list[TestVector]] | None = None) -> tuple[
               dict[str, list[TestVector]], dict[str, list[TestVector]]]:
     """(stored, checked): the test vectors of the example inputs, stored in the bundle, and what the
     self-check runs: for each of ``methods`` (None: every method with examples or input shapes),
     its stored vectors, else torch's outputs on inputs of its input shapes, one set per sample of the
     named dims (lower bound, upper bound, one between). With ``compiled`` (whole lowering), integer
-    inputs that index an embedding table hold ids below its rows (liteexport.typed_inputs)."""
+    inputs that index an embedding table hold ids below its rows (liteexport.typed_inputs).
+    ``recorded``: the example inputs' vectors, recorded already (the export front end records them before tracing)."""
     from liteexport.test_vectors import record_test_vectors
 
-    stored: dict[str, list[TestVector]] = {}
-    if request.examples:
+    stored: dict[str, list[TestVector]] = dict(recorded or {})
+    if request.examples and recorded is None:
         progress(f"recording outputs for {sum(len(v) for v in request.examples.values())} test vector(s)")
         stored = record_test_vectors(source.scripted, request.examples)
     if not request.check:
@@ -563,17 +585,18 @@ def export(model: Any, path: str | Path, request: Request, progress: Report = _q
     # plain int shapes are float32 inputs (liteexport.input_spec)
     request = replace(request, input_shapes={method: tuple(as_tensor_spec(s) for s in specs)
                                              for method, specs in request.input_shapes.items()})
-    progress(f"loading and scripting {model if isinstance(model, (str, Path)) else type(model).__name__}")
-    source = load(model, request.frontend)
-    if source.program is not None and not request.input_shapes:  # a torch.export program knows its shapes
-        from liteexport.export_frontend import program_shapes
-
-        request = replace(request, input_shapes=program_shapes(source.program))
     notes: list[str] = []
 
     def say(text: str) -> None:
         note(text)
         notes.append(text)
+
+    progress(f"loading {model if isinstance(model, (str, Path)) else type(model).__name__}")
+    source = load(model, request, say)
+    if source.program is not None and not request.input_shapes:  # a torch.export program knows its shapes
+        from liteexport.export_frontend import program_shapes
+
+        request = replace(request, input_shapes=program_shapes(source.program))
 
     request = replace(request, examples=_float32_sets(request.examples, "example_inputs", say),
                       calibration=_float32_sets(request.calibration, "calibration_inputs", say))
@@ -608,13 +631,18 @@ def export(model: Any, path: str | Path, request: Request, progress: Report = _q
     if mode == PARTIAL:  # torch's selective lowering edits the module: torch's outputs come first
         source = select(source, request, progress)
         stored, checked = refer(source, request, request.methods or None, progress)
+    recorded = None
+    if source.frontend == "export" and request.examples:
+        # torch.export traces the model on these inputs: ones the model refuses are the user's input
+        # (exit 6, as on the TorchScript path), said before torch.export fails on them less clearly
+        recorded, _ = refer(source, replace(request, check=False), None, progress)
     lowering = lower(source, request, mode, progress)
     for text in lowering.compiled.notes if lowering.compiled is not None else ():
         say(text)
     if mode != PARTIAL:  # after lowering: a model that does not compile fails before torch runs it
         _check_examples_lowered(request, lowering)
         stored, checked = refer(source, request, lowering.method_names if lowering.compiled is not None else None,
-                                progress, lowering.compiled)
+                                progress, lowering.compiled, recorded)
     progress(f"packing {path}")
     chunks = pack(lowering, stored, request)
     if request.check and (checked or lowering.compiled is not None):

@@ -38,7 +38,9 @@ def no_torchscript(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
-def test_a_python_model_exports_and_runs_without_torchscript(no_torchscript: None, tmp_path: Path) -> None:
+@pytest.mark.parametrize("frontend", ["export", None])  # None: the default for a Python model
+def test_a_python_model_exports_and_runs_without_torchscript(frontend: str | None, no_torchscript: None,
+                                                             tmp_path: Path) -> None:
     sys.path.insert(0, str(ROOT / "examples"))
     try:
         from tiny_cnn import TinyCNN
@@ -47,7 +49,8 @@ def test_a_python_model_exports_and_runs_without_torchscript(no_torchscript: Non
     model = TinyCNN().eval()
     x = torch.randn(2, 3, 32, 32, generator=torch.Generator().manual_seed(3))
     path = tmp_path / "tiny.ptl"
-    liteexport.export(model, path, example_inputs=[(x,)], frontend="export")
+    exported = liteexport.export(model, path, example_inputs=[(x,)], frontend=frontend)
+    assert not any("TorchScript" in note for note in exported.notes), exported.notes
     with pytest.raises(AssertionError, match="on the torch.export path"):
         torch.jit.script(model)  # the patch is on
     with torch.no_grad():

@@ -50,10 +50,10 @@ def test_example_inputs_alone_give_the_shapes_and_dtypes(frontend: str, tmp_path
         loaded.forward(np.zeros((3, 2, 3, 4), np.float32), np.zeros((3, 5), np.int64))
 
 
-def test_a_size_the_example_sets_disagree_on_is_any(tmp_path: Path) -> None:
+def test_a_size_the_example_sets_disagree_on_is_any_on_the_torchscript_front_end(tmp_path: Path) -> None:
     model, out = _model(), tmp_path / "head.ptl"
     sets = [(torch.randn(n, 2, 3, 4), torch.zeros(n, 5, dtype=torch.int64)) for n in (1, 2)]
-    exported = liteexport.export(model, out, example_inputs=sets)
+    exported = liteexport.export(model, out, example_inputs=sets, frontend="torchscript")
     assert "forward is compiled for its example inputs' shapes, -1x2x3x4, -1x5:int64 (give input shapes, with " \
            "named dims, for other sizes)" in exported.notes
     x, positions = torch.randn(6, 2, 3, 4), torch.randint(0, 9, (6, 5))
@@ -61,12 +61,14 @@ def test_a_size_the_example_sets_disagree_on_is_any(tmp_path: Path) -> None:
     np.testing.assert_allclose(got, model(x, positions).detach().numpy(), rtol=1e-5, atol=1e-5)
 
 
-def test_the_export_front_end_asks_for_a_named_dim_where_example_sets_differ(tmp_path: Path) -> None:
+@pytest.mark.parametrize("frontend", ["export", None])  # None: the default, torch.export
+def test_the_export_front_end_asks_for_a_named_dim_where_example_sets_differ(frontend: str | None,
+                                                                             tmp_path: Path) -> None:
     sets = [(torch.randn(n, 2, 3, 4), torch.zeros(n, 5, dtype=torch.int64)) for n in (1, 2)]
     with pytest.raises(InputError, match=r"^example inputs of forward differ in size \(-1x2x3x4, -1x5:int64, -1 where "
                                          r"they differ\); torch.export traces one size per dim unless it is named: "
                                          r"give input shapes with a named dim") as info:
-        liteexport.export(_model(), tmp_path / "head.ptl", example_inputs=sets, frontend="export")
+        liteexport.export(_model(), tmp_path / "head.ptl", example_inputs=sets, frontend=frontend)
     assert info.value.exit_code == 6 and not (tmp_path / "head.ptl").exists()
 
 

@@ -33,7 +33,8 @@ def bundle(tmp_path: Path) -> Path:
     for n, batch in enumerate((2, 1)):
         np.save(tmp_path / f"x{n}.npy", rng.standard_normal((batch, 3, 32, 32)).astype(np.float32))
     out = tmp_path / "tiny.ptl"
-    result = CliRunner().invoke(cli, ["export", TINY_CNN, "-o", str(out), "-q", "--example-inputs",
+    result = CliRunner().invoke(cli, ["export", TINY_CNN, "-o", str(out), "-q", "--input-shape", "forward:Bx3x32x32",
+                                      "--dim", "B=1..2", "--example-inputs",
                                       str(tmp_path / "x0.npy"), "--example-inputs", f"forward:{tmp_path / 'x1.npy'}"])
     assert result.exit_code == 0, result.output
     return out

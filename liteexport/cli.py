@@ -248,11 +248,6 @@ def export(model: str, output: str, methods: tuple[str, ...],
       liteexport export bert.pt -o bert.ptl --input-shape forward:1x128:int64,1x128:int64 --quantize dynamic-int8
       liteexport export net.py:Net -o net.ptl --quantize int8 --calibration-inputs a.npy --calibration-inputs b.npy
     """
-    if quantize == "int8" and not calibration_inputs:
-        raise click.UsageError("--quantize int8 needs --calibration-inputs FILE (repeatable): inputs like those the "
-                               "model will see, to observe its activations' ranges on")
-    if calibration_inputs and quantize != "int8":
-        raise click.UsageError("--calibration-inputs is for --quantize int8 only")
     from liteexport import pipeline
     from liteexport.progress import Progress
 

@@ -11,15 +11,20 @@ Its stages, each a function of this module handing plain data to the next:
              lowering, because torch's selective lowering edits the module it lowers
     select   partial lowering only: the submodules to lower (the model scripted again with a
              type per module when torch's selective lowering needs that)
-    lower    `Source` -> `Lowering`: whole (every method compiled: a CompiledModule; specialized
-             too, compiled for the values given), or mixed (partial, or lowered already by torch's
-             to_backend: a ScriptModule holding lowered parts, the rest TorchScript bytecode)
-    pack     the bundle's bytes (debug table and test vectors as extra files)
-    check    the self-check: the lowered methods in runtime_py against torch's outputs; a mixed
-             bundle is checked as the bytes packed, so what is written is what was checked
+    lower    `Source` -> `Lowering`: a `WholeLowering` (every method compiled: a CompiledModule;
+             specialized too, compiled for the values given), or a `MixedLowering` (partial, or
+             lowered already by torch's to_backend: a ScriptModule holding lowered parts, the rest
+             TorchScript bytecode); `Mode` names which
+    check    the self-check: a whole lowering's methods in runtime_py against torch's outputs
+    narrow   ``--quantize`` / ``--weights fp16``: a whole lowering's weights (and, for int8, its
+             activations) narrowed, with what that costs against the float program
+    pack     the bundle's bytes, once (debug table, test vectors and their tolerances as extra
+             files); a mixed bundle is self-checked as the bytes packed, so what is written is what
+             was checked
     write    the bytes to the output, atomically (nothing is written when any stage fails)
 
-The rules: ``lower`` (submodules or ``auto``) and ``specialize`` exclude each other; a
+The rules (``check_options``, before loading; ``check_request``, once the model is known):
+``lower`` (submodules or ``auto``) and ``specialize`` exclude each other; a
 module lowered already takes no ``methods`` or ``input_shapes`` (it is packed as it is);
 ``specialize`` is a whole lowering of the methods it names (and ``methods``), compiled for its
 values: the model is then seen through ``liteexport.specialize.reference_module``, whose methods
@@ -31,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +54,19 @@ Shape = tuple[int, ...]
 Report = Callable[[str], None]
 
 RESERVED_PREFIX = "liteexport/"  # the extra files liteexport writes itself (debug table, test vectors)
-WHOLE, PARTIAL, SPECIALIZED, PRELOWERED = "whole", "partial", "specialized", "lowered by torch's to_backend"
+
+
+class Mode(Enum):
+    """How a model is lowered (``check_request`` decides): each mode's result is a WholeLowering
+    (WHOLE, SPECIALIZED) or a MixedLowering (PARTIAL, PRELOWERED)."""
+
+    WHOLE = "whole"  # every method compiled
+    SPECIALIZED = "specialized"  # whole, compiled for the values of the non-Tensor arguments given
+    PARTIAL = "partial"  # the submodules chosen compiled (torch's selective to_backend), the rest TorchScript
+    PRELOWERED = "lowered by torch's to_backend"  # packed as it is
+
+
+WHOLE, SPECIALIZED, PARTIAL, PRELOWERED = Mode.WHOLE, Mode.SPECIALIZED, Mode.PARTIAL, Mode.PRELOWERED
 
 
 def _quiet(_: str) -> None:
@@ -90,21 +108,34 @@ class Source:
 
 
 @dataclass(frozen=True)
-class Lowering:
-    """The ``lower`` stage's result: a CompiledModule (whole) or a module with lowered parts (mixed)."""
+class WholeLowering:
+    """The ``lower`` stage's result when every method is compiled: one CompiledModule."""
 
-    mode: str  # WHOLE, PARTIAL, SPECIALIZED or PRELOWERED
-    compiled: CompiledModule | None = None  # WHOLE and SPECIALIZED (a whole lowering, compiled for the values)
-    module: Any = None  # PARTIAL and PRELOWERED: a ScriptModule holding lowered parts
+    mode: Mode  # WHOLE or SPECIALIZED
+    compiled: CompiledModule
+    lowered: tuple[str, ...] = ()  # SPECIALIZED: METHOD:ARG=VALUE
+
+    @property
+    def method_names(self) -> tuple[str, ...]:
+        return tuple(m.name for m in self.compiled.methods)
+
+
+@dataclass(frozen=True)
+class MixedLowering:
+    """The ``lower`` stage's result when lowered parts sit in TorchScript: a ScriptModule holding them."""
+
+    mode: Mode  # PARTIAL or PRELOWERED
+    module: Any
     debug_table: Any = None  # PARTIAL: the lowered nodes seen from the outer call (DebugTable)
-    lowered: tuple[str, ...] = ()  # PARTIAL: the submodules compiled; SPECIALIZED: METHOD:ARG=VALUE
+    lowered: tuple[str, ...] = ()  # PARTIAL: the submodules compiled
     unlowered: tuple[tuple[str, str], ...] = ()  # PARTIAL with auto: (submodule, why it stayed TorchScript)
 
     @property
     def method_names(self) -> tuple[str, ...]:
-        if self.compiled is not None:
-            return tuple(m.name for m in self.compiled.methods)
         return tuple(self.module._c._method_names())
+
+
+Lowering = WholeLowering | MixedLowering
 
 
 @dataclass(frozen=True)
@@ -246,10 +277,9 @@ def implied_shapes(source: Source, request: Request) -> dict[str, tuple[TensorSp
     return shapes
 
 
-def check_request(source: Source, request: Request) -> str:
-    """The lowering mode of ``request`` for ``source``; InputError when its options conflict."""
-    from liteexport.partial import has_lowered_parts
-
+def check_options(request: Request) -> None:
+    """The rules ``request``'s options obey whatever the model: InputError (exit 6) when they
+    conflict. Checked once, before the model is loaded, for the CLI and the API alike."""
     used = {name for specs in request.input_shapes.values() for spec in specs for name in spec.dim_names}
     unbounded, unused = sorted(used - set(request.dims)), sorted(set(request.dims) - used)
     if unbounded:
@@ -262,18 +292,26 @@ def check_request(source: Source, request: Request) -> str:
             raise InputError(f"extra file name {name!r}: give a name, not one under {RESERVED_PREFIX!r} "
                              "(liteexport's own files: debug table, test vectors)")
 
-    if request.quantize == "int8" and not request.calibration:
+    calibrated = bool(request.calibration or request.calibration_files)
+    if request.quantize == "int8" and not calibrated:
         raise InputError("--quantize int8 needs calibration inputs: give --calibration-inputs FILE (calibration_inputs="
                          "[...] in the API), inputs like those the model will see, to observe its activations' ranges")
-    if request.calibration and request.quantize != "int8":
+    if calibrated and request.quantize != "int8":
         raise InputError("calibration inputs (--calibration-inputs) are for --quantize int8 only")
+    if request.lower and request.specialize:
+        raise InputError("lower (--lower) and specialize (--specialize) exclude each other: give one")
+
+
+def check_request(source: Source, request: Request) -> Mode:
+    """The lowering mode of ``request`` (``check_options`` passed) for ``source``; InputError when
+    its options do not apply to it."""
+    from liteexport.partial import has_lowered_parts
+
     if source.frontend == "export":
         if request.lower or request.specialize or set(request.methods) - {"forward"}:
             raise InputError("--lower, --specialize and methods other than forward are the TorchScript front end's: "
                              "give --frontend torchscript (the torch.export front end compiles forward whole)")
         return WHOLE
-    if request.lower and request.specialize:
-        raise InputError("lower (--lower) and specialize (--specialize) exclude each other: give one")
     narrowing = [f"--weights {request.weights}"] * (request.weights != "fp32") + \
         [f"--quantize {request.quantize}"] * (request.quantize != "none")
     if narrowing and (request.lower or has_lowered_parts(source.scripted)):
@@ -357,11 +395,11 @@ def select(source: Source, request: Request, progress: Report = _quiet) -> Sourc
     return replace(source, scripted=selection.module, selection=selection)
 
 
-def lower(source: Source, request: Request, mode: str, progress: Report = _quiet) -> Lowering:
+def lower(source: Source, request: Request, mode: Mode, progress: Report = _quiet) -> Lowering:
     """The module lowered as ``mode`` says (see ``check_request``; partial lowering lowers the
     submodules ``select`` chose)."""
     if mode == PRELOWERED:
-        return Lowering(PRELOWERED, module=source.scripted)
+        return MixedLowering(PRELOWERED, module=source.scripted)
     if mode == SPECIALIZED:
         from liteexport.backend import DEMO_BACKEND
         from liteexport.specialize import specialized_model
@@ -373,7 +411,7 @@ def lower(source: Source, request: Request, mode: str, progress: Report = _quiet
         compiled = DEMO_BACKEND.preprocess(specialized_model(source.scripted), methods, request.input_shapes,
                                            progress=progress, functions=source.functions, dims=request.dims,
                                            specialize=request.specialize)
-        return Lowering(SPECIALIZED, compiled=compiled, lowered=names)
+        return WholeLowering(SPECIALIZED, compiled, lowered=names)
     if mode == PARTIAL:
         from liteexport.partial import lower_selection
 
@@ -382,19 +420,19 @@ def lower(source: Source, request: Request, mode: str, progress: Report = _quiet
         assert source.selection is not None
         progress(f"lowering {', '.join(source.selection.chosen)}")
         partial = lower_selection(source.selection, source.functions)
-        return Lowering(PARTIAL, module=partial.module, debug_table=partial.debug_table, lowered=partial.lowered,
-                        unlowered=partial.unlowered)
+        return MixedLowering(PARTIAL, partial.module, debug_table=partial.debug_table, lowered=partial.lowered,
+                             unlowered=partial.unlowered)
     if source.frontend == "export":
         from liteexport.export_frontend import compile_for_export
 
-        return Lowering(WHOLE, compiled=compile_for_export(
+        return WholeLowering(WHOLE, compile_for_export(
             source.scripted, source.program, request.input_shapes.get("forward"), request.dims,
             request.examples.get("forward"), progress))
     from liteexport.backend import DEMO_BACKEND
 
     compiled = DEMO_BACKEND.preprocess(source.scripted, request.methods, request.input_shapes, progress=progress,
                                        functions=source.functions, dims=request.dims)
-    return Lowering(WHOLE, compiled=compiled)
+    return WholeLowering(WHOLE, compiled)
 
 
 # ---- pack, check, write --------------------------------------------------------------------------
@@ -413,7 +451,7 @@ def pack(lowering: Lowering, stored: Mapping[str, Sequence[TestVector]], request
         kept = {method: t for method, t in (tolerances or {}).items() if method in stored}
         if kept:
             extra_files[tv.TOLERANCES_EXTRA_FILE] = tv.encode_tolerances(kept)
-    if lowering.compiled is None:
+    if isinstance(lowering, MixedLowering):
         from liteexport.partial import mixed_bytes
 
         debug_table = None if request.strip_debug else lowering.debug_table
@@ -423,21 +461,25 @@ def pack(lowering: Lowering, stored: Mapping[str, Sequence[TestVector]], request
     return pack_chunks(lowering.compiled, extra_files, debug=not request.strip_debug)
 
 
-def check(source: Source, lowering: Lowering, chunks: Sequence[memoryview],
-          checked: Mapping[str, Sequence[TestVector]]) -> tuple[str, ...]:
-    """The self-check's notes, one per method (passed with its largest error, or skipped and why);
-    VerificationError (exit 9) when a method's outputs differ from torch's."""
+def check(source: Source, lowering: WholeLowering, checked: Mapping[str, Sequence[TestVector]]) -> tuple[str, ...]:
+    """The self-check of a whole lowering's notes, one per method (passed with its largest error, or
+    skipped and why); VerificationError (exit 9) when a method's outputs differ from torch's."""
     from liteexport import self_check
 
-    if lowering.compiled is not None:
-        return tuple(self_check.check_vectors(source.scripted, lowering.compiled, checked))
+    return tuple(self_check.check_vectors(source.scripted, lowering.compiled, checked))
+
+
+def check_mixed(chunks: Sequence[memoryview], checked: Mapping[str, Sequence[TestVector]]) -> tuple[str, ...]:
+    """The self-check of a mixed bundle, on the bytes packed (what is written is what was checked)."""
+    from liteexport import self_check
+
     return self_check.check_mixed(b"".join(chunks), checked)
 
 
-def narrow(lowering: Lowering, request: Request, checked: Mapping[str, Sequence[TestVector]],
+def narrow(lowering: WholeLowering, request: Request, checked: Mapping[str, Sequence[TestVector]],
            progress: Report = _quiet, source: Source | None = None,
            sources: Mapping[str, Sequence[str]] | None = None) -> tuple[
-               Lowering, tuple[str, ...], dict[str, StoredTolerance]]:
+               WholeLowering, tuple[str, ...], dict[str, StoredTolerance]]:
     """``--quantize dynamic-int8`` or ``int8`` then ``--weights fp16``: the lowering with its linear
     layers' weights stored as per-channel int8 (with ``int8``, its convolutions' too and int8
     activation grids observed on the calibration inputs less the held-out ones, liteexport.static_int8
@@ -448,8 +490,6 @@ def narrow(lowering: Lowering, request: Request, checked: Mapping[str, Sequence[
     tolerance liteexport.weight_precision or liteexport.static_int8 states it fails (VerificationError)
     unless ``check`` is False. Also, per method with stored test vectors (from the example inputs),
     the tolerance those were checked against, for the bundle."""
-    if lowering.compiled is None:
-        return lowering, (), {}
     from liteexport import weight_precision as wp
 
     compiled, notes = lowering.compiled, []
@@ -508,7 +548,7 @@ def write(path: str | Path, chunks: Sequence[memoryview]) -> int:
 
 def summary(path: str | Path, size: int, lowering: Lowering) -> str:
     """The result line(s) the CLI prints."""
-    if lowering.compiled is not None:  # WHOLE or SPECIALIZED
+    if isinstance(lowering, WholeLowering):
         compiled = lowering.compiled
         instructions = sum(len(p.instructions) for p in compiled.programs)
         weight_bytes = sum(int(w.nbytes) for w in compiled.weights)
@@ -559,7 +599,7 @@ def _specialized_source(source: Source, request: Request) -> tuple[Source, Reque
 def _check_examples_lowered(request: Request, lowering: Lowering) -> None:
     """Whole lowering stores test vectors of lowered methods only (InputError otherwise)."""
     unlowered = sorted(set(request.examples) - set(lowering.method_names))
-    if lowering.compiled is not None and unlowered:
+    if isinstance(lowering, WholeLowering) and unlowered:
         raise InputError(f"--example-inputs names method '{unlowered[0]}', which is not lowered "
                          f"(lowered: {', '.join(lowering.method_names)})")
 
@@ -585,6 +625,7 @@ def export(model: Any, path: str | Path, request: Request, progress: Report = _q
     # plain int shapes are float32 inputs (liteexport.input_spec)
     request = replace(request, input_shapes={method: tuple(as_tensor_spec(s) for s in specs)
                                              for method, specs in request.input_shapes.items()})
+    check_options(request)
     notes: list[str] = []
 
     def say(text: str) -> None:
@@ -600,7 +641,7 @@ def export(model: Any, path: str | Path, request: Request, progress: Report = _q
 
     request = replace(request, examples=_float32_sets(request.examples, "example_inputs", say),
                       calibration=_float32_sets(request.calibration, "calibration_inputs", say))
-    if request.specialize and not request.lower:  # (with lower: refused by check_request)
+    if request.specialize:
         source, request = _specialized_source(source, request)
     if request.example_files:
         examples = dict(request.examples)
@@ -637,19 +678,28 @@ def export(model: Any, path: str | Path, request: Request, progress: Report = _q
         # (exit 6, as on the TorchScript path), said before torch.export fails on them less clearly
         recorded, _ = refer(source, replace(request, check=False), None, progress)
     lowering = lower(source, request, mode, progress)
-    for text in lowering.compiled.notes if lowering.compiled is not None else ():
-        say(text)
-    if mode != PARTIAL:  # after lowering: a model that does not compile fails before torch runs it
-        _check_examples_lowered(request, lowering)
-        stored, checked = refer(source, request, lowering.method_names if lowering.compiled is not None else None,
-                                progress, lowering.compiled, recorded)
-    progress(f"packing {path}")
-    chunks = pack(lowering, stored, request)
-    if request.check and (checked or lowering.compiled is not None):
-        if checked:  # whole lowering notes the methods it could not check, without a stage of its own
+    if isinstance(lowering, MixedLowering):
+        if mode != PARTIAL:  # (PARTIAL recorded torch's outputs before torch's selective lowering)
+            stored, checked = refer(source, request, None, progress)
+        progress(f"packing {path}")
+        chunks = pack(lowering, stored, request)
+        if request.check and checked:
             progress("self-check: runtime_py against torch")
-        for text in check(source, lowering, chunks, checked):
+            for text in check_mixed(chunks, checked):
+                say(text)
+        size = write(path, chunks)
+        return Result(str(path), size, summary(path, size, lowering), tuple(notes))
+    for text in lowering.compiled.notes:
+        say(text)
+    # after lowering: a model that does not compile fails before torch runs it
+    _check_examples_lowered(request, lowering)
+    stored, checked = refer(source, request, lowering.method_names, progress, lowering.compiled, recorded)
+    if request.check:
+        if checked:  # the self-check notes the methods it could not check, without a stage of its own
+            progress("self-check: runtime_py against torch")
+        for text in check(source, lowering, checked):
             say(text)
+    tolerances: dict[str, StoredTolerance] = {}
     if request.weights != "fp32" or request.quantize != "none":
         # with --no-check, the cost is still stated on the stored vectors (and the calibration inputs)
         lowering, cost, tolerances = narrow(lowering, request, {**stored, **checked}, progress, source, sources)
@@ -658,11 +708,13 @@ def export(model: Any, path: str | Path, request: Request, progress: Report = _q
         for method, tolerance in tolerances.items():
             say(f"liteexport verify checks {method}'s test vectors within atol {tolerance.atol:.3g} by default: the "
                 f"tolerance they passed here ({tolerance.rule}), stored in the bundle")
-        chunks = pack(lowering, stored, request, tolerances)
+    progress(f"packing {path}")
+    chunks = pack(lowering, stored, request, tolerances)
     size = write(path, chunks)
     return Result(str(path), size, summary(path, size, lowering), tuple(notes))
 
 
-__all__ = ["PARTIAL", "PRELOWERED", "SPECIALIZED", "WHOLE", "Lowering", "Request", "Result", "Source",
-           "check", "check_output", "check_request", "export", "load", "lower", "narrow", "pack",
+__all__ = ["PARTIAL", "PRELOWERED", "SPECIALIZED", "WHOLE", "Lowering", "MixedLowering", "Mode", "Request", "Result",
+           "Source", "WholeLowering", "check", "check_mixed", "check_options", "check_output", "check_request",
+           "export", "load", "lower", "narrow", "pack",
            "read_examples", "read_extra_files", "refer", "select", "summary", "write"]

@@ -35,7 +35,7 @@ def _stages(path: Path, request: pipeline.Request) -> list[str]:
 def test_stages_run_in_order_and_say_only_what_happens(tmp_path: Path) -> None:
     shapes = {"forward": ((2, 4),)}
     assert _stages(tmp_path / "a.ptl", pipeline.Request(input_shapes=shapes)) == [
-        "loading", "exporting", "decomposing", "walked", "packing", "self-check"]
+        "loading", "exporting", "decomposing", "walked", "self-check", "packing"]
     # nothing to check: no "self-check" stage is announced (its note says why instead)
     heard = _stages(tmp_path / "b.ptl", pipeline.Request())
     assert "self-check" not in heard and heard[-1] == "packing"

@@ -176,10 +176,11 @@ def _cli(*args: str) -> tuple[int, str]:
 def test_cli_usage_and_input_errors(tmp_path: Path) -> None:
     out = str(tmp_path / "m.ptl")
     code, text = _cli("-o", out, "--quantize", "int8")
-    assert code == 2 and "--quantize int8 needs --calibration-inputs FILE" in text
+    # option rules are checked once, by the pipeline, before the model is loaded (exit 6, as in the API)
+    assert code == 6 and "--quantize int8 needs calibration inputs: give --calibration-inputs FILE" in text
     np.save(tmp_path / "x.npy", _calibration()[0][0])
     code, text = _cli("-o", out, "--calibration-inputs", str(tmp_path / "x.npy"))
-    assert code == 2 and "--calibration-inputs is for --quantize int8 only" in text
+    assert code == 6 and "calibration inputs (--calibration-inputs) are for --quantize int8 only" in text
     np.save(tmp_path / "small.npy", np.zeros((1, 3, 8, 8), np.float32))
     code, text = _cli("-o", out, "--input-shape", "1x3x16x16", "--quantize", "int8", "--calibration-inputs",
                       str(tmp_path / "x.npy"), "--calibration-inputs", str(tmp_path / "small.npy"))

@@ -237,6 +237,9 @@ def torchscript_reason(module: Any, *, methods: Sequence[str], traced: Sequence[
     methods with input shapes or example inputs, ``lower``/``specialize`` those options given."""
     if lower or specialize:
         return f"{'--lower' if lower else '--specialize'} is the TorchScript front end's"
+    if quantized := eager_quantized_modules(module):
+        return (f"torch's eager-mode quantized modules ({', '.join(quantized)}) hold packed weights torch.export "
+                "cannot trace")
     others = sorted({*methods, *traced} - {"forward"})
     if others:
         return f"methods other than forward ({', '.join(others)}) are the TorchScript front end's"
@@ -247,6 +250,14 @@ def torchscript_reason(module: Any, *, methods: Sequence[str], traced: Sequence[
         return ("torch.export traces the model on inputs, and none were given (give --input-shape or "
                 "--example-inputs to export with torch.export)")
     return ""
+
+
+def eager_quantized_modules(module: Any) -> list[str]:
+    """The classes of ``module``'s torch.ao quantized submodules (quantized::conv2d and linear's
+    packed parameters: a TorchScript class torch.export cannot trace), first seen first."""
+    prefixes = ("torch.ao.nn.quantized", "torch.ao.nn.intrinsic.quantized", "torch.nn.quantized")
+    found = [type(m).__name__ for m in module.modules() if type(m).__module__.startswith(prefixes)]
+    return list(dict.fromkeys(found))
 
 
 def jit_exported_methods(module: Any) -> list[str]:

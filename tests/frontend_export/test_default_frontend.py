@@ -121,3 +121,21 @@ def test_the_export_front_end_refuses_what_only_torchscript_serves(tmp_path: Pat
                                          "front end's: give --frontend torchscript"):
         liteexport.export(WithEmbed(), tmp_path / "m.ptl", input_shapes=[(2, 4)], lower=["fc"], frontend="export")
     assert not (tmp_path / "m.ptl").exists()
+
+
+def test_an_eager_quantized_model_is_scripted_with_a_note(tmp_path: Path) -> None:
+    model = torch.nn.Sequential(torch.ao.quantization.QuantStub(), torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU(),
+                                torch.ao.quantization.DeQuantStub()).eval()
+    engine = torch.backends.quantized.engine
+    torch.backends.quantized.engine = "qnnpack"
+    try:
+        model.qconfig = torch.ao.quantization.get_default_qconfig("qnnpack")
+        torch.ao.quantization.prepare(model, inplace=True)
+        model(torch.randn(1, 3, 8, 8))
+        torch.ao.quantization.convert(model, inplace=True)
+        exported = liteexport.export(model, tmp_path / "q.ptl", input_shapes=[(1, 3, 8, 8)])
+    finally:
+        torch.backends.quantized.engine = engine
+    assert (f"{LEGACY}torch's eager-mode quantized modules (Quantize, Conv2d, DeQuantize) hold packed weights "
+            "torch.export cannot trace") in exported.notes, exported.notes
+    assert runtime_py.load(tmp_path / "q.ptl").forward(np.zeros((1, 3, 8, 8), np.float32)).shape == (1, 4, 6, 6)

@@ -9,10 +9,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from bundle_format import ptmf
+from bundle_format.errors import FormatError
 from bundle_format.ptmf_reader import read_module
 from bundle_format.ptmf_verify import verify_module
 from bundle_format.zip_reader import read_zip_module
-from runtime_py.errors import FormatError
 
 ZIP_MAGIC = b"PK\x03\x04"
 

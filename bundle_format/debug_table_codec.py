@@ -18,9 +18,9 @@ from bundle_format.debug_table import (
     DebugTable,
     SourceFrame,
 )
+from bundle_format.errors import FormatError, InternalError
 from bundle_format.fb_reader import Buffer, TableReader
 from bundle_format.fb_writer import Builder
-from runtime_py.errors import FormatError, InternalError
 
 __all__ = ["encode_debug_table", "decode_debug_table"]
 

@@ -40,7 +40,7 @@ from typing import NoReturn, TypeVar
 import numpy as np
 
 from bundle_format._generated import layouts
-from runtime_py.errors import FormatError, InternalError
+from bundle_format.errors import FormatError, InternalError
 
 T = TypeVar("T")
 

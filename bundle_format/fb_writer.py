@@ -8,7 +8,7 @@ from contextlib import contextmanager
 
 from flatbuffers import Builder as Builder  # re-exported: the codecs build with it
 
-from runtime_py.errors import InternalError
+from bundle_format.errors import InternalError
 
 
 def write_scalars(builder: Builder, start: Callable[[Builder, int], object],

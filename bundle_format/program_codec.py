@@ -19,6 +19,8 @@ from bundle_format import fb_writer as fw
 from bundle_format._generated import demo_program_generated as g
 from bundle_format.attr_rows import AttrTable
 from bundle_format.attribute_rules import coded_problem
+from bundle_format.error_codes import format_error, render
+from bundle_format.errors import InternalError
 from bundle_format.fb_reader import Buffer, TableReader
 from bundle_format.fb_writer import Builder
 from bundle_format.program import (
@@ -37,8 +39,6 @@ from bundle_format.program import (
     ValueInfo,
     attributes_class,
 )
-from runtime_py.error_codes import format_error, render
-from runtime_py.errors import InternalError
 
 __all__ = ["encode_program", "decode_program"]
 

@@ -22,9 +22,9 @@ import numpy as np
 
 from bundle_format import fb_reader as fr
 from bundle_format import ptmf
+from bundle_format.errors import FormatError, InternalError
 from bundle_format.fb_reader import TableReader
 from bundle_format.ptmf_verify import check_code
-from runtime_py.errors import FormatError, InternalError
 
 # --- the tables' layouts: flatc's reading of schema/mobile_bytecode.fbs (_generated/layouts.py) ---
 # content is a flatbuffers string holding arbitrary bytes (our debug table is binary): no UTF-8 check

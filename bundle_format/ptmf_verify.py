@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from bundle_format import ptmf
+from bundle_format.errors import FormatError
 from bundle_format.ptmf import OpCode
-from runtime_py.errors import FormatError
 
 _REGISTER_OPS = {OpCode.LOAD, OpCode.MOVE, OpCode.STORE, OpCode.DROPR}
 # A tensor's elements, counting only its non-zero sizes: bounds what numpy is asked to shape

@@ -26,9 +26,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
+from bundle_format.errors import FormatError
 from bundle_format.ptmf import QScheme, ScalarType
 from bundle_format.ptmf_verify import MAX_KEY_TUPLE
-from runtime_py.errors import FormatError
 
 TORCH_CLASS_PREFIX = "__torch__"
 # Model classes too: the types torch's to_backend gives a lowered module and its wrapper.

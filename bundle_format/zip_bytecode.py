@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 
 from bundle_format import ptmf
+from bundle_format.errors import FormatError
 from bundle_format.ptmf import OpCode
 from bundle_format.restricted_unpickler import PickledObject, TensorRef
-from runtime_py.errors import FormatError
 
 # zip opcode names that are not Python identifiers in ptmf.OpCode
 _OPCODE_ALIASES = {"__IS__": OpCode.IS, "__ISNOT__": OpCode.ISNOT, "__NOT__": OpCode.NOT}

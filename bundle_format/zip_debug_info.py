@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bundle_format.debug_table import DebugEntry, DebugTable, SourceFrame
-from runtime_py.source_range import format_source_range
+from bundle_format.source_range import format_source_range
 
 STRING_TABLE_FORMAT = "FORMAT_WITH_STRING_TABLE"
 ROOT_FUNCTION = "<unknown>"  # how torch names the root method in module hierarchies and tracebacks

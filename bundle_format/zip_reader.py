@@ -23,9 +23,9 @@ import numpy as np
 from bundle_format import ptmf, zip_bytecode, zip_debug_info
 from bundle_format.debug_table import DEBUG_TABLE_EXTRA_FILE
 from bundle_format.debug_table_codec import encode_debug_table
+from bundle_format.errors import FormatError
 from bundle_format.fb_reader import hostile_input
 from bundle_format.restricted_unpickler import PickledObject, restricted_loads
-from runtime_py.errors import FormatError
 
 MIN_ZIP_BYTECODE_VERSION = 5
 MAX_ZIP_BYTECODE_VERSION = 8

@@ -261,8 +261,8 @@ def _torch_error(exc: RuntimeError, table: Any, method: str) -> Exception:
     """An error of our backend that torch passed on as text, as runtime_py raises it: an input
     that does not fit is an InputError (exit 6) naming the module that reads it, another failure
     an ExecutionError with the failing instruction's source; anything else is torch's own."""
+    from bundle_format.error_codes import execution_error, input_error
     from liteexport.torch_backend import debug_handle_of, demo_error_of
-    from runtime_py.error_codes import execution_error, input_error
     from runtime_py.module import source_mapped_message
 
     coded = demo_error_of(exc)

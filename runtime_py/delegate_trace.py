@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bundle_format.debug_table import DebugEntry, SourceFrame
-from runtime_py.source_range import format_frame, format_source_range
+from bundle_format.source_range import format_frame, format_source_range
 
 ROOT_FUNCTION = "<unknown>"
 WRAPPER_ROOT_PREFIX = "torch.jit.LoweredWrapper."

@@ -1,5 +1,6 @@
-"""No import cycles in liteexport/ or runtime_py/: the module import graph, built from the source
-(module-level and function-level imports alike, without ``if TYPE_CHECKING:`` blocks), is acyclic."""
+"""One-way layers: the module import graph, built from the source (module-level and function-level
+imports alike, without ``if TYPE_CHECKING:`` blocks), has no cycle inside a package or across
+them, and no module imports upward in the package order bundle_format < runtime_py < liteexport."""
 
 from __future__ import annotations
 
@@ -56,8 +57,11 @@ def _imported(tree: ast.Module, module: str, is_package: bool, known: set[str]) 
     return resolved
 
 
-def import_graph(package: str) -> dict[str, set[str]]:
-    files = {_module_name(path): path for path in (ROOT / package).rglob("*.py")}
+LAYERS = ("bundle_format", "runtime_py", "liteexport")  # each may import the ones before it only
+
+
+def import_graph(*packages: str) -> dict[str, set[str]]:
+    files = {_module_name(path): path for package in packages for path in (ROOT / package).rglob("*.py")}
     known = set(files)
     return {name: _imported(ast.parse(path.read_text(encoding="utf-8")), name, path.name == "__init__.py", known)
             for name, path in files.items()}
@@ -126,3 +130,16 @@ def test_find_cycles_names_the_cycle() -> None:
 def test_no_import_cycles(package: str) -> None:
     cycles = find_cycles(import_graph(package))
     assert not cycles, "import cycles: " + "; ".join(" -> ".join(cycle) for cycle in cycles)
+
+
+def test_no_import_cycles_across_the_packages() -> None:
+    cycles = find_cycles(import_graph(*LAYERS))
+    assert not cycles, "import cycles: " + "; ".join(" -> ".join(cycle) for cycle in cycles)
+
+
+def test_no_package_imports_one_above_it() -> None:
+    rank = {package: n for n, package in enumerate(LAYERS)}
+    upward = sorted(f"{module} imports {imported}" for module, imports in import_graph(*LAYERS).items()
+                    for imported in imports
+                    if rank[imported.split(".")[0]] > rank[module.split(".")[0]])
+    assert not upward, "upward imports (order: " + " < ".join(LAYERS) + "):\n" + "\n".join(upward)

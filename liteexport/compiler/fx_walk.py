@@ -28,6 +28,7 @@ import torch
 from torch import fx
 
 from bundle_format.debug_table import SourceFrame
+from bundle_format.source_range import format_source_range
 from liteexport.compiler.dtypes import COMPILED_DTYPES
 from liteexport.compiler.fx_forms import IDENTITY, as_torchscript_constant, kind_of, rewrite, schema_arguments
 from liteexport.compiler.lowerings import LOWERINGS
@@ -45,7 +46,6 @@ from liteexport.compiler.values import (
     find_blocked,
     find_poison,
 )
-from runtime_py.source_range import format_source_range
 
 # Python-level nodes over sizes (``s0 * 768``): the scalar's own operators, which SymSize implements
 # for what stays of the form scale * S + offset (and refuses, naming the size, for the rest).

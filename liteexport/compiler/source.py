@@ -5,7 +5,7 @@ Torch's Python bindings expose a node's source range only as the text TorchScrip
 around the range and ``~~~~`` underlines. That text holds everything the range is made of
 for display: the file, the start line, the shown lines of source and the underlined
 columns. ``parse_torch_range`` recovers those pieces as a :class:`SourceSpan`, and
-``SourceSpan.format`` prints it again through ``runtime_py.source_range`` so every snippet we
+``SourceSpan.format`` prints it again through ``bundle_format.source_range`` so every snippet we
 store comes out of one formatter.
 """
 
@@ -20,7 +20,7 @@ from functools import lru_cache
 import torch
 
 from bundle_format.debug_table import SourceFrame
-from runtime_py.source_range import format_source_range
+from bundle_format.source_range import format_source_range
 
 _HEADER = re.compile(r'^  File "(?P<file>.*)", line (?P<line>\d+)(?:, in .*)?$')
 # An underline: blanks, tildes, and on the last line of the range the HERE arrow.

@@ -37,8 +37,8 @@ from pathlib import Path
 from types import ModuleType
 
 from bundle_format._generated.demo_errors import KINDS
+from bundle_format.error_codes import parse
 from liteexport.backend import BACKEND_NAME
-from runtime_py.error_codes import parse
 from runtime_py.errors import UserError
 
 _FORMAT_CODES = {code for code, kind in KINDS.items() if kind == "format"}

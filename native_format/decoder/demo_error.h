@@ -1,6 +1,6 @@
 // Structured errors of the demo backend in C++: a code (schema/demo_errors.toml) and named
 // fields, rendered to text here and only here, from the same templates as runtime_py's
-// (runtime_py/error_codes.py). Shared by the Android native core and the torch extension.
+// (bundle_format/error_codes.py). Shared by the Android native core and the torch extension.
 #pragma once
 
 #include <cstdint>

@@ -22,11 +22,11 @@ import torch
 import torch.jit.mobile
 
 import runtime_py
+from bundle_format.error_codes import parse
 from bundle_format.program import AxisAttrs, OpCode, Program
 from liteexport.bundle import write_bundle
 from liteexport.compiler import compile_module
 from liteexport.model_loading import load_scripted
-from runtime_py.error_codes import parse
 from runtime_py.errors import InputError
 from tests import cpp_builds
 from tests.android.test_android_sample import build_dir

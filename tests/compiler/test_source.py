@@ -1,5 +1,5 @@
 """Source ranges: what the compiler stores is TorchScript's own text, re-formatted by the
-one formatter (runtime_py.source_range) from the span parsed out of it."""
+one formatter (bundle_format.source_range) from the span parsed out of it."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import torch
 
+from bundle_format.source_range import format_source_range
 from liteexport.compiler.source import parse_torch_range
-from runtime_py.source_range import format_source_range
 
 from .conftest import prepare
 from .models import layout, zoo

@@ -1,4 +1,4 @@
-"""The demo backend's structured errors (runtime_py/error_codes.py, schema/demo_errors.toml)."""
+"""The demo backend's structured errors (bundle_format/error_codes.py, schema/demo_errors.toml)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from string import Formatter
 import pytest
 
 from bundle_format._generated.demo_errors import KINDS, TEMPLATES
-from runtime_py.error_codes import execution_error, format_error, input_error, parse, render
+from bundle_format.error_codes import execution_error, format_error, input_error, parse, render
 
 
 @pytest.mark.parametrize("code", sorted(TEMPLATES))

@@ -7,11 +7,11 @@ from typing import cast
 
 import numpy as np
 
+from bundle_format.error_codes import format_error
 from bundle_format.program import Program
 from runtime_py.backends.base import Backend
 from runtime_py.backends.demo.executor import run
 from runtime_py.backends.demo.plan import MethodPlan, build_plan
-from runtime_py.error_codes import format_error
 from runtime_py.errors import FormatError
 from runtime_py.profiling import active_profiler
 from runtime_py.quantized_tensor import QuantizedTensor

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from bundle_format.error_codes import format_error, input_error
 from bundle_format.program import Program, SymbolicDim
-from runtime_py.error_codes import format_error, input_error
 
 
 @dataclass(frozen=True)

@@ -7,12 +7,12 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
+from bundle_format.error_codes import execution_error, input_error
 from runtime_py.backends.demo.arrays import Array, Kernel, ignore_fp_errors, restore_fp_errors
 from runtime_py.backends.demo.dims import check_dims
 from runtime_py.backends.demo.memory import live_bytes, owned_bytes
 from runtime_py.backends.demo.plan import PEAKS_KEPT, InputCheck, MethodPlan, Step
 from runtime_py.budgets import PROGRAM_LIMITS, ProgramLimits, RunLimitExceeded
-from runtime_py.error_codes import execution_error, input_error
 from runtime_py.errors import InputError, InternalError, LiteExportError, is_value_failure
 
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from bundle_format.attribute_rules import attribute_problem
 from bundle_format.dtype_rules import DTypeProblem, result_dtype
+from bundle_format.error_codes import format_error
 from bundle_format.program import (
     DTYPE_NAMES,
     READABLE_PROGRAM_VERSIONS,
@@ -31,7 +32,6 @@ from runtime_py.backends.demo.arrays import Array, Kernel
 from runtime_py.backends.demo.dims import DimCheck, dim_checks
 from runtime_py.backends.demo.kernels import KERNELS, BufferedKernelSpec, KernelSpec
 from runtime_py.backends.demo.memory import Bound, output_bound
-from runtime_py.error_codes import format_error
 from runtime_py.errors import FormatError
 
 PEAKS_KEPT = 64

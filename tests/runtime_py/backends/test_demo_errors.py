@@ -8,6 +8,7 @@ import dataclasses
 import numpy as np
 import pytest
 
+from bundle_format.error_codes import render
 from bundle_format.program import (
     AxisAttrs,
     BinaryAttrs,
@@ -26,7 +27,6 @@ from bundle_format.program import (
     ValueInfo,
 )
 from runtime_py.backends.demo.executor import run
-from runtime_py.error_codes import render
 from runtime_py.errors import ExecutionError, FormatError, InputError
 from tests.runtime_py.backends.demo_backend_helpers import one_op_program, plan_of
 
@@ -535,7 +535,7 @@ def test_malformed_programs(program: Program, message: str) -> None:
     with pytest.raises(FormatError) as info:
         plan_of(program, WEIGHTS)
     assert str(info.value) == message
-    # the structured form renders to the same text (runtime_py/error_codes.py)
+    # the structured form renders to the same text (bundle_format/error_codes.py)
     assert f"{render(info.value.code, info.value.fields)} (at {info.value.where})" == message
 
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from string import Formatter
 
 from bundle_format._generated.demo_errors import TEMPLATES
-from runtime_py.errors import ExecutionError, FormatError, InputError
+from bundle_format.errors import ExecutionError, FormatError, InputError
 
 
 def render(code: str, fields: Mapping[str, object]) -> str:

@@ -33,8 +33,8 @@ from liteexport.compiler.assembly import (
 )
 from liteexport.compiler.dtypes import COMPILED_DTYPES, COMPILED_NAMES
 from liteexport.compiler.emit import ModuleEmitter
-from liteexport.compiler.fx_forms import kind_of
-from liteexport.compiler.fx_walk import NO_MODULE, FxWalk
+from liteexport.compiler.fx_forms import FORMS, IDENTITY, kind_of
+from liteexport.compiler.fx_walk import CHECKS, NO_MODULE, FxWalk
 from liteexport.compiler.lowerings import LOWERINGS
 from liteexport.compiler.passes import optimize
 from liteexport.compiler.reports import EXPORT_WHAT_TO_TRY, ReportLog, unsupported_error
@@ -44,19 +44,53 @@ from liteexport.errors import ModelError
 from liteexport.input_spec import DimRange, TensorSpec
 from liteexport.lowered import CompiledModule, MethodSignature
 
-__all__ = ["compile_exported", "core_aten", "input_specs"]
+__all__ = ["compile_exported", "core_aten", "decompose_unlowered", "input_specs", "unlowered"]
 
 _WEIGHTS = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
 
 
 def core_aten(program: ExportedProgram) -> ExportedProgram:
-    """``program`` decomposed to Core ATen, keeping every op the lowering table has an entry for."""
+    """``program`` decomposed to Core ATen, keeping every op the lowering table has an entry for;
+    then the ops left without a lowering that torch decomposes into ops with one (``decompose_unlowered``)."""
     table = torch.export.default_decompositions()
     for op in list(table.keys()):
         if isinstance(op, torch._ops.OpOverload) and kind_of(op) in LOWERINGS:
             del table[op]
     with torch_quietly():
-        return program.run_decompositions(table)
+        return decompose_unlowered(program.run_decompositions(table))
+
+
+def decompose_unlowered(program: ExportedProgram) -> ExportedProgram:
+    """``program`` with each op that has no lowering but a decomposition in torch's table (a Core
+    ATen op such as ``repeat`` or ``elu``) decomposed, one op at a time, where everything its
+    decomposition gives has a lowering; otherwise the op is kept, so the report names the op the
+    user wrote, not the primitives torch would reduce it to."""
+    from torch._decomp import decomposition_table
+
+    tried: set[Any] = set()
+    while True:
+        left = unlowered(program)
+        candidates = sorted((op for op in left - tried if op in decomposition_table), key=str)
+        if not candidates:
+            return program
+        for op in candidates:
+            tried.add(op)
+            trial = program.run_decompositions({op: decomposition_table[op]})
+            if unlowered(trial) <= left - {op}:
+                program, left = trial, unlowered(trial)
+
+
+def unlowered(program: ExportedProgram) -> set[Any]:
+    """The ATen ops of ``program``'s nodes that no lowering, Core ATen form or pass-through takes."""
+    return {node.target for node in program.graph.nodes
+            if node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload)
+            and node.target not in CHECKS and not has_lowering(kind_of(node.target))}
+
+
+def has_lowering(kind: str) -> bool:
+    """Whether an exported node of ``kind`` reaches a lowering: its own, through a Core ATen form
+    (FORMS), or as a pass-through (IDENTITY)."""
+    return kind in LOWERINGS or kind in FORMS or kind in IDENTITY
 
 
 @contextlib.contextmanager

@@ -101,7 +101,7 @@ def _softmax(kind: str) -> Form:
     return lambda args: (kind, [args[0], args[1], None], _same)
 
 
-_FORMS: dict[str, Form] = {
+FORMS: dict[str, Form] = {
     "aten::_native_batch_norm_legit_no_training": _batch_norm_no_training,
     "aten::_to_copy": _to_copy,
     "aten::convolution": _convolution,
@@ -117,6 +117,6 @@ IDENTITY = {"aten::alias", "aten::lift_fresh_copy", "aten::detach", "aten::clone
 def rewrite(kind: str, args: list[Any]) -> tuple[str, list[Any], Callable[[Any], Any]]:
     """``(kind, args, wrap)``: the form the lowerings know, and how to turn its result into the
     node's (a tuple where the Core ATen op returns one)."""
-    form = _FORMS.get(kind)
+    form = FORMS.get(kind)
     rewritten = form(args) if form is not None else None
     return rewritten if rewritten is not None else (kind, args, _same)

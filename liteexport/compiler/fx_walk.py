@@ -55,7 +55,7 @@ _SIZE_OPERATORS: dict[Any, Callable[..., Any]] = {
 }
 # Run-time checks torch inserts for the dims it was given (``_assert_scalar(s0 <= 128)``): every
 # engine checks the named dims' bounds at each call itself, from the program's symbolic dims.
-_CHECKS = {torch.ops.aten._assert_scalar.default, torch.ops.aten.sym_constrain_range_for_size.default,
+CHECKS = {torch.ops.aten._assert_scalar.default, torch.ops.aten.sym_constrain_range_for_size.default,
            torch.ops.aten._assert_tensor_metadata.default, torch._assert}
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>\S+)\s*$')
 _REPEAT = re.compile(r"@\d+$")  # nn_module_stack's suffix for the second call of one module
@@ -98,7 +98,7 @@ class FxWalk:
 
     def _call(self, node: fx.Node, env: dict[fx.Node, Any]) -> Any:
         target = node.target
-        if target in _CHECKS:
+        if target in CHECKS:
             return None
         args = [_read(env, a) for a in node.args]
         if target is operator.getitem:

@@ -286,20 +286,17 @@ def _constant_pad(b: Emitter, args: list[Any]) -> Any:
     x = tensor(args[0])
     pad = [_int(p, "the padding") for p in args[1]]
     if len(args) > 3:
+        if args[2] in _EDGE_MODES:
+            return _edge_pad(b, x, pad, args[2])
         if args[2] != "constant":
-            raise Unsupported(f"padding mode {args[2]!r} is not compiled (only 'constant')")
+            raise Unsupported(f"padding mode {args[2]!r} is not compiled (only 'constant', 'reflect' and 'replicate')")
         value = args[3]
     else:
         value = args[2] if len(args) > 2 else 0.0
     value = 0.0 if value is None else value
     if not is_number(value):
         raise Unsupported("the padding value must be a number")
-    shape = static_shape(x)
-    if len(pad) % 2 or len(pad) // 2 > len(shape):
-        raise Unsupported(f"padding {pad} does not fit rank {len(shape)}")
-    for i in range(len(pad) // 2):
-        axis = len(shape) - 1 - i
-        before, after = pad[2 * i], pad[2 * i + 1]
+    for axis, before, after in _pad_axes(x, pad):
         if before < 0 or after < 0:
             size = static_size(x, axis)
             x = slice_of(b, x, axis, max(-before, 0), size - max(-after, 0))
@@ -313,6 +310,47 @@ def _constant_pad(b: Emitter, args: list[Any]) -> Any:
             parts.append(TensorConst(torch.full([*block[:axis], after, *block[axis + 1:]], float(value))))
         x = cat(b, parts, axis)
     return x
+
+
+def _pad_axes(x: TensorValue, pad: list[int]) -> list[tuple[int, int, int]]:
+    """torch's pad list as (axis, before, after), last dim first (Unsupported when it does not fit x)."""
+    rank = len(static_shape(x))
+    if len(pad) % 2 or len(pad) // 2 > rank:
+        raise Unsupported(f"padding {pad} does not fit rank {rank}")
+    return [(rank - 1 - i, pad[2 * i], pad[2 * i + 1]) for i in range(len(pad) // 2)]
+
+
+_EDGE_MODES = ("reflect", "replicate")
+
+
+def _edge_pad(b: Emitter, x: TensorValue, pad: list[int], mode: str) -> TensorValue:
+    """Reflect or replicate padding of the last ``len(pad) // 2`` dims, as torch pads them: each
+    pad is single-element slices of x's edge (mirrored without the edge itself, or the edge
+    repeated) concatenated around it, so every engine runs it with slice and cat."""
+    for axis, before, after in _pad_axes(x, pad):
+        if before < 0 or after < 0:
+            raise Unsupported(f"{mode} padding by a negative amount ({pad}) is not compiled")
+        if not before and not after:
+            continue
+        size = static_size(x, axis)
+        if size < 0:
+            raise Unsupported(f"{mode} padding a dim of dynamic size; {SHAPES_HINT}")
+        if mode == "reflect" and max(before, after) >= size:
+            raise Unsupported(f"reflect padding {max(before, after)} must be less than the dim's size {size}")
+        if mode == "reflect":
+            head = [1 + k for k in range(before)][::-1]  # x[before], ..., x[1]
+            tail = [size - 2 - k for k in range(after)]  # x[size-2], ..., x[size-1-after]
+        else:
+            head, tail = [0] * before, [size - 1] * after
+        parts = [slice_of(b, x, axis, k, k + 1) for k in head] + [x] + \
+            [slice_of(b, x, axis, k, k + 1) for k in tail]
+        x = cat(b, parts, axis)
+    return x
+
+
+def _edge_pad_op(mode: str) -> Callable[[Emitter, list[Any]], Any]:
+    """aten::reflection_padNd / replication_padNd(x, padding)."""
+    return lambda b, args: _edge_pad(b, tensor(args[0]), [_int(p, "the padding") for p in args[1]], mode)
 
 
 # --- broadcasting and factories -----------------------------------------------------------------
@@ -441,6 +479,8 @@ LOWERINGS: dict[str, Lowering] = {
     "aten::roll": _roll,
     "aten::constant_pad_nd": _constant_pad,
     "aten::pad": _constant_pad,
+    **{f"aten::reflection_pad{n}d": _edge_pad_op("reflect") for n in (1, 2, 3)},
+    **{f"aten::replication_pad{n}d": _edge_pad_op("replicate") for n in (1, 2, 3)},
     "aten::expand": _expand,
     "aten::expand_as": _expand_as,
     "aten::reshape_as": _reshape_as,

@@ -85,16 +85,16 @@ class FlatRoll(nn.Module):
         return torch.roll(x, 1)
 
 
-class ReflectPad(nn.Module):
+class CircularPad(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return F.pad(x, [1, 1], mode="reflect")
+        return F.pad(x, [1, 1], mode="circular")
 
 
 @pytest.mark.parametrize(("module", "reason"), [
     (EllipsisEinsum, "no '...'"),
     (DiagonalEinsum, "only einsum of two operands"),
     (FlatRoll, "one dim per shift"),
-    (ReflectPad, "only 'constant'"),
+    (CircularPad, "only 'constant', 'reflect' and 'replicate'"),
 ])
 def test_unsupported_forms_say_why(module: type[nn.Module], reason: str) -> None:
     with pytest.raises(UnsupportedNodesError, match=reason):

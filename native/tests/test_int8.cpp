@@ -154,8 +154,8 @@ TEST_F(Int8, ConvReluClampIsOneInt8Step) {
   const uint32_t six = b.step(Op::CLAMP, ClampAttrs{0.0, 6.0}, {r});
   const MethodPlan plan = b.plan(b.quantize(six, 0.05, 0));
   const Prepared p = prepared(plan);
-  EXPECT_TRUE(p.int8_steps == 2 && p.plan.steps.size() == 2) << "conv, ReLU, clamp and FAKE_QUANTIZE are one int8 step: " +
-                                                            std::to_string(p.plan.steps.size()) + " steps";
+  EXPECT_TRUE(p.int8_steps == 2 && p.plan.steps.size() == 2)
+      << "conv, ReLU, clamp and FAKE_QUANTIZE are one int8 step: " + std::to_string(p.plan.steps.size()) + " steps";
   EXPECT_TRUE(p.plan.constants.empty()) << "the int8 convolution holds its weights: none is widened";
   const double apart = quanta_apart(plan, p, x, 0.05);
   EXPECT_TRUE(apart <= 1.001) << "conv within a quantum: " + text(apart);
@@ -210,7 +210,8 @@ TEST_F(Int8, AddPoolsAndLinearOnInt8) {
   const uint32_t flat = b.step(Op::FLATTEN, FlattenAttrs{1, -1}, {mean});
   const MethodPlan plan = b.plan(b.quantize(b.step(Op::LINEAR, FusedAttrs{}, {flat, fc, fc_bias}), 0.01, 0, true));
   const Prepared p = prepared(plan);
-  EXPECT_TRUE(p.int8_steps == 7 && p.plan.steps.size() == 7) << "pooling, flatten and linear on int8: " + std::to_string(p.int8_steps);
+  EXPECT_TRUE(p.int8_steps == 7 && p.plan.steps.size() == 7)
+      << "pooling, flatten and linear on int8: " + std::to_string(p.int8_steps);
   const double apart = quanta_apart(plan, p, x, 0.01);
   EXPECT_TRUE(apart <= 1.001) << "average pool and linear within a quantum: " + text(apart);
 }
@@ -223,7 +224,8 @@ TEST_F(Int8, RgbConvolutionOnInt8) {
   const uint32_t c = b.step(Op::CONV2D, Conv2dAttrs{{1, 1}, {1, 1}, {1, 1}, 1, Activation::None}, {b.quantize(0, 0.03, 128), w});
   const MethodPlan plan = b.plan(b.quantize(c, 0.1, 128));
   const Prepared p = prepared(plan);
-  EXPECT_TRUE(p.int8_steps == 2 && p.plan.steps.size() == 2) << "an RGB convolution on int8: " + std::to_string(p.int8_steps);
+  EXPECT_TRUE(p.int8_steps == 2 && p.plan.steps.size() == 2)
+      << "an RGB convolution on int8: " + std::to_string(p.int8_steps);
   const double apart = quanta_apart(plan, p, random_array({1, 3, 12, 12}, 12), 0.1);
   EXPECT_TRUE(apart <= 1.001) << "an RGB convolution within a quantum: " + text(apart);
 }

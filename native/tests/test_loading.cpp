@@ -65,7 +65,8 @@ struct Embedded {
     fd = ::mkstemp(name);
     path = name;
     const std::string content = std::string(prefix, '\xAB') + payload + std::string(100, '\xCD');
-    EXPECT_TRUE(fd >= 0 && ::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size())) << "cannot write " + path;
+    EXPECT_TRUE(fd >= 0 && ::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size()))
+        << "cannot write " + path;
   }
   ~Embedded() {
     if (fd >= 0) ::close(fd);
@@ -87,7 +88,8 @@ void check_runs(Module& module, const RunCase& c, const std::string& what) {
   try {
     auto got = module.run_method(c.method, c.inputs);
     std::string why;
-    EXPECT_TRUE(!got.empty() && got[0] && tensor_io::allclose(*got[0], c.expected, 1e-5, 1e-4, &why)) << what + ": " + why;
+    EXPECT_TRUE(!got.empty() && got[0] && tensor_io::allclose(*got[0], c.expected, 1e-5, 1e-4, &why))
+        << what + ": " + why;
   } catch (const Error& e) {
     ADD_FAILURE() << what + ": " + e.what();
   }
@@ -114,10 +116,12 @@ TEST_F(Loading, FromDescriptorOffsetAndLength) {
     Embedded file(bundle, prefix);
     auto bytes = Bytes::map_fd(file.fd, static_cast<int64_t>(prefix), static_cast<int64_t>(bundle.size()), what);
     EXPECT_TRUE(bytes->mapped() == (prefix % 16 == 0)) << what + ": mapped " + std::to_string(bytes->mapped());
-    EXPECT_TRUE(bytes->size() == bundle.size() && std::memcmp(bytes->data(), bundle.data(), bundle.size()) == 0) << what + ": not the range's bytes";
+    EXPECT_TRUE(bytes->size() == bundle.size() && std::memcmp(bytes->data(), bundle.data(), bundle.size()) == 0)
+        << what + ": not the range's bytes";
     EXPECT_TRUE(reinterpret_cast<uintptr_t>(bytes->data()) % 16 == 0) << what + ": misaligned";
     auto read = Bytes::read_fd(file.fd, static_cast<int64_t>(prefix), static_cast<int64_t>(bundle.size()), what);
-    EXPECT_TRUE(!read->mapped() && read->size() == bundle.size() && std::memcmp(read->data(), bundle.data(), bundle.size()) == 0) << what + ": read_fd";
+    EXPECT_TRUE(!read->mapped() && read->size() == bundle.size() && std::memcmp(read->data(), bundle.data(), bundle.size()) == 0)
+        << what + ": read_fd";
     for (bool copy : {false, true}) {
       LoadOptions options;
       options.copy = copy;
@@ -174,12 +178,16 @@ TEST_F(Loading, ExtraFilesAreTheUsersInTheBundlesOrder) {
   const std::string path = dir + "/extra_files.ptl";
   auto module = Module::load(path);
   const std::vector<std::string> names = module->extra_file_names();
-  EXPECT_TRUE((names == std::vector<std::string>{"config/empty.bin", "labels.txt"})) << "extra_file_names: " + std::to_string(names.size()) + " names";
-  EXPECT_TRUE(module->extra_file("labels.txt") == std::optional<std::string>("cat\ndog\n\xc3\xa9l\xc3\xa9phant\n")) << "labels.txt content";
-  EXPECT_TRUE(module->extra_file("config/empty.bin") == std::optional<std::string>("")) << "an empty file is empty, not absent";
+  EXPECT_TRUE((names == std::vector<std::string>{"config/empty.bin", "labels.txt"}))
+      << "extra_file_names: " + std::to_string(names.size()) + " names";
+  EXPECT_TRUE(module->extra_file("labels.txt") == std::optional<std::string>("cat\ndog\n\xc3\xa9l\xc3\xa9phant\n"))
+      << "labels.txt content";
+  EXPECT_TRUE(module->extra_file("config/empty.bin") == std::optional<std::string>(""))
+      << "an empty file is empty, not absent";
   EXPECT_TRUE(!module->extra_file("nope.txt").has_value()) << "an absent file";
   EXPECT_TRUE(!module->extra_file("liteexport/debug_table").has_value()) << "liteexport's own file is not the user's";
-  EXPECT_TRUE(slurp(path).find("liteexport/debug_table") != std::string::npos) << "the bundle has no debug table to hide";
+  EXPECT_TRUE(slurp(path).find("liteexport/debug_table") != std::string::npos)
+      << "the bundle has no debug table to hide";
   auto plain = Module::load(dir + "/mlp_static.ptl");
   EXPECT_TRUE(plain->extra_file_names().empty()) << "mlp_static.ptl has user files";
 }

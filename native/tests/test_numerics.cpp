@@ -87,7 +87,9 @@ TEST(Numerics, ExpAndTanhWithinTheirBounds) {
 // their special values as IEEE and torch give them
 TEST(Numerics, ExpAndTanhSpecialValues) {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-  EXPECT_TRUE(exp_float(inf) == inf && exp_float(-inf) == 0.0f && std::isnan(exp_float(nan)) && exp_float(0.0f) == 1.0f) << "exp_float special values";
+  EXPECT_TRUE(exp_float(inf) == inf && exp_float(-inf) == 0.0f && std::isnan(exp_float(nan)) && exp_float(0.0f) == 1.0f)
+      << "exp_float special values";
   EXPECT_TRUE(tanh_float(inf) == 1.0f && tanh_float(-inf) == -1.0f && std::isnan(tanh_float(nan)) && tanh_float(0.0f) == 0.0f &&
-            tanh_float(1e-30f) == 1e-30f) << "tanh_float special values";
+      tanh_float(1e-30f) == 1e-30f)
+      << "tanh_float special values";
 }

@@ -60,7 +60,8 @@ const char* kind_name(ErrorKind k) {
 }
 
 // The cases of `kind` in `dir`; none is a failure (a case named Cases), not a suite that passes empty.
-std::vector<std::vector<std::string>> required_cases(const std::string& suite, const std::string& dir, const std::string& kind) {
+std::vector<std::vector<std::string>> required_cases(const std::string& suite, const std::string& dir,
+                                                      const std::string& kind) {
   auto out = cases(dir, kind);
   if (out.empty())
     register_case(suite, "Cases", [dir, kind] {
@@ -122,7 +123,8 @@ void check_parity(const std::string& dir, const std::vector<std::string>& w) {
       for (size_t k = 0; k < got.size() && k < expected.size(); ++k) {
         std::string why;
         const std::string output = what + " output " + std::to_string(k);
-        EXPECT_TRUE(got[k].has_value() == expected[k].has_value()) << output + (got[k] ? ": a Tensor, runtime_py: None" : ": None");
+        EXPECT_TRUE(got[k].has_value() == expected[k].has_value())
+            << output + (got[k] ? ": a Tensor, runtime_py: None" : ": None");
         if (got[k] && expected[k]) {
           EXPECT_TRUE(tensor_io::allclose(*got[k], *expected[k], 1e-5, 1e-4, &why)) << output + ": " + why;
         }
@@ -157,8 +159,10 @@ void check_error(const std::string& dir, const std::vector<std::string>& w) {
     module->run_method(w[2], inputs);
     ADD_FAILURE() << what + ": no error";
   } catch (const Error& e) {
-    EXPECT_TRUE(kind_name(e.kind()) == w[3]) << what + ": kind " + kind_name(e.kind()) + ", expected " + w[3] + ": " + e.what();
-    EXPECT_TRUE(e.debug_handle() == std::stoll(w[4])) << what + ": handle " + std::to_string(e.debug_handle()) + ", expected " + w[4];
+    EXPECT_TRUE(kind_name(e.kind()) == w[3])
+        << what + ": kind " + kind_name(e.kind()) + ", expected " + w[3] + ": " + e.what();
+    EXPECT_TRUE(e.debug_handle() == std::stoll(w[4]))
+        << what + ": handle " + std::to_string(e.debug_handle()) + ", expected " + w[4];
     // errors of the demo backend: the same code and fields as runtime_py's (the text is
     // rendered from the same templates; the Java host tests compare whole messages)
     const auto [code, fields] = read_code(dir + "/" + w[5].substr(0, w[5].size() - 4) + ".code");
@@ -169,7 +173,8 @@ void check_error(const std::string& dir, const std::vector<std::string>& w) {
       std::string message = e.what();
       for (size_t at; (at = message.find(dir + "/" + w[1])) != std::string::npos;)
         message.replace(at, dir.size() + 1 + w[1].size(), w[1]);
-      EXPECT_TRUE(message == expected_message) << what + ": message\n--- got\n" + message + "\n--- expected\n" + expected_message;
+      EXPECT_TRUE(message == expected_message)
+          << what + ": message\n--- got\n" + message + "\n--- expected\n" + expected_message;
     }
   }
 }
@@ -183,7 +188,8 @@ void check_malformed(const std::string& dir, const std::vector<std::string>& w) 
     module->forward({x});
     EXPECT_TRUE(!strict) << w[1] + ": loaded and ran";
   } catch (const Error& e) {
-    EXPECT_TRUE(!strict || e.kind() == ErrorKind::Format) << w[1] + ": " + kind_name(e.kind()) + " error, expected Format: " + e.what();
+    EXPECT_TRUE(!strict || e.kind() == ErrorKind::Format)
+        << w[1] + ": " + kind_name(e.kind()) + " error, expected Format: " + e.what();
   }
 }
 
@@ -197,9 +203,11 @@ void register_vector_cases() {
   const std::string dir = vectors_dir();
   const auto runs = required_cases("Parity", dir, "run");
   if (!runs.empty())
-    register_case("Parity", "NumThreadsOutside1To64Refused", [dir, bundle = runs[0][1]] { check_thread_counts_refused(dir, bundle); });
+    register_case("Parity", "NumThreadsOutside1To64Refused",
+                  [dir, bundle = runs[0][1]] { check_thread_counts_refused(dir, bundle); });
   for (const auto& w : runs) register_case("Parity", stem(w[1]) + "_" + w[2], [dir, w] { check_parity(dir, w); });
-  for (const auto& w : required_cases("Errors", dir, "error")) register_case("Errors", stem(w[5]), [dir, w] { check_error(dir, w); });
+  for (const auto& w : required_cases("Errors", dir, "error"))
+    register_case("Errors", stem(w[5]), [dir, w] { check_error(dir, w); });
   for (const auto& w : required_cases("Malformed", dir, "malformed"))
     register_case("Malformed", stem(w[1]), [dir, w] { check_malformed(dir, w); });
 }

@@ -5,7 +5,7 @@
 # parity tolerance (rtol 1e-4, atol 1e-5): XNNPACK's kernels use each ABI's vector widths and FMA,
 # so the bits may differ. XNNPACK is cross-built from its pinned sources (cmake/xnnpack.cmake).
 #   native/cross_tests.sh [aarch64] [armv7]        (default: both)
-# Needs: apt-get install g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user (.ci/run does).
+# Needs: apt-get install g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user libgtest-dev (.ci/run does).
 # Env: as run_tests.sh.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"

@@ -12,10 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "check.h"
+#include <gtest/gtest.h>
+
 #include "liteexport/runtime.h"
 #include "mapped_file.h"
 #include "tensor_io.h"
+#include "test_support.h"
 
 using namespace liteexport;
 
@@ -49,7 +51,7 @@ RunCase first_run(const std::string& dir, const std::string& bundle) {
     c.expected = tensor_io::read_file(dir + "/" + w[pos]);
     return c;
   }
-  CHECK(false, "no run case of " + bundle + " in " + dir + "/cases.txt");
+  ADD_FAILURE() << "no run case of " + bundle + " in " + dir + "/cases.txt";
   return {};
 }
 
@@ -63,8 +65,8 @@ struct Embedded {
     fd = ::mkstemp(name);
     path = name;
     const std::string content = std::string(prefix, '\xAB') + payload + std::string(100, '\xCD');
-    CHECK(fd >= 0 && ::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size()),
-          "cannot write " + path);
+    EXPECT_TRUE(fd >= 0 && ::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size()))
+        << "cannot write " + path;
   }
   ~Embedded() {
     if (fd >= 0) ::close(fd);
@@ -86,34 +88,40 @@ void check_runs(Module& module, const RunCase& c, const std::string& what) {
   try {
     auto got = module.run_method(c.method, c.inputs);
     std::string why;
-    CHECK(!got.empty() && got[0] && tensor_io::allclose(*got[0], c.expected, 1e-5, 1e-4, &why), what + ": " + why);
+    EXPECT_TRUE(!got.empty() && got[0] && tensor_io::allclose(*got[0], c.expected, 1e-5, 1e-4, &why))
+        << what + ": " + why;
   } catch (const Error& e) {
-    CHECK(false, what + ": " + e.what());
+    ADD_FAILURE() << what + ": " + e.what();
   }
 }
 
+// Each test loads the vectors' mlp_static.ptl and runs its first case.
+class Loading : public ::testing::Test {
+ protected:
+  void SetUp() override { EXPECT_TRUE(bundle.size() > 100) << "mlp_static.ptl missing from " + dir; }
+
+  const std::string dir = liteexport::testing::vectors_dir();
+  const std::string bundle = slurp(dir + "/mlp_static.ptl");
+  const RunCase c = first_run(dir, "mlp_static.ptl");
+};
+
 }  // namespace
 
-int run_loading_tests(const std::string& dir) {
-  int n = 0;
-  const std::string bundle = slurp(dir + "/mlp_static.ptl");
-  CHECK(bundle.size() > 100, "mlp_static.ptl missing from " + dir);
-  const RunCase c = first_run(dir, "mlp_static.ptl");
+// Mapped in place when the range starts 16-byte aligned (inside a page, past the first page),
+// read otherwise; either way exactly the range, and the descriptor can be closed after.
+TEST_F(Loading, FromDescriptorOffsetAndLength) {
   const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-
-  // Mapped in place when the range starts 16-byte aligned (inside a page, past the first page),
-  // read otherwise; either way exactly the range, and the descriptor can be closed after.
   for (size_t prefix : {size_t{0}, 2 * page + 48, page, size_t{4100}, size_t{7}}) {
     const std::string what = "bundle at offset " + std::to_string(prefix);
     Embedded file(bundle, prefix);
     auto bytes = Bytes::map_fd(file.fd, static_cast<int64_t>(prefix), static_cast<int64_t>(bundle.size()), what);
-    CHECK(bytes->mapped() == (prefix % 16 == 0), what + ": mapped " + std::to_string(bytes->mapped()));
-    CHECK(bytes->size() == bundle.size() && std::memcmp(bytes->data(), bundle.data(), bundle.size()) == 0,
-          what + ": not the range's bytes");
-    CHECK(reinterpret_cast<uintptr_t>(bytes->data()) % 16 == 0, what + ": misaligned");
+    EXPECT_TRUE(bytes->mapped() == (prefix % 16 == 0)) << what + ": mapped " + std::to_string(bytes->mapped());
+    EXPECT_TRUE(bytes->size() == bundle.size() && std::memcmp(bytes->data(), bundle.data(), bundle.size()) == 0)
+        << what + ": not the range's bytes";
+    EXPECT_TRUE(reinterpret_cast<uintptr_t>(bytes->data()) % 16 == 0) << what + ": misaligned";
     auto read = Bytes::read_fd(file.fd, static_cast<int64_t>(prefix), static_cast<int64_t>(bundle.size()), what);
-    CHECK(!read->mapped() && read->size() == bundle.size() && std::memcmp(read->data(), bundle.data(), bundle.size()) == 0,
-          what + ": read_fd");
+    EXPECT_TRUE(!read->mapped() && read->size() == bundle.size() && std::memcmp(read->data(), bundle.data(), bundle.size()) == 0)
+        << what + ": read_fd";
     for (bool copy : {false, true}) {
       LoadOptions options;
       options.copy = copy;
@@ -122,67 +130,64 @@ int run_loading_tests(const std::string& dir) {
         ::close(file.fd);  // the module must not need the descriptor any more
         file.fd = -1;
         check_runs(*module, c, what + (copy ? " (copy)" : " (mapped)"));
-        CHECK(module->method_names() == std::vector<std::string>{"forward"}, what + ": methods");
+        EXPECT_TRUE(module->method_names() == std::vector<std::string>{"forward"}) << what + ": methods";
       } catch (const Error& e) {
-        CHECK(false, what + ": " + e.what());
+        ADD_FAILURE() << what + ": " + e.what();
       }
       if (file.fd < 0) file.fd = ::open(file.path.c_str(), O_RDONLY | O_CLOEXEC);
     }
-    ++n;
   }
+}
 
-  // Ranges that are not the bundle: Format errors naming the problem.
-  {
-    Embedded file(bundle, 64);
-    const auto size = static_cast<int64_t>(bundle.size());
-    const int64_t total = 64 + size + 100;
-    std::string e = format_error_of([&] { Module::load_from_fd(file.fd, 64, size + 101, {}); });
-    CHECK(e.find("lies outside the file of " + std::to_string(total) + " bytes") != std::string::npos, e);
-    e = format_error_of([&] { Module::load_from_fd(file.fd, total, 1, {}); });
-    CHECK(e.find("lies outside the file") != std::string::npos, e);
-    e = format_error_of([&] { Module::load_from_fd(file.fd, -16, size, {}); });
-    CHECK(e.find("the offset must be >= 0") != std::string::npos, e);
-    e = format_error_of([&] { Module::load_from_fd(file.fd, 64, 0, {}); });
-    CHECK(e.find("the length > 0") != std::string::npos, e);
-    e = format_error_of([&] { Module::load_from_fd(file.fd, 0, size, {}); });  // the 0xAB prefix
-    CHECK(e.find("not a PTMF bundle") != std::string::npos, e);
-    e = format_error_of([&] { Module::load_from_fd(-1, 0, size, {}); });
-    CHECK(e.find("invalid file descriptor -1") != std::string::npos, e);
-    int pipe_fds[2];
-    CHECK(::pipe(pipe_fds) == 0, "pipe");
-    e = format_error_of([&] { Module::load_from_fd(pipe_fds[0], 0, size, {}); });
-    CHECK(e.find("not a regular file") != std::string::npos, e);
-    ::close(pipe_fds[0]);
-    ::close(pipe_fds[1]);
-    n += 7;
-  }
+// Ranges that are not the bundle: Format errors naming the problem.
+TEST_F(Loading, BadRangesAreFormatErrors) {
+  Embedded file(bundle, 64);
+  const auto size = static_cast<int64_t>(bundle.size());
+  const int64_t total = 64 + size + 100;
+  std::string e = format_error_of([&] { Module::load_from_fd(file.fd, 64, size + 101, {}); });
+  EXPECT_TRUE(e.find("lies outside the file of " + std::to_string(total) + " bytes") != std::string::npos) << e;
+  e = format_error_of([&] { Module::load_from_fd(file.fd, total, 1, {}); });
+  EXPECT_TRUE(e.find("lies outside the file") != std::string::npos) << e;
+  e = format_error_of([&] { Module::load_from_fd(file.fd, -16, size, {}); });
+  EXPECT_TRUE(e.find("the offset must be >= 0") != std::string::npos) << e;
+  e = format_error_of([&] { Module::load_from_fd(file.fd, 64, 0, {}); });
+  EXPECT_TRUE(e.find("the length > 0") != std::string::npos) << e;
+  e = format_error_of([&] { Module::load_from_fd(file.fd, 0, size, {}); });  // the 0xAB prefix
+  EXPECT_TRUE(e.find("not a PTMF bundle") != std::string::npos) << e;
+  e = format_error_of([&] { Module::load_from_fd(-1, 0, size, {}); });
+  EXPECT_TRUE(e.find("invalid file descriptor -1") != std::string::npos) << e;
+  int pipe_fds[2];
+  EXPECT_TRUE(::pipe(pipe_fds) == 0) << "pipe";
+  e = format_error_of([&] { Module::load_from_fd(pipe_fds[0], 0, size, {}); });
+  EXPECT_TRUE(e.find("not a regular file") != std::string::npos) << e;
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
+}
 
-  // A copied buffer: the caller's bytes may be overwritten right after the load.
-  {
-    std::string buffer = " " + bundle;  // misaligned on purpose
-    auto module = Module::load_from_copy(reinterpret_cast<const uint8_t*>(buffer.data()) + 1, bundle.size());
-    std::fill(buffer.begin(), buffer.end(), '\0');
-    check_runs(*module, c, "load_from_copy after the buffer was cleared");
-    ++n;
-  }
+// A copied buffer: the caller's bytes may be overwritten right after the load.
+TEST_F(Loading, CopiedBufferMayBeClearedAfterTheLoad) {
+  std::string buffer = " " + bundle;  // misaligned on purpose
+  auto module = Module::load_from_copy(reinterpret_cast<const uint8_t*>(buffer.data()) + 1, bundle.size());
+  std::fill(buffer.begin(), buffer.end(), '\0');
+  check_runs(*module, c, "load_from_copy after the buffer was cleared");
+}
 
-  // Extra files: the user's, in the bundle's order (sorted by name when packed), without
-  // liteexport's own debug table, which the bundle does hold.
-  {
-    const std::string path = dir + "/extra_files.ptl";
-    auto module = Module::load(path);
-    const std::vector<std::string> names = module->extra_file_names();
-    CHECK((names == std::vector<std::string>{"config/empty.bin", "labels.txt"}),
-          "extra_file_names: " + std::to_string(names.size()) + " names");
-    CHECK(module->extra_file("labels.txt") == std::optional<std::string>("cat\ndog\n\xc3\xa9l\xc3\xa9phant\n"),
-          "labels.txt content");
-    CHECK(module->extra_file("config/empty.bin") == std::optional<std::string>(""), "an empty file is empty, not absent");
-    CHECK(!module->extra_file("nope.txt").has_value(), "an absent file");
-    CHECK(!module->extra_file("liteexport/debug_table").has_value(), "liteexport's own file is not the user's");
-    CHECK(slurp(path).find("liteexport/debug_table") != std::string::npos, "the bundle has no debug table to hide");
-    auto plain = Module::load(dir + "/mlp_static.ptl");
-    CHECK(plain->extra_file_names().empty(), "mlp_static.ptl has user files");
-    n += 6;
-  }
-  return n;
+// Extra files: the user's, in the bundle's order (sorted by name when packed), without
+// liteexport's own debug table, which the bundle does hold.
+TEST_F(Loading, ExtraFilesAreTheUsersInTheBundlesOrder) {
+  const std::string path = dir + "/extra_files.ptl";
+  auto module = Module::load(path);
+  const std::vector<std::string> names = module->extra_file_names();
+  EXPECT_TRUE((names == std::vector<std::string>{"config/empty.bin", "labels.txt"}))
+      << "extra_file_names: " + std::to_string(names.size()) + " names";
+  EXPECT_TRUE(module->extra_file("labels.txt") == std::optional<std::string>("cat\ndog\n\xc3\xa9l\xc3\xa9phant\n"))
+      << "labels.txt content";
+  EXPECT_TRUE(module->extra_file("config/empty.bin") == std::optional<std::string>(""))
+      << "an empty file is empty, not absent";
+  EXPECT_TRUE(!module->extra_file("nope.txt").has_value()) << "an absent file";
+  EXPECT_TRUE(!module->extra_file("liteexport/debug_table").has_value()) << "liteexport's own file is not the user's";
+  EXPECT_TRUE(slurp(path).find("liteexport/debug_table") != std::string::npos)
+      << "the bundle has no debug table to hide";
+  auto plain = Module::load(dir + "/mlp_static.ptl");
+  EXPECT_TRUE(plain->extra_file_names().empty()) << "mlp_static.ptl has user files";
 }

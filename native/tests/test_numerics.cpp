@@ -9,7 +9,8 @@
 #include <random>
 #include <vector>
 
-#include "check.h"
+#include <gtest/gtest.h>
+
 #include "demo/float_math.h"
 #include "demo/gemm.h"
 
@@ -30,9 +31,9 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 
 }  // namespace
 
-int run_numerics_tests() {
+// at every tile and edge: rows and columns not multiples of the tiles, k not of 16
+TEST(Numerics, GemmKernelsGiveTheSequentialSumsBits) {
   std::mt19937 rng(7);
-  int n = 0;
   const int64_t sizes[][3] = {{1, 1, 1}, {3, 17, 5}, {8, 33, 16}, {13, 64, 40}, {17, 5, 300}, {64, 48, 27}, {2, 100, 1}};
   for (const auto& s : sizes) {
     const int64_t m = s[0], cols = s[1], k = s[2];
@@ -45,7 +46,7 @@ int run_numerics_tests() {
       for (int64_t j = 0; j < cols; ++j)
         for (int64_t p = 0; p < k; ++p) expected[i * ldc + j] += a[i * lda + p] * b[p * ldb + j];
     gemm_acc(m, cols, k, a.data(), lda, b.data(), ldb, c.data(), ldc);
-    CHECK(same_bits(c, expected), "gemm_acc " + what + " differs from the sequential sum");
+    EXPECT_TRUE(same_bits(c, expected)) << "gemm_acc " + what + " differs from the sequential sum";
     // gemm_bt: 16 lane sums, the fixed pairwise tree, then the tail in order
     auto w = randoms(cols * lda, rng);
     std::vector<float> y(m * ldc, -1.0f), expected_bt = y;
@@ -62,11 +63,13 @@ int run_numerics_tests() {
         expected_bt[i * ldc + j] = sum;
       }
     gemm_bt(m, cols, k, a.data(), lda, w.data(), lda, y.data(), ldc);
-    CHECK(same_bits(y, expected_bt), "gemm_bt " + what + " differs from the lane-ordered sum");
-    n += 2;
+    EXPECT_TRUE(same_bits(y, expected_bt)) << "gemm_bt " + what + " differs from the lane-ordered sum";
   }
-  // exp within 2 ulp over its whole range (subnormal results: within one subnormal step), tanh within
-  // 1e-7 absolute and 2e-7 relative; their special values as IEEE and torch give them
+}
+
+// exp within 2 ulp over its whole range (subnormal results: within one subnormal step), tanh within
+// 1e-7 absolute and 2e-7 relative
+TEST(Numerics, ExpAndTanhWithinTheirBounds) {
   double worst_exp = 0, worst_tanh = 0;
   for (float x = -104.0f; x <= 89.0f; x += 0.00731f) {
     const double e = std::exp(static_cast<double>(x)), got = exp_float(x);
@@ -77,13 +80,16 @@ int run_numerics_tests() {
     const double t = std::tanh(static_cast<double>(x)), got = tanh_float(x);
     worst_tanh = std::max(worst_tanh, std::abs(got - t) / (1e-7 + 2e-7 * std::abs(t)));
   }
-  CHECK(worst_exp <= 2.0, "exp_float: " + std::to_string(worst_exp) + " ulp");
-  CHECK(worst_tanh <= 1.0, "tanh_float: error " + std::to_string(worst_tanh) + " x (1e-7 + 2e-7 |tanh|)");
+  EXPECT_TRUE(worst_exp <= 2.0) << "exp_float: " + std::to_string(worst_exp) + " ulp";
+  EXPECT_TRUE(worst_tanh <= 1.0) << "tanh_float: error " + std::to_string(worst_tanh) + " x (1e-7 + 2e-7 |tanh|)";
+}
+
+// their special values as IEEE and torch give them
+TEST(Numerics, ExpAndTanhSpecialValues) {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-  CHECK(exp_float(inf) == inf && exp_float(-inf) == 0.0f && std::isnan(exp_float(nan)) && exp_float(0.0f) == 1.0f,
-        "exp_float special values");
-  CHECK(tanh_float(inf) == 1.0f && tanh_float(-inf) == -1.0f && std::isnan(tanh_float(nan)) && tanh_float(0.0f) == 0.0f &&
-            tanh_float(1e-30f) == 1e-30f,
-        "tanh_float special values");
-  return n + 3;
+  EXPECT_TRUE(exp_float(inf) == inf && exp_float(-inf) == 0.0f && std::isnan(exp_float(nan)) && exp_float(0.0f) == 1.0f)
+      << "exp_float special values";
+  EXPECT_TRUE(tanh_float(inf) == 1.0f && tanh_float(-inf) == -1.0f && std::isnan(tanh_float(nan)) && tanh_float(0.0f) == 0.0f &&
+      tanh_float(1e-30f) == 1e-30f)
+      << "tanh_float special values";
 }

@@ -12,9 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "check.h"
+#include <gtest/gtest.h>
+
 #include "demo/plan.h"
 #include "liteexport/runtime.h"
+#include "test_support.h"
 
 using namespace liteexport;
 
@@ -72,7 +74,11 @@ void run_program(const std::string& path) {
 
 }  // namespace
 
-int run_regression_tests(const std::string& dir) {
+namespace liteexport::testing {
+
+// Regressions.<file> (its name with '.' as '_') per *.ptl and *.lxdp in regressions_dir().
+void register_regression_cases() {
+  const std::string dir = regressions_dir();
   std::vector<std::string> names;
   if (DIR* d = opendir(dir.c_str())) {
     while (dirent* e = readdir(d)) names.emplace_back(e->d_name);
@@ -86,19 +92,21 @@ int run_regression_tests(const std::string& dir) {
       std::string e = ext;
       return name.size() > e.size() && name.compare(name.size() - e.size(), e.size(), e) == 0;
     };
-    try {
-      if (ends(".ptl")) {
-        CHECK(run_bundle(path), name + ": loaded and ran every method without a liteexport::Error");
-      } else if (ends(".lxdp")) {
-        run_program(path);
-      } else {
-        continue;
+    if (!ends(".ptl") && !ends(".lxdp")) continue;
+    register_case("Regressions", name, [name, path, bundle = ends(".ptl")] {
+      try {
+        if (bundle) {
+          EXPECT_TRUE(run_bundle(path)) << name + ": loaded and ran every method without a liteexport::Error";
+        } else {
+          run_program(path);
+        }
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << name + ": escaped as " + e.what();
       }
-    } catch (const std::exception& e) {
-      CHECK(false, name + ": escaped as " + e.what());
-    }
+    });
     ++n;
   }
-  CHECK(n > 0, "no regression inputs in " + dir);
-  return n;
+  if (n == 0) register_case("Regressions", "Inputs", [dir] { ADD_FAILURE() << "no regression inputs in " + dir; });
 }
+
+}  // namespace liteexport::testing

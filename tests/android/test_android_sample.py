@@ -89,6 +89,8 @@ def test_x86_kernel_variants_give_the_same_bits() -> None:
     assert len(widest) > 20
     for isa in ("sse2", "avx2"):
         env = {**os.environ, "LITEEXPORT_GEMM_ISA": isa}
-        unit = subprocess.run([tests, "kernels"], capture_output=True, text=True, env=env, check=False)
-        assert unit.returncode == 0, unit.stdout + unit.stderr
+        # every GoogleTest case: the unit suites and the vectors' parity, errors and loading
+        unit = subprocess.run([tests, f"--vectors={cpp_builds.VECTORS}"], capture_output=True, text=True, env=env,
+                              check=False)
+        assert unit.returncode == 0 and "[  PASSED  ]" in unit.stdout, unit.stdout[-4000:] + unit.stderr
         assert outputs([tests], {"LITEEXPORT_GEMM_ISA": isa}) == widest, isa

@@ -2,7 +2,7 @@
 bundle can return, its named dims recorded, and the compiled methods assembled into one
 :class:`~liteexport.lowered.CompiledModule` (working memory planned, notes written).
 
-Shared by the TorchScript walk (``compiler/__init__.py``) and the torch.export walk
+Shared by the TorchScript walk (``compiler/scripted.py``) and the torch.export walk
 (``compiler/exported.py``), so a program is the same whichever front end produced it.
 """
 

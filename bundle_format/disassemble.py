@@ -39,7 +39,7 @@ def disassemble_function(fn: ptmf.Function, module: ptmf.Module) -> str:
         rets = ", ".join(a.type for a in fn.schema.returns)
         lines.append(f"  schema: ({args}) -> {rets}")
     for pc, ins in enumerate(fn.instructions):
-        name = ptmf.OpCode(ins.op).name if ins.op in ptmf.OpCode._value2member_map_ else f"<op {ins.op}>"
+        name = ptmf.BytecodeOp(ins.op).name if ins.op in ptmf.BytecodeOp._value2member_map_ else f"<op {ins.op}>"
         lines.append(f"  {pc:4d}  {name:<16} {ins.x:>5} {ins.n:>3}")
     for i, op in enumerate(fn.operators):
         lines.append(f"  operator {i}: {op.name}.{op.overload_name} ({op.num_args_serialized} args)")

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bundle_format import ptmf
-from bundle_format.ptmf import OpCode as Op
+from bundle_format.ptmf import BytecodeOp as Op
 
 BACKEND_NAME = "backend_with_compiler_demo"
 BACKEND_CLASS = f"__torch__.torch.classes.__backends__.{BACKEND_NAME}"

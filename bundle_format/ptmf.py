@@ -22,7 +22,7 @@ MAX_BYTECODE_VERSION = 9
 STORAGE_ALIGNMENT = 16
 
 
-class OpCode(enum.IntEnum):
+class BytecodeOp(enum.IntEnum):
     """Bytecode opcodes (torch/csrc/jit/runtime/instruction.h, bytecode >= 8)."""
 
     OP = 0  # call operators[X]
@@ -145,7 +145,7 @@ class Instruction(NamedTuple):
     """A named tuple, not a dataclass: loading builds one per instruction, and the interpreter
     runs the (op, x, n) tuples as they are."""
 
-    op: int  # OpCode value; kept as int so an unknown opcode survives to the interpreter's error
+    op: int  # BytecodeOp value; kept as int so an unknown opcode survives to the interpreter's error
     x: int
     n: int
 

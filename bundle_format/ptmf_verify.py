@@ -19,9 +19,9 @@ import numpy as np
 
 from bundle_format import ptmf
 from bundle_format.errors import FormatError
-from bundle_format.ptmf import OpCode
+from bundle_format.ptmf import BytecodeOp
 
-_REGISTER_OPS = {OpCode.LOAD, OpCode.MOVE, OpCode.STORE, OpCode.DROPR}
+_REGISTER_OPS = {BytecodeOp.LOAD, BytecodeOp.MOVE, BytecodeOp.STORE, BytecodeOp.DROPR}
 # A tensor's elements, counting only its non-zero sizes: bounds what numpy is asked to shape
 # (a zero-element tensor with gigantic other sizes, or sizes whose product overflows int64).
 MAX_TENSOR_ELEMENTS = 2 ** 48
@@ -127,10 +127,10 @@ def _check_quantization(t: ptmf.TensorMetadata, module: ptmf.Module, where: str)
 
 # opcode -> what its X indexes (one dict lookup per instruction finds the check to make)
 _X_INDEXES: dict[int, str] = {
-    OpCode.OP: "operator index", OpCode.OPN: "operator index", OpCode.LOADC: "constant index",
-    OpCode.INTERFACE_CALL: "constant index", OpCode.LOAD: "register", OpCode.MOVE: "register",
-    OpCode.STORE: "register", OpCode.DROPR: "register", OpCode.CREATE_OBJECT: "type index",
-    OpCode.LIST_CONSTRUCT: "type index", OpCode.DICT_CONSTRUCT: "type index"}
+    BytecodeOp.OP: "operator index", BytecodeOp.OPN: "operator index", BytecodeOp.LOADC: "constant index",
+    BytecodeOp.INTERFACE_CALL: "constant index", BytecodeOp.LOAD: "register", BytecodeOp.MOVE: "register",
+    BytecodeOp.STORE: "register", BytecodeOp.DROPR: "register", BytecodeOp.CREATE_OBJECT: "type index",
+    BytecodeOp.LIST_CONSTRUCT: "type index", BytecodeOp.DICT_CONSTRUCT: "type index"}
 
 
 def _check_function(f: ptmf.Function, module: ptmf.Module, where: str) -> None:
@@ -163,14 +163,14 @@ def check_code(instructions: tuple[ptmf.Instruction, ...], limits: ptmf.CodeLimi
                 _index(x, bounds[what], what, f"{where}.instructions[{pc}]")
             if op in _REGISTER_OPS and x > highest_register:
                 highest_register = x
-        elif op == OpCode.STOREN:
+        elif op == BytecodeOp.STOREN:
             at = f"{where}.instructions[{pc}]"
             _index(x, limits.register_size + 1, "register", at)
             _index(x + n_ - 1, limits.register_size + 1, "register", at)
             highest_register = max(highest_register, x + n_ - 1)
-        elif op == OpCode.JF or op == OpCode.JMP:
+        elif op == BytecodeOp.JF or op == BytecodeOp.JMP:
             _index(pc + x, len(instructions), "jump target", f"{where}.instructions[{pc}]")
-        elif op == OpCode.ISINSTANCE:
+        elif op == BytecodeOp.ISINSTANCE:
             _index(x + max(n_, 1) - 1, limits.types, "type index", f"{where}.instructions[{pc}]")
     if limits.register_size > highest_register + REGISTER_SLACK:
         raise FormatError(f"register_size {limits.register_size} is far above the highest register the "

@@ -20,11 +20,11 @@ import numpy as np
 
 from bundle_format import ptmf
 from bundle_format.errors import FormatError
-from bundle_format.ptmf import OpCode
+from bundle_format.ptmf import BytecodeOp
 from bundle_format.restricted_unpickler import PickledObject, TensorRef
 
-# zip opcode names that are not Python identifiers in ptmf.OpCode
-_OPCODE_ALIASES = {"__IS__": OpCode.IS, "__ISNOT__": OpCode.ISNOT, "__NOT__": OpCode.NOT}
+# zip opcode names that are not Python identifiers in ptmf.BytecodeOp
+_OPCODE_ALIASES = {"__IS__": BytecodeOp.IS, "__ISNOT__": BytecodeOp.ISNOT, "__NOT__": BytecodeOp.NOT}
 SETSTATE = "__setstate__"
 CUSTOM_CLASS_PREFIX = "__torch__.torch.classes."  # torch's C++ classes (torch::class_), as the flatbuffer marks them
 
@@ -34,8 +34,8 @@ def opcode(name: Any, where: str) -> int:
     if isinstance(name, str):
         if name in _OPCODE_ALIASES:
             return _OPCODE_ALIASES[name]
-        if name in OpCode.__members__:
-            return OpCode[name]
+        if name in BytecodeOp.__members__:
+            return BytecodeOp[name]
     raise FormatError(f"unknown instruction {name!r}", where=where)
 
 

@@ -49,7 +49,7 @@ def _execute_calls(module: ptmf.Module, table: DebugTable) -> dict[str, list[Deb
         if not isinstance(value, ptmf.Function) or value.debug_handles is None:
             continue
         for pc, ins in enumerate(value.instructions):
-            if ins.op != ptmf.OpCode.INTERFACE_CALL or not 0 <= ins.x < len(value.constants):
+            if ins.op != ptmf.BytecodeOp.INTERFACE_CALL or not 0 <= ins.x < len(value.constants):
                 continue
             name = module.ivalues[value.constants[ins.x]]
             entry = table.lookup(value.debug_handles[pc]) if pc < len(value.debug_handles) else None

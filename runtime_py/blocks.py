@@ -19,13 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from bundle_format.ptmf import OpCode
+from bundle_format.ptmf import BytecodeOp as Op
 from runtime_py.operators.registry import DIRECT, DirectCall, as_tensor, reraise
 from runtime_py.values import ScriptObject
 
 # The instructions a block may hold: no control flow, no calls back into the runtime.
-BLOCK_OPS = frozenset({OpCode.LOAD, OpCode.MOVE, OpCode.LOADC, OpCode.STORE, OpCode.STOREN, OpCode.DROP,
-                       OpCode.DROPR, OpCode.GET_ATTR, OpCode.OP, OpCode.LIST_CONSTRUCT, OpCode.TUPLE_CONSTRUCT})
+BLOCK_OPS = frozenset({Op.LOAD, Op.MOVE, Op.LOADC, Op.STORE, Op.STOREN, Op.DROP,
+                       Op.DROPR, Op.GET_ATTR, Op.OP, Op.LIST_CONSTRUCT, Op.TUPLE_CONSTRUCT})
 _MAX_INLINE_POPS = 16  # STOREN/LIST_CONSTRUCT/TUPLE_CONSTRUCT wider than this pop through the helper
 
 
@@ -33,7 +33,7 @@ def jump_targets(instructions: Sequence[tuple[int, int, int]]) -> set[int]:
     """Every pc a jump, a loop's exit or a loop's back edge can land on."""
     targets = set()
     for pc, (op, x, _) in enumerate(instructions):
-        if op in (OpCode.JF, OpCode.JMP, OpCode.LOOP):
+        if op in (Op.JF, Op.JMP, Op.LOOP):
             targets.add(pc + x)
     return targets
 
@@ -180,27 +180,27 @@ def compile_block(instructions: Sequence[tuple[int, int, int]], start: int, end:
     for pc in range(start, end):
         op, x, n = instructions[pc]
         x, n = int(x), int(n)
-        if op == OpCode.LOAD:
+        if op == Op.LOAD:
             e.push(f"r[{x}]")
-        elif op == OpCode.MOVE:
+        elif op == Op.MOVE:
             e.push(f"r[{x}]")
             e.lines.append(f"r[{x}] = None")
-        elif op == OpCode.LOADC:
+        elif op == Op.LOADC:
             e.push(f"k[{x}]")
-        elif op == OpCode.STORE:
+        elif op == Op.STORE:
             value = e.pop(pc)
             e.statement(f"r[{x}] = {value}")
-        elif op == OpCode.STOREN:
+        elif op == Op.STOREN:
             e.statement(f"r[{x}:{x + n}] = {e.pop_many(n, pc)}")
-        elif op == OpCode.DROP:
+        elif op == Op.DROP:
             value = e.pop(pc)
             if value == "s.pop()":
                 e.lines.append(value)
             else:
                 e.statement("pass")  # only the del of the dropped local
-        elif op == OpCode.DROPR:
+        elif op == Op.DROPR:
             e.lines.append(f"r[{x}] = None")
-        elif op == OpCode.GET_ATTR:
+        elif op == Op.GET_ATTR:
             obj = e.pop(pc)
             e.lines.append(f"f.pc = {pc}")
             # a script object's slot read directly (a call costs more than the read); anything else,
@@ -214,7 +214,7 @@ def compile_block(instructions: Sequence[tuple[int, int, int]], start: int, end:
             else:
                 e.push_set(t, f"try:\n        {t} = {obj}.slots[{x}]\n    except (AttributeError, IndexError):\n"
                                 f"        {t} = get_slot({obj}, {x})")
-        elif op == OpCode.OP:
+        elif op == Op.OP:
             direct: DirectCall | None = getattr(operators[x], DIRECT, None) if 0 <= x < len(operators) else None
             e.lines.append(f"f.pc = {pc}")
             if direct is not None and direct.arity <= len(e.pending):
@@ -222,10 +222,10 @@ def compile_block(instructions: Sequence[tuple[int, int, int]], start: int, end:
             else:
                 e.flush()
                 e.lines.append(f"ops[{x}](s)")
-        elif op in (OpCode.LIST_CONSTRUCT, OpCode.TUPLE_CONSTRUCT):
-            count = n if op == OpCode.LIST_CONSTRUCT else x
+        elif op in (Op.LIST_CONSTRUCT, Op.TUPLE_CONSTRUCT):
+            count = n if op == Op.LIST_CONSTRUCT else x
             values = e.pop_many(count, pc) if count > 0 else "[]"  # pop_n(s, -1) is [] too
-            e.push(values if op == OpCode.LIST_CONSTRUCT else f"tuple({values})")
+            e.push(values if op == Op.LIST_CONSTRUCT else f"tuple({values})")
         else:  # pragma: no cover  (block_spans admits only the ops above)
             raise AssertionError(f"opcode {op} in a block")
     e.flush()

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from bundle_format.ptmf import OpCode
+from bundle_format.ptmf import BytecodeOp
 from runtime_py.backends.demo.arrays import ignore_fp_errors, restore_fp_errors
 from runtime_py.blocks import Refused, block_spans, compile_block, get_slot, kind, pop_n
 from runtime_py.budgets import LoadBudget
@@ -92,7 +92,7 @@ class Code:
         if not 0 <= pc < len(self.instructions):
             return f"pc {pc}"
         op, x, _ = self.instructions[pc]
-        if op in (OpCode.OP, OpCode.OPN) and 0 <= x < len(self.operator_names):
+        if op in (BytecodeOp.OP, BytecodeOp.OPN) and 0 <= x < len(self.operator_names):
             return self.operator_names[x]
         return _opname(op)
 
@@ -390,52 +390,52 @@ def _warn(f: Frame, x: int, n: int) -> None:  # pop stacklevel and message, log 
 
 # opcode -> handler(frame, X, N)
 HANDLERS: dict[int, Handler] = {
-    OpCode.OP: _op,
-    OpCode.OPN: _opn,
-    OpCode.LOAD: _load,
-    OpCode.MOVE: _move,
-    OpCode.STOREN: _storen,
-    OpCode.STORE: _store,
-    OpCode.DROP: _drop,
-    OpCode.DROPR: _dropr,
-    OpCode.LOADC: _loadc,
-    OpCode.JF: _jf,
-    OpCode.JMP: _jmp,
-    OpCode.LOOP: _loop,
-    OpCode.RET: _ret,
-    OpCode.CALL: _call,
-    OpCode.INTERFACE_CALL: _interface_call,
-    OpCode.GET_ATTR: _get_attr,
-    OpCode.SET_ATTR: _set_attr,
-    OpCode.LIST_UNPACK: _list_unpack,
-    OpCode.TUPLE_CONSTRUCT: _tuple_construct,
-    OpCode.NAMED_TUPLE_CONSTRUCT: _named_tuple_construct,
-    OpCode.LIST_CONSTRUCT: _list_construct,
-    OpCode.DICT_CONSTRUCT: _dict_construct,
-    OpCode.CREATE_OBJECT: _create_object,
-    OpCode.ISINSTANCE: _isinstance,
-    OpCode.TUPLE_SLICE: _tuple_slice,
-    OpCode.TUPLE_INDEX: _tuple_index,
-    OpCode.RAISE_EXCEPTION: _raise_exception,
-    OpCode.DICT_INDEX: _dict_index,
-    OpCode.UNCHECKED_CAST: _nop,
-    OpCode.IS: _is,
-    OpCode.UN_INITIALIZED: _un_initialized,
-    OpCode.ISNOT: _isnot,
-    OpCode.FORMAT: _format,
-    OpCode.DEVICE: device_instruction,
-    OpCode.DTYPE: dtype_instruction,
-    OpCode.DIM: dim_instruction,
-    OpCode.NOT: _not,
-    OpCode.TO_LIST: to_list_instruction,
-    OpCode.NUM_TO_TENSOR: num_to_tensor_instruction,
-    OpCode.IS_CUDA: is_cuda_instruction,
-    OpCode.WARN: _warn,
+    BytecodeOp.OP: _op,
+    BytecodeOp.OPN: _opn,
+    BytecodeOp.LOAD: _load,
+    BytecodeOp.MOVE: _move,
+    BytecodeOp.STOREN: _storen,
+    BytecodeOp.STORE: _store,
+    BytecodeOp.DROP: _drop,
+    BytecodeOp.DROPR: _dropr,
+    BytecodeOp.LOADC: _loadc,
+    BytecodeOp.JF: _jf,
+    BytecodeOp.JMP: _jmp,
+    BytecodeOp.LOOP: _loop,
+    BytecodeOp.RET: _ret,
+    BytecodeOp.CALL: _call,
+    BytecodeOp.INTERFACE_CALL: _interface_call,
+    BytecodeOp.GET_ATTR: _get_attr,
+    BytecodeOp.SET_ATTR: _set_attr,
+    BytecodeOp.LIST_UNPACK: _list_unpack,
+    BytecodeOp.TUPLE_CONSTRUCT: _tuple_construct,
+    BytecodeOp.NAMED_TUPLE_CONSTRUCT: _named_tuple_construct,
+    BytecodeOp.LIST_CONSTRUCT: _list_construct,
+    BytecodeOp.DICT_CONSTRUCT: _dict_construct,
+    BytecodeOp.CREATE_OBJECT: _create_object,
+    BytecodeOp.ISINSTANCE: _isinstance,
+    BytecodeOp.TUPLE_SLICE: _tuple_slice,
+    BytecodeOp.TUPLE_INDEX: _tuple_index,
+    BytecodeOp.RAISE_EXCEPTION: _raise_exception,
+    BytecodeOp.DICT_INDEX: _dict_index,
+    BytecodeOp.UNCHECKED_CAST: _nop,
+    BytecodeOp.IS: _is,
+    BytecodeOp.UN_INITIALIZED: _un_initialized,
+    BytecodeOp.ISNOT: _isnot,
+    BytecodeOp.FORMAT: _format,
+    BytecodeOp.DEVICE: device_instruction,
+    BytecodeOp.DTYPE: dtype_instruction,
+    BytecodeOp.DIM: dim_instruction,
+    BytecodeOp.NOT: _not,
+    BytecodeOp.TO_LIST: to_list_instruction,
+    BytecodeOp.NUM_TO_TENSOR: num_to_tensor_instruction,
+    BytecodeOp.IS_CUDA: is_cuda_instruction,
+    BytecodeOp.WARN: _warn,
 }
 
 
 def _opname(op: int) -> str:
-    return OpCode(op).name if op in OpCode._value2member_map_ else f"opcode {op}"
+    return BytecodeOp(op).name if op in BytecodeOp._value2member_map_ else f"opcode {op}"
 
 
 class _UnsupportedInstruction(Exception):

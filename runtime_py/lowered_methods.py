@@ -161,7 +161,7 @@ def recognize(fn: ptmf.Function, module: ptmf.Module) -> LoweredCall | None:
     if sig is None or not _is_template(fn, template := _method_template(sig), module):
         return None
     execute = next(pc for pc, ins in enumerate(template.code.instructions)
-                   if ins.op == ptmf.OpCode.INTERFACE_CALL and ins.n == EXECUTE_ARGS)
+                   if ins.op == ptmf.BytecodeOp.INTERFACE_CALL and ins.n == EXECUTE_ARGS)
     handles = fn.debug_handles
     return LoweredCall(sig, handles[execute] if handles is not None and execute < len(handles) else -1)
 

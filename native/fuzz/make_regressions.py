@@ -16,7 +16,7 @@ from bundle_format import ptmf  # noqa: E402
 from bundle_format.ptmf_reader import read_module  # noqa: E402
 from bundle_format.ptmf_writer import encode_module  # noqa: E402
 
-Op = ptmf.OpCode
+Op = ptmf.BytecodeOp
 
 
 def ins(op: Op, x: int = 0, n: int = 0) -> ptmf.Instruction:

@@ -187,11 +187,11 @@ def malformed_bundles(w: Writer, compiled: object) -> None:
     patched("bad_dict_lengths.ptl", dict_index, dataclasses.replace(d, values=d.values[:-1] if d.values else (0,)))
     fn_index = module.methods[0]
     fn = module.ivalues[fn_index]
-    bad_ins = (ptmf.Instruction(op=int(ptmf.OpCode.LOADC), x=999, n=0),) + fn.instructions[1:]
+    bad_ins = (ptmf.Instruction(op=int(ptmf.BytecodeOp.LOADC), x=999, n=0),) + fn.instructions[1:]
     patched("bad_loadc.ptl", fn_index, dataclasses.replace(fn, instructions=bad_ins))
-    bad_jump = (ptmf.Instruction(op=int(ptmf.OpCode.JMP), x=100000, n=0),) + fn.instructions[1:]
+    bad_jump = (ptmf.Instruction(op=int(ptmf.BytecodeOp.JMP), x=100000, n=0),) + fn.instructions[1:]
     patched("bad_jump.ptl", fn_index, dataclasses.replace(fn, instructions=bad_jump))
-    bad_reg = (ptmf.Instruction(op=int(ptmf.OpCode.LOAD), x=fn.register_size + 1, n=0),) + fn.instructions[1:]
+    bad_reg = (ptmf.Instruction(op=int(ptmf.BytecodeOp.LOAD), x=fn.register_size + 1, n=0),) + fn.instructions[1:]
     patched("bad_register.ptl", fn_index, dataclasses.replace(fn, instructions=bad_reg))
     obj_index = module.state_obj
     patched("bad_object_type.ptl", obj_index, dataclasses.replace(module.ivalues[obj_index], type_index=77))

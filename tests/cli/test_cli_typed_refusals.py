@@ -16,7 +16,8 @@ import pytest
 
 from bundle_format import ptmf
 from bundle_format.bundle_file import read_bundle_bytes
-from bundle_format.ptmf import Instruction, OpCode
+from bundle_format.ptmf import BytecodeOp as Op
+from bundle_format.ptmf import Instruction
 from runtime_py.errors import ExecutionError, InternalError
 from runtime_py.module import Module
 from runtime_py.values import ScriptObject
@@ -31,74 +32,74 @@ FORWARD = "function __torch__.SmallLinear.forward"  # the torch_linear seed's, w
 _I = Instruction
 _S = ptmf.StringValue
 _INT, _STR, _TRUE = ptmf.IntValue(3), ptmf.StringValue("a"), ptmf.BoolValue(True)
-_ARGS = _I(OpCode.STOREN, 1, 2)  # self in register 1, x (a [2, 4] tensor) in register 2
-_SELF, _X = _I(OpCode.LOAD, 1, 0), _I(OpCode.LOAD, 2, 0)
-_RET = _I(OpCode.RET, 0, 0)
+_ARGS = _I(Op.STOREN, 1, 2)  # self in register 1, x (a [2, 4] tensor) in register 2
+_SELF, _X = _I(Op.LOAD, 1, 0), _I(Op.LOAD, 2, 0)
+_RET = _I(Op.RET, 0, 0)
 
 # name -> (forward's code, its constants, its types, what the error says: an instruction's refusal names
 # the instruction, pc and function; an operator's error its name, and its debug handle maps it to source)
 CASES: dict[str, tuple[tuple[Instruction, ...], tuple[ptmf.IValue, ...], tuple[str, ...], str]] = {
-    "get_attr_of_a_tensor": ((_ARGS, _X, _I(OpCode.GET_ATTR, 0, 0), _RET), (), (),
+    "get_attr_of_a_tensor": ((_ARGS, _X, _I(Op.GET_ATTR, 0, 0), _RET), (), (),
                              "GET_ATTR failed at pc 2 of {f}: GET_ATTR of attribute slot 0 needs an object, got a "
                              "Tensor"),
-    "get_attr_slot_missing": ((_ARGS, _SELF, _I(OpCode.GET_ATTR, 99, 0), _RET), (), (),
+    "get_attr_slot_missing": ((_ARGS, _SELF, _I(Op.GET_ATTR, 99, 0), _RET), (), (),
                               "GET_ATTR failed at pc 2 of {f}: object of type __torch__.SmallLinear has no "
                               "attribute slot 99"),
-    "get_attr_unblocked": ((_ARGS, _X, _I(OpCode.JMP, 1, 0), _I(OpCode.GET_ATTR, 0, 0), _RET), (), (),
+    "get_attr_unblocked": ((_ARGS, _X, _I(Op.JMP, 1, 0), _I(Op.GET_ATTR, 0, 0), _RET), (), (),
                            "GET_ATTR failed at pc 3 of {f}: GET_ATTR of attribute slot 0 needs an object, got a "
                            "Tensor"),  # a step of its own, not in a compiled block (a jump lands on it)
-    "set_attr_of_an_int": ((_ARGS, _I(OpCode.LOADC, 0, 0), _X, _I(OpCode.SET_ATTR, 0, 0), _X, _RET), (_INT,), (),
+    "set_attr_of_an_int": ((_ARGS, _I(Op.LOADC, 0, 0), _X, _I(Op.SET_ATTR, 0, 0), _X, _RET), (_INT,), (),
                            "SET_ATTR failed at pc 3 of {f}: SET_ATTR of attribute slot 0 needs an object, got an int"),
-    "interface_call_on_a_tensor": ((_ARGS, _X, _I(OpCode.INTERFACE_CALL, 0, 1), _RET), (_S("tofile"),), (),
+    "interface_call_on_a_tensor": ((_ARGS, _X, _I(Op.INTERFACE_CALL, 0, 1), _RET), (_S("tofile"),), (),
                                    "method tofile called on a ndarray, not an object"),
-    "interface_call_name_not_a_str": ((_ARGS, _SELF, _I(OpCode.INTERFACE_CALL, 0, 1), _RET), (_INT,), (),
+    "interface_call_name_not_a_str": ((_ARGS, _SELF, _I(Op.INTERFACE_CALL, 0, 1), _RET), (_INT,), (),
                                       "INTERFACE_CALL failed at pc 2 of {f}: INTERFACE_CALL needs a method name, "
                                       "got an int"),
-    "list_unpack_of_a_tensor": ((_ARGS, _X, _I(OpCode.LIST_UNPACK, 2, 0), _RET), (), (),
+    "list_unpack_of_a_tensor": ((_ARGS, _X, _I(Op.LIST_UNPACK, 2, 0), _RET), (), (),
                                 "LIST_UNPACK failed at pc 2 of {f}: LIST_UNPACK needs a list or tuple, got a Tensor"),
-    "tuple_index_by_a_str": ((_ARGS, _X, _X, _I(OpCode.TUPLE_CONSTRUCT, 2, 0), _I(OpCode.LOADC, 0, 0),
-                              _I(OpCode.TUPLE_INDEX, 0, 0), _RET), (_STR,), (),
+    "tuple_index_by_a_str": ((_ARGS, _X, _X, _I(Op.TUPLE_CONSTRUCT, 2, 0), _I(Op.LOADC, 0, 0),
+                              _I(Op.TUPLE_INDEX, 0, 0), _RET), (_STR,), (),
                              "TUPLE_INDEX failed at pc 5 of {f}: TUPLE_INDEX needs an int index, got a str"),
-    "tuple_index_of_an_int": ((_ARGS, _I(OpCode.LOADC, 0, 0), _I(OpCode.LOADC, 0, 0), _I(OpCode.TUPLE_INDEX, 0, 0),
+    "tuple_index_of_an_int": ((_ARGS, _I(Op.LOADC, 0, 0), _I(Op.LOADC, 0, 0), _I(Op.TUPLE_INDEX, 0, 0),
                                _RET), (_INT,), (),
                               "TUPLE_INDEX failed at pc 3 of {f}: TUPLE_INDEX needs a list or tuple, got an int"),
-    "tuple_slice_of_a_tensor": ((_ARGS, _X, _I(OpCode.TUPLE_SLICE, 0, 1), _RET), (), (),
+    "tuple_slice_of_a_tensor": ((_ARGS, _X, _I(Op.TUPLE_SLICE, 0, 1), _RET), (), (),
                                 "TUPLE_SLICE failed at pc 2 of {f}: TUPLE_SLICE needs a list or tuple, got a Tensor"),
-    "dict_index_of_a_tensor": ((_ARGS, _X, _I(OpCode.LOADC, 0, 0), _I(OpCode.DICT_INDEX, 0, 0), _RET), (_STR,), (),
+    "dict_index_of_a_tensor": ((_ARGS, _X, _I(Op.LOADC, 0, 0), _I(Op.DICT_INDEX, 0, 0), _RET), (_STR,), (),
                                "DICT_INDEX failed at pc 3 of {f}: DICT_INDEX needs a dict, got a Tensor"),
-    "dict_construct_tensor_key": ((_ARGS, _X, _I(OpCode.LOADC, 0, 0), _I(OpCode.DICT_CONSTRUCT, 0, 2), _RET),
+    "dict_construct_tensor_key": ((_ARGS, _X, _I(Op.LOADC, 0, 0), _I(Op.DICT_CONSTRUCT, 0, 2), _RET),
                                   (_INT,), ("Dict[Tensor, int]",),
                                   "DICT_CONSTRUCT failed at pc 3 of {f}: DICT_CONSTRUCT: a dict key must be a str, "
                                   "int, float or bool, got a Tensor"),
-    "dict_construct_odd_count": ((_ARGS, _X, _I(OpCode.DICT_CONSTRUCT, 0, 1), _RET), (), ("Dict[str, int]",),
+    "dict_construct_odd_count": ((_ARGS, _X, _I(Op.DICT_CONSTRUCT, 0, 1), _RET), (), ("Dict[str, int]",),
                                  "DICT_CONSTRUCT failed at pc 2 of {f}: DICT_CONSTRUCT needs keys and values in "
                                  "pairs, got 1 values"),
-    "loop_short_stack": ((_ARGS, _X, _I(OpCode.LOOP, 2, 0), _RET), (), (),
+    "loop_short_stack": ((_ARGS, _X, _I(Op.LOOP, 2, 0), _RET), (), (),
                          "LOOP failed at pc 2 of {f}: LOOP needs 3 values (N = 0) but the stack holds 1"),
-    "loop_str_counter": ((_ARGS, _I(OpCode.LOADC, 0, 0), _I(OpCode.LOADC, 1, 0), _I(OpCode.LOADC, 2, 0),
-                          _I(OpCode.LOOP, 2, 2), _RET), (_STR, _INT, _TRUE), (),
+    "loop_str_counter": ((_ARGS, _I(Op.LOADC, 0, 0), _I(Op.LOADC, 1, 0), _I(Op.LOADC, 2, 0),
+                          _I(Op.LOOP, 2, 2), _RET), (_STR, _INT, _TRUE), (),
                          "LOOP failed at pc 4 of {f}: LOOP needs an int trip count and maximum, got a str and an int"),
-    "format_of_a_tensor": ((_ARGS, _X, _I(OpCode.FORMAT, 1, 0), _RET), (), (),
+    "format_of_a_tensor": ((_ARGS, _X, _I(Op.FORMAT, 1, 0), _RET), (), (),
                            "FORMAT failed at pc 2 of {f}: FORMAT needs a format string, got a Tensor"),
-    "dtype_of_an_int": ((_ARGS, _I(OpCode.LOADC, 0, 0), _I(OpCode.DTYPE, 0, 0), _RET), (_INT,), (),
+    "dtype_of_an_int": ((_ARGS, _I(Op.LOADC, 0, 0), _I(Op.DTYPE, 0, 0), _RET), (_INT,), (),
                         "DTYPE failed at pc 2 of {f}: DTYPE needs a Tensor, got an int"),
-    "num_to_tensor_of_a_str": ((_ARGS, _I(OpCode.LOADC, 0, 0), _I(OpCode.NUM_TO_TENSOR, 0, 0), _RET), (_STR,), (),
+    "num_to_tensor_of_a_str": ((_ARGS, _I(Op.LOADC, 0, 0), _I(Op.NUM_TO_TENSOR, 0, 0), _RET), (_STR,), (),
                                "NUM_TO_TENSOR failed at pc 2 of {f}: NUM_TO_TENSOR needs a number, got a str"),
-    "to_list_str_element_type": ((_ARGS, _X, _I(OpCode.LOADC, 0, 0), _I(OpCode.LOADC, 0, 0), _I(OpCode.TO_LIST, 0, 0),
+    "to_list_str_element_type": ((_ARGS, _X, _I(Op.LOADC, 0, 0), _I(Op.LOADC, 0, 0), _I(Op.TO_LIST, 0, 0),
                                   _RET), (_STR,), (),
                                  "TO_LIST failed at pc 4 of {f}: TO_LIST needs a Tensor and an int element type, "
                                  "got a Tensor and a str"),
-    "stack_underflow": ((_ARGS, _I(OpCode.DROP, 0, 0), _X, _RET), (), (),
+    "stack_underflow": ((_ARGS, _I(Op.DROP, 0, 0), _X, _RET), (), (),
                         "DROP failed at pc 1 of {f}: the stack is empty (the bytecode pops more values than it "
                         "pushed)"),
-    "storen_short_stack": ((_ARGS, _I(OpCode.STOREN, 1, 2), _X, _RET), (), (),
+    "storen_short_stack": ((_ARGS, _I(Op.STOREN, 1, 2), _X, _RET), (), (),
                            "STOREN failed at pc 1 of {f}: instruction needs 2 values but the stack holds 0"),
     # operator arguments against the operator's schema: aten::linear (operator 0) given a str weight,
     # aten::relu (operator 1) an int; in a compiled block (a direct call) and as a step of its own
-    "operator_argument_type": ((_ARGS, _X, _I(OpCode.LOADC, 0, 0), _I(OpCode.LOADC, 1, 0), _I(OpCode.OP, 0, 0), _RET),
+    "operator_argument_type": ((_ARGS, _X, _I(Op.LOADC, 0, 0), _I(Op.LOADC, 1, 0), _I(Op.OP, 0, 0), _RET),
                                (_STR, ptmf.NoneValue()), (),
                                "Error: aten::linear: argument 'weight' must be Tensor, got str"),
-    "operator_argument_type_unblocked": ((_ARGS, _I(OpCode.LOADC, 0, 0), _I(OpCode.JMP, 1, 0), _I(OpCode.OP, 1, 0),
+    "operator_argument_type_unblocked": ((_ARGS, _I(Op.LOADC, 0, 0), _I(Op.JMP, 1, 0), _I(Op.OP, 1, 0),
                                           _RET), (_INT,), (),
                                          "Error: aten::relu: argument 'self' must be Tensor, got int"),
 }

@@ -35,7 +35,8 @@ import harness  # noqa: E402
 
 from bundle_format import ptmf  # noqa: E402
 from bundle_format.program import Program  # noqa: E402
-from bundle_format.ptmf import Instruction, OpCode  # noqa: E402
+from bundle_format.ptmf import BytecodeOp as Op  # noqa: E402
+from bundle_format.ptmf import Instruction
 from bundle_format.ptmf_writer import encode_module  # noqa: E402
 from bundle_format.restricted_unpickler import STORAGE_TYPES  # noqa: E402
 
@@ -136,18 +137,18 @@ def _endless_code(rng: random.Random) -> Code:
     if kind == 3:  # a tuple holding the previous one twice, 30..70 levels, hashed as a dict key
         return crafted._shared_tuple_code(rng.randint(30, 70)), (ptmf.IntValue(1),), ("Dict[Any, int]",)
     if kind == 0:  # JMP to itself, maybe after a few harmless instructions
-        return (Instruction(OpCode.STOREN, 1, 2),) + (Instruction(OpCode.LOAD, 1, 0), Instruction(OpCode.DROP, 0, 0)) \
-            * rng.randrange(3) + (Instruction(OpCode.JMP, 0, 0),), (), ()
+        return (Instruction(Op.STOREN, 1, 2),) + (Instruction(Op.LOAD, 1, 0), Instruction(Op.DROP, 0, 0)) \
+            * rng.randrange(3) + (Instruction(Op.JMP, 0, 0),), (), ()
     if kind == 1:  # a LOOP of 2**62 (or 2**31) iterations
         count = rng.choice([2 ** 62, 2 ** 31, 2 ** 63 - 1])
-        return (Instruction(OpCode.STOREN, 1, 2), Instruction(OpCode.LOADC, 0, 0), Instruction(OpCode.LOADC, 1, 0),
-                Instruction(OpCode.LOADC, 2, 0), Instruction(OpCode.LOOP, 4, 2), Instruction(OpCode.DROP, 0, 0),
-                Instruction(OpCode.LOADC, 2, 0), Instruction(OpCode.JMP, -3, 0), Instruction(OpCode.LOADC, 0, 0),
-                Instruction(OpCode.RET, 0, 0)), (ptmf.IntValue(0), ptmf.IntValue(count), ptmf.BoolValue(True)), ()
+        return (Instruction(Op.STOREN, 1, 2), Instruction(Op.LOADC, 0, 0), Instruction(Op.LOADC, 1, 0),
+                Instruction(Op.LOADC, 2, 0), Instruction(Op.LOOP, 4, 2), Instruction(Op.DROP, 0, 0),
+                Instruction(Op.LOADC, 2, 0), Instruction(Op.JMP, -3, 0), Instruction(Op.LOADC, 0, 0),
+                Instruction(Op.RET, 0, 0)), (ptmf.IntValue(0), ptmf.IntValue(count), ptmf.BoolValue(True)), ()
     slot = rng.choice([65536, 70000, 2 ** 31 - 1, 150_000_000])  # SET_ATTR of a huge slot on self
-    return (Instruction(OpCode.STOREN, 1, 2), Instruction(OpCode.LOAD, 1, 0), Instruction(OpCode.LOAD, 2, 0),
-            Instruction(OpCode.SET_ATTR, slot, 0), Instruction(OpCode.LOAD, 2, 0),
-            Instruction(OpCode.RET, 0, 0)), (), ()
+    return (Instruction(Op.STOREN, 1, 2), Instruction(Op.LOAD, 1, 0), Instruction(Op.LOAD, 2, 0),
+            Instruction(Op.SET_ATTR, slot, 0), Instruction(Op.LOAD, 2, 0),
+            Instruction(Op.RET, 0, 0)), (), ()
 
 
 def setstate_code(rng: random.Random) -> bytes:

@@ -21,7 +21,8 @@ from bundle_format import ptmf  # noqa: E402
 from bundle_format.bundle_file import read_bundle_bytes  # noqa: E402
 from bundle_format.program import Program  # noqa: E402
 from bundle_format.program_codec import decode_program, encode_program  # noqa: E402
-from bundle_format.ptmf import Instruction, OpCode  # noqa: E402
+from bundle_format.ptmf import BytecodeOp as Op  # noqa: E402
+from bundle_format.ptmf import Instruction
 from bundle_format.ptmf_writer import encode_module  # noqa: E402
 
 SETSTATE_FN = 7  # torch_stateful.ptmf: ivalue index of Holder.__setstate__
@@ -41,7 +42,7 @@ def _with_setstate(code: tuple[Instruction, ...], **changes: object) -> bytes:
 
 def setstate_jmp_loop() -> bytes:
     """__setstate__ = JMP to itself: must exceed the load-time instruction budget, not hang."""
-    return _with_setstate((Instruction(OpCode.JMP, 0, 0),))
+    return _with_setstate((Instruction(Op.JMP, 0, 0),))
 
 
 def setstate_recursion() -> bytes:
@@ -50,8 +51,8 @@ def setstate_recursion() -> bytes:
     fn = m.ivalues[SETSTATE_FN]
     assert isinstance(fn, ptmf.Function)
     name = len(m.ivalues)  # a new string constant "__setstate__"
-    code = (Instruction(OpCode.STOREN, 1, 2), Instruction(OpCode.LOAD, 1, 0), Instruction(OpCode.LOAD, 2, 0),
-            Instruction(OpCode.INTERFACE_CALL, len(fn.constants), 2), Instruction(OpCode.RET, 0, 0))
+    code = (Instruction(Op.STOREN, 1, 2), Instruction(Op.LOAD, 1, 0), Instruction(Op.LOAD, 2, 0),
+            Instruction(Op.INTERFACE_CALL, len(fn.constants), 2), Instruction(Op.RET, 0, 0))
     fn = replace(fn, instructions=code, debug_handles=None, constants=fn.constants + (name,), register_size=2)
     ivalues = m.ivalues[:SETSTATE_FN] + (fn,) + m.ivalues[SETSTATE_FN + 1:] + (ptmf.StringValue("__setstate__"),)
     return encode_module(replace(m, ivalues=ivalues))
@@ -67,10 +68,10 @@ def setstate_huge_list() -> bytes:
     consts = fn.constants + (n, n + 1)  # 2, [0]
     ops = (ptmf.Operator("aten::mul", "left_t", 2),)
     c2, clist = len(fn.constants), len(fn.constants) + 1
-    body = [Instruction(OpCode.LOADC, clist, 0)]
+    body = [Instruction(Op.LOADC, clist, 0)]
     for _ in range(40):  # list = list * 2, forty times: 2**40 items if nothing stopped it
-        body += [Instruction(OpCode.LOADC, c2, 0), Instruction(OpCode.OP, 0, 0)]
-    body += [Instruction(OpCode.RET, 0, 0)]
+        body += [Instruction(Op.LOADC, c2, 0), Instruction(Op.OP, 0, 0)]
+    body += [Instruction(Op.RET, 0, 0)]
     fn = replace(fn, instructions=tuple(body), debug_handles=None, constants=consts, operators=ops, register_size=0)
     ivalues = (m.ivalues[:SETSTATE_FN] + (fn,) + m.ivalues[SETSTATE_FN + 1:]
                + (ptmf.IntValue(2), ptmf.IntListValue((0,) * 64)))
@@ -85,16 +86,16 @@ def _big_int_code(first_constant: int) -> tuple[tuple[Instruction, ...], tuple[p
     ops = (ptmf.Operator("aten::pow", "int_to_int", 2), ptmf.Operator("aten::__lshift__", "int", 2),
            ptmf.Operator("aten::mul", "int", 2))
     c10, c2_40, c3, c1 = (first_constant + i for i in range(4))
-    code = [Instruction(OpCode.STOREN, 1, 2),
-            Instruction(OpCode.LOADC, c10, 0), Instruction(OpCode.LOADC, c2_40, 0), Instruction(OpCode.OP, 0, 0),
-            Instruction(OpCode.DROP, 0, 0),
-            Instruction(OpCode.LOADC, c1, 0), Instruction(OpCode.LOADC, c2_40, 0), Instruction(OpCode.OP, 1, 0),
-            Instruction(OpCode.DROP, 0, 0), Instruction(OpCode.LOADC, c3, 0)]
+    code = [Instruction(Op.STOREN, 1, 2),
+            Instruction(Op.LOADC, c10, 0), Instruction(Op.LOADC, c2_40, 0), Instruction(Op.OP, 0, 0),
+            Instruction(Op.DROP, 0, 0),
+            Instruction(Op.LOADC, c1, 0), Instruction(Op.LOADC, c2_40, 0), Instruction(Op.OP, 1, 0),
+            Instruction(Op.DROP, 0, 0), Instruction(Op.LOADC, c3, 0)]
     for _ in range(40):
-        code += [Instruction(OpCode.STORE, 2, 0), Instruction(OpCode.LOAD, 2, 0), Instruction(OpCode.LOAD, 2, 0),
-                 Instruction(OpCode.OP, 2, 0)]
+        code += [Instruction(Op.STORE, 2, 0), Instruction(Op.LOAD, 2, 0), Instruction(Op.LOAD, 2, 0),
+                 Instruction(Op.OP, 2, 0)]
     constants = (ptmf.IntValue(10), ptmf.IntValue(2 ** 40), ptmf.IntValue(3), ptmf.IntValue(1))
-    return (*code, Instruction(OpCode.RET, 0, 0)), ops, constants
+    return (*code, Instruction(Op.RET, 0, 0)), ops, constants
 
 
 def _with_big_int_code(m: ptmf.Module, index: int) -> bytes:
@@ -178,29 +179,29 @@ def _with_forward(code: tuple[Instruction, ...], constants: tuple[ptmf.IValue, .
 
 def forward_jmp_self() -> bytes:
     """forward = JMP to itself: runs forever unless the call has an instruction budget or timeout."""
-    return _with_forward((Instruction(OpCode.STOREN, 1, 2), Instruction(OpCode.JMP, 0, 0)))
+    return _with_forward((Instruction(Op.STOREN, 1, 2), Instruction(Op.JMP, 0, 0)))
 
 
 def forward_loop_2_62() -> bytes:
     """forward = a LOOP of 2**62 iterations (trip count, max trip count, condition on the stack)."""
     return _with_forward((
-        Instruction(OpCode.STOREN, 1, 2),
-        Instruction(OpCode.LOADC, 0, 0), Instruction(OpCode.LOADC, 1, 0), Instruction(OpCode.LOADC, 2, 0),
-        Instruction(OpCode.LOOP, 4, 2),  # exit: to the LOADC after the body
-        Instruction(OpCode.DROP, 0, 0), Instruction(OpCode.LOADC, 2, 0), Instruction(OpCode.JMP, -3, 0),
-        Instruction(OpCode.LOADC, 0, 0), Instruction(OpCode.RET, 0, 0),
+        Instruction(Op.STOREN, 1, 2),
+        Instruction(Op.LOADC, 0, 0), Instruction(Op.LOADC, 1, 0), Instruction(Op.LOADC, 2, 0),
+        Instruction(Op.LOOP, 4, 2),  # exit: to the LOADC after the body
+        Instruction(Op.DROP, 0, 0), Instruction(Op.LOADC, 2, 0), Instruction(Op.JMP, -3, 0),
+        Instruction(Op.LOADC, 0, 0), Instruction(Op.RET, 0, 0),
     ), (ptmf.IntValue(0), ptmf.IntValue(2 ** 62), ptmf.BoolValue(True)))
 
 
 def _shared_tuple_code(levels: int) -> tuple[Instruction, ...]:
     """Bytecode (after STOREN 1 2) that builds ``levels`` tuples each holding the previous one twice
     and uses the last as a dict key (DICT_CONSTRUCT hashes it: 2**levels steps), then returns it."""
-    code = [Instruction(OpCode.STOREN, 1, 2), Instruction(OpCode.LOADC, 0, 0)]
+    code = [Instruction(Op.STOREN, 1, 2), Instruction(Op.LOADC, 0, 0)]
     for _ in range(levels):
-        code += [Instruction(OpCode.STORE, 2, 0), Instruction(OpCode.LOAD, 2, 0), Instruction(OpCode.LOAD, 2, 0),
-                 Instruction(OpCode.TUPLE_CONSTRUCT, 2, 0)]
-    return (*code, Instruction(OpCode.LOADC, 0, 0), Instruction(OpCode.DICT_CONSTRUCT, 0, 2),
-            Instruction(OpCode.RET, 0, 0))
+        code += [Instruction(Op.STORE, 2, 0), Instruction(Op.LOAD, 2, 0), Instruction(Op.LOAD, 2, 0),
+                 Instruction(Op.TUPLE_CONSTRUCT, 2, 0)]
+    return (*code, Instruction(Op.LOADC, 0, 0), Instruction(Op.DICT_CONSTRUCT, 0, 2),
+            Instruction(Op.RET, 0, 0))
 
 
 def forward_shared_tuple_key() -> bytes:
@@ -234,9 +235,9 @@ def tensor_huge_sizes(sizes: tuple[int, ...], strides: tuple[int, ...]) -> Calla
 
 def setstate_set_attr_huge_slot() -> bytes:
     """__setstate__ sets attribute slot 150M of its object: refused before the slots grow (1.2 GB)."""
-    return _with_setstate((Instruction(OpCode.STOREN, 1, 2), Instruction(OpCode.LOAD, 1, 0),
-                           Instruction(OpCode.LOAD, 2, 0), Instruction(OpCode.SET_ATTR, 150_000_000, 0),
-                           Instruction(OpCode.LOAD, 2, 0), Instruction(OpCode.RET, 0, 0)), register_size=2)
+    return _with_setstate((Instruction(Op.STOREN, 1, 2), Instruction(Op.LOAD, 1, 0),
+                           Instruction(Op.LOAD, 2, 0), Instruction(Op.SET_ATTR, 150_000_000, 0),
+                           Instruction(Op.LOAD, 2, 0), Instruction(Op.RET, 0, 0)), register_size=2)
 
 
 def _with_program(change: Callable[[Program], Program]) -> bytes:

@@ -79,7 +79,7 @@ def test_tuple_with_none_is_built_as_torch_builds_it() -> None:
     theirs_fn, ours_fn = (next(f for i in m.methods if isinstance(f := m.ivalues[i], ptmf.Function)
                                and f.qn.endswith(".forward")) for m in (torch_module, ours))
     assert ours_fn.schema == theirs_fn.schema and sig.return_type == "Tuple[Tensor, NoneType]"
-    ops = {name: [(ptmf.OpCode(i.op).name, i.x, i.n) for i in f.instructions]
+    ops = {name: [(ptmf.BytecodeOp(i.op).name, i.x, i.n) for i in f.instructions]
            for name, f in (("torch", theirs_fn), ("ours", ours_fn))}
     unpack = {name: next(ins for ins in code if ins[0] == "LIST_UNPACK") for name, code in ops.items()}
     assert unpack == {"torch": ("LIST_UNPACK", 2, 0), "ours": ("LIST_UNPACK", 1, 0)}

@@ -177,7 +177,7 @@ def _with_bad_jump(module: ptmf.Module, suffix: str) -> tuple[bytes, int]:
     fn = module.ivalues[index]
     assert isinstance(fn, ptmf.Function)
     code = tuple(fn.instructions)
-    bad = code[:-1] + (ptmf.Instruction(ptmf.OpCode.JMP, 1000, 0),) + code[-1:]
+    bad = code[:-1] + (ptmf.Instruction(ptmf.BytecodeOp.JMP, 1000, 0),) + code[-1:]
     return _replaced(module, index, dataclasses.replace(fn, instructions=bad)), index
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from bundle_format.ptmf import OpCode as Op
+from bundle_format.ptmf import BytecodeOp as Op
 from runtime_py.blocks import block_spans
 from runtime_py.budgets import LoadBudget
 from runtime_py.errors import ExecutionError

@@ -1,6 +1,7 @@
 """The one lowering table the graph walk reads: the op families (ops.py's base ops, math_ops,
-shape_ops, attention_ops, einsum, recurrent, typed_ops, resize_ops, selection_ops) merged, each
-wrapped with constant folding, and the scalar folds with the tensor factories.
+shape_ops, attention_ops, einsum, recurrent, typed_ops, resize_ops, selection_ops) merged, the
+composite ops made of them (composite_ops) added, each wrapped with constant folding, and the
+scalar folds with the tensor factories.
 
 The op modules only define their own tables (using ops.py's helpers); this module imports
 them all, so no op module imports another's table and there is no import cycle.
@@ -22,6 +23,7 @@ from liteexport.compiler import (
     symbolic_ops,
     typed_ops,
 )
+from liteexport.compiler.composite_ops import composite_lowerings
 from liteexport.compiler.constant_fold import CONSTANT_ONLY, with_constant_folding
 from liteexport.compiler.ops import Lowering
 from liteexport.compiler.scalars import ScalarFold
@@ -34,6 +36,8 @@ LOWERINGS: dict[str, Lowering] = {
     **selection_ops.LOWERINGS,
     **symbolic_ops.LOWERINGS,  # last: they wrap some of the above for sizes known only at run time
 }
+# ops made of the ones above, calling this table's lowerings (with the wrappers added below)
+LOWERINGS.update(composite_lowerings(LOWERINGS))
 # integer and bool constants (index buffers, masks) fold with torch itself
 for _kind in [*LOWERINGS, *CONSTANT_ONLY]:
     LOWERINGS[_kind] = with_constant_folding(_kind, LOWERINGS.get(_kind))

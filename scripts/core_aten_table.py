@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 from liteexport.compiler.exported import core_aten, torch_quietly  # noqa: E402
 from liteexport.compiler.fx_forms import FORMS, IDENTITY, kind_of  # noqa: E402
 from liteexport.compiler.fx_walk import CHECKS  # noqa: E402
-from liteexport.compiler.lowerings import LOWERINGS, SCALAR_FOLDS  # noqa: E402
+from liteexport.compiler.lowerings import LOWERINGS  # noqa: E402
 from tests.frontend_export.opinfo import ALIASES  # noqa: E402
 
 DOC = ROOT / "docs" / "reference.md"
@@ -75,6 +75,13 @@ _REASONS: tuple[tuple[Callable[[str], bool], str], ...] = (
 )
 
 
+# Overloads of an op with a lowering that the lowering refuses whatever the values (its OpInfo
+# samples show it: scripts/core_aten_opinfo.json)
+_REFUSED_OVERLOADS = {
+    "clamp.Tensor": "tensor bounds (the lowering takes bounds known at export)",
+}
+
+
 def core_overloads() -> list[torch._ops.OpOverload]:
     """Every ATen overload tagged core, sorted by name."""
     found = []
@@ -104,21 +111,24 @@ def status(op: torch._ops.OpOverload, measured: dict[str, Any]) -> tuple[str, st
         return "compiles", "pass-through (an exported graph is functional)"
     if kind in FORMS:
         return "compiles", "Core ATen form of a lowering" + users
+    if name in _REFUSED_OVERLOADS:
+        return "refused", _REFUSED_OVERLOADS[name]
     if kind in LOWERINGS:
         return "compiles", "lowering" + users
-    if kind in SCALAR_FOLDS and not any(isinstance(a.type, torch.TensorType) for a in op._schema.arguments):
-        return "compiles", "folded at export (takes no tensor)"
     if reached:
         return "kept fused", f"reached as `{reached[0]}`"
     for matches, reason in _REASONS:
         if matches(name):
             return "refused", reason
+    if not any(isinstance(a.type, torch.TensorType) for a in op._schema.arguments):
+        # the walk evaluates a node whose inputs are all known with torch itself (not random ones)
+        return "compiles", "folded at export (takes no tensor)"
     from torch._decomp import decomposition_table
 
+    tally = measured.get(name.split(".")[0])
+    if tally and tally["lowered"]:  # torch.export's decompositions (default_decompositions())
+        return "decomposes", "torch decomposes it into ops that compile"
     if op in decomposition_table:
-        tally = measured.get(name.split(".")[0])
-        if tally and tally["lowered"]:
-            return "decomposes", "torch's decomposition compiles"
         if tally:
             return "refused", "no lowering; torch's decomposition leaves ops without one"
         return "refused", "no lowering; torch's decomposition not measured (no OpInfo)"

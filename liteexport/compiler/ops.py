@@ -29,7 +29,7 @@ from bundle_format.program import (
     Pool2dAttrs,
     ShapeAttrs,
 )
-from liteexport.compiler.dtypes import COMPILED_NAMES, dtype_of, scalar_type, torch_dtype_of
+from liteexport.compiler.dtypes import COMPILED_NAMES, TORCH_DTYPES, dtype_of, scalar_type, torch_dtype_of
 from liteexport.compiler.semantics import run_op
 from liteexport.compiler.shapes import infer_shape, infer_symbols
 from liteexport.compiler.symbolic import SymSize, size_of
@@ -184,7 +184,12 @@ def promoted(b: Emitter, op: OpCode, operands: list[Any]) -> list[TensorValue]:
     which must be one the op takes."""
     target = torch.result_type(*[_representative(v) for v in operands]) if len(operands) == 2 else \
         torch_dtype_of(tensor(operands[0]))
-    if op in (OpCode.DIV, OpCode.POW) and not target.is_floating_point:
+    if op == OpCode.POW and not target.is_floating_point:
+        # torch raises integers to integer powers exactly, in int64; our kernel computes in float32
+        dtype = str(target).removeprefix("torch.")
+        raise Unsupported(f"pow of {dtype} tensors is not compiled (it computes in float32): convert the base with "
+                          ".float() first")
+    if op == OpCode.DIV and not target.is_floating_point:
         target = torch.float32
     dtype = scalar_type(target)
     return [b.cast(tensor(v), dtype) for v in operands if not is_number(v)]
@@ -193,11 +198,26 @@ def promoted(b: Emitter, op: OpCode, operands: list[Any]) -> list[TensorValue]:
 def _unary(op: OpCode) -> Callable[[Emitter, list[Any]], Any]:
     def lower(b: Emitter, args: list[Any]) -> Any:
         x = tensor(args[0])
-        # float functions (exp, sin, ...) of integers compute in float32, as torch's
+        # float functions (exp, sin, ...) of integers compute in float32, as torch's; one that
+        # torch computes in the integers (relu, abs) is refused rather than answered in float32
         if dtype_of(x) not in allowed_dtypes(op, 0) and DType.FLOAT32 in allowed_dtypes(op, 0):
+            if not _float_result_of_integers(op, dtype_of(x)):
+                raise Unsupported(f"{op.name.lower()} of an integer ({dtype_of(x).name.lower()}) tensor is not "
+                                  "compiled (torch keeps its integer dtype; the kernel computes in float32): "
+                                  "convert it with .float() first")
             x = b.cast(x, DType.FLOAT32)
         return b.emit(op, [x], None)
     return lower
+
+
+def _float_result_of_integers(op: OpCode, dtype: DType) -> bool:
+    """Whether torch's ``op`` of a ``dtype`` (integer) tensor gives floats (exp does, relu does not),
+    asked of torch's semantics on a meta tensor; True when torch refuses the dtype (as before)."""
+    try:
+        return bool(run_op(op, None, [torch.zeros(1, dtype=TORCH_DTYPES[dtype], device="meta")])
+                    .dtype.is_floating_point)
+    except (RuntimeError, TypeError, NotImplementedError):
+        return True
 
 
 def _reciprocal(b: Emitter, args: list[Any]) -> Any:

@@ -27,6 +27,7 @@ from liteexport.compiler.ops import (
     tensor,
 )
 from liteexport.compiler.selection_ops import extremum_dim
+from liteexport.compiler.shape_ops import reshape_to
 from liteexport.compiler.values import Sym, TensorConst, TensorValue, Unsupported
 
 
@@ -159,8 +160,10 @@ def _gather(b: Emitter, args: list[Any]) -> Any:
 
 
 def _index_select(b: Emitter, args: list[Any]) -> Any:
-    """aten::index_select(x, dim, index)."""
-    return b.emit(OpCode.INDEX_SELECT, [tensor(args[0]), tensor(args[2])], AxisAttrs(axis=int(args[1])))
+    """aten::index_select(x, dim, index); of a 0-d x (by its one element), a 0-d result, as torch's."""
+    x = tensor(args[0])
+    selected = b.emit(OpCode.INDEX_SELECT, [x, tensor(args[2])], AxisAttrs(axis=int(args[1])))
+    return reshape_to(b, selected, []) if shape_of(x) == () else selected
 
 
 def _cumsum(b: Emitter, args: list[Any]) -> Any:

@@ -42,7 +42,7 @@ def op_db() -> list[Any]:
     not installed here) for its TestCase base class only: a stand-in gives it unittest's."""
     if "expecttest" not in sys.modules:
         try:
-            import expecttest  # noqa: F401
+            import expecttest  # type: ignore[import-not-found,unused-ignore]  # noqa: F401
         except ImportError:
             stand_in = types.ModuleType("expecttest")
             stand_in.TestCase = unittest.TestCase  # type: ignore[attr-defined]
@@ -90,7 +90,7 @@ def opinfos_for(name: str, table: dict[str, list[Any]]) -> list[Any]:
     return found
 
 
-class SampleModule(torch.nn.Module):
+class SampleModule(torch.nn.Module):  # type: ignore[misc,unused-ignore]
     """``op(input, *args, **kwargs)`` of one sample: its tensors are the module's inputs (in
     pytree order), the rest constants."""
 

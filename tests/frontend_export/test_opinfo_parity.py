@@ -40,9 +40,6 @@ def _compiled_names() -> list[str]:
 # Wrong answers these samples found, not fixed here (compiler lowerings and shape rules: another
 # helper is restructuring op dispatch); strict, so a fix makes the test fail until it is removed.
 KNOWN_WRONG = {
-    "relu": "relu of an int64 tensor returns float32 (_unary casts to float for RELU and never back)",
-    "pow": "pow of int64 by int64 returns float32 (promoted() computes POW in float32; torch keeps int64)",
-    "index_select": "index_select of a 0-d tensor returns shape (1,); torch returns a 0-d tensor",
     "full_like": "full_like of a 0-d tensor returns shape (1,); torch returns a 0-d tensor",
     "scalar_tensor": "a 0-d constant output (scalar_tensor, no input) comes back with shape (1,)",
 }

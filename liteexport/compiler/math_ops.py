@@ -12,7 +12,6 @@ from liteexport.compiler.ops import (
     _FLOAT32_SCALAR_TYPE,
     Emitter,
     Lowering,
-    _binary,
     _unary,
     is_number,
     shape_of,
@@ -155,12 +154,7 @@ def _norm(b: Emitter, args: list[Any]) -> Any:
 
 
 LOWERINGS: dict[str, Lowering] = {
-    "aten::log": _unary(OpCode.LOG),
-    "aten::sqrt": _unary(OpCode.SQRT),
-    "aten::rsqrt": _unary(OpCode.RSQRT),
     "aten::abs": _abs,
-    "aten::exp": _unary(OpCode.EXP),
-    "aten::pow": _binary(OpCode.POW),
     "aten::square": _square,
     "aten::linalg_vector_norm": _linalg_vector_norm,
     "aten::norm": _norm,
@@ -174,15 +168,6 @@ LOWERINGS: dict[str, Lowering] = {
     "aten::hardtanh": _hardtanh,
     "aten::relu6": _clamp_to(0.0, 6.0),
     "aten::leaky_relu": _leaky_relu,
-    "aten::hardsigmoid": _unary(OpCode.HARDSIGMOID),
-    "aten::hardswish": _unary(OpCode.HARDSWISH),
-    "aten::silu": _unary(OpCode.SILU),
     "aten::mean": _reduction(OpCode.MEAN),
     "aten::sum": _reduction(OpCode.SUM),
-}
-
-INPLACE: dict[str, str] = {
-    f"aten::{name}_": f"aten::{name}"
-    for name in ("clamp", "clip", "clamp_min", "clamp_max", "hardtanh", "relu6", "leaky_relu", "hardsigmoid",
-                 "hardswish", "silu", "log", "sqrt", "rsqrt", "abs", "pow", "exp")
 }

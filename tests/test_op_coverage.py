@@ -112,8 +112,8 @@ def test_the_fbs_opcode_enum_is_rendered_from_the_spec(tmp_path: Path) -> None:
         assert f"  {spec.ops[op].fbs} = {int(op)}," in fbs
     added = tmp_path / "added.toml"
     added.write_text(spec_path.read_text()
-                     + f'NEW_OP = {{ code = {len(OpCode)}, fbs = "NewOp", inputs = [1, 1], family = "own", shape = "same", '
-                     f'memory = "largest_input", doc = "new" }}\n')
+                     + f'NEW_OP = {{ code = {len(OpCode)}, fbs = "NewOp", inputs = [1, 1], family = "own", '
+                     f'shape = "same", memory = "largest_input", doc = "new" }}\n')
     rendered = codegen.fbs_with_opcodes(fbs, codegen.load(added, fbs_path))
     assert f"  NewOp = {len(OpCode)}," in rendered
     assert [line for line in rendered.splitlines() if "NewOp" not in line] == fbs.splitlines()

@@ -130,24 +130,35 @@ def test_the_fbs_opcode_enum_is_rendered_from_the_spec(tmp_path: Path) -> None:
 @pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ to compile the native core's kernel table")
 def test_the_native_kernel_table_does_not_compile_without_a_kernel_for_an_opcode(tmp_path: Path) -> None:
     """The C++ tables are switches over the generated enum with -Werror=switch: dropping one
-    opcode's case is a compile error (the same pragma guards liteexport/torch_backend/aten_kernels.h)."""
+    opcode's case is a compile error (the same pragma guards liteexport/torch_backend/aten_kernels.h).
+    A family's members come from the spec (demo_traits_generated.h): a math op whose C++ kernel
+    (math_kernels::NAME, the spec's `kernel`) is missing does not compile either, naming it."""
+    from bundle_format._generated.demo_traits import FAMILY
+
     native = ROOT / "native" / "src"
-    source = (native / "demo" / "kernels.cpp").read_text()
     flatbuffers = Path(sys.prefix) / "include"
 
-    def compiles(text: str) -> subprocess.CompletedProcess[str]:
-        path = tmp_path / "kernels.cpp"
+    def compiles(name: str, text: str) -> subprocess.CompletedProcess[str]:
+        path = tmp_path / name
         path.write_text(text)
         includes = [native, native / "demo", native.parent / "include", ROOT / "native_format" / "decoder",
                     ROOT / "native_format" / "generated", flatbuffers]
         return subprocess.run(["g++", "-std=c++17", "-fsyntax-only", *(f"-I{d}" for d in includes), str(path)],
                               capture_output=True, text=True, check=False)
 
-    assert compiles(source).returncode == 0
-    last = max(OpCode, key=int).name
+    source = (native / "demo" / "kernels.cpp").read_text()
+    assert compiles("kernels.cpp", source).returncode == 0
+    last = max((op for op in OpCode if FAMILY[op] == "own"), key=int).name
     without = "\n".join(line for line in source.splitlines() if f"case Op::{last}:" not in line)
-    result = compiles(without)
+    result = compiles("kernels.cpp", without)
     assert result.returncode != 0 and f"{last}" in result.stderr and "Werror=switch" in result.stderr
+    math = (native / "demo" / "activations.cpp").read_text()
+    assert compiles("activations.cpp", math).returncode == 0
+    kernel = "log"  # every math op's kernel is math_kernels::<name>; drop one
+    dropped = math.replace(f"inline float {kernel}(float v)", "inline float unused(float v)")
+    result = compiles("activations.cpp", dropped)
+    assert result.returncode != 0 and f"'{kernel}' is not a member of 'liteexport::demo_backend::math_kernels'" \
+        in result.stderr.replace("\u2018", "'").replace("\u2019", "'"), result.stderr[-1000:]
 
 
 # --- the op traits of the spec (schema/demo_ops.toml): what is generated, and what each "own" needs ---

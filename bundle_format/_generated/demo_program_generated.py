@@ -83,6 +83,7 @@ class OpCode(object):
     FakeQuantize = 63
     ArgMin = 64
     Full = 65
+    Log1p = 66
 
 
 class Activation(object):

@@ -88,6 +88,7 @@ OP_TRAITS: dict[OpCode, OpTraits] = {
     OpCode.FAKE_QUANTIZE: OpTraits('own', 'same', 'largest_input', 'torch.fake_quantize_per_tensor_affine', 'unary', None, None, False),
     OpCode.ARGMIN: OpTraits('own', 'own', 'widest', 'torch.argmin', None, None, None, False),
     OpCode.FULL: OpTraits('own', 'own', 'own', 'torch.full', None, None, None, False),
+    OpCode.LOG1P: OpTraits('math', 'same', 'largest_input', 'torch.log1p', 'unary', None, None, False),
 }
 
 FAMILY = {op: t.family for op, t in OP_TRAITS.items()}
@@ -122,10 +123,11 @@ PLAIN_LOWERINGS: dict[str, OpCode] = {
     'aten::cos': OpCode.COS,
     'aten::floor_divide': OpCode.FLOOR_DIV,
     'aten::remainder': OpCode.REMAINDER,
+    'aten::log1p': OpCode.LOG1P,
 }
 
 # ATen names whose in-place form (name_) compiles as the out-of-place op
-INPLACE: tuple[str, ...] = ('aten::abs', 'aten::add', 'aten::bitwise_not', 'aten::clamp', 'aten::clamp_max', 'aten::clamp_min', 'aten::clip', 'aten::cumsum', 'aten::div', 'aten::exp', 'aten::floor_divide', 'aten::hardsigmoid', 'aten::hardswish', 'aten::hardtanh', 'aten::leaky_relu', 'aten::log', 'aten::masked_fill', 'aten::mul', 'aten::neg', 'aten::pow', 'aten::reciprocal', 'aten::relu', 'aten::relu6', 'aten::remainder', 'aten::rsqrt', 'aten::sigmoid', 'aten::silu', 'aten::sqrt', 'aten::sub', 'aten::tanh', 'aten::tril', 'aten::triu')
+INPLACE: tuple[str, ...] = ('aten::abs', 'aten::add', 'aten::bitwise_not', 'aten::clamp', 'aten::clamp_max', 'aten::clamp_min', 'aten::clip', 'aten::cumsum', 'aten::div', 'aten::exp', 'aten::floor_divide', 'aten::hardsigmoid', 'aten::hardswish', 'aten::hardtanh', 'aten::leaky_relu', 'aten::log', 'aten::log1p', 'aten::masked_fill', 'aten::mul', 'aten::neg', 'aten::pow', 'aten::reciprocal', 'aten::relu', 'aten::relu6', 'aten::remainder', 'aten::rsqrt', 'aten::sigmoid', 'aten::silu', 'aten::sqrt', 'aten::sub', 'aten::tanh', 'aten::tril', 'aten::triu')
 
 # ATen ops torch runs on a quantized tensor, by what they do to its grid
 QUANTIZED_KEEPS_GRID = frozenset(['aten::chunk', 'aten::contiguous', 'aten::dim', 'aten::dropout', 'aten::flatten', 'aten::len', 'aten::max_pool2d', 'aten::permute', 'aten::relu', 'aten::reshape', 'aten::select', 'aten::size', 'aten::slice', 'aten::squeeze', 'aten::transpose', 'aten::unsqueeze', 'aten::upsample_nearest2d', 'aten::view'])  # the result's values are the input's, or chosen among them

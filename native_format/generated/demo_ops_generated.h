@@ -75,6 +75,7 @@ enum class Op : uint16_t {
   FAKE_QUANTIZE = 63,  // x rounded to a per-tensor int8/uint8 grid and back to float32 (quantize then dequantize): the activations of quantized models
   ARGMIN = 64,  // torch.argmin along an axis: the first index of the smallest value (a NaN counts as the smallest, as torch's), in int64
   FULL = 65,  // torch.full(sizes, value): the one-element value operand repeated over sizes that may be the reference operand's sizes known only at run time (a causal mask of S x S); the reference's values are not read
+  LOG1P = 66,  // log(1 + x), exact near 0; -inf at -1 and NaN below
 };
 
 // Element types of compiled values ([dtypes]), numbered as c10::ScalarType.
@@ -106,7 +107,7 @@ enum class ResultRule : uint8_t {
 
 constexpr size_t kMaxNamedOperands = 3;
 
-constexpr size_t kNumOps = 66;
+constexpr size_t kNumOps = 67;
 constexpr size_t kNumAttributeTypes = 21;  // union tags 1..kNumAttributeTypes
 constexpr size_t kAnyNumber = SIZE_MAX;
 
@@ -192,6 +193,7 @@ constexpr OpInfo kOps[kNumOps] = {
     {"FAKE_QUANTIZE", 1, 1, 20, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
     {"ARGMIN", 1, 1, 18, false, false, ResultRule::kFixed, 4, 1, {0x0058}, {true}},
     {"FULL", 2, 2, 21, false, false, ResultRule::kSame, 0, 2, {0x0858, 0x0858}, {true, false}},
+    {"LOG1P", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
 };
 
 // runtime_py's attribute class names, indexed by union tag ("none" for 0)
@@ -268,6 +270,7 @@ constexpr const char* kOperandNames[kNumOps][kMaxNamedOperands] = {
     {"x"},
     {"x"},
     {"value", "reference"},
+    {"x"},
 };
 
 // The name of operand `index` of `op` (the last named one repeats for "any number").

@@ -203,11 +203,12 @@ enum class OpCode : uint16_t {
   FakeQuantize = 63,
   ArgMin = 64,
   Full = 65,
+  Log1p = 66,
   MIN = Add,
-  MAX = Full
+  MAX = Log1p
 };
 
-inline const OpCode (&EnumValuesOpCode())[66] {
+inline const OpCode (&EnumValuesOpCode())[67] {
   static const OpCode values[] = {
     OpCode::Add,
     OpCode::Sub,
@@ -274,13 +275,14 @@ inline const OpCode (&EnumValuesOpCode())[66] {
     OpCode::Remainder,
     OpCode::FakeQuantize,
     OpCode::ArgMin,
-    OpCode::Full
+    OpCode::Full,
+    OpCode::Log1p
   };
   return values;
 }
 
 inline const char * const *EnumNamesOpCode() {
-  static const char * const names[67] = {
+  static const char * const names[68] = {
     "Add",
     "Sub",
     "Mul",
@@ -347,13 +349,14 @@ inline const char * const *EnumNamesOpCode() {
     "FakeQuantize",
     "ArgMin",
     "Full",
+    "Log1p",
     nullptr
   };
   return names;
 }
 
 inline const char *EnumNameOpCode(OpCode e) {
-  if (::flatbuffers::IsOutRange(e, OpCode::Add, OpCode::Full)) return "";
+  if (::flatbuffers::IsOutRange(e, OpCode::Add, OpCode::Log1p)) return "";
   const size_t index = static_cast<size_t>(e);
   return EnumNamesOpCode()[index];
 }

@@ -69,6 +69,7 @@ Kernel make_silu() {
 namespace math_kernels {
 
 inline float log(float v) { return std::log(v); }
+inline float log1p(float v) { return std::log1p(v); }
 inline float sqrt(float v) { return std::sqrt(v); }
 inline float rsqrt(float v) { return 1.0f / std::sqrt(v); }
 inline float exp(float v) { return exp_float(v); }  // float_math.h: same bits on every ABI

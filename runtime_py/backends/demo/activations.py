@@ -65,6 +65,12 @@ def log(x: Array) -> Array:
         return np.log(x)
 
 
+def log1p(x: Array) -> Array:
+    """log(1 + x), exact for small x; -inf at -1 and NaN below, as torch."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log1p(x)
+
+
 def sqrt(x: Array) -> Array:
     with np.errstate(invalid="ignore"):
         return np.sqrt(x)

@@ -112,6 +112,7 @@ _FACTORIES: dict[OpCode, tuple[KernelFactory, bool]] = {
     OpCode.RSQRT: (_fixed(activations.rsqrt), False),
     OpCode.ABS: (_fixed(activations.absolute), False),
     OpCode.EXP: (_fixed(activations.exp), False),
+    OpCode.LOG1P: (_fixed(activations.log1p), False),
     OpCode.POW: (_binary(OpCode.POW), False),
     OpCode.EMBEDDING: (_fixed(typed.embedding), False),
     OpCode.CAST: (typed.make_cast, False),

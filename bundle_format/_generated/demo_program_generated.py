@@ -84,6 +84,12 @@ class OpCode(object):
     ArgMin = 64
     Full = 65
     Log1p = 66
+    Expm1 = 67
+    Floor = 68
+    Ceil = 69
+    Trunc = 70
+    Round = 71
+    Sign = 72
 
 
 class Activation(object):

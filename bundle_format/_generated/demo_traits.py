@@ -89,6 +89,12 @@ OP_TRAITS: dict[OpCode, OpTraits] = {
     OpCode.ARGMIN: OpTraits('own', 'own', 'widest', 'torch.argmin', None, None, None, False),
     OpCode.FULL: OpTraits('own', 'own', 'own', 'torch.full', None, None, None, False),
     OpCode.LOG1P: OpTraits('math', 'same', 'largest_input', 'torch.log1p', 'unary', None, None, False),
+    OpCode.EXPM1: OpTraits('math', 'same', 'largest_input', 'torch.expm1', 'unary', None, None, False),
+    OpCode.FLOOR: OpTraits('math', 'same', 'largest_input', 'torch.floor', 'unary', None, None, False),
+    OpCode.CEIL: OpTraits('math', 'same', 'largest_input', 'torch.ceil', 'unary', None, None, False),
+    OpCode.TRUNC: OpTraits('math', 'same', 'largest_input', 'torch.trunc', 'unary', None, None, False),
+    OpCode.ROUND: OpTraits('math', 'same', 'largest_input', 'torch.round', 'unary', None, None, False),
+    OpCode.SIGN: OpTraits('math', 'same', 'largest_input', 'torch.sign', 'unary', None, None, False),
 }
 
 FAMILY = {op: t.family for op, t in OP_TRAITS.items()}
@@ -124,10 +130,15 @@ PLAIN_LOWERINGS: dict[str, OpCode] = {
     'aten::floor_divide': OpCode.FLOOR_DIV,
     'aten::remainder': OpCode.REMAINDER,
     'aten::log1p': OpCode.LOG1P,
+    'aten::expm1': OpCode.EXPM1,
+    'aten::floor': OpCode.FLOOR,
+    'aten::ceil': OpCode.CEIL,
+    'aten::trunc': OpCode.TRUNC,
+    'aten::sign': OpCode.SIGN,
 }
 
 # ATen names whose in-place form (name_) compiles as the out-of-place op
-INPLACE: tuple[str, ...] = ('aten::abs', 'aten::add', 'aten::bitwise_not', 'aten::clamp', 'aten::clamp_max', 'aten::clamp_min', 'aten::clip', 'aten::cumsum', 'aten::div', 'aten::exp', 'aten::floor_divide', 'aten::hardsigmoid', 'aten::hardswish', 'aten::hardtanh', 'aten::leaky_relu', 'aten::log', 'aten::log1p', 'aten::masked_fill', 'aten::mul', 'aten::neg', 'aten::pow', 'aten::reciprocal', 'aten::relu', 'aten::relu6', 'aten::remainder', 'aten::rsqrt', 'aten::sigmoid', 'aten::silu', 'aten::sqrt', 'aten::sub', 'aten::tanh', 'aten::tril', 'aten::triu')
+INPLACE: tuple[str, ...] = ('aten::abs', 'aten::add', 'aten::bitwise_not', 'aten::ceil', 'aten::clamp', 'aten::clamp_max', 'aten::clamp_min', 'aten::clip', 'aten::cumsum', 'aten::div', 'aten::exp', 'aten::expm1', 'aten::floor', 'aten::floor_divide', 'aten::hardsigmoid', 'aten::hardswish', 'aten::hardtanh', 'aten::leaky_relu', 'aten::log', 'aten::log1p', 'aten::masked_fill', 'aten::mul', 'aten::neg', 'aten::pow', 'aten::reciprocal', 'aten::relu', 'aten::relu6', 'aten::remainder', 'aten::round', 'aten::rsqrt', 'aten::sigmoid', 'aten::sign', 'aten::silu', 'aten::sqrt', 'aten::sub', 'aten::tanh', 'aten::tril', 'aten::triu', 'aten::trunc')
 
 # ATen ops torch runs on a quantized tensor, by what they do to its grid
 QUANTIZED_KEEPS_GRID = frozenset(['aten::chunk', 'aten::contiguous', 'aten::dim', 'aten::dropout', 'aten::flatten', 'aten::len', 'aten::max_pool2d', 'aten::permute', 'aten::relu', 'aten::reshape', 'aten::select', 'aten::size', 'aten::slice', 'aten::squeeze', 'aten::transpose', 'aten::unsqueeze', 'aten::upsample_nearest2d', 'aten::view'])  # the result's values are the input's, or chosen among them

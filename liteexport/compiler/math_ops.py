@@ -74,6 +74,13 @@ def _abs(b: Emitter, args: list[Any]) -> Any:
     return _unary(OpCode.ABS)(b, args)
 
 
+def _round(b: Emitter, args: list[Any]) -> Any:
+    """aten::round(x) and round.decimals(x, decimals=0); other decimals are not compiled."""
+    if len(args) > 1 and args[1] not in (None, 0):
+        raise Unsupported(f"round with decimals={args[1]} is not compiled (only whole numbers)")
+    return _unary(OpCode.ROUND)(b, args[:1])
+
+
 def _check_dtype(dtype: Any) -> None:
     if dtype is not None and dtype != _FLOAT32_SCALAR_TYPE:
         raise Unsupported("only a float32 result is compiled (dtype=)")
@@ -155,6 +162,7 @@ def _norm(b: Emitter, args: list[Any]) -> Any:
 
 LOWERINGS: dict[str, Lowering] = {
     "aten::abs": _abs,
+    "aten::round": _round,
     "aten::square": _square,
     "aten::linalg_vector_norm": _linalg_vector_norm,
     "aten::norm": _norm,

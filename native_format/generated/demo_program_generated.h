@@ -204,11 +204,17 @@ enum class OpCode : uint16_t {
   ArgMin = 64,
   Full = 65,
   Log1p = 66,
+  Expm1 = 67,
+  Floor = 68,
+  Ceil = 69,
+  Trunc = 70,
+  Round = 71,
+  Sign = 72,
   MIN = Add,
-  MAX = Log1p
+  MAX = Sign
 };
 
-inline const OpCode (&EnumValuesOpCode())[67] {
+inline const OpCode (&EnumValuesOpCode())[73] {
   static const OpCode values[] = {
     OpCode::Add,
     OpCode::Sub,
@@ -276,13 +282,19 @@ inline const OpCode (&EnumValuesOpCode())[67] {
     OpCode::FakeQuantize,
     OpCode::ArgMin,
     OpCode::Full,
-    OpCode::Log1p
+    OpCode::Log1p,
+    OpCode::Expm1,
+    OpCode::Floor,
+    OpCode::Ceil,
+    OpCode::Trunc,
+    OpCode::Round,
+    OpCode::Sign
   };
   return values;
 }
 
 inline const char * const *EnumNamesOpCode() {
-  static const char * const names[68] = {
+  static const char * const names[74] = {
     "Add",
     "Sub",
     "Mul",
@@ -350,13 +362,19 @@ inline const char * const *EnumNamesOpCode() {
     "ArgMin",
     "Full",
     "Log1p",
+    "Expm1",
+    "Floor",
+    "Ceil",
+    "Trunc",
+    "Round",
+    "Sign",
     nullptr
   };
   return names;
 }
 
 inline const char *EnumNameOpCode(OpCode e) {
-  if (::flatbuffers::IsOutRange(e, OpCode::Add, OpCode::Log1p)) return "";
+  if (::flatbuffers::IsOutRange(e, OpCode::Add, OpCode::Sign)) return "";
   const size_t index = static_cast<size_t>(e);
   return EnumNamesOpCode()[index];
 }

@@ -73,6 +73,12 @@ inline float log1p(float v) { return std::log1p(v); }
 inline float sqrt(float v) { return std::sqrt(v); }
 inline float rsqrt(float v) { return 1.0f / std::sqrt(v); }
 inline float exp(float v) { return exp_float(v); }  // float_math.h: same bits on every ABI
+inline float expm1(float v) { return expm1_float(v); }  // float_math.h, as exp
+inline float floor(float v) { return std::floor(v); }
+inline float ceil(float v) { return std::ceil(v); }
+inline float trunc(float v) { return std::trunc(v); }
+inline float round(float v) { return std::nearbyint(v); }  // halves to even (the default rounding mode), as torch
+inline float sign(float v) { return static_cast<float>((v > 0.0f) - (v < 0.0f)); }  // 0 for NaN and -0, as torch
 inline float sin(float v) { return std::sin(v); }
 inline float cos(float v) { return std::cos(v); }
 inline float abs(float v) { return std::fabs(v); }

@@ -71,6 +71,34 @@ def log1p(x: Array) -> Array:
         return np.log1p(x)
 
 
+def expm1(x: Array) -> Array:
+    """e ** x - 1, exact for small x; inf past float32's range, as torch."""
+    with np.errstate(over="ignore"):
+        return np.expm1(x)
+
+
+def floor(x: Array) -> Array:
+    return np.floor(x)
+
+
+def ceil(x: Array) -> Array:
+    return np.ceil(x)
+
+
+def trunc(x: Array) -> Array:
+    return np.trunc(x)
+
+
+def round_half_even(x: Array) -> Array:
+    """torch.round: the nearest whole number, halves to even (numpy's rint)."""
+    return np.rint(x)
+
+
+def sign(x: Array) -> Array:
+    """-1, 0 or 1; torch gives 0 (not NaN, as numpy's sign) for NaN, and +0 for -0."""
+    return np.subtract(x > _ZERO, x < _ZERO, dtype=np.float32)
+
+
 def sqrt(x: Array) -> Array:
     with np.errstate(invalid="ignore"):
         return np.sqrt(x)

@@ -84,6 +84,7 @@ class OpCode(enum.IntEnum):
     TRUNC = 70  # x rounded toward zero
     ROUND = 71  # x rounded to the nearest whole number, halves to even (torch.round without decimals)
     SIGN = 72  # -1, 0 or 1 by the sign of x; 0 for -0 and NaN, as torch
+    ERF = 73  # the error function erf(x)
 
 
 class DType(enum.IntEnum):
@@ -182,6 +183,7 @@ OP_SPECS: dict[OpCode, OpSpec] = {
     OpCode.TRUNC: OpSpec(1, 1, None, False, False, ('x',), ('float32',), {}, 'same'),
     OpCode.ROUND: OpSpec(1, 1, None, False, False, ('x',), ('float32',), {}, 'same'),
     OpCode.SIGN: OpSpec(1, 1, None, False, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.ERF: OpSpec(1, 1, None, False, False, ('x',), ('float32',), {}, 'same'),
 }
 
 # Attributes union member -> its tag

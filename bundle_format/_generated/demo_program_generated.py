@@ -90,6 +90,7 @@ class OpCode(object):
     Trunc = 70
     Round = 71
     Sign = 72
+    Erf = 73
 
 
 class Activation(object):

@@ -95,6 +95,7 @@ OP_TRAITS: dict[OpCode, OpTraits] = {
     OpCode.TRUNC: OpTraits('math', 'same', 'largest_input', 'torch.trunc', 'unary', None, None, False),
     OpCode.ROUND: OpTraits('math', 'same', 'largest_input', 'torch.round', 'unary', None, None, False),
     OpCode.SIGN: OpTraits('math', 'same', 'largest_input', 'torch.sign', 'unary', None, None, False),
+    OpCode.ERF: OpTraits('math', 'same', 'largest_input', 'torch.erf', 'unary', None, None, False),
 }
 
 FAMILY = {op: t.family for op, t in OP_TRAITS.items()}
@@ -135,10 +136,11 @@ PLAIN_LOWERINGS: dict[str, OpCode] = {
     'aten::ceil': OpCode.CEIL,
     'aten::trunc': OpCode.TRUNC,
     'aten::sign': OpCode.SIGN,
+    'aten::erf': OpCode.ERF,
 }
 
 # ATen names whose in-place form (name_) compiles as the out-of-place op
-INPLACE: tuple[str, ...] = ('aten::abs', 'aten::add', 'aten::bitwise_not', 'aten::ceil', 'aten::clamp', 'aten::clamp_max', 'aten::clamp_min', 'aten::clip', 'aten::cumsum', 'aten::div', 'aten::exp', 'aten::expm1', 'aten::floor', 'aten::floor_divide', 'aten::hardsigmoid', 'aten::hardswish', 'aten::hardtanh', 'aten::leaky_relu', 'aten::log', 'aten::log1p', 'aten::masked_fill', 'aten::mul', 'aten::neg', 'aten::pow', 'aten::reciprocal', 'aten::relu', 'aten::relu6', 'aten::remainder', 'aten::round', 'aten::rsqrt', 'aten::sigmoid', 'aten::sign', 'aten::silu', 'aten::sqrt', 'aten::sub', 'aten::tanh', 'aten::tril', 'aten::triu', 'aten::trunc')
+INPLACE: tuple[str, ...] = ('aten::abs', 'aten::add', 'aten::bitwise_not', 'aten::ceil', 'aten::clamp', 'aten::clamp_max', 'aten::clamp_min', 'aten::clip', 'aten::cumsum', 'aten::div', 'aten::erf', 'aten::exp', 'aten::expm1', 'aten::floor', 'aten::floor_divide', 'aten::hardsigmoid', 'aten::hardswish', 'aten::hardtanh', 'aten::leaky_relu', 'aten::log', 'aten::log1p', 'aten::masked_fill', 'aten::mul', 'aten::neg', 'aten::pow', 'aten::reciprocal', 'aten::relu', 'aten::relu6', 'aten::remainder', 'aten::round', 'aten::rsqrt', 'aten::sigmoid', 'aten::sign', 'aten::silu', 'aten::sqrt', 'aten::sub', 'aten::tanh', 'aten::tril', 'aten::triu', 'aten::trunc')
 
 # ATen ops torch runs on a quantized tensor, by what they do to its grid
 QUANTIZED_KEEPS_GRID = frozenset(['aten::chunk', 'aten::contiguous', 'aten::dim', 'aten::dropout', 'aten::flatten', 'aten::len', 'aten::max_pool2d', 'aten::permute', 'aten::relu', 'aten::reshape', 'aten::select', 'aten::size', 'aten::slice', 'aten::squeeze', 'aten::transpose', 'aten::unsqueeze', 'aten::upsample_nearest2d', 'aten::view'])  # the result's values are the input's, or chosen among them

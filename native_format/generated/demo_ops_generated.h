@@ -82,6 +82,7 @@ enum class Op : uint16_t {
   TRUNC = 70,  // x rounded toward zero
   ROUND = 71,  // x rounded to the nearest whole number, halves to even (torch.round without decimals)
   SIGN = 72,  // -1, 0 or 1 by the sign of x; 0 for -0 and NaN, as torch
+  ERF = 73,  // the error function erf(x)
 };
 
 // Element types of compiled values ([dtypes]), numbered as c10::ScalarType.
@@ -113,7 +114,7 @@ enum class ResultRule : uint8_t {
 
 constexpr size_t kMaxNamedOperands = 3;
 
-constexpr size_t kNumOps = 73;
+constexpr size_t kNumOps = 74;
 constexpr size_t kNumAttributeTypes = 21;  // union tags 1..kNumAttributeTypes
 constexpr size_t kAnyNumber = SIZE_MAX;
 
@@ -206,6 +207,7 @@ constexpr OpInfo kOps[kNumOps] = {
     {"TRUNC", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
     {"ROUND", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
     {"SIGN", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
+    {"ERF", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
 };
 
 // runtime_py's attribute class names, indexed by union tag ("none" for 0)
@@ -282,6 +284,7 @@ constexpr const char* kOperandNames[kNumOps][kMaxNamedOperands] = {
     {"x"},
     {"x"},
     {"value", "reference"},
+    {"x"},
     {"x"},
     {"x"},
     {"x"},

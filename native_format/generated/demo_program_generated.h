@@ -210,11 +210,12 @@ enum class OpCode : uint16_t {
   Trunc = 70,
   Round = 71,
   Sign = 72,
+  Erf = 73,
   MIN = Add,
-  MAX = Sign
+  MAX = Erf
 };
 
-inline const OpCode (&EnumValuesOpCode())[73] {
+inline const OpCode (&EnumValuesOpCode())[74] {
   static const OpCode values[] = {
     OpCode::Add,
     OpCode::Sub,
@@ -288,13 +289,14 @@ inline const OpCode (&EnumValuesOpCode())[73] {
     OpCode::Ceil,
     OpCode::Trunc,
     OpCode::Round,
-    OpCode::Sign
+    OpCode::Sign,
+    OpCode::Erf
   };
   return values;
 }
 
 inline const char * const *EnumNamesOpCode() {
-  static const char * const names[74] = {
+  static const char * const names[75] = {
     "Add",
     "Sub",
     "Mul",
@@ -368,13 +370,14 @@ inline const char * const *EnumNamesOpCode() {
     "Trunc",
     "Round",
     "Sign",
+    "Erf",
     nullptr
   };
   return names;
 }
 
 inline const char *EnumNameOpCode(OpCode e) {
-  if (::flatbuffers::IsOutRange(e, OpCode::Add, OpCode::Sign)) return "";
+  if (::flatbuffers::IsOutRange(e, OpCode::Add, OpCode::Erf)) return "";
   const size_t index = static_cast<size_t>(e);
   return EnumNamesOpCode()[index];
 }

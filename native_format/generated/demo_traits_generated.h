@@ -8,13 +8,13 @@
 
 #define LITEEXPORT_DEMO_BINARY_OPS(X) X(ADD) X(SUB) X(MUL) X(DIV) X(POW)
 #define LITEEXPORT_DEMO_UNARY_OPS(X) X(NEG) X(RELU) X(SIGMOID) X(TANH)
-#define LITEEXPORT_DEMO_MATH_OPS(X) X(LOG, log) X(SQRT, sqrt) X(RSQRT, rsqrt) X(ABS, abs) X(EXP, exp) X(SIN, sin) X(COS, cos) X(LOG1P, log1p) X(EXPM1, expm1) X(FLOOR, floor) X(CEIL, ceil) X(TRUNC, trunc) X(ROUND, round) X(SIGN, sign)
+#define LITEEXPORT_DEMO_MATH_OPS(X) X(LOG, log) X(SQRT, sqrt) X(RSQRT, rsqrt) X(ABS, abs) X(EXP, exp) X(SIN, sin) X(COS, cos) X(LOG1P, log1p) X(EXPM1, expm1) X(FLOOR, floor) X(CEIL, ceil) X(TRUNC, trunc) X(ROUND, round) X(SIGN, sign) X(ERF, erf)
 #define LITEEXPORT_DEMO_COMPARE_OPS(X) X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE)
 #define LITEEXPORT_DEMO_BITWISE_OPS(X) X(BITWISE_NOT) X(BITWISE_AND) X(BITWISE_OR)
 #define LITEEXPORT_DEMO_ROUNDING_OPS(X) X(FLOOR_DIV) X(TRUNC_DIV) X(REMAINDER)
 
 // the unary and math ops whose torch backend kernel is at::NAME(x): X(OP, NAME)
-#define LITEEXPORT_DEMO_TORCH_UNARY_OPS(X) X(NEG, neg) X(RELU, relu) X(SIGMOID, sigmoid) X(TANH, tanh) X(LOG, log) X(SQRT, sqrt) X(RSQRT, rsqrt) X(ABS, abs) X(EXP, exp) X(SIN, sin) X(COS, cos) X(LOG1P, log1p) X(EXPM1, expm1) X(FLOOR, floor) X(CEIL, ceil) X(TRUNC, trunc) X(ROUND, round) X(SIGN, sign)
+#define LITEEXPORT_DEMO_TORCH_UNARY_OPS(X) X(NEG, neg) X(RELU, relu) X(SIGMOID, sigmoid) X(TANH, tanh) X(LOG, log) X(SQRT, sqrt) X(RSQRT, rsqrt) X(ABS, abs) X(EXP, exp) X(SIN, sin) X(COS, cos) X(LOG1P, log1p) X(EXPM1, expm1) X(FLOOR, floor) X(CEIL, ceil) X(TRUNC, trunc) X(ROUND, round) X(SIGN, sign) X(ERF, erf)
 
 namespace liteexport::demo_ops {
 
@@ -94,6 +94,7 @@ constexpr bool kXnnpackUnaryStep[kNumOps] = {
     true,  // TRUNC
     true,  // ROUND
     true,  // SIGN
+    true,  // ERF
 };
 
 }  // namespace liteexport::demo_ops

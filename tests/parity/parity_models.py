@@ -314,14 +314,14 @@ class Selection(nn.Module):
 
 class ElementwiseMath(nn.Module):
     """The elementwise math ops added through the op spec: log1p (and its in-place form), expm1,
-    floor, ceil, trunc, round and sign."""
+    floor, ceil, trunc, round, sign and erf."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = x.abs() * 2.0
         y.log1p_()
         scaled = x * 3.0
         rounded = torch.floor(scaled) + torch.ceil(scaled) * 2.0 + torch.trunc(scaled) * 3.0 + torch.round(scaled) * 4.0
-        return torch.log1p(x.abs()) + y + torch.expm1(x) + rounded + torch.sign(x)
+        return torch.log1p(x.abs()) + y + torch.expm1(x) + rounded + torch.sign(x) + torch.erf(x)
 
 
 # model class, method -> input shapes

@@ -78,6 +78,7 @@ inline float floor(float v) { return std::floor(v); }
 inline float ceil(float v) { return std::ceil(v); }
 inline float trunc(float v) { return std::trunc(v); }
 inline float round(float v) { return std::nearbyint(v); }  // halves to even (the default rounding mode), as torch
+inline float erf(float v) { return std::erf(v); }
 inline float sign(float v) { return static_cast<float>((v > 0.0f) - (v < 0.0f)); }  // 0 for NaN and -0, as torch
 inline float sin(float v) { return std::sin(v); }
 inline float cos(float v) { return std::cos(v); }

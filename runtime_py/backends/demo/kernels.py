@@ -119,6 +119,7 @@ _FACTORIES: dict[OpCode, tuple[KernelFactory, bool]] = {
     OpCode.TRUNC: (_fixed(activations.trunc), False),
     OpCode.ROUND: (_fixed(activations.round_half_even), False),
     OpCode.SIGN: (_fixed(activations.sign), False),
+    OpCode.ERF: (_fixed(activations.erf), False),
     OpCode.POW: (_binary(OpCode.POW), False),
     OpCode.EMBEDDING: (_fixed(typed.embedding), False),
     OpCode.CAST: (typed.make_cast, False),

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from bundle_format._generated.demo_traits import VIEWS
 from bundle_format.program import OpCode, Program, QuantizeAttrs
 from runtime_py.quantized_tensor import QuantizedTensor
 
@@ -26,8 +27,6 @@ QUANTA = 3
 # on MLPs and LSTM-free text heads); 5e-2, the bound --quantize dynamic-int8 holds its weights to
 # against the float model, leaves room for a few such layers and still catches a wrong program.
 DYNAMIC_TOLERANCE = 5e-2
-# ops that pass values through unchanged (views; dequantize compiles to a FLATTEN of one dim)
-_KEEPS_VALUES = frozenset({OpCode.FLATTEN, OpCode.RESHAPE, OpCode.TRANSPOSE, OpCode.SLICE})
 
 
 def output_quantum(program: Program, output: int) -> float | None:
@@ -43,7 +42,7 @@ def _quantum(program: Program, before: int, slot: int) -> float | None:
             continue
         if ins.op == OpCode.FAKE_QUANTIZE and isinstance(ins.attributes, QuantizeAttrs):
             return float(ins.attributes.scale)
-        if ins.op not in _KEEPS_VALUES:
+        if ins.op not in VIEWS:  # views pass values through (dequantize compiles to a FLATTEN of one dim)
             return None
         slot = ins.inputs[0]
     return None

@@ -34,6 +34,7 @@ from collections.abc import Hashable, Mapping, Sequence
 
 import numpy as np
 
+from bundle_format._generated.demo_traits import INT8_KEEPS_GRID
 from bundle_format.program import BinaryAttrs, DType, Instruction, OpCode, Program, QuantizeAttrs
 from liteexport.held_out import Split
 from liteexport.lowered import CompiledModule
@@ -55,8 +56,6 @@ TOLERANCE = 0.1
 _MIN_SCALE = float(np.finfo(np.float32).eps)
 _WEIGHTED = (OpCode.CONV2D, OpCode.LINEAR, OpCode.MATMUL)
 _ACTIVATIONS = (OpCode.RELU, OpCode.CLAMP)
-_KEEPS_GRID = frozenset({OpCode.MAX_POOL2D, OpCode.AVG_POOL2D, OpCode.ADAPTIVE_AVG_POOL2D, OpCode.FLATTEN,
-                         OpCode.RESHAPE, OpCode.RELU, OpCode.CLAMP})
 
 Inputs = Sequence[np.ndarray]
 Key = Hashable  # a value: ("input", i), ("constant", slot), an instruction's index, or ("fq", n)
@@ -210,7 +209,7 @@ def insert_fake_quantize(program: Program, ranges: Mapping[Key, tuple[float, flo
             operands = tuple(from_fake_quantize(o, o, ins.debug_handle) for o in operands)
             pending[tail(index)] = index
         steps.append((ins.op, operands, index, ins.attributes, ins.debug_handle))
-        if ins.op in _KEEPS_GRID and operands and operands[0] in grid:
+        if ins.op in INT8_KEEPS_GRID and operands and operands[0] in grid:
             grid[index] = grid[operands[0]]
         if index in pending:
             low, high = ranges.get(index, (0.0, 0.0))

@@ -11,12 +11,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from bundle_format._generated.demo_traits import CARRIES_VALUES
 from bundle_format.program import DType, OpCode, Program
 from runtime_py.quantized_tensor import QuantizedTensor
 
-# ops whose result carries input 0's values (moved, viewed or converted): ids stay ids through them
-_CARRIES_VALUES = {OpCode.RESHAPE, OpCode.FLATTEN, OpCode.TRANSPOSE, OpCode.SLICE, OpCode.EXPAND, OpCode.CAST,
-                   OpCode.CAT, OpCode.GATHER, OpCode.INDEX_SELECT}
 # op -> the operand that indexes, and the operand whose dim 0 (or the axis) it indexes
 _INDEXING = {OpCode.EMBEDDING: (1, 0)}
 
@@ -40,7 +38,9 @@ def index_bounds(program: Program, weights: Sequence[np.ndarray | QuantizedTenso
                 for source in origin.get(index_slot, ()):
                     bounds[source] = min(bounds.get(source, rows), rows)
         (out,) = ins.outputs
-        carried = set().union(*(origin.get(s, set()) for s in ins.inputs[:1])) if op in _CARRIES_VALUES else set()
+        # ops whose result carries input 0's values (the spec's `values`: viewed, moved or converted):
+        # ids stay ids through them
+        carried = set().union(*(origin.get(s, set()) for s in ins.inputs[:1])) if op in CARRIES_VALUES else set()
         if op == OpCode.CAT:
             carried = set().union(*(origin.get(s, set()) for s in ins.inputs))
         origin[out] = carried  # a rewritten slot forgets what it held

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import demo_attrs_codegen as attrs_codegen
+import demo_traits_codegen as traits_codegen
 import tomllib
 
 PY_HEADER = (
@@ -38,6 +39,7 @@ class Op:
     dtypes: tuple[str, ...]  # element types of the operands not in operand_dtypes (they share one: T)
     operand_dtypes: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (operand name, its own dtypes)
     result: str = "same"  # the result's dtype rule (RESULT_RULES or a dtype name)
+    traits: traits_codegen.Traits | None = None  # family, lowering, shape, memory, ... (demo_traits_codegen.py)
 
     def operand_masks(self, dtypes: dict[str, int]) -> tuple[int, ...]:
         """Per named operand, the allowed dtypes as a bit mask over their codes (1 << code)."""
@@ -60,6 +62,7 @@ class Spec:
     enums: dict[str, attrs_codegen.Enum]
     tables: dict[str, attrs_codegen.Table]  # union member -> its fields and constraints, tag order
     dtypes: dict[str, int]  # [dtypes]: name -> c10::ScalarType number, in code order
+    quantized: dict[str, str]  # [quantized]: ATen names lowered to no op, by what they do to a grid
 
 
 class SpecError(Exception):
@@ -81,7 +84,7 @@ def load(spec_path: Path, fbs_path: Path) -> Spec:
     ops = []
     for name, entry in raw["ops"].items():
         unknown = set(entry) - {"code", "fbs", "inputs", "attrs", "alias", "doc", "operands", "dtypes",
-                                "operand_dtypes", "result"}
+                                "operand_dtypes", "result", *traits_codegen.KEYS}
         if unknown:
             raise SpecError(f"op {name}: unknown keys {sorted(unknown)}")
         _check_dtypes(name, entry, dtypes, default_dtypes)
@@ -91,14 +94,22 @@ def load(spec_path: Path, fbs_path: Path) -> Spec:
             raise SpecError(f"op {name}: attrs {attrs!r} is not listed under [attributes]")
         if not re.fullmatch(r"[A-Z][A-Z0-9_]*", name) or low < 0 or (high != -1 and high < low):
             raise SpecError(f"op {name}: bad name or inputs {entry['inputs']}")
+        alias = bool(entry.get("alias", False))
+        try:
+            traits = traits_codegen.load(name, entry, attrs, (low, high), alias)
+        except traits_codegen.TraitError as exc:
+            raise SpecError(str(exc)) from None
         ops.append(Op(name, int(entry["code"]), entry["fbs"], low, None if high == -1 else high, attrs,
-                      bool(entry.get("alias", False)), entry["doc"], tuple(entry.get("operands", ())),
+                      alias, entry["doc"], tuple(entry.get("operands", ())),
                       tuple(entry.get("dtypes", default_dtypes)),
                       tuple((k, tuple(v)) for k, v in entry.get("operand_dtypes", {}).items()),
-                      entry.get("result", "same")))
+                      entry.get("result", "same"), traits))
     if [op.code for op in ops] != list(range(len(ops))):
         raise SpecError("[ops] must be listed in opcode order, numbered 0, 1, 2, ... without gaps")
-    return Spec(attributes, tuple(ops), enums, tables, dtypes)
+    quantized = dict(raw.get("quantized", {}))
+    if not set(quantized.values()) <= set(traits_codegen.QUANTIZED):
+        raise SpecError(f"[quantized]: each rule must be one of {list(traits_codegen.QUANTIZED)}")
+    return Spec(attributes, tuple(ops), enums, tables, dtypes, quantized)
 
 
 def _check_dtypes(name: str, entry: dict[str, object], dtypes: dict[str, int], default: tuple[str, ...]) -> None:
@@ -171,6 +182,18 @@ def python_attrs(spec: Spec) -> str:
 
 def cpp_attrs(spec: Spec) -> str:
     return attrs_codegen.cpp_header(spec.enums, spec.tables, {op.name: op.code for op in spec.ops}, CPP_HEADER)
+
+
+def _traits(spec: Spec) -> list[tuple[str, traits_codegen.Traits]]:
+    return [(op.name, op.traits) for op in spec.ops if op.traits is not None]
+
+
+def python_traits(spec: Spec) -> str:
+    return traits_codegen.python_module(_traits(spec), spec.quantized, PY_HEADER)
+
+
+def cpp_traits(spec: Spec) -> str:
+    return traits_codegen.cpp_header(_traits(spec), CPP_HEADER)
 
 
 def python_module(spec: Spec) -> str:

@@ -80,6 +80,7 @@ def generate_cpp(out_dir: Path) -> None:
             (out_dir / f"{name}_generated.h").write_text(CPP_HEADER.format(name=name) + code)
     (out_dir / "demo_ops_generated.h").write_text(demo_ops_codegen.cpp_header(_op_spec()))
     (out_dir / "demo_attrs_generated.h").write_text(demo_ops_codegen.cpp_attrs(_op_spec()))
+    (out_dir / "demo_traits_generated.h").write_text(demo_ops_codegen.cpp_traits(_op_spec()))
     (out_dir / "demo_errors_generated.h").write_text(demo_ops_codegen.cpp_errors(_errors()))
 
 
@@ -109,6 +110,7 @@ def generate(out_dir: Path) -> None:
     generate_layouts(out_dir)
     (out_dir / "demo_ops.py").write_text(demo_ops_codegen.python_module(_op_spec()))
     (out_dir / "demo_attrs.py").write_text(demo_ops_codegen.python_attrs(_op_spec()))
+    (out_dir / "demo_traits.py").write_text(demo_ops_codegen.python_traits(_op_spec()))
     (out_dir / "demo_errors.py").write_text(demo_ops_codegen.python_errors(_errors()))
     (out_dir / "__init__.py").write_text(
         HEADER.format(name="*") + '"""flatc output, used only through the codec modules; demo_ops: the op set."""\n')

@@ -112,12 +112,14 @@ def test_the_fbs_opcode_enum_is_rendered_from_the_spec(tmp_path: Path) -> None:
         assert f"  {spec.ops[op].fbs} = {int(op)}," in fbs
     added = tmp_path / "added.toml"
     added.write_text(spec_path.read_text()
-                     + f'NEW_OP = {{ code = {len(OpCode)}, fbs = "NewOp", inputs = [1, 1], doc = "new" }}\n')
+                     + f'NEW_OP = {{ code = {len(OpCode)}, fbs = "NewOp", inputs = [1, 1], family = "own", '
+                     f'shape = "same", memory = "largest_input", doc = "new" }}\n')
     rendered = codegen.fbs_with_opcodes(fbs, codegen.load(added, fbs_path))
     assert f"  NewOp = {len(OpCode)}," in rendered
     assert [line for line in rendered.splitlines() if "NewOp" not in line] == fbs.splitlines()
     gap = tmp_path / "gap.toml"
-    gap.write_text(spec_path.read_text() + 'EXTRA = { code = 99, fbs = "Extra", inputs = [1, 1], doc = "" }\n')
+    gap.write_text(spec_path.read_text() + 'EXTRA = { code = 99, fbs = "Extra", inputs = [1, 1], family = "own", '
+                   'shape = "same", memory = "largest_input", doc = "" }\n')
     with pytest.raises(codegen.SpecError, match="opcode order"):
         codegen.load(gap, fbs_path)
     no_slice = tmp_path / "no_slice.fbs"
@@ -128,21 +130,99 @@ def test_the_fbs_opcode_enum_is_rendered_from_the_spec(tmp_path: Path) -> None:
 @pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ to compile the native core's kernel table")
 def test_the_native_kernel_table_does_not_compile_without_a_kernel_for_an_opcode(tmp_path: Path) -> None:
     """The C++ tables are switches over the generated enum with -Werror=switch: dropping one
-    opcode's case is a compile error (the same pragma guards liteexport/torch_backend/aten_kernels.h)."""
+    opcode's case is a compile error (the same pragma guards liteexport/torch_backend/aten_kernels.h).
+    A family's members come from the spec (demo_traits_generated.h): a math op whose C++ kernel
+    (math_kernels::NAME, the spec's `kernel`) is missing does not compile either, naming it."""
+    from bundle_format._generated.demo_traits import FAMILY
+
     native = ROOT / "native" / "src"
-    source = (native / "demo" / "kernels.cpp").read_text()
     flatbuffers = Path(sys.prefix) / "include"
 
-    def compiles(text: str) -> subprocess.CompletedProcess[str]:
-        path = tmp_path / "kernels.cpp"
+    def compiles(name: str, text: str) -> subprocess.CompletedProcess[str]:
+        path = tmp_path / name
         path.write_text(text)
         includes = [native, native / "demo", native.parent / "include", ROOT / "native_format" / "decoder",
                     ROOT / "native_format" / "generated", flatbuffers]
         return subprocess.run(["g++", "-std=c++17", "-fsyntax-only", *(f"-I{d}" for d in includes), str(path)],
                               capture_output=True, text=True, check=False)
 
-    assert compiles(source).returncode == 0
-    last = max(OpCode, key=int).name
+    source = (native / "demo" / "kernels.cpp").read_text()
+    assert compiles("kernels.cpp", source).returncode == 0
+    last = max((op for op in OpCode if FAMILY[op] == "own"), key=int).name
     without = "\n".join(line for line in source.splitlines() if f"case Op::{last}:" not in line)
-    result = compiles(without)
+    result = compiles("kernels.cpp", without)
     assert result.returncode != 0 and f"{last}" in result.stderr and "Werror=switch" in result.stderr
+    math = (native / "demo" / "activations.cpp").read_text()
+    assert compiles("activations.cpp", math).returncode == 0
+    kernel = "log"  # every math op's kernel is math_kernels::<name>; drop one
+    dropped = math.replace(f"inline float {kernel}(float v)", "inline float unused(float v)")
+    result = compiles("activations.cpp", dropped)
+    assert result.returncode != 0 and f"'{kernel}' is not a member of 'liteexport::demo_backend::math_kernels'" \
+        in result.stderr.replace("\u2018", "'").replace("\u2019", "'"), result.stderr[-1000:]
+
+
+# --- the op traits of the spec (schema/demo_ops.toml): what is generated, and what each "own" needs ---
+
+def _named(rule: dict[OpCode, str], value: str) -> set[OpCode]:
+    return {op for op, r in rule.items() if r == value}
+
+
+def test_every_own_shape_rule_and_memory_bound_is_written_out() -> None:
+    """An op whose spec says shape = "own" or memory = "own" needs its row in compiler/shapes.py
+    OWN_RULES or runtime_py/backends/demo/memory.py OWN_BOUNDS; the others come from the spec and
+    must not have one (it would never be read)."""
+    from bundle_format._generated.demo_traits import MEMORY_RULE, SHAPE_RULE
+    from runtime_py.backends.demo import memory
+
+    assert set(SHAPE_RULE) == set(MEMORY_RULE) == ALL
+    assert sorted(op.name for op in _named(SHAPE_RULE, "own") ^ set(shapes.OWN_RULES)) == [], \
+        "shape = \"own\" in the spec <-> a row in compiler/shapes.py OWN_RULES"
+    assert sorted(op.name for op in _named(MEMORY_RULE, "own") ^ set(memory.OWN_BOUNDS)) == [], \
+        "memory = \"own\" in the spec <-> a row in runtime_py/backends/demo/memory.py OWN_BOUNDS"
+
+
+def test_semantics_are_the_oracle_or_written_out_never_both() -> None:
+    """Ops without attributes whose shape is same or broadcast compute their spec oracle on their
+    operands (generated); every other op has its row in compiler/semantics.py OWN_SEMANTICS."""
+    generated = set(semantics._CALLS)  # noqa: SLF001 - the generated part is what is checked
+    assert sorted(op.name for op in generated & set(semantics.OWN_SEMANTICS)) == []
+    assert _missing(generated | set(semantics.OWN_SEMANTICS)) == []
+    for op in generated:
+        assert callable(semantics.oracle(op)), op
+
+
+def test_the_spec_lowerings_are_the_only_ones_for_their_aten_names() -> None:
+    """The plain rows come from the spec's `aten`: no op module writes its own row for those names
+    (symbolic_ops wraps add/sub/mul for sizes, on top of them); every `inplace` name and every
+    `quantized` name is an ATen op the compiler lowers."""
+    from bundle_format._generated import demo_traits
+    from liteexport.compiler import lowerings, math_ops, ops, selection_ops, shape_ops, typed_ops
+
+    hand = {**math_ops.LOWERINGS, **shape_ops.LOWERINGS, **typed_ops.LOWERINGS, **selection_ops.LOWERINGS}
+    assert sorted(set(demo_traits.PLAIN_LOWERINGS) & set(hand)) == []
+    assert set(demo_traits.PLAIN_LOWERINGS) <= set(ops.LOWERINGS)
+    assert sorted(k for k in demo_traits.INPLACE if k not in lowerings.LOWERINGS) == []
+    assert set(lowerings.INPLACE) == {f"{k}_" for k in demo_traits.INPLACE}
+    quantized = (demo_traits.QUANTIZED_KEEPS_GRID | demo_traits.QUANTIZED_REQUANTIZES
+                 | set(demo_traits.QUANTIZED_FIXED_GRID))
+    walked = {"aten::len"}  # a list's length: the walk folds it, no lowering
+    assert sorted(quantized - set(lowerings.LOWERINGS) - walked) == []
+
+
+def test_the_generator_refuses_a_spec_entry_without_its_traits(tmp_path: Path) -> None:
+    """family, shape and memory are required; a math op names its C++ kernel; a view is an alias."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import demo_ops_codegen as codegen
+    finally:
+        sys.path.pop(0)
+    spec_path, fbs_path = ROOT / "schema" / "demo_ops.toml", ROOT / "schema" / "demo_program.fbs"
+    head = f'NEW_OP = {{ code = {len(OpCode)}, fbs = "NewOp", inputs = [1, 1], '
+    for traits, error in (('shape = "same", memory = "largest_input"', "family"),
+                          ('family = "math", shape = "same", memory = "largest_input"', "kernel"),
+                          ('family = "own", shape = "same", memory = "own", values = "view"', "alias"),
+                          ('family = "own", shape = "elementwise", memory = "own"', "shape")):
+        bad = tmp_path / "bad.toml"
+        bad.write_text(spec_path.read_text() + head + traits + ', doc = "new" }\n')
+        with pytest.raises(codegen.SpecError, match=error):
+            codegen.load(bad, fbs_path)

@@ -77,6 +77,14 @@ class OpCode(enum.IntEnum):
     FAKE_QUANTIZE = 63  # x rounded to a per-tensor int8/uint8 grid and back to float32 (quantize then dequantize): the activations of quantized models
     ARGMIN = 64  # torch.argmin along an axis: the first index of the smallest value (a NaN counts as the smallest, as torch's), in int64
     FULL = 65  # torch.full(sizes, value): the one-element value operand repeated over sizes that may be the reference operand's sizes known only at run time (a causal mask of S x S); the reference's values are not read
+    LOG1P = 66  # log(1 + x), exact near 0; -inf at -1 and NaN below
+    EXPM1 = 67  # e ** x - 1, exact near 0
+    FLOOR = 68  # the largest whole number <= x
+    CEIL = 69  # the smallest whole number >= x
+    TRUNC = 70  # x rounded toward zero
+    ROUND = 71  # x rounded to the nearest whole number, halves to even (torch.round without decimals)
+    SIGN = 72  # -1, 0 or 1 by the sign of x; 0 for -0 and NaN, as torch
+    ERF = 73  # the error function erf(x)
 
 
 class DType(enum.IntEnum):
@@ -168,6 +176,14 @@ OP_SPECS: dict[OpCode, OpSpec] = {
     OpCode.FAKE_QUANTIZE: OpSpec(1, 1, 'Quantize', False, False, ('x',), ('float32',), {}, 'same'),
     OpCode.ARGMIN: OpSpec(1, 1, 'ArgReduce', False, False, ('x',), ('float32', 'int64', 'int32'), {}, 'int64'),
     OpCode.FULL: OpSpec(2, 2, 'Fill', False, False, ('value', 'reference'), ('float32', 'int64', 'int32', 'bool'), {'reference': ('float32', 'int64', 'int32', 'bool')}, 'same'),
+    OpCode.LOG1P: OpSpec(1, 1, None, False, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.EXPM1: OpSpec(1, 1, None, False, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.FLOOR: OpSpec(1, 1, None, False, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.CEIL: OpSpec(1, 1, None, False, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.TRUNC: OpSpec(1, 1, None, False, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.ROUND: OpSpec(1, 1, None, False, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.SIGN: OpSpec(1, 1, None, False, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.ERF: OpSpec(1, 1, None, False, False, ('x',), ('float32',), {}, 'same'),
 }
 
 # Attributes union member -> its tag

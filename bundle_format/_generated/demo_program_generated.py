@@ -83,6 +83,14 @@ class OpCode(object):
     FakeQuantize = 63
     ArgMin = 64
     Full = 65
+    Log1p = 66
+    Expm1 = 67
+    Floor = 68
+    Ceil = 69
+    Trunc = 70
+    Round = 71
+    Sign = 72
+    Erf = 73
 
 
 class Activation(object):

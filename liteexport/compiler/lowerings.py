@@ -46,8 +46,9 @@ for _kind in list(LOWERINGS):
     LOWERINGS[_kind] = quantized_ops.on_quantized_inputs(_kind, LOWERINGS[_kind])
 LOWERINGS.update(quantized_ops.LOWERINGS)
 
-# in-place variants compiled as their out-of-place op; the walk rebinds the mutated input
-INPLACE: dict[str, str] = {**ops.INPLACE, **math_ops.INPLACE, **typed_ops.INPLACE, **selection_ops.INPLACE}
+# in-place variants compiled as their out-of-place op (the op spec's `inplace`); the walk rebinds
+# the mutated input
+INPLACE: dict[str, str] = ops.INPLACE
 
 # factories lowered rather than folded when a size argument is known only at run time (arange(S))
 SYMBOLIC_FACTORIES = symbolic_ops.FACTORIES

@@ -12,7 +12,6 @@ from liteexport.compiler.ops import (
     _FLOAT32_SCALAR_TYPE,
     Emitter,
     Lowering,
-    _binary,
     _unary,
     is_number,
     shape_of,
@@ -73,6 +72,13 @@ def _abs(b: Emitter, args: list[Any]) -> Any:
         negative = b.emit(OpCode.LT, [x], BinaryAttrs(scalar=0.0))
         return b.emit(OpCode.WHERE, [negative, b.emit(OpCode.NEG, [x], None), x], None)
     return _unary(OpCode.ABS)(b, args)
+
+
+def _round(b: Emitter, args: list[Any]) -> Any:
+    """aten::round(x) and round.decimals(x, decimals=0); other decimals are not compiled."""
+    if len(args) > 1 and args[1] not in (None, 0):
+        raise Unsupported(f"round with decimals={args[1]} is not compiled (only whole numbers)")
+    return _unary(OpCode.ROUND)(b, args[:1])
 
 
 def _check_dtype(dtype: Any) -> None:
@@ -155,12 +161,8 @@ def _norm(b: Emitter, args: list[Any]) -> Any:
 
 
 LOWERINGS: dict[str, Lowering] = {
-    "aten::log": _unary(OpCode.LOG),
-    "aten::sqrt": _unary(OpCode.SQRT),
-    "aten::rsqrt": _unary(OpCode.RSQRT),
     "aten::abs": _abs,
-    "aten::exp": _unary(OpCode.EXP),
-    "aten::pow": _binary(OpCode.POW),
+    "aten::round": _round,
     "aten::square": _square,
     "aten::linalg_vector_norm": _linalg_vector_norm,
     "aten::norm": _norm,
@@ -174,15 +176,6 @@ LOWERINGS: dict[str, Lowering] = {
     "aten::hardtanh": _hardtanh,
     "aten::relu6": _clamp_to(0.0, 6.0),
     "aten::leaky_relu": _leaky_relu,
-    "aten::hardsigmoid": _unary(OpCode.HARDSIGMOID),
-    "aten::hardswish": _unary(OpCode.HARDSWISH),
-    "aten::silu": _unary(OpCode.SILU),
     "aten::mean": _reduction(OpCode.MEAN),
     "aten::sum": _reduction(OpCode.SUM),
-}
-
-INPLACE: dict[str, str] = {
-    f"aten::{name}_": f"aten::{name}"
-    for name in ("clamp", "clip", "clamp_min", "clamp_max", "hardtanh", "relu6", "leaky_relu", "hardsigmoid",
-                 "hardswish", "silu", "log", "sqrt", "rsqrt", "abs", "pow", "exp")
 }

@@ -12,8 +12,11 @@ from typing import Any
 
 import torch
 
+from bundle_format._generated.demo_traits import INPLACE as SPEC_INPLACE
+from bundle_format._generated.demo_traits import PLAIN_LOWERINGS
 from bundle_format.dtype_rules import DTypeProblem, allowed_dtypes, result_dtype
 from bundle_format.program import (
+    OP_SPECS,
     Attributes,
     AxisAttrs,
     BinaryAttrs,
@@ -496,19 +499,17 @@ def _dtype(b: Emitter, args: list[Any]) -> Any:
 
 Lowering = Callable[[Emitter, list[Any]], Any]
 
+def plain_lowering(op: OpCode) -> Lowering:
+    """The lowering of the ATen names the op spec lists in an op's `aten`: the binary one for an op
+    with Binary attributes, else the unary one."""
+    return _binary(op) if OP_SPECS[op].attrs == "Binary" else _unary(op)
+
+
 LOWERINGS: dict[str, Lowering] = {
-    "aten::add": _binary(OpCode.ADD),
-    "aten::sub": _binary(OpCode.SUB),
-    "aten::mul": _binary(OpCode.MUL),
-    "aten::div": _binary(OpCode.DIV),
-    "aten::floor_divide": _binary(OpCode.FLOOR_DIV),
-    "aten::remainder": _binary(OpCode.REMAINDER),
+    # the op spec's plain rows (schema/demo_ops.toml `aten`)
+    **{kind: plain_lowering(op) for kind, op in PLAIN_LOWERINGS.items()},
     "aten::rsub": _binary(OpCode.SUB, reverse_op=True),  # other - alpha * self
-    "aten::neg": _unary(OpCode.NEG),
     "aten::reciprocal": _reciprocal,
-    "aten::relu": _unary(OpCode.RELU),
-    "aten::sigmoid": _unary(OpCode.SIGMOID),
-    "aten::tanh": _unary(OpCode.TANH),
     "aten::gelu": _gelu,
     "aten::softmax": _softmax(OpCode.SOFTMAX),
     "aten::log_softmax": _softmax(OpCode.LOG_SOFTMAX),
@@ -545,9 +546,6 @@ LOWERINGS: dict[str, Lowering] = {
     "prim::is_cuda": lambda b, args: False,
 }
 
-# In-place variants compiled as their out-of-place op; the walk rebinds the mutated input.
-INPLACE: dict[str, str] = {
-    f"aten::{name}_": f"aten::{name}"
-    for name in ("add", "sub", "mul", "div", "neg", "reciprocal", "relu", "sigmoid", "tanh", "floor_divide",
-                 "remainder")
-}
+# In-place variants compiled as their out-of-place op (the op spec's `inplace`); the walk rebinds
+# the mutated input.
+INPLACE: dict[str, str] = {f"{kind}_": kind for kind in SPEC_INPLACE}

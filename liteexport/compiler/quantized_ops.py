@@ -22,6 +22,7 @@ from typing import Any
 
 import torch
 
+from bundle_format._generated.demo_traits import QUANTIZED_FIXED_GRID, QUANTIZED_KEEPS_GRID, QUANTIZED_REQUANTIZES
 from bundle_format.program import FlattenAttrs, FusedAttrs, OpCode, QuantizeAttrs
 from liteexport.compiler import int16_pairs, ops
 from liteexport.compiler.ops import Emitter, Lowering, rank_of, tensor
@@ -187,23 +188,12 @@ LOWERINGS: dict[str, Lowering] = {
     "quantized::hardswish": _hardswish,
 }
 
-# ATen ops torch runs on a quantized tensor, by what they do to its grid
-KEEPS_GRID = frozenset({  # the result's values are the input's, or chosen among them
-    "aten::max_pool2d", "aten::relu", "aten::flatten", "aten::view", "aten::reshape", "aten::transpose",
-    "aten::permute", "aten::contiguous", "aten::chunk", "aten::squeeze", "aten::unsqueeze", "aten::slice",
-    "aten::select", "aten::dropout", "aten::upsample_nearest2d", "aten::size", "aten::dim", "aten::len"})
-REQUANTIZES = frozenset({  # torch rounds the result to the input's grid
-    "aten::adaptive_avg_pool2d", "aten::avg_pool2d", "aten::mean", "aten::hardtanh", "aten::clamp",
-    "aten::relu6", "aten::upsample_bilinear2d"})
-# torch's fixed output grids (quint8 inputs): aten/src/ATen/native/quantized/cpu's qsigmoid, qhardsigmoid, qtanh
-FIXED_GRID = {"aten::hardsigmoid": (1.0 / 256.0, 0), "aten::sigmoid": (1.0 / 256.0, 0),
-              "aten::tanh": (2.0 / 256.0, 128)}
-
-
 def on_quantized_inputs(kind: str, lowering: Lowering) -> Lowering:
     """``lowering`` of an ATen op, aware of quantized inputs: the result keeps the input's grid,
     is rounded back to it, or moves to torch's fixed grid; any other ATen op on a quantized
-    tensor is not compiled (its result's quantization is not modeled)."""
+    tensor is not compiled (its result's quantization is not modeled). Which ATen op does what is
+    the op spec's `quantized` (torch's fixed grids: aten/src/ATen/native/quantized/cpu's qsigmoid,
+    qhardsigmoid, qtanh)."""
     def lower(b: Emitter, args: list[Any]) -> Any:
         first = next((a for a in _flat(args) if isinstance(a, Sym) and a.quant is not None), None)
         if first is None:
@@ -211,15 +201,15 @@ def on_quantized_inputs(kind: str, lowering: Lowering) -> Lowering:
         grid = first.quant
         assert grid is not None
         result = lowering(b, args)
-        if kind in KEEPS_GRID:
+        if kind in QUANTIZED_KEEPS_GRID:
             for value in _flat(result):
                 if isinstance(value, Sym) and value is not first:
                     value.quant = grid
             return result
-        if kind in REQUANTIZES:
+        if kind in QUANTIZED_REQUANTIZES:
             return quantize(b, result, grid.scale, grid.zero_point, (grid.quant_min, grid.quant_max))
-        if kind in FIXED_GRID and (grid.quant_min, grid.quant_max) == _QUINT8:
-            scale, zero_point = FIXED_GRID[kind]
+        if kind in QUANTIZED_FIXED_GRID and (grid.quant_min, grid.quant_max) == _QUINT8:
+            scale, zero_point = QUANTIZED_FIXED_GRID[kind]
             return quantize(b, result, scale, zero_point, _QUINT8)
         raise Unsupported(f"{kind} on a quantized tensor is not compiled (dequantize it first)")
     return lower

@@ -93,6 +93,3 @@ LOWERINGS: dict[str, Lowering] = {
     "aten::argmin": _arg_reduce(OpCode.ARGMIN),
     "aten::topk": _topk,
 }
-
-# in-place variants compiled as their out-of-place op; the walk rebinds the mutated input
-INPLACE: dict[str, str] = {"aten::triu_": "aten::triu", "aten::tril_": "aten::tril"}

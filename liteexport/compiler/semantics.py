@@ -7,6 +7,7 @@ all compile-time constants. One table serves both.
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -14,7 +15,9 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from bundle_format._generated.demo_traits import ORACLE, SHAPE_RULE
 from bundle_format.program import (
+    OP_SPECS,
     Activation,
     ArangeLikeAttrs,
     ArgReduceAttrs,
@@ -42,6 +45,7 @@ from bundle_format.program import (
 )
 from liteexport.compiler.dtypes import TORCH_DTYPES
 from runtime_py.backends.demo.typed import fill_sizes
+from runtime_py.errors import InternalError
 
 Tensors = Sequence["torch.Tensor | None"]
 Semantics = Callable[[Any, Tensors], torch.Tensor]  # (attributes, inputs) -> output
@@ -107,13 +111,6 @@ def _avg_pool(attrs: object, xs: Tensors) -> torch.Tensor:
                         attrs.count_include_pad, attrs.divisor_override)
 
 
-def _one(fn: Callable[[torch.Tensor], torch.Tensor]) -> Semantics:
-    def run(attrs: object, xs: Tensors) -> torch.Tensor:
-        assert xs[0] is not None
-        return fn(xs[0])
-    return run
-
-
 def _attrs_of(cls: type, fn: Callable[[torch.Tensor, Any], torch.Tensor]) -> Semantics:
     def run(attrs: object, xs: Tensors) -> torch.Tensor:
         assert isinstance(attrs, cls) and xs[0] is not None
@@ -139,19 +136,6 @@ def _reduce(fn: Callable[..., torch.Tensor]) -> Semantics:
     return run
 
 
-def _two(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> Semantics:
-    def run(attrs: object, xs: Tensors) -> torch.Tensor:
-        assert xs[0] is not None and xs[1] is not None
-        return fn(xs[0], xs[1])
-    return run
-
-
-def _where(attrs: object, xs: Tensors) -> torch.Tensor:
-    condition, a, b = xs
-    assert condition is not None and a is not None and b is not None
-    return torch.where(condition, a, b)
-
-
 def _full(attrs: object, xs: Tensors) -> torch.Tensor:
     """The value expanded over the sizes (on meta tensors too, where .item() has no value)."""
     value, reference = xs
@@ -169,15 +153,30 @@ def _slice(x: torch.Tensor, a: SliceAttrs) -> torch.Tensor:
     return x[(slice(None),) * (a.axis % x.dim()) + (slice(a.start, a.end, a.step),)]
 
 
-SEMANTICS: dict[OpCode, Semantics] = {
+def oracle(op: OpCode) -> Callable[..., torch.Tensor]:
+    """The torch function the op spec names as ``op``'s oracle (schema/demo_ops.toml `torch`)."""
+    root, *path = ORACLE[op].split(".")
+    if root != "torch":
+        raise InternalError(f"{op.name}'s oracle {ORACLE[op]!r} is not a torch function")
+    fn: Callable[..., torch.Tensor] = functools.reduce(getattr, path, torch)
+    return fn
+
+
+def _call(fn: Callable[..., torch.Tensor]) -> Semantics:
+    def run(attrs: object, xs: Tensors) -> torch.Tensor:
+        return fn(*xs)
+    return run
+
+
+# ops without attributes whose shape is their operands' (same or broadcast): their oracle on their
+# operands, from the spec; the others are written out below
+_CALLS = {op for op, rule in SHAPE_RULE.items() if rule in ("same", "broadcast") and op in ORACLE
+          and OP_SPECS[op].attrs is None}
+OWN_SEMANTICS: dict[OpCode, Semantics] = {
     OpCode.ADD: _binary(lambda a, b, alpha: a + alpha * b),
     OpCode.SUB: _binary(lambda a, b, alpha: a - alpha * b),
     OpCode.MUL: _binary(lambda a, b, alpha: a * b),
     OpCode.DIV: _binary(lambda a, b, alpha: a / b),
-    OpCode.NEG: _one(torch.neg),
-    OpCode.RELU: _one(torch.relu),
-    OpCode.SIGMOID: _one(torch.sigmoid),
-    OpCode.TANH: _one(torch.tanh),
     OpCode.GELU: _attrs_of(GeluAttrs, lambda x, a: F.gelu(
         x, approximate="tanh" if a.tanh_approximation else "none")),
     OpCode.SOFTMAX: _attrs_of(AxisAttrs, lambda x, a: torch.softmax(x, a.axis)),
@@ -196,18 +195,10 @@ SEMANTICS: dict[OpCode, Semantics] = {
     OpCode.FLATTEN: _attrs_of(FlattenAttrs, lambda x, a: x.flatten(a.start_dim, a.end_dim)),
     OpCode.CAT: _cat,
     OpCode.CLAMP: _attrs_of(ClampAttrs, lambda x, a: torch.clamp(x, a.min, a.max)),
-    OpCode.HARDSIGMOID: _one(F.hardsigmoid),
-    OpCode.HARDSWISH: _one(F.hardswish),
-    OpCode.SILU: _one(F.silu),
     OpCode.MEAN: _reduce(torch.mean),
     OpCode.SUM: _reduce(torch.sum),
     OpCode.SLICE: _attrs_of(SliceAttrs, _slice),
     OpCode.EXPAND: _attrs_of(ShapeAttrs, lambda x, a: x.expand(*a.dims)),
-    OpCode.LOG: _one(torch.log),
-    OpCode.SQRT: _one(torch.sqrt),
-    OpCode.RSQRT: _one(torch.rsqrt),
-    OpCode.ABS: _one(torch.abs),
-    OpCode.EXP: _one(torch.exp),
     OpCode.POW: _binary(lambda a, b, alpha: torch.pow(a, b)),
     OpCode.EMBEDDING: _embedding,
     OpCode.CAST: _attrs_of(CastAttrs, lambda x, a: x.to(TORCH_DTYPES[DType(a.dtype)])),
@@ -219,13 +210,7 @@ SEMANTICS: dict[OpCode, Semantics] = {
     OpCode.LE: _binary(lambda a, b, alpha: operator.le(a, b)),
     OpCode.GT: _binary(lambda a, b, alpha: operator.gt(a, b)),
     OpCode.GE: _binary(lambda a, b, alpha: operator.ge(a, b)),
-    OpCode.BITWISE_NOT: _one(torch.bitwise_not),
-    OpCode.BITWISE_AND: _two(torch.bitwise_and),
-    OpCode.BITWISE_OR: _two(torch.bitwise_or),
-    OpCode.WHERE: _where,
     OpCode.CUMSUM: _attrs_of(AxisAttrs, lambda x, a: torch.cumsum(x, a.axis)),
-    OpCode.SIN: _one(torch.sin),
-    OpCode.COS: _one(torch.cos),
     OpCode.RESIZE2D: _attrs_of(ResizeAttrs, lambda x, a: _resize(x, a)),
     OpCode.FAKE_QUANTIZE: _attrs_of(QuantizeAttrs, lambda x, a: torch.fake_quantize_per_tensor_affine(
         x, a.scale, a.zero_point, a.quant_min, a.quant_max)),
@@ -241,6 +226,7 @@ SEMANTICS: dict[OpCode, Semantics] = {
     OpCode.TRUNC_DIV: _binary(lambda a, b, alpha: torch.div(*_tensors(a, b), rounding_mode="trunc")),
     OpCode.REMAINDER: _binary(lambda a, b, alpha: torch.remainder(*_tensors(a, b))),
 }
+SEMANTICS: dict[OpCode, Semantics] = {**{op: _call(oracle(op)) for op in _CALLS}, **OWN_SEMANTICS}
 
 
 def _tensors(a: object, b: object) -> tuple[Any, Any]:

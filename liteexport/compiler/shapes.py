@@ -16,6 +16,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from bundle_format._generated.demo_traits import SHAPE_RULE
 from bundle_format.program import (
     ArangeLikeAttrs,
     ArgReduceAttrs,
@@ -172,12 +173,14 @@ def _first(attrs: object, xs: Shapes) -> Shape:
     return xs[0]
 
 
-def _binary(attrs: object, xs: Shapes) -> Shape:
+def _broadcast_all(attrs: object, xs: Shapes) -> Shape:
+    """Every operand broadcast together (one operand: its shape; a binary op with a scalar)."""
     assert xs[0] is not None
-    if len(xs) == 1:
-        return xs[0]
-    assert xs[1] is not None
-    return broadcast(xs[0], xs[1])
+    shape = xs[0]
+    for x in xs[1:]:
+        assert x is not None
+        shape = broadcast(shape, x)
+    return shape
 
 
 def _axis_op(attrs: object, xs: Shapes) -> Shape:
@@ -407,11 +410,6 @@ def _index_select(attrs: object, xs: Shapes) -> Shape:
     return x[:axis] + (count,) + x[axis + 1:]
 
 
-def _where(attrs: object, xs: Shapes) -> Shape:
-    assert xs[0] is not None and xs[1] is not None and xs[2] is not None
-    return broadcast(broadcast(xs[0], xs[1]), xs[2])
-
-
 def _arange_like(attrs: object, xs: Shapes) -> Shape:
     assert isinstance(attrs, ArangeLikeAttrs) and xs[0] is not None
     x = xs[0]
@@ -461,18 +459,10 @@ def _full(attrs: object, xs: Shapes) -> Shape:
     return fill_sizes(attrs, tuple(xs[1]))
 
 
-_RULES: dict[OpCode, ShapeRule] = {
-    OpCode.ADD: _binary,
-    OpCode.SUB: _binary,
-    OpCode.MUL: _binary,
-    OpCode.DIV: _binary,
-    OpCode.NEG: _first,
-    OpCode.RELU: _first,
-    OpCode.SIGMOID: _first,
-    OpCode.TANH: _first,
-    OpCode.GELU: _first,
-    OpCode.SOFTMAX: _axis_op,
-    OpCode.LOG_SOFTMAX: _axis_op,
+# the spec's trivial shape rules (schema/demo_ops.toml `shape`); "own" rules are below
+_BY_RULE: dict[str, ShapeRule] = {"same": _first, "broadcast": _broadcast_all, "axis": _axis_op, "reduce": _reduce}
+# the ops whose shape rule is "own" (tests/test_op_coverage.py checks each has one here)
+OWN_RULES: dict[OpCode, ShapeRule] = {
     OpCode.MATMUL: _matmul,
     OpCode.LINEAR: _linear,
     OpCode.CONV2D: _conv2d,
@@ -485,47 +475,21 @@ _RULES: dict[OpCode, ShapeRule] = {
     OpCode.RESHAPE: _reshape,
     OpCode.FLATTEN: _flatten,
     OpCode.CAT: _cat,
-    OpCode.CLAMP: _first,
-    OpCode.HARDSIGMOID: _first,
-    OpCode.HARDSWISH: _first,
-    OpCode.SILU: _first,
-    OpCode.MEAN: _reduce,
-    OpCode.SUM: _reduce,
     OpCode.SLICE: _slice,
     OpCode.EXPAND: _expand,
-    OpCode.LOG: _first,
-    OpCode.SQRT: _first,
-    OpCode.RSQRT: _first,
-    OpCode.ABS: _first,
-    OpCode.EXP: _first,
-    OpCode.POW: _binary,
     OpCode.EMBEDDING: _embedding,
-    OpCode.CAST: _first,
     OpCode.GATHER: _gather,
     OpCode.INDEX_SELECT: _index_select,
-    OpCode.EQ: _binary,
-    OpCode.NE: _binary,
-    OpCode.LT: _binary,
-    OpCode.LE: _binary,
-    OpCode.GT: _binary,
-    OpCode.GE: _binary,
-    OpCode.BITWISE_NOT: _first,
-    OpCode.BITWISE_AND: _binary,
-    OpCode.BITWISE_OR: _binary,
-    OpCode.WHERE: _where,
-    OpCode.CUMSUM: _axis_op,
-    OpCode.SIN: _first,
-    OpCode.COS: _first,
     OpCode.ARANGE_LIKE: _arange_like,
     OpCode.RESIZE2D: _resize,
-    OpCode.FAKE_QUANTIZE: _first,
     OpCode.TRIU: _triangle,
     OpCode.TRIL: _triangle,
     OpCode.ARGMAX: _arg_reduce,
     OpCode.ARGMIN: _arg_reduce,
     OpCode.FULL: _full,
     OpCode.TOPK: _topk,
-    OpCode.FLOOR_DIV: _binary,
-    OpCode.TRUNC_DIV: _binary,
-    OpCode.REMAINDER: _binary,
+}
+_RULES: dict[OpCode, ShapeRule] = {
+    **{op: _BY_RULE[rule] for op, rule in SHAPE_RULE.items() if rule != "own"},
+    **{op: OWN_RULES[op] for op, rule in SHAPE_RULE.items() if rule == "own" and op in OWN_RULES},
 }

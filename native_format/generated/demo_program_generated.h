@@ -203,11 +203,19 @@ enum class OpCode : uint16_t {
   FakeQuantize = 63,
   ArgMin = 64,
   Full = 65,
+  Log1p = 66,
+  Expm1 = 67,
+  Floor = 68,
+  Ceil = 69,
+  Trunc = 70,
+  Round = 71,
+  Sign = 72,
+  Erf = 73,
   MIN = Add,
-  MAX = Full
+  MAX = Erf
 };
 
-inline const OpCode (&EnumValuesOpCode())[66] {
+inline const OpCode (&EnumValuesOpCode())[74] {
   static const OpCode values[] = {
     OpCode::Add,
     OpCode::Sub,
@@ -274,13 +282,21 @@ inline const OpCode (&EnumValuesOpCode())[66] {
     OpCode::Remainder,
     OpCode::FakeQuantize,
     OpCode::ArgMin,
-    OpCode::Full
+    OpCode::Full,
+    OpCode::Log1p,
+    OpCode::Expm1,
+    OpCode::Floor,
+    OpCode::Ceil,
+    OpCode::Trunc,
+    OpCode::Round,
+    OpCode::Sign,
+    OpCode::Erf
   };
   return values;
 }
 
 inline const char * const *EnumNamesOpCode() {
-  static const char * const names[67] = {
+  static const char * const names[75] = {
     "Add",
     "Sub",
     "Mul",
@@ -347,13 +363,21 @@ inline const char * const *EnumNamesOpCode() {
     "FakeQuantize",
     "ArgMin",
     "Full",
+    "Log1p",
+    "Expm1",
+    "Floor",
+    "Ceil",
+    "Trunc",
+    "Round",
+    "Sign",
+    "Erf",
     nullptr
   };
   return names;
 }
 
 inline const char *EnumNameOpCode(OpCode e) {
-  if (::flatbuffers::IsOutRange(e, OpCode::Add, OpCode::Full)) return "";
+  if (::flatbuffers::IsOutRange(e, OpCode::Add, OpCode::Erf)) return "";
   const size_t index = static_cast<size_t>(e);
   return EnumNamesOpCode()[index];
 }

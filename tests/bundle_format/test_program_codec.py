@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from bundle_format.program import (
+    OP_SPECS,
     PROGRAM_FORMAT_VERSION,
     Activation,
     ArangeLikeAttrs,
@@ -130,6 +131,8 @@ _ATTRS: dict[OpCode, Attributes] = {
     OpCode.ARGMIN: ArgReduceAttrs(axis=0),
     OpCode.FULL: FillAttrs(dims=(1, -2, 0), axes=(-1, 1, 2)),
 }
+# every other op without attributes (the op spec's), after the written ones
+_ATTRS.update({op: None for op in OpCode if op not in _ATTRS and OP_SPECS[op].attrs is None})
 
 
 def test_every_opcode_has_a_case() -> None:

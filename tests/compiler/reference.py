@@ -3,12 +3,14 @@ independently of the compiler, to compare compiled methods against eager PyTorch
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
+from bundle_format._generated.demo_traits import FAMILY, ORACLE
 from bundle_format.program import Activation, BinaryAttrs, Instruction, OpCode
 from liteexport.lowered import CompiledModule
 
@@ -97,10 +99,8 @@ def _step_added(op: OpCode, at: object, xs: list[torch.Tensor]) -> torch.Tensor:
         return x[tuple(index)]
     if op == OpCode.EXPAND:
         return x.expand(*at.dims)  # type: ignore[attr-defined]
-    math = {OpCode.LOG: torch.log, OpCode.SQRT: torch.sqrt, OpCode.RSQRT: torch.rsqrt, OpCode.ABS: torch.abs,
-            OpCode.EXP: torch.exp}
-    if op in math:
-        return math[op](x)
+    if FAMILY[op] == "math":  # the op spec's oracle, torch.NAME(x)
+        return functools.reduce(getattr, ORACLE[op].split(".")[1:], torch)(x)  # type: ignore[no-any-return]
     if op == OpCode.POW:
         a: object = x
         b: object = at.scalar if at.scalar is not None else xs[1]  # type: ignore[attr-defined]

@@ -157,3 +157,13 @@ def test_blockers_after_a_blocker_are_reported_with_shapes_known() -> None:
     with pytest.raises(UnsupportedNodesError) as info:
         compile_module(torch.jit.script(Chain()), input_shapes={"forward": [[2, 3, 4]]})
     assert info.value.counts == {"aten::erfinv": 2, "aten::atan": 1}
+
+
+def test_round_to_decimals_is_reported_not_rounded_to_whole_numbers() -> None:
+    """ROUND rounds to whole numbers: torch.round(x, decimals=2) is refused, never computed as round(x)."""
+    class RoundDecimals(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.round(x, decimals=2) + torch.round(x)
+
+    with pytest.raises(UnsupportedNodesError, match="decimals=2"):
+        compile_module(torch.jit.script(RoundDecimals()), input_shapes={"forward": [(2, 3)]})

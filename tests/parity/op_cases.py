@@ -3,15 +3,20 @@ slicing), shared by every executor's parity tests: runtime_py's kernels are chec
 torch eager with ``reference``, the torch extension and the Android core against runtime_py.
 
 name -> (op, input shapes, weights (constants read after the inputs), attributes, torch reference)
+
+Every op of the unary and math families (the op spec's `family`) has a default row, generated:
+its oracle (the spec's `torch`) on a random input; a written row of the same name replaces it.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from bundle_format._generated.demo_traits import FAMILY, ORACLE
 from bundle_format.program import (
     SLICE_END,
     Activation,
@@ -54,7 +59,17 @@ def _aten() -> Any:
 
 OpCase = tuple[OpCode, list[tuple[int, ...]], list[np.ndarray], Attributes, Callable[..., Any]]
 
+def _oracle(op: OpCode) -> Callable[..., Any]:
+    """The op's oracle from the spec (``torch.log1p``), looked up when the reference runs."""
+    return lambda *xs: functools.reduce(getattr, ORACLE[op].split(".")[1:], _torch())(*xs)
+
+
+# the generated default rows: the spec's elementwise families on a random input
+_DEFAULT_CASES: dict[str, OpCase] = {
+    op.name.lower(): (op, [X], [], None, _oracle(op)) for op, family in FAMILY.items() if family in ("unary", "math")}
+
 OP_CASES: dict[str, OpCase] = {
+    **_DEFAULT_CASES,
     "clamp_both": (OpCode.CLAMP, [X], [], ClampAttrs(-0.5, 0.75), lambda x: x.clamp(-0.5, 0.75)),
     "clamp_relu6": (OpCode.CLAMP, [X], [], ClampAttrs(0.0, 6.0), lambda x: _f().relu6(x)),
     "clamp_min_only": (OpCode.CLAMP, [X], [], ClampAttrs(min=0.25, max=None), lambda x: x.clamp(min=0.25)),

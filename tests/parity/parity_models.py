@@ -312,6 +312,18 @@ class Selection(nn.Module):
             + where.float().mean() + steps.float() + rounded
 
 
+class ElementwiseMath(nn.Module):
+    """The elementwise math ops added through the op spec: log1p (and its in-place form), expm1,
+    floor, ceil, trunc, round, sign and erf."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = x.abs() * 2.0
+        y.log1p_()
+        scaled = x * 3.0
+        rounded = torch.floor(scaled) + torch.ceil(scaled) * 2.0 + torch.trunc(scaled) * 3.0 + torch.round(scaled) * 4.0
+        return torch.log1p(x.abs()) + y + torch.expm1(x) + rounded + torch.sign(x) + torch.erf(x)
+
+
 # model class, method -> input shapes
 CASES: dict[str, tuple[Callable[[], torch.nn.Module], dict[str, list[tuple[int, ...]]]]] = {
     "mlp": (MLP, {"forward": [(4, 20)]}),
@@ -329,6 +341,7 @@ CASES: dict[str, tuple[Callable[[], torch.nn.Module], dict[str, list[tuple[int, 
     "token_ops": (TokenOps, {"forward": [(2, 6)]}),
     "upsampling": (Upsampling, {"forward": [(2, 3, 9, 11)]}),
     "selection": (Selection, {"forward": [(2, 5, 6)]}),
+    "elementwise_math": (ElementwiseMath, {"forward": [(2, 3, 5)]}),
 }
 
 # Models whose code needs ranks or sizes only static input shapes give (t() of an input-derived

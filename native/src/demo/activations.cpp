@@ -8,6 +8,7 @@
 #include "float_math.h"
 #include "grid_rounding.h"
 #include "kernels.h"
+#include "demo_traits_generated.h"
 
 namespace liteexport::demo_backend {
 
@@ -63,15 +64,34 @@ Kernel make_silu() {
   return elementwise([](float v) { return v / (1.0f + exp_float(-v)); });  // float_math.h: same bits on every ABI
 }
 
+// The math family's scalar kernels, one per op, named by the op spec's `kernel`
+// (schema/demo_ops.toml); make_math dispatches to them through the generated family list.
+namespace math_kernels {
+
+inline float log(float v) { return std::log(v); }
+inline float log1p(float v) { return std::log1p(v); }
+inline float sqrt(float v) { return std::sqrt(v); }
+inline float rsqrt(float v) { return 1.0f / std::sqrt(v); }
+inline float exp(float v) { return exp_float(v); }  // float_math.h: same bits on every ABI
+inline float expm1(float v) { return expm1_float(v); }  // float_math.h, as exp
+inline float floor(float v) { return std::floor(v); }
+inline float ceil(float v) { return std::ceil(v); }
+inline float trunc(float v) { return std::trunc(v); }
+inline float round(float v) { return std::nearbyint(v); }  // halves to even (the default rounding mode), as torch
+inline float erf(float v) { return std::erf(v); }
+inline float sign(float v) { return static_cast<float>((v > 0.0f) - (v < 0.0f)); }  // 0 for NaN and -0, as torch
+inline float sin(float v) { return std::sin(v); }
+inline float cos(float v) { return std::cos(v); }
+inline float abs(float v) { return std::fabs(v); }
+
+}  // namespace math_kernels
+
 Kernel make_math(Op op) {
   switch (op) {
-    case Op::LOG: return elementwise([](float v) { return std::log(v); });
-    case Op::SQRT: return elementwise([](float v) { return std::sqrt(v); });
-    case Op::RSQRT: return elementwise([](float v) { return 1.0f / std::sqrt(v); });
-    case Op::EXP: return elementwise(exp_float);  // float_math.h: same bits on every ABI
-    case Op::SIN: return elementwise([](float v) { return std::sin(v); });
-    case Op::COS: return elementwise([](float v) { return std::cos(v); });
-    case Op::ABS: return elementwise([](float v) { return std::fabs(v); });
+#define LITEEXPORT_MATH_KERNEL(OP, kernel) \
+  case Op::OP: return elementwise([](float v) { return math_kernels::kernel(v); });
+    LITEEXPORT_DEMO_MATH_OPS(LITEEXPORT_MATH_KERNEL)
+#undef LITEEXPORT_MATH_KERNEL
     default: not_in_family(op, "make_math");
   }
 }

@@ -2,6 +2,12 @@
 // attribute types come from the op spec (schema/demo_ops.toml) through the shared decoder.
 #include "kernels.h"
 
+#include "demo_traits_generated.h"
+
+// the case labels of a generated family list (demo_traits_generated.h)
+#define LITEEXPORT_CASE(OP) case Op::OP:
+#define LITEEXPORT_MATH_CASE(OP, kernel) case Op::OP:
+
 namespace liteexport::demo_backend {
 
 namespace {
@@ -19,15 +25,13 @@ const A& as(const Attrs& attrs) {
 #pragma GCC diagnostic error "-Wswitch"
 Kernel bind_kernel(Op op, const Attrs& a, size_t n_inputs) {
   switch (op) {
-    case Op::ADD:
-    case Op::SUB:
-    case Op::MUL:
-    case Op::DIV:
-    case Op::POW: return make_binary(op, as<BinaryAttrs>(a), n_inputs);
-    case Op::NEG:
-    case Op::RELU:
-    case Op::SIGMOID:
-    case Op::TANH: return make_unary(op);
+    // the families of the op spec (schema/demo_ops.toml `family`), each op a case
+    LITEEXPORT_DEMO_BINARY_OPS(LITEEXPORT_CASE) return make_binary(op, as<BinaryAttrs>(a), n_inputs);
+    LITEEXPORT_DEMO_UNARY_OPS(LITEEXPORT_CASE) return make_unary(op);
+    LITEEXPORT_DEMO_MATH_OPS(LITEEXPORT_MATH_CASE) return make_math(op);
+    LITEEXPORT_DEMO_COMPARE_OPS(LITEEXPORT_CASE) return make_compare(op, as<BinaryAttrs>(a), n_inputs);
+    LITEEXPORT_DEMO_BITWISE_OPS(LITEEXPORT_CASE) return make_bitwise(op);
+    LITEEXPORT_DEMO_ROUNDING_OPS(LITEEXPORT_CASE) return make_rounding(op, as<BinaryAttrs>(a), n_inputs);
     case Op::GELU: return make_gelu(as<GeluAttrs>(a));
     case Op::SOFTMAX: return make_softmax(as<AxisAttrs>(a), false);
     case Op::LOG_SOFTMAX: return make_softmax(as<AxisAttrs>(a), true);
@@ -51,13 +55,6 @@ Kernel bind_kernel(Op op, const Attrs& a, size_t n_inputs) {
     case Op::SUM: return make_sum(as<ReduceAttrs>(a));
     case Op::SLICE: return make_slice(as<SliceAttrs>(a));
     case Op::EXPAND: return make_expand(as<ShapeAttrs>(a));
-    case Op::LOG:
-    case Op::SQRT:
-    case Op::RSQRT:
-    case Op::ABS:
-    case Op::EXP:
-    case Op::SIN:
-    case Op::COS: return make_math(op);
     case Op::CUMSUM: return make_cumsum(as<AxisAttrs>(a));
     case Op::CAST: return make_cast(as<CastAttrs>(a));
     case Op::EMBEDDING: return make_embedding();
@@ -65,15 +62,6 @@ Kernel bind_kernel(Op op, const Attrs& a, size_t n_inputs) {
     case Op::INDEX_SELECT: return make_index_select(as<AxisAttrs>(a));
     case Op::RESIZE2D: return make_resize2d(as<ResizeAttrs>(a));
     case Op::FAKE_QUANTIZE: return make_fake_quantize(as<QuantizeAttrs>(a));
-    case Op::EQ:
-    case Op::NE:
-    case Op::LT:
-    case Op::LE:
-    case Op::GT:
-    case Op::GE: return make_compare(op, as<BinaryAttrs>(a), n_inputs);
-    case Op::BITWISE_NOT:
-    case Op::BITWISE_AND:
-    case Op::BITWISE_OR: return make_bitwise(op);
     case Op::WHERE: return make_where();
     case Op::ARANGE_LIKE: return make_arange_like(as<ArangeLikeAttrs>(a));
     case Op::FULL: return make_full(as<FillAttrs>(a));
@@ -82,9 +70,6 @@ Kernel bind_kernel(Op op, const Attrs& a, size_t n_inputs) {
     case Op::ARGMAX: return make_argmax(as<ArgReduceAttrs>(a));
     case Op::ARGMIN: return make_argmin(as<ArgReduceAttrs>(a));
     case Op::TOPK: return make_topk(as<TopKAttrs>(a));
-    case Op::FLOOR_DIV:
-    case Op::TRUNC_DIV:
-    case Op::REMAINDER: return make_rounding(op, as<BinaryAttrs>(a), n_inputs);
   }
   throw KernelError("opcode " + std::to_string(static_cast<int>(op)) + " has no kernel");  // unreachable
 }

@@ -53,7 +53,7 @@ Kernel make_clamp(const ClampAttrs& a);                                 // activ
 Kernel make_hardsigmoid();                                              // activations.cpp
 Kernel make_hardswish();                                                // activations.cpp
 Kernel make_silu();                                                     // activations.cpp
-Kernel make_math(Op op);  // LOG, SQRT, RSQRT, ABS, EXP, SIN, COS        // activations.cpp
+Kernel make_math(Op op);  // the spec's math family (LITEEXPORT_DEMO_MATH_OPS) // activations.cpp
 Kernel make_mean(const ReduceAttrs& a);                                 // reductions.cpp
 Kernel make_sum(const ReduceAttrs& a);                                  // reductions.cpp
 Kernel make_slice(const SliceAttrs& a);                                 // slicing.cpp

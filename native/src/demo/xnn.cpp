@@ -14,6 +14,7 @@
 #include "../run_limits.h"
 #include "plan.h"
 #include "windows.h"
+#include "demo_traits_generated.h"
 #include "xnn_internal.h"
 
 namespace liteexport::demo_backend {
@@ -378,40 +379,9 @@ class UnaryStep final : public FastStep {
 };
 
 // Whether a float step of `op` runs as a UnaryStep, on its input's layout (an NHWC value stays
-// NHWC). Every opcode is a case, so a new one does not compile (-Werror=switch) until it is placed.
-bool elementwise_unary(Op op) {
-  switch (op) {
-    case Op::NEG:
-    case Op::RELU:
-    case Op::SIGMOID:
-    case Op::TANH:
-    case Op::GELU:
-    case Op::CLAMP:
-    case Op::HARDSIGMOID:
-    case Op::HARDSWISH:
-    case Op::FAKE_QUANTIZE:
-    case Op::SILU:
-    case Op::LOG:
-    case Op::SQRT:
-    case Op::RSQRT:
-    case Op::ABS:
-    case Op::EXP: return true;
-    // SIN and COS are elementwise too but not UnarySteps: their own kernel reads an NCHW copy
-    case Op::SIN: case Op::COS:
-    case Op::ADD: case Op::SUB: case Op::MUL: case Op::DIV: case Op::POW:
-    case Op::FLOOR_DIV: case Op::TRUNC_DIV: case Op::REMAINDER:
-    case Op::EQ: case Op::NE: case Op::LT: case Op::LE: case Op::GT: case Op::GE:
-    case Op::BITWISE_NOT: case Op::BITWISE_AND: case Op::BITWISE_OR: case Op::WHERE: case Op::CAST:
-    case Op::SOFTMAX: case Op::LOG_SOFTMAX: case Op::LAYER_NORM: case Op::CHANNEL_AFFINE:
-    case Op::MATMUL: case Op::LINEAR: case Op::CONV2D: case Op::EMBEDDING:
-    case Op::MAX_POOL2D: case Op::AVG_POOL2D: case Op::ADAPTIVE_AVG_POOL2D: case Op::RESIZE2D:
-    case Op::TRANSPOSE: case Op::RESHAPE: case Op::FLATTEN: case Op::CAT: case Op::SLICE: case Op::EXPAND:
-    case Op::MEAN: case Op::SUM: case Op::CUMSUM: case Op::ARGMAX: case Op::ARGMIN: case Op::TOPK:
-    case Op::GATHER: case Op::INDEX_SELECT: case Op::TRIU: case Op::TRIL: case Op::ARANGE_LIKE:
-    case Op::FULL: return false;
-  }
-  return false;  // unreachable: a value outside the enum (the decoder refuses those)
-}
+// NHWC): the op spec's `xnnpack = "unary"`, a generated table over every opcode. SIN and COS are
+// elementwise too but not UnarySteps: their own kernel reads an NCHW copy.
+bool elementwise_unary(Op op) { return demo_ops::kXnnpackUnaryStep[static_cast<size_t>(op)]; }
 
 }  // namespace
 

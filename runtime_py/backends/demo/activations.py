@@ -65,6 +65,64 @@ def log(x: Array) -> Array:
         return np.log(x)
 
 
+def log1p(x: Array) -> Array:
+    """log(1 + x), exact for small x; -inf at -1 and NaN below, as torch."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log1p(x)
+
+
+def expm1(x: Array) -> Array:
+    """e ** x - 1, exact for small x; inf past float32's range, as torch."""
+    with np.errstate(over="ignore"):
+        return np.expm1(x)
+
+
+# erf as x * P(x^2) / Q(x^2) on x clamped to [-4, 4] (erf is +-1 there in float32): the rational
+# minimax fit Eigen and XLA use for float erf, within 4.2e-7 of math.erf (numpy has no erf);
+# np.clip keeps a NaN, so erf(NaN) is NaN, as torch
+_ERF_P = tuple(np.float32(c) for c in (-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
+                                       -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
+                                       -1.60960333262415e-02))
+_ERF_Q = tuple(np.float32(c) for c in (-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
+                                       -7.37332916720468e-03, -1.42647390514189e-02))
+_ERF_LIMIT = np.float32(4.0)
+
+
+def erf(x: Array) -> Array:
+    """torch.erf, within 4.2e-7 absolute."""
+    clipped = np.clip(x, -_ERF_LIMIT, _ERF_LIMIT)
+    x2 = np.square(clipped)
+    p = np.full_like(x2, _ERF_P[0])
+    for c in _ERF_P[1:]:
+        p = p * x2 + c
+    q = np.full_like(x2, _ERF_Q[0])
+    for c in _ERF_Q[1:]:
+        q = q * x2 + c
+    return np.asarray(clipped * p / q, dtype=np.float32)
+
+
+def floor(x: Array) -> Array:
+    return np.floor(x)
+
+
+def ceil(x: Array) -> Array:
+    return np.ceil(x)
+
+
+def trunc(x: Array) -> Array:
+    return np.trunc(x)
+
+
+def round_half_even(x: Array) -> Array:
+    """torch.round: the nearest whole number, halves to even (numpy's rint)."""
+    return np.rint(x)
+
+
+def sign(x: Array) -> Array:
+    """-1, 0 or 1; torch gives 0 (not NaN, as numpy's sign) for NaN, and +0 for -0."""
+    return np.subtract(x > _ZERO, x < _ZERO, dtype=np.float32)
+
+
 def sqrt(x: Array) -> Array:
     with np.errstate(invalid="ignore"):
         return np.sqrt(x)

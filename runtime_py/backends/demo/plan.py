@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from bundle_format._generated.demo_traits import ROW_SPLIT_OPS
 from bundle_format.attribute_rules import attribute_problem
 from bundle_format.dtype_rules import DTypeProblem, result_dtype
 from bundle_format.error_codes import format_error
@@ -35,7 +36,6 @@ from runtime_py.backends.demo.memory import Bound, output_bound
 from runtime_py.errors import FormatError
 
 PEAKS_KEPT = 64
-ROW_SPLIT_OPS = (OpCode.MATMUL, OpCode.LINEAR)  # rows of the result depend on the same rows of input 0
 
 # (instruction index, kernel, fetch, slot written): unpacked directly by the executor loop;
 # fetch(slots) gives the kernel's arguments (an itemgetter: ~0.3 us less per step than a list

@@ -85,7 +85,7 @@ def test_x86_kernel_variants_give_the_same_bits() -> None:
     every vector (each value printed exactly; XNNPACK's steps do not read the variable)."""
     cpp_builds.wait("native-vectors")
     tests = str(build_dir(cpp_builds.wait("native-host")) / "liteexport_tests")
-    widest = outputs([tests])
+    widest = _exact(outputs([tests]))
     assert len(widest) > 20
     for isa in ("sse2", "avx2"):
         env = {**os.environ, "LITEEXPORT_GEMM_ISA": isa}
@@ -93,4 +93,10 @@ def test_x86_kernel_variants_give_the_same_bits() -> None:
         unit = subprocess.run([tests, f"--vectors={cpp_builds.VECTORS}"], capture_output=True, text=True, env=env,
                               check=False)
         assert unit.returncode == 0 and "[  PASSED  ]" in unit.stdout, unit.stdout[-4000:] + unit.stderr
-        assert outputs([tests], {"LITEEXPORT_GEMM_ISA": isa}) == widest, isa
+        assert _exact(outputs([tests], {"LITEEXPORT_GEMM_ISA": isa})) == widest, isa
+
+
+def _exact(cases: list[tuple[str, list[float]]]) -> list[tuple[str, list[str]]]:
+    """Each value as Python spells it exactly: equal text is equal bits, a NaN equal to a NaN
+    (float NaNs never compare equal) and -0.0 apart from 0.0 (they do)."""
+    return [(case, [repr(v) for v in values]) for case, values in cases]

@@ -43,9 +43,10 @@ from typing import Any
 import numpy as np
 
 from liteexport.errors import OutputError
-from liteexport.held_out import Split, hold_out
-from liteexport.input_spec import DimRange, InputSpecError, TensorSpec, as_tensor_spec
+from liteexport.export_inputs import float32_sets, implied_shapes, read_examples, read_extra_files
+from liteexport.input_spec import DimRange, TensorSpec, as_tensor_spec
 from liteexport.lowered import CompiledModule
+from liteexport.narrowing import narrow
 from liteexport.test_vectors import StoredTolerance, TestVector
 from runtime_py.errors import InputError
 
@@ -202,79 +203,6 @@ def _is_scripted(module: Any) -> bool:
     import torch
 
     return isinstance(module, torch.jit.ScriptModule)
-
-
-def read_examples(scripted: Any, files: Sequence[tuple[str, str]], option: str = "--example-inputs",
-                  note: Report = _quiet) -> dict[str, tuple[tuple[np.ndarray, ...], ...]]:
-    """The input sets of ``--example-inputs METHOD:FILE`` (or ``option``'s: an .npz's arrays named by
-    the method's own arguments are taken in their order; float64 ones as float32, with a ``note``);
-    InputError for a method the model does not have."""
-    from liteexport.run_inputs import read_input_file
-
-    examples: dict[str, list[tuple[np.ndarray, ...]]] = {}
-    for method, path in files:
-        if not hasattr(scripted, "_c"):  # the torch.export front end's eager module
-            from liteexport.export_frontend import argument_names
-
-            examples.setdefault(method, []).append(tuple(read_input_file(path, argument_names(scripted, method), note)))
-            continue
-        if method not in scripted._c._method_names():
-            raise InputError(f"{option} names method '{method}', which the model does not have")
-        arg_names = [a.name for a in scripted._c._get_method(method).schema.arguments][1:]  # self left out
-        examples.setdefault(method, []).append(tuple(read_input_file(path, arg_names, note)))
-    return {method: tuple(sets) for method, sets in examples.items()}
-
-
-def read_extra_files(items: Sequence[tuple[str, str]]) -> dict[str, bytes]:
-    """The contents of ``--extra-file NAME=PATH`` files, by name; InputError when one cannot be read
-    or a name is given twice."""
-    files: dict[str, bytes] = {}
-    for name, path in items:
-        if name in files:
-            raise InputError(f"--extra-file {name}: the name is given twice")
-        try:
-            files[name] = Path(path).read_bytes()
-        except OSError as exc:
-            raise InputError(f"--extra-file {name}={path}: cannot read it: {exc.strerror or exc}") from exc
-    return files
-
-
-def implied_shapes(source: Source, request: Request) -> dict[str, tuple[TensorSpec, ...]]:
-    """``request``'s input shapes and those its example inputs imply: a method given example inputs
-    and no input shapes takes its examples' dtypes and sizes, a size the sets disagree on as any
-    (-1; the torch.export front end needs such a dim named). Sets of a count the method does not
-    take imply nothing (record_test_vectors says what is wrong with them); sets that disagree on an
-    input's rank or dtype are an InputError."""
-    from liteexport.test_vectors import arity
-
-    shapes = dict(request.input_shapes)
-    for method, input_sets in request.examples.items():
-        if method in shapes or not input_sets or not hasattr(source.scripted, method):
-            continue
-        names, fewest = arity(source.scripted, method)
-        arrays = [[np.asarray(x) for x in inputs] for inputs in input_sets]
-        if not all(fewest <= len(inputs) <= len(names) for inputs in arrays) or len({len(i) for i in arrays}) != 1:
-            continue
-        for index, column in enumerate(zip(*arrays, strict=True)):
-            kinds = [f"{x.ndim}-d {x.dtype.name}" for x in column]
-            if len(set(kinds)) != 1:
-                other = next(n for n, kind in enumerate(kinds) if kind != kinds[0])
-                raise InputError(f"example inputs of {method}: input {index} ({names[index]}) is {kinds[0]} in set 0 "
-                                 f"and {kinds[other]} in set {other}; a compiled input has one rank and dtype: give "
-                                 "input shapes (--input-shape) to say which")
-        try:
-            specs = tuple(TensorSpec(tuple(sizes[0] if len(set(sizes)) == 1 else -1 for sizes in
-                                           zip(*(inputs[i].shape for inputs in arrays), strict=True)),
-                                     arrays[0][i].dtype.name) for i in range(len(arrays[0])))
-        except InputSpecError:  # a dtype no input can have: record_test_vectors says which
-            continue
-        if source.frontend == "export" and any(-1 in spec.shape for spec in specs):
-            raise InputError(f"example inputs of {method} differ in size ({', '.join(map(str, specs))}, -1 where they "
-                             "differ); torch.export traces one size per dim unless it is named: give input shapes "
-                             "with a named dim and its bounds (--input-shape Bx3x224x224 --dim B=1..8), or "
-                             "--frontend torchscript, which compiles such a dim for any size")
-        shapes[method] = specs
-    return shapes
 
 
 def check_options(request: Request) -> None:
@@ -476,68 +404,6 @@ def check_mixed(chunks: Sequence[memoryview], checked: Mapping[str, Sequence[Tes
     return self_check.check_mixed(b"".join(chunks), checked)
 
 
-def narrow(lowering: WholeLowering, request: Request, checked: Mapping[str, Sequence[TestVector]],
-           progress: Report = _quiet, source: Source | None = None,
-           sources: Mapping[str, Sequence[str]] | None = None) -> tuple[
-               WholeLowering, tuple[str, ...], dict[str, StoredTolerance]]:
-    """``--quantize dynamic-int8`` or ``int8`` then ``--weights fp16``: the lowering with its linear
-    layers' weights stored as per-channel int8 (with ``int8``, its convolutions' too and int8
-    activation grids observed on the calibration inputs less the held-out ones, liteexport.static_int8
-    and liteexport.held_out) and the other float32 weights as float16, and notes on how many were and
-    what it costs against the float model where there are inputs to measure it on: ``checked`` (the
-    self-check's vectors, or with ``check`` False the stored ones), and with ``int8`` the calibration
-    and held-out inputs, run by torch's float model in ``source`` (liteexport.int8_cost). Beyond the
-    tolerance liteexport.weight_precision or liteexport.static_int8 states it fails (VerificationError)
-    unless ``check`` is False. Also, per method with stored test vectors (from the example inputs),
-    the tolerance those were checked against, for the bundle."""
-    from liteexport import weight_precision as wp
-
-    compiled, notes = lowering.compiled, []
-    total = len(compiled.weights)
-    if request.quantize == "dynamic-int8":
-        progress("storing the linear layers' and embedding tables' weights as int8")
-        compiled, count = wp.int8_linear_weights(compiled)
-        notes.append(f"{count} of {total} weights (linear layers' and embedding tables') stored as int8, per "
-                     "output channel")
-    splits: dict[str, Split] = {}
-    if request.quantize == "int8":
-        from liteexport import static_int8
-
-        # calibrated on all but the held-out sets, which the cost is measured on
-        splits = {method: hold_out(sets, "calibration", (sources or {}).get(method, ()))
-                  for method, sets in request.calibration.items()}
-        progress(f"quantizing to int8: observing activation ranges on "
-                 f"{', '.join(split.fit_label for split in splits.values())}")
-        compiled, int8_notes = static_int8.quantize_int8(compiled, splits, sources)
-        notes += int8_notes
-    if request.weights == "fp16":
-        progress("storing the weights as float16")
-        compiled, count = wp.half_weights(compiled)
-        kept = sum(isinstance(w, np.ndarray) and w.dtype == np.float32 for w in compiled.weights)
-        notes.append(f"{count} of {total} weights stored as float16"
-                     + (f" ({kept} kept float32: beyond float16's range)" if kept else ""))
-    int8, fp16 = request.quantize != "none", request.weights == "fp16"
-    int8_what = "int8 weights and activations" if request.quantize == "int8" else "int8 weights"
-    what = " and ".join(w for w, on in ((int8_what, int8), ("float16 weights", fp16)) if on)
-    options = " and ".join(o for o, on in ((f"--quantize {request.quantize}", int8), ("--weights fp16", fp16)) if on)
-    examples: dict[str, Sequence[TestVector]] = {method: vectors for method, vectors in checked.items()
-                                                 if method in request.examples}  # the stored test vectors
-    if request.quantize == "int8" and source is not None:
-        from liteexport.int8_cost import int8_cost
-        from liteexport.static_int8 import TOLERANCE
-
-        progress("int8 cost: the float model on the calibration inputs and the held-out ones")
-        tolerance, relative_to = TOLERANCE, "range"
-        notes += int8_cost(source.scripted, compiled, splits, examples, what, options, request.check)
-    else:
-        tolerance, relative_to = wp.INT8_TOLERANCE if int8 else wp.FP16_TOLERANCE, "magnitude"
-        notes += wp.weight_cost(compiled, checked, tolerance, what, options, enforce=request.check)
-    tolerances = wp.accepted_tolerances(examples, tolerance, relative_to,
-                                        f"{tolerance:g} x the output's {relative_to} under {options}") \
-        if request.check else {}
-    return replace(lowering, compiled=compiled), tuple(notes), tolerances
-
-
 def write(path: str | Path, chunks: Sequence[memoryview]) -> int:
     """Write the bundle atomically; returns its size."""
     from liteexport.atomic_write import write_atomic
@@ -604,16 +470,6 @@ def _check_examples_lowered(request: Request, lowering: Lowering) -> None:
                          f"(lowered: {', '.join(lowering.method_names)})")
 
 
-def _float32_sets(sets_by_method: Mapping[str, tuple[tuple[np.ndarray, ...], ...]], what: str,
-                  note: Report) -> dict[str, tuple[tuple[np.ndarray, ...], ...]]:
-    """The API's input sets with float64 arrays as float32 (a note each: liteexport.run_inputs.as_float32)."""
-    from liteexport.run_inputs import as_float32
-
-    return {method: tuple(tuple(as_float32(x, f"{what} of {method}, set {n}, input {i}", note)
-                                for i, x in enumerate(inputs)) for n, inputs in enumerate(sets))
-            for method, sets in sets_by_method.items()}
-
-
 # ---- the whole run -----------------------------------------------------------------------------
 
 def export(model: Any, path: str | Path, request: Request, progress: Report = _quiet,
@@ -639,8 +495,8 @@ def export(model: Any, path: str | Path, request: Request, progress: Report = _q
 
         request = replace(request, input_shapes=program_shapes(source.program))
 
-    request = replace(request, examples=_float32_sets(request.examples, "example_inputs", say),
-                      calibration=_float32_sets(request.calibration, "calibration_inputs", say))
+    request = replace(request, examples=float32_sets(request.examples, "example_inputs", say),
+                      calibration=float32_sets(request.calibration, "calibration_inputs", say))
     if request.specialize:
         source, request = _specialized_source(source, request)
     if request.example_files:

@@ -9,6 +9,7 @@ them into bytes and back, and the runtimes execute them. Nothing here needs torc
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 # the attribute tables, generated from schema/demo_ops.toml (fields, defaults, constraints)
@@ -48,14 +49,19 @@ ATTRIBUTE_TABLES: tuple[AttrTable, ...] = TABLES  # in union tag order
 # 2: typed slots and weights (slot_dtypes; int64/int32/bool inputs): a version-1 runtime would
 # read int64 ids as float32, so it must refuse these programs (it accepts exactly its version).
 # A version-1 program is a version-2 one whose slots are all float32: still read.
+# 3: program state (Program.states, INDEX_COPY, STATE_WRITE): a version-2 runtime would drop what a
+# call writes. Only programs with state are written as version 3; the others stay version 2, so
+# bundles without state read everywhere they did.
 PROGRAM_FORMAT_VERSION = 2
-READABLE_PROGRAM_VERSIONS = (1, 2)
+STATE_FORMAT_VERSION = 3
+READABLE_PROGRAM_VERSIONS = (1, 2, 3)
 READABLE_VERSIONS_TEXT = " or ".join(str(v) for v in READABLE_PROGRAM_VERSIONS)  # for messages
 PROGRAM_FILE_IDENTIFIER = b"LXDP"
 
 # DType (schema/demo_ops.toml [dtypes]) <-> its name in the op spec and in messages
 DTYPE_NAMES: dict[DType, str] = {d: d.name.lower() for d in DType}
 DTYPES_BY_NAME: dict[str, DType] = {name: d for d, name in DTYPE_NAMES.items()}
+DTYPE_SIZES: dict[DType, int] = {DType.FLOAT32: 4, DType.INT64: 8, DType.INT32: 4, DType.BOOL: 1}
 
 SLICE_END = (1 << 63) - 1  # "to the end of the axis" (SliceAttrs.end's default)
 
@@ -116,6 +122,23 @@ class Constant:
 
 
 @dataclass(frozen=True)
+class State:
+    """A tensor the module keeps across calls (a KV cache), held in ``slot`` for the whole call:
+    allocated once per loaded module, shared by every method declaring the same ``name``, written
+    in place by INDEX_COPY and STATE_WRITE. ``initial``: the weight holding its first value, -1 for zeros."""
+
+    name: str
+    slot: int
+    dtype: DType
+    shape: tuple[int, ...]
+    initial: int = -1
+
+    @property
+    def nbytes(self) -> int:
+        return math.prod(self.shape) * DTYPE_SIZES[self.dtype]
+
+
+@dataclass(frozen=True)
 class Program:
     """One compiled method: inputs occupy slots 0..len(inputs)-1."""
 
@@ -134,6 +157,7 @@ class Program:
     # the most bytes its instruction results (and the running instruction's own allocation) take at
     # once with every named dim at its upper bound, as runtime_py counts them; 0: not planned
     working_memory: int = 0
+    states: tuple[State, ...] = ()  # the module state it reads or writes (format version 3)
 
     def slot_dtype(self, slot: int) -> DType:
         return self.slot_dtypes[slot] if self.slot_dtypes else DType.FLOAT32

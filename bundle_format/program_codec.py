@@ -35,6 +35,7 @@ from bundle_format.program import (
     Instruction,
     OpCode,
     Program,
+    State,
     SymbolicDim,
     ValueInfo,
     attributes_class,
@@ -43,11 +44,12 @@ from bundle_format.program import (
 __all__ = ["encode_program", "decode_program"]
 
 # --- the tables' layouts: flatc's reading of schema/demo_program.fbs (_generated/layouts.py) ---
-_INSTRUCTION, _VALUE_INFO, _CONSTANT, _PROGRAM, _SYMBOLIC_DIM = (
-    fr.spec("demo_program", name) for name in ("Instruction", "ValueInfo", "Constant", "Program", "SymbolicDim"))
+_INSTRUCTION, _VALUE_INFO, _CONSTANT, _PROGRAM, _SYMBOLIC_DIM, _STATE = (
+    fr.spec("demo_program", name)
+    for name in ("Instruction", "ValueInfo", "Constant", "Program", "SymbolicDim", "State"))
 # what the single-pass reader needs of each layout
-_INSTRUCTION_L, _VALUE_INFO_L, _CONSTANT_L, _PROGRAM_L, _SYMBOLIC_DIM_L = (
-    fr.layout(spec) for spec in (_INSTRUCTION, _VALUE_INFO, _CONSTANT, _PROGRAM, _SYMBOLIC_DIM))
+_INSTRUCTION_L, _VALUE_INFO_L, _CONSTANT_L, _PROGRAM_L, _SYMBOLIC_DIM_L, _STATE_L = (
+    fr.layout(spec) for spec in (_INSTRUCTION, _VALUE_INFO, _CONSTANT, _PROGRAM, _SYMBOLIC_DIM, _STATE))
 # raw wire values -> members: a dict lookup is ~10x cheaper than calling the enum
 _OPCODES = {int(op): op for op in OpCode}
 
@@ -205,6 +207,7 @@ def encode_program(program: Program) -> bytes:
         inputs = [_write_value_info(b, v) for v in program.inputs]
         symbolic = [_write_symbolic_dim(b, d) for d in program.symbolic_dims]
         constants = [_write_constant(b, c) for c in program.constants]
+        states = [_write_state(b, s) for s in program.states]
         instructions = [_write_instruction(b, i) for i in program.instructions]
         _bug(_outputs_problem(tuple(program.outputs), tuple(program.output_debug_handles)))
         outputs = fw.write_scalars(b, g.ProgramStartOutputsVector, b.PrependUint32, program.outputs)
@@ -214,6 +217,7 @@ def encode_program(program: Program) -> bytes:
         constant_vec = fw.write_offsets(b, g.ProgramStartConstantsVector, constants)
         instruction_vec = fw.write_offsets(b, g.ProgramStartInstructionsVector, instructions)
         symbolic_vec = fw.write_offsets(b, g.ProgramStartSymbolicDimsVector, symbolic) if symbolic else None
+        state_vec = fw.write_offsets(b, g.ProgramStartStatesVector, states) if states else None
         slot_dtypes = None
         if program.slot_dtypes:
             _bug(None if len(program.slot_dtypes) == program.num_slots else
@@ -235,6 +239,8 @@ def encode_program(program: Program) -> bytes:
             g.ProgramAddSymbolicDims(b, symbolic_vec)
         if program.working_memory:
             g.ProgramAddWorkingMemory(b, program.working_memory)
+        if state_vec is not None:
+            g.ProgramAddStates(b, state_vec)
         return fw.finish(b, int(g.ProgramEnd(b)), PROGRAM_FILE_IDENTIFIER)
 
 
@@ -261,6 +267,18 @@ def _write_symbolic_dim(b: Builder, dim: SymbolicDim) -> int:
     g.SymbolicDimAddMin(b, dim.lo)
     g.SymbolicDimAddMax(b, dim.hi)
     return int(g.SymbolicDimEnd(b))
+
+
+def _write_state(b: Builder, state: State) -> int:
+    name = b.CreateString(state.name)
+    shape = fw.write_scalars(b, g.StateStartShapeVector, b.PrependInt64, state.shape)
+    g.StateStart(b)
+    g.StateAddName(b, name)
+    g.StateAddSlot(b, state.slot)
+    g.StateAddDtype(b, int(DType(state.dtype)))
+    g.StateAddShape(b, shape)
+    g.StateAddInitial(b, state.initial)
+    return int(g.StateEnd(b))
 
 
 def _write_constant(b: Builder, constant: Constant) -> int:
@@ -302,7 +320,7 @@ def decode_program(buf: Buffer) -> Program:
 def _read_program(r: TableReader) -> Program:
     pos = r.root(PROGRAM_FILE_IDENTIFIER, "Program")
     (version, method, num_slots, inputs, constants, instructions, outputs, handles, slot_dtypes,
-     symbolic_dims, working_memory) = r.table(pos, _PROGRAM_L, "Program")
+     symbolic_dims, working_memory, states) = r.table(pos, _PROGRAM_L, "Program")
     found = r.scalar(fr.U32, version, 0)
     if found not in READABLE_PROGRAM_VERSIONS:
         raise format_error("UNSUPPORTED_VERSION", where=fr.location("Program.format_version", version or pos),
@@ -328,6 +346,7 @@ def _read_program(r: TableReader) -> Program:
         format_version=found,
         symbolic_dims=r.each(symbolic_dims, "Program.symbolic_dims", _read_symbolic_dim),
         working_memory=r.scalar(fr.U64, working_memory, 0),  # type: ignore[arg-type] # an int
+        states=r.each(states, "Program.states", _read_state),
     )
 
 
@@ -354,6 +373,14 @@ def _dtype(raw: int, where: str) -> DType:
         return DType(raw)
     except ValueError:
         raise format_error("UNKNOWN_ENUM", where=where, enum="DType", value=raw) from None
+
+
+def _read_state(r: TableReader, pos: int, path: str) -> State:
+    name, slot, dtype, shape, initial = r.table(pos, _STATE_L, path)
+    raw: int = r.scalar(fr.I8, dtype, int(DType.FLOAT32))  # type: ignore[assignment]
+    return State(name=r.required_string(name, f"{path}.name", pos), slot=r.scalar(fr.U32, slot, 0),  # type: ignore[arg-type]
+                 dtype=_dtype(raw, fr.location(f"{path}.dtype", dtype or pos)),
+                 shape=r.scalars("q", shape, f"{path}.shape"), initial=r.scalar(fr.I32, initial, -1))  # type: ignore[arg-type]
 
 
 def _read_constant(r: TableReader, pos: int, path: str) -> Constant:

@@ -5,7 +5,8 @@ a compiled program (liteexport/static_int8.py inserts FAKE_QUANTIZE steps): a re
 lowest free slot of its dtype (a slot keeps one dtype), a slot is freed after the last instruction
 reading its value (outputs live to the end), and a result never shares a slot with the
 instruction's own inputs, so no kernel writes over an operand it reads (the native core relies
-on that). Inputs and constants keep the slots given to them, never reused.
+on that). Inputs, states and constants keep the slots given to them, never reused; a result placed
+already (a write into program state, in place) keeps its state's slot.
 """
 
 from __future__ import annotations
@@ -38,8 +39,9 @@ def plan_slots(slot_dtypes: list[DType], placed: MutableMapping[Hashable, int], 
             read_slots = tuple(placed[key] for key in reads)
         except KeyError:
             raise InternalError(f"value read before it is written in {where}") from None
-        reusable = free.get(dtype)
-        if reusable:
+        if result in placed:  # a write into program state: its result is the state's own (fixed) slot
+            out = placed[result]
+        elif reusable := free.get(dtype):
             out = heapq.heappop(reusable)
         else:
             slot_dtypes.append(dtype)
@@ -50,6 +52,6 @@ def plan_slots(slot_dtypes: list[DType], placed: MutableMapping[Hashable, int], 
             slot = placed[key]
             if last_use.get(key) == position and slot not in fixed and slot != out:
                 heapq.heappush(free.setdefault(slot_dtypes[slot], []), slot)
-        if last_use.get(result, -1) < position:  # a dead result (not expected after dead code removal)
+        if last_use.get(result, -1) < position and out not in fixed:  # a dead result (a state write's aside)
             heapq.heappush(free.setdefault(dtype, []), out)
     return planned

@@ -22,12 +22,13 @@ readers that predate it (an older liteexport, the native core) still read the ve
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import math
 import re
 import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -177,6 +178,22 @@ def arity(module: Any, method: str) -> tuple[list[str], int]:
     return argument_names(module, method), required_argument_count(module, method)
 
 
+@contextlib.contextmanager
+def from_initial_state(module: Any) -> Iterator[None]:
+    """A call of ``module`` that leaves its buffers as they were: each test vector is a call from
+    the model's initial state (a KV cache written by one vector is not seen by the next), as every
+    engine runs it (runtime_py resets its program state before each vector)."""
+    import torch
+
+    saved = [(b, b.detach().clone()) for b in module.buffers()] if hasattr(module, "buffers") else []
+    try:
+        yield
+    finally:
+        with torch.no_grad():
+            for buffer, value in saved:
+                buffer.copy_(value)
+
+
 def record_test_vectors(scripted: Any, examples: Mapping[str, Sequence[Sequence[np.ndarray]]]) -> dict[
         str, list[TestVector]]:
     """Run ``scripted`` (a torch ScriptModule) on each method's example inputs and keep the
@@ -201,7 +218,7 @@ def record_test_vectors(scripted: Any, examples: Mapping[str, Sequence[Sequence[
                 check_example_dtype(np.asarray(x), f"{where}, input {index}")
             tensors = [torch.from_numpy(np.array(x)) for x in inputs]
             try:
-                with torch.no_grad():
+                with torch.no_grad(), from_initial_state(scripted):
                     result = fn(*tensors)
             except Exception as exc:  # the model's own code refused the user's inputs
                 summary = (str(exc).strip().splitlines() or [type(exc).__name__])[0]

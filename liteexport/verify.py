@@ -135,10 +135,14 @@ def _compare(engine: str, method: str, n: int, got: tuple[Any, ...], vector: Tes
 
 
 def _runtime_py_runner(module: Module) -> Runner:
-    return lambda method, inputs: as_outputs(module.run_method(method, *inputs))
+    def run(method: str, inputs: Sequence[np.ndarray]) -> tuple[Any, ...]:
+        module.reset_state()  # each vector is a call from the initial state (record_test_vectors)
+        return as_outputs(module.run_method(method, *inputs))
+
+    return run
 
 
-def _torch_runner(path: Path) -> Runner:
+def _torch_runner(path: Path, has_state: bool) -> Runner:
     try:
         import torch
         import torch.jit.mobile
@@ -150,7 +154,10 @@ def _torch_runner(path: Path) -> Runner:
     lite = torch.jit.mobile._load_for_lite_interpreter(str(path))
 
     def run(method: str, inputs: Sequence[np.ndarray]) -> tuple[Any, ...]:
-        return as_outputs(lite.run_method(method, *[torch.from_numpy(np.array(x)) for x in inputs]))
+        # a bundle with program state: a fresh load per vector, the initial state (torch's module
+        # has no reset_state)
+        module = torch.jit.mobile._load_for_lite_interpreter(str(path)) if has_state else lite
+        return as_outputs(module.run_method(method, *[torch.from_numpy(np.array(x)) for x in inputs]))
 
     return run
 
@@ -171,6 +178,7 @@ def localize(method: str, n: int, program: Program, stored: Sequence[object], ve
     try:
         import torch
 
+        from liteexport.compiler.dtypes import TORCH_DTYPES
         from liteexport.compiler.semantics import run_op
     except ImportError:
         return f"{method}[{n}]: install torch to locate the diverging instruction"
@@ -182,6 +190,8 @@ def localize(method: str, n: int, program: Program, stored: Sequence[object], ve
         pass  # the values up to the failing instruction still count
     slots: dict[int, Any] = {i: torch.from_numpy(np.array(x)) for i, x in enumerate(vector.inputs)}
     slots.update({c.slot: torch.from_numpy(np.array(weights[c.weight])) for c in program.constants})
+    slots.update({s.slot: torch.zeros(s.shape, dtype=TORCH_DTYPES[s.dtype]) if s.initial < 0
+                  else torch.from_numpy(np.array(weights[s.initial])) for s in program.states})
     with torch.no_grad():
         for index, ins in enumerate(program.instructions):
             reference = run_op(ins.op, ins.attributes, [slots[s] for s in ins.inputs])
@@ -211,7 +221,8 @@ def verify_bundle(path: str | Path, engines: Sequence[str] = ("runtime_py",), at
     kept = decode_tolerances(stored) if stored is not None else {}
     report = VerifyReport(tolerances={method: choose_tolerance(kept.get(method), atol, rtol)
                                       for method in sorted(vectors)})
-    runners = {"runtime_py": lambda: _runtime_py_runner(module), "torch": lambda: _torch_runner(Path(path))}
+    runners = {"runtime_py": lambda: _runtime_py_runner(module),
+               "torch": lambda: _torch_runner(Path(path), bool(module.state))}
     delegate = delegate_contents(module.ptmf)
     for engine in engines:
         run = runners[engine]()

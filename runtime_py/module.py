@@ -17,6 +17,7 @@ from runtime_py.budgets import DEFAULT_MAX_MEMORY, PROGRAM_LIMITS, ProgramLimits
 from runtime_py.delegate_trace import WRAPPER_ROOT_PREFIX, WrapperSignature, torch_style_trace
 from runtime_py.errors import ExecutionError, InputError
 from runtime_py.loader import LoadedModule
+from runtime_py.values import ScriptObject
 
 # Functions of the root type that are plumbing, not methods a user calls.
 _HIDDEN_METHODS = {"__setstate__", "__getstate__"}
@@ -152,6 +153,45 @@ class Module:
                                  f"'{arg.name}' has no default value")
             inputs.append(self._loaded.value(arg.default_value))
         return inputs
+
+    @cached_property
+    def _module_states(self) -> tuple[Any, ...]:
+        """The state of each compiled module in the bundle (runtime_py/backends/demo/state.py), found
+        once in the loaded object graph: a backend's method handles carry it."""
+        found: dict[int, Any] = {}
+        seen: set[int] = set()
+        stack: list[Any] = [self._loaded.root]
+        while stack:
+            value = stack.pop()
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            if isinstance(value, ScriptObject):
+                stack.extend(value.slots)
+            elif isinstance(value, dict):
+                stack.extend(value.values())
+            elif isinstance(value, list | tuple):
+                stack.extend(value)
+            elif (state := getattr(value, "module_state", None)) is not None:
+                found[id(state)] = state
+        return tuple(found.values())
+
+    @property
+    def state(self) -> dict[str, np.ndarray]:
+        """The tensors the bundle keeps across calls (a KV cache), by name, as read-only views:
+        empty for a bundle without state. Each loaded module has its own."""
+        views: dict[str, np.ndarray] = {}
+        for state in self._module_states:
+            for name, array in state.arrays.items():
+                view = array.view()
+                view.flags.writeable = False
+                views[name] = view
+        return views
+
+    def reset_state(self) -> None:
+        """Every state tensor back to its initial value (the start of a new conversation)."""
+        for state in self._module_states:
+            state.reset()
 
     def forward(self, *inputs: np.ndarray, max_instructions: int | None = None, timeout: float | None = None,
                 max_memory: int | None = None) -> Any:

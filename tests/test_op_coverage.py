@@ -91,6 +91,12 @@ def test_the_compiler_emits_every_opcode() -> None:
     for make, input_shapes in cases.values():
         compiled = compile_module(torch.jit.script(make()), input_shapes=input_shapes)
         emitted |= {inst.op for program in compiled.programs for inst in program.instructions}
+    # a buffer written in place (a KV cache) is program state: INDEX_COPY and STATE_WRITE
+    from liteexport.compiler.exported import compile_exported
+    from tests.generation.stateful_models import RowCache, export_stateful
+
+    compiled = compile_exported(export_stateful(RowCache(), 4))
+    emitted |= {inst.op for program in compiled.programs for inst in program.instructions}
     assert _missing(emitted) == []
 
 

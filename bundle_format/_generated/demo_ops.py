@@ -85,6 +85,8 @@ class OpCode(enum.IntEnum):
     ROUND = 71  # x rounded to the nearest whole number, halves to even (torch.round without decimals)
     SIGN = 72  # -1, 0 or 1 by the sign of x; 0 for -0 and NaN, as torch
     ERF = 73  # the error function erf(x)
+    INDEX_COPY = 74  # writes source's entries into the state operand in place, at the 1-D index's positions along axis (torch.index_copy_, a KV cache's write at cache_position); the result is that state; a position outside [0, size) is the caller's error and nothing is written
+    STATE_WRITE = 75  # sets the whole state operand to value (of its shape and dtype) in place (torch's copy_ into a buffer); the result is that state
 
 
 class DType(enum.IntEnum):
@@ -184,6 +186,8 @@ OP_SPECS: dict[OpCode, OpSpec] = {
     OpCode.ROUND: OpSpec(1, 1, None, False, False, ('x',), ('float32',), {}, 'same'),
     OpCode.SIGN: OpSpec(1, 1, None, False, False, ('x',), ('float32',), {}, 'same'),
     OpCode.ERF: OpSpec(1, 1, None, False, False, ('x',), ('float32',), {}, 'same'),
+    OpCode.INDEX_COPY: OpSpec(3, 3, 'Axis', False, False, ('state', 'index', 'source'), ('float32', 'int64', 'int32', 'bool'), {'index': ('int64', 'int32')}, 'same'),
+    OpCode.STATE_WRITE: OpSpec(2, 2, None, False, False, ('state', 'value'), ('float32', 'int64', 'int32', 'bool'), {}, 'same'),
 }
 
 # Attributes union member -> its tag

@@ -91,6 +91,8 @@ class OpCode(object):
     Round = 71
     Sign = 72
     Erf = 73
+    IndexCopy = 74
+    StateWrite = 75
 
 
 class Activation(object):
@@ -1997,6 +1999,109 @@ def ConstantEnd(builder):
 
 
 
+class State(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = State()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsState(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def StateBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x4C\x58\x44\x50", size_prefixed=size_prefixed)
+
+    # State
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # State
+    def Name(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.String(o + self._tab.Pos)
+        return None
+
+    # State
+    def Slot(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Uint32Flags, o + self._tab.Pos)
+        return 0
+
+    # State
+    def Dtype(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int8Flags, o + self._tab.Pos)
+        return 6
+
+    # State
+    def Shape(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Int64Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 8))
+        return 0
+
+    # State
+    def ShapeAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Int64Flags, o)
+        return 0
+
+    # State
+    def ShapeLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # State
+    def ShapeIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        return o == 0
+
+    # State
+    def Initial(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(12))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, o + self._tab.Pos)
+        return -1
+
+def StateStart(builder):
+    builder.StartObject(5)
+
+def StateAddName(builder, name):
+    builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(name), 0)
+
+def StateAddSlot(builder, slot):
+    builder.PrependUint32Slot(1, slot, 0)
+
+def StateAddDtype(builder, dtype):
+    builder.PrependInt8Slot(2, dtype, 6)
+
+def StateAddShape(builder, shape):
+    builder.PrependUOffsetTRelativeSlot(3, flatbuffers.number_types.UOffsetTFlags.py_type(shape), 0)
+
+def StateStartShapeVector(builder, numElems):
+    return builder.StartVector(8, numElems, 8)
+
+def StateAddInitial(builder, initial):
+    builder.PrependInt32Slot(4, initial, -1)
+
+def StateEnd(builder):
+    return builder.EndObject()
+
+
+
 class Program(object):
     __slots__ = ['_tab']
 
@@ -2224,8 +2329,32 @@ class Program(object):
             return self._tab.Get(flatbuffers.number_types.Uint64Flags, o + self._tab.Pos)
         return 0
 
+    # Program
+    def States(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(26))
+        if o != 0:
+            x = self._tab.Vector(o)
+            x += flatbuffers.number_types.UOffsetTFlags.py_type(j) * 4
+            x = self._tab.Indirect(x)
+            obj = State()
+            obj.Init(self._tab.Bytes, x)
+            return obj
+        return None
+
+    # Program
+    def StatesLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(26))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # Program
+    def StatesIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(26))
+        return o == 0
+
 def ProgramStart(builder):
-    builder.StartObject(11)
+    builder.StartObject(12)
 
 def ProgramAddFormatVersion(builder, formatVersion):
     builder.PrependUint32Slot(0, formatVersion, 0)
@@ -2280,6 +2409,12 @@ def ProgramStartSymbolicDimsVector(builder, numElems):
 
 def ProgramAddWorkingMemory(builder, workingMemory):
     builder.PrependUint64Slot(10, workingMemory, 0)
+
+def ProgramAddStates(builder, states):
+    builder.PrependUOffsetTRelativeSlot(11, flatbuffers.number_types.UOffsetTFlags.py_type(states), 0)
+
+def ProgramStartStatesVector(builder, numElems):
+    return builder.StartVector(4, numElems, 4)
 
 def ProgramEnd(builder):
     return builder.EndObject()

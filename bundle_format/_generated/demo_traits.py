@@ -96,6 +96,8 @@ OP_TRAITS: dict[OpCode, OpTraits] = {
     OpCode.ROUND: OpTraits('math', 'same', 'largest_input', 'torch.round', 'unary', None, None, False),
     OpCode.SIGN: OpTraits('math', 'same', 'largest_input', 'torch.sign', 'unary', None, None, False),
     OpCode.ERF: OpTraits('math', 'same', 'largest_input', 'torch.erf', 'unary', None, None, False),
+    OpCode.INDEX_COPY: OpTraits('own', 'same', 'own', None, None, None, None, False),
+    OpCode.STATE_WRITE: OpTraits('own', 'same', 'own', None, None, None, None, False),
 }
 
 FAMILY = {op: t.family for op, t in OP_TRAITS.items()}

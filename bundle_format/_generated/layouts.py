@@ -216,6 +216,7 @@ TABLES: dict[str, dict[str, tuple[tuple[str, str, int, str], ...]]] = {
             ('slot_dtypes', 'vector', 1, ''),
             ('symbolic_dims', 'table_vector', 4, 'SymbolicDim'),
             ('working_memory', 'scalar', 8, ''),
+            ('states', 'table_vector', 4, 'State'),
         ),
         'Quantize': (
             ('scale', 'scalar', 8, ''),
@@ -244,6 +245,13 @@ TABLES: dict[str, dict[str, tuple[tuple[str, str, int, str], ...]]] = {
             ('start', 'scalar', 8, ''),
             ('end', 'scalar', 8, ''),
             ('step', 'scalar', 8, ''),
+        ),
+        'State': (
+            ('name', 'string', 4, ''),
+            ('slot', 'scalar', 4, ''),
+            ('dtype', 'scalar', 1, ''),
+            ('shape', 'vector', 8, ''),
+            ('initial', 'scalar', 4, ''),
         ),
         'SymbolicDim': (
             ('name', 'string', 4, ''),

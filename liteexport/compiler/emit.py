@@ -4,14 +4,28 @@ shared and debug handles are unique across the module."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import torch
 
 from bundle_format.debug_table import DebugEntry, DebugTable
-from bundle_format.program import Constant, DType, Instruction, Program, ValueInfo
+from bundle_format.program import (
+    PROGRAM_FORMAT_VERSION,
+    STATE_FORMAT_VERSION,
+    Constant,
+    DType,
+    Instruction,
+    OpCode,
+    Program,
+    State,
+    ValueInfo,
+)
 from bundle_format.ptmf import ScalarType
 from liteexport.compiler.dtypes import dtype_of
+from liteexport.compiler.state_ops import StateBinding
 from liteexport.compiler.values import NodeSite, OpNode, Sym, TensorConst, TensorValue
+from liteexport.errors import ModelError
 from liteexport.slot_plan import plan_slots
 from runtime_py.errors import InternalError
 from runtime_py.quantized_tensor import QuantizedTensor
@@ -82,11 +96,20 @@ class ModuleEmitter:
         return DebugTable(tuple(self._entries))
 
     def program(self, method: str, inputs: list[Sym], nodes: list[OpNode],
-                outputs: list[TensorValue]) -> Program:
+                outputs: list[TensorValue], states: Sequence[StateBinding] = ()) -> Program:
         slots: dict[int, int] = {id(v): i for i, v in enumerate(inputs)}
         constants: list[Constant] = []
         const_slots: dict[int, int] = {}  # weight index -> slot
         slot_dtypes: list[DType] = [v.dtype for v in inputs]  # every slot holds values of one dtype
+        # layout: inputs, then states, then constants (in order of first use), then instruction results
+        declared: list[State] = []
+        for binding in states:
+            slots[id(binding.value)] = len(slot_dtypes)
+            initial = -1 if not binding.initial.any() else self.weight(binding.initial)
+            declared.append(State(binding.name, len(slot_dtypes), binding.value.dtype,
+                                  tuple(binding.initial.shape), initial))
+            slot_dtypes.append(binding.value.dtype)
+        check_state_writes(method, nodes, outputs)
 
         def new_slot(dtype: DType) -> int:
             slot_dtypes.append(dtype)
@@ -103,7 +126,6 @@ class ModuleEmitter:
                 raise InternalError(f"value read before it is written in {method}")
             return slots[id(value)]
 
-        # layout: inputs, then constants (in order of first use), then instruction results
         for v in [v for node in nodes for v in node.inputs] + list(outputs):
             if isinstance(v, TensorConst):
                 slot_of(v)
@@ -116,7 +138,11 @@ class ModuleEmitter:
             return ("constant", slot_of(value)) if isinstance(value, TensorConst) else id(value)
 
         placed: dict[object, int] = {key(v): slots[id(v)] for v in inputs}
+        placed.update({id(binding.value): slots[id(binding.value)] for binding in states})
         placed.update({("constant", slot): slot for slot in const_slots.values()})
+        for node in nodes:  # a write into a state is its result, in the state's own slot
+            if node.op in STATE_WRITES:
+                placed[id(node.output)] = placed[key(node.inputs[0])]  # type: ignore[arg-type]
         steps = [(tuple(key(v) for v in node.inputs if v is not None), id(node.output), node.output.dtype)
                  for node in nodes]
         planned = plan_slots(slot_dtypes, placed, steps, [key(v) for v in outputs], method)
@@ -139,4 +165,29 @@ class ModuleEmitter:
             instructions=tuple(instructions),
             outputs=out_slots,
             output_debug_handles=out_handles,
+            states=tuple(declared),
+            format_version=STATE_FORMAT_VERSION if declared else PROGRAM_FORMAT_VERSION,
         )
+
+
+STATE_WRITES = frozenset({OpCode.INDEX_COPY, OpCode.STATE_WRITE})  # results written into their input 0's slot
+
+
+def check_state_writes(method: str, nodes: Sequence[OpNode], outputs: Sequence[TensorValue]) -> None:
+    """A write into a state changes its value in place, so nothing may read the value it
+    overwrites after it (torch's graph may, when it keeps the old contents): ModelError."""
+    last_read: dict[int, int] = {}
+    for position, node in enumerate(nodes):
+        for value in node.inputs:
+            if value is not None:
+                last_read[id(value)] = position
+    for value in outputs:
+        last_read[id(value)] = len(nodes)
+    for position, node in enumerate(nodes):
+        if node.op in STATE_WRITES and last_read.get(id(node.inputs[0]), -1) > position:
+            state = node.output.state
+            frame = node.site.frames[-1] if node.site.frames else None
+            where = f" ({frame})" if frame is not None else ""
+            raise ModelError(f"method {method!r} reads state {state!r} (a buffer it writes in place) after "
+                             f"writing it{where}, expecting the old contents: keep a copy (x.clone()) before the "
+                             "write, or read it before")

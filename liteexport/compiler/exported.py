@@ -38,6 +38,7 @@ from liteexport.compiler.fx_walk import CHECKS, NO_MODULE, FxWalk
 from liteexport.compiler.lowerings import LOWERINGS
 from liteexport.compiler.passes import optimize
 from liteexport.compiler.reports import EXPORT_WHAT_TO_TRY, ReportLog, unsupported_error
+from liteexport.compiler.state_ops import StateBinding, state_binding, write_states
 from liteexport.compiler.symbolic import input_symbols
 from liteexport.compiler.values import Poison, Sym, TensorConst, TensorValue, find_blocked, find_poison
 from liteexport.errors import ModelError
@@ -172,8 +173,14 @@ def compile_exported(program: ExportedProgram, dims: Mapping[str, DimRange] | No
     bound: dict[Any, Any] = {}
     inputs: list[Sym] = []
     arg_names: list[str] = []
+    # buffers a call writes (torch.export's buffers_to_mutate) are program state: run-time values
+    states: dict[str, StateBinding] = {}
+    mutated = set(program.graph_signature.buffers_to_mutate.values())
     for spec, node in zip(program.graph_signature.input_specs, _placeholders(program), strict=True):
-        if spec.kind in _WEIGHTS:
+        if spec.kind == InputKind.BUFFER and spec.target in mutated:
+            states[spec.target] = state_binding(spec.target, _weight(program, spec.target).detach())
+            bound[node] = states[spec.target].value
+        elif spec.kind in _WEIGHTS:
             bound[node] = TensorConst(_weight(program, spec.target).detach(), state=True)
         elif spec.kind == InputKind.USER_INPUT:
             tensor_spec = specs[len(inputs)]
@@ -193,10 +200,13 @@ def compile_exported(program: ExportedProgram, dims: Mapping[str, DimRange] | No
     output_node = next(n for n in reversed(program.graph.nodes) if n.op == "output")
     user: list[Any] = []
     problems: list[str] = []
+    new_values: dict[str, Any] = {}  # state -> the value the call leaves in it
     for spec, value in zip(program.graph_signature.output_specs, results, strict=True):
         if spec.kind == OutputKind.USER_OUTPUT:
             user.append(value)
-        else:  # a buffer or input written in place: state kept across calls
+        elif spec.kind == OutputKind.BUFFER_MUTATION and spec.target in states:
+            new_values[spec.target] = value
+        else:  # an input written in place: the caller's tensor, which no engine hands back
             problems.append(f"{spec.kind.name.lower().replace('_', ' ')} of {spec.target!r} (state kept across "
                             "calls) is not compiled")
     structure = pytree.tree_unflatten(user, program.call_spec.out_spec)
@@ -220,7 +230,9 @@ def compile_exported(program: ExportedProgram, dims: Mapping[str, DimRange] | No
         poisoned |= {log.add(walk.site(output_node, "output"), "; ".join(problems) + (
             f": a method must return a Tensor ({COMPILED_NAMES}), a flat tuple or list of them and of constants "
             "(None, bool, int, float), or a dict of them keyed by strings"), forced=True)}
-    nodes = optimize(walk.nodes, outputs) if not poisoned else []
+    poisoned |= find_poison(list(new_values.values())) | find_blocked(list(new_values.values()))
+    written = write_states(walk.nodes, states, new_values, walk.site(output_node, "output"))
+    nodes = optimize(walk.nodes, outputs + written) if not poisoned else []
     for node in nodes:
         poisoned |= find_blocked(node.inputs)
     reports = log.live(poisoned)
@@ -229,7 +241,8 @@ def compile_exported(program: ExportedProgram, dims: Mapping[str, DimRange] | No
     if progress is not None:
         progress(f"walked {method}: {walk.visited} nodes, {len(walk.nodes)} instructions before optimization")
     signature = MethodSignature(method, tuple(arg_names), returns_tuple, len(outputs), tuple(constants), keys)
-    compiled = emitter.program(method, inputs, nodes, outputs) if nodes or outputs else empty_program(method, inputs)
+    compiled = emitter.program(method, inputs, nodes, outputs, list(states.values())) if nodes or outputs \
+        else empty_program(method, inputs)
     compiled = with_symbolic_dims(compiled, specs, bounds)
     return finish_module(f"__torch__.{root}", [signature], [compiled], emitter, [])
 

@@ -1,5 +1,6 @@
 """The one lowering table the graph walk reads: the op families (ops.py's base ops, math_ops,
-shape_ops, attention_ops, einsum, recurrent, typed_ops, resize_ops, selection_ops) merged, the
+shape_ops, attention_ops, einsum, recurrent, typed_ops, resize_ops, selection_ops,
+state_ops) merged, the
 composite ops made of them (composite_ops) added, each wrapped with constant folding, and the
 scalar folds with the tensor factories.
 
@@ -20,6 +21,7 @@ from liteexport.compiler import (
     scalars,
     selection_ops,
     shape_ops,
+    state_ops,
     symbolic_ops,
     typed_ops,
 )
@@ -33,7 +35,7 @@ __all__ = ["INPLACE", "LOWERINGS", "SCALAR_FOLDS", "SYMBOLIC_FACTORIES"]
 LOWERINGS: dict[str, Lowering] = {
     **ops.LOWERINGS, **math_ops.LOWERINGS, **shape_ops.LOWERINGS, **attention_ops.LOWERINGS,
     **einsum.LOWERINGS, **recurrent.LOWERINGS, **typed_ops.LOWERINGS, **resize_ops.LOWERINGS,
-    **selection_ops.LOWERINGS,
+    **selection_ops.LOWERINGS, **state_ops.LOWERINGS,
     **symbolic_ops.LOWERINGS,  # last: they wrap some of the above for sizes known only at run time
 }
 # ops made of the ones above, calling this table's lowerings (with the wrappers added below)

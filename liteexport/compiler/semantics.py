@@ -225,6 +225,10 @@ OWN_SEMANTICS: dict[OpCode, Semantics] = {
     OpCode.FLOOR_DIV: _binary(lambda a, b, alpha: torch.div(*_tensors(a, b), rounding_mode="floor")),
     OpCode.TRUNC_DIV: _binary(lambda a, b, alpha: torch.div(*_tensors(a, b), rounding_mode="trunc")),
     OpCode.REMAINDER: _binary(lambda a, b, alpha: torch.remainder(*_tensors(a, b))),
+    # the state writes' values, out of place (the runtimes write the state in place)
+    OpCode.INDEX_COPY: lambda attrs, xs: torch.index_copy(_present(xs[0]), _axis(attrs), _present(xs[1]),
+                                                          _present(xs[2])),
+    OpCode.STATE_WRITE: lambda attrs, xs: _present(xs[1]).to(_present(xs[0]).dtype).expand_as(_present(xs[0])),
 }
 SEMANTICS: dict[OpCode, Semantics] = {**{op: _call(oracle(op)) for op in _CALLS}, **OWN_SEMANTICS}
 

@@ -355,7 +355,7 @@ def _edge_pad_op(mode: str) -> Callable[[Emitter, list[Any]], Any]:
 
 # --- broadcasting and factories -----------------------------------------------------------------
 
-def _expand_to(b: Emitter, x: TensorValue, dims: list[int]) -> TensorValue:
+def expand_to(b: Emitter, x: TensorValue, dims: list[int]) -> TensorValue:
     shape = static_shape(x)
     lead = len(dims) - len(shape)
     if lead < 0:
@@ -368,11 +368,11 @@ def _expand_to(b: Emitter, x: TensorValue, dims: list[int]) -> TensorValue:
 
 
 def _expand(b: Emitter, args: list[Any]) -> Any:
-    return _expand_to(b, tensor(args[0]), [_int(d, "expand sizes") for d in args[1]])
+    return expand_to(b, tensor(args[0]), [_int(d, "expand sizes") for d in args[1]])
 
 
 def _expand_as(b: Emitter, args: list[Any]) -> Any:
-    return _expand_to(b, tensor(args[0]), list(static_shape(tensor(args[1]))))
+    return expand_to(b, tensor(args[0]), list(static_shape(tensor(args[1]))))
 
 
 def _reshape_as(b: Emitter, args: list[Any]) -> Any:

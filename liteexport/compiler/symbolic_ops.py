@@ -19,6 +19,7 @@ lowering cannot place is reported with the node, naming the size.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 from bundle_format.program import SLICE_END, ArangeLikeAttrs, AxisAttrs, BinaryAttrs, FillAttrs, OpCode
@@ -237,10 +238,20 @@ def _size_arithmetic(kind: str, lowering: Lowering) -> Lowering:
         numbers = [a.tensor.item() if isinstance(a, TensorConst) and a.tensor.dim() == 0
                    and not a.tensor.is_floating_point() else a for a in args]
         if any(isinstance(a, (Sym, TensorConst)) for a in numbers):
-            raise Unsupported(f"arithmetic of the size {next(a for a in args if isinstance(a, SymSize))}, known only "
-                              "at run time, with a tensor is not compiled")
+            # with a tensor (a cache's length + the prompt's): the size as a 0-d int64 tensor
+            return lowering(b, [size_tensor(b, a) if isinstance(a, SymSize) else a for a in args])
         return SCALAR_FOLDS[kind](*numbers)
     return lower
+
+
+def size_tensor(b: Emitter, size: SymSize) -> TensorValue:
+    """``S + offset`` as a 0-d int64 tensor computed at run time: the last of 0, 1, ..., S + offset
+    (an ARANGE_LIKE reading S from the input it comes from)."""
+    if size.scale != 1:
+        raise Unsupported(f"arithmetic of the size {size}, known only at run time, with a tensor is not compiled "
+                          "(only S + a constant)")
+    values = _arange_like(b, 0, replace(size, offset=size.offset + 1))
+    return reshape_to(b, slice_of(b, values, 0, -1, SLICE_END), [])
 
 
 LOWERINGS: dict[str, Lowering] = {

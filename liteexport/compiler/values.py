@@ -59,6 +59,9 @@ class Sym:
     symbols: dict[int, SymSize] = field(default_factory=dict)
     # A quantized model's activation: the grid its float values sit on (quantized_ops.py).
     quant: QuantGrid | None = None
+    # The program state (a buffer kept across calls) this value is the current contents of, by
+    # name: a method's state input, or the result of a write into it (compiler/state_ops.py).
+    state: str | None = None
 
 
 @dataclass(eq=False)

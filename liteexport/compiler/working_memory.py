@@ -22,8 +22,8 @@ import numpy as np
 from bundle_format.program import OP_SPECS, Program
 from liteexport.compiler.shapes import infer_shape
 from liteexport.compiler.values import Sym
+from runtime_py.backends.demo.arrays import NUMPY_DTYPES
 from runtime_py.backends.demo.memory import output_bound
-from runtime_py.backends.demo.plan import NUMPY_DTYPES
 
 
 def upper_bound_shapes(program: Program) -> list[tuple[int, ...]] | None:

@@ -47,15 +47,18 @@ enum class Code {
   PROCESSED_TYPES,
   MISSING_PROGRAMS,
   METHOD_MISMATCH,
+  STATE_DECLARATION,
+  STATE_MISMATCH,
   INPUT_COUNT,
   INPUT_MISMATCH,
   INPUT_DIM_RANGE,
   INPUT_DIM_AGREE,
   INPUT_UNFIT,
+  STATE_POSITION,
   KERNEL_FAILED,
 };
 
-constexpr size_t kNumCodes = 45;
+constexpr size_t kNumCodes = 48;
 
 // indexed by Code
 constexpr const char* kCodeNames[kNumCodes] = {
@@ -98,11 +101,14 @@ constexpr const char* kCodeNames[kNumCodes] = {
     "PROCESSED_TYPES",
     "MISSING_PROGRAMS",
     "METHOD_MISMATCH",
+    "STATE_DECLARATION",
+    "STATE_MISMATCH",
     "INPUT_COUNT",
     "INPUT_MISMATCH",
     "INPUT_DIM_RANGE",
     "INPUT_DIM_AGREE",
     "INPUT_UNFIT",
+    "STATE_POSITION",
     "KERNEL_FAILED",
 };
 
@@ -147,11 +153,14 @@ constexpr const char* kTemplates[kNumCodes] = {
     "'programs' must be a dict and 'weights' a list",
     "no program for method(s) {methods}",
     "program '{program}' is stored as method '{method}'",
+    "state '{name}': {problem}",
+    "state '{name}' is {got} in method '{method}' but {expected} in method '{other}': methods share a state by its name",
     "method '{method}' expected {expected} inputs, got {got}",
     "{instruction}: input {index}: expected {expected}, got {got}",
     "{instruction}: input {index}: dim {axis} is {name} = {got}, outside {bounds} (the bounds it was exported with)",
     "{instruction}: input {index}: dim {axis} is {name} = {got}, but input {first} has it = {expected}",
     "{instruction}: input {index} ({got}) does not fit the model: {reason}",
+    "{instruction}: position {position} is outside the state '{state}', which holds {size} positions along axis {axis}; the state is unchanged",
     "{instruction}: {reason}",
 };
 

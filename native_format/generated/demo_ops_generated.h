@@ -83,6 +83,8 @@ enum class Op : uint16_t {
   ROUND = 71,  // x rounded to the nearest whole number, halves to even (torch.round without decimals)
   SIGN = 72,  // -1, 0 or 1 by the sign of x; 0 for -0 and NaN, as torch
   ERF = 73,  // the error function erf(x)
+  INDEX_COPY = 74,  // writes source's entries into the state operand in place, at the 1-D index's positions along axis (torch.index_copy_, a KV cache's write at cache_position); the result is that state; a position outside [0, size) is the caller's error and nothing is written
+  STATE_WRITE = 75,  // sets the whole state operand to value (of its shape and dtype) in place (torch's copy_ into a buffer); the result is that state
 };
 
 // Element types of compiled values ([dtypes]), numbered as c10::ScalarType.
@@ -114,7 +116,7 @@ enum class ResultRule : uint8_t {
 
 constexpr size_t kMaxNamedOperands = 3;
 
-constexpr size_t kNumOps = 74;
+constexpr size_t kNumOps = 76;
 constexpr size_t kNumAttributeTypes = 21;  // union tags 1..kNumAttributeTypes
 constexpr size_t kAnyNumber = SIZE_MAX;
 
@@ -208,6 +210,8 @@ constexpr OpInfo kOps[kNumOps] = {
     {"ROUND", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
     {"SIGN", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
     {"ERF", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
+    {"INDEX_COPY", 3, 3, 3, false, false, ResultRule::kSame, 0, 3, {0x0858, 0x0018, 0x0858}, {true, false, true}},
+    {"STATE_WRITE", 2, 2, 0, false, false, ResultRule::kSame, 0, 2, {0x0858, 0x0858}, {true, true}},
 };
 
 // runtime_py's attribute class names, indexed by union tag ("none" for 0)
@@ -292,6 +296,8 @@ constexpr const char* kOperandNames[kNumOps][kMaxNamedOperands] = {
     {"x"},
     {"x"},
     {"x"},
+    {"state", "index", "source"},
+    {"state", "value"},
 };
 
 // The name of operand `index` of `op` (the last named one repeats for "any number").

@@ -92,6 +92,9 @@ struct SymbolicDimBuilder;
 struct Constant;
 struct ConstantBuilder;
 
+struct State;
+struct StateBuilder;
+
 struct Program;
 struct ProgramBuilder;
 
@@ -211,11 +214,13 @@ enum class OpCode : uint16_t {
   Round = 71,
   Sign = 72,
   Erf = 73,
+  IndexCopy = 74,
+  StateWrite = 75,
   MIN = Add,
-  MAX = Erf
+  MAX = StateWrite
 };
 
-inline const OpCode (&EnumValuesOpCode())[74] {
+inline const OpCode (&EnumValuesOpCode())[76] {
   static const OpCode values[] = {
     OpCode::Add,
     OpCode::Sub,
@@ -290,13 +295,15 @@ inline const OpCode (&EnumValuesOpCode())[74] {
     OpCode::Trunc,
     OpCode::Round,
     OpCode::Sign,
-    OpCode::Erf
+    OpCode::Erf,
+    OpCode::IndexCopy,
+    OpCode::StateWrite
   };
   return values;
 }
 
 inline const char * const *EnumNamesOpCode() {
-  static const char * const names[75] = {
+  static const char * const names[77] = {
     "Add",
     "Sub",
     "Mul",
@@ -371,13 +378,15 @@ inline const char * const *EnumNamesOpCode() {
     "Round",
     "Sign",
     "Erf",
+    "IndexCopy",
+    "StateWrite",
     nullptr
   };
   return names;
 }
 
 inline const char *EnumNameOpCode(OpCode e) {
-  if (::flatbuffers::IsOutRange(e, OpCode::Add, OpCode::Erf)) return "";
+  if (::flatbuffers::IsOutRange(e, OpCode::Add, OpCode::StateWrite)) return "";
   const size_t index = static_cast<size_t>(e);
   return EnumNamesOpCode()[index];
 }
@@ -2446,6 +2455,108 @@ inline ::flatbuffers::Offset<Constant> CreateConstant(
   return builder_.Finish();
 }
 
+struct State FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
+  typedef StateBuilder Builder;
+  enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
+    VT_NAME = 4,
+    VT_SLOT = 6,
+    VT_DTYPE = 8,
+    VT_SHAPE = 10,
+    VT_INITIAL = 12
+  };
+  const ::flatbuffers::String *name() const {
+    return GetPointer<const ::flatbuffers::String *>(VT_NAME);
+  }
+  uint32_t slot() const {
+    return GetField<uint32_t>(VT_SLOT, 0);
+  }
+  liteexport::demo::DType dtype() const {
+    return static_cast<liteexport::demo::DType>(GetField<int8_t>(VT_DTYPE, 6));
+  }
+  const ::flatbuffers::Vector<int64_t> *shape() const {
+    return GetPointer<const ::flatbuffers::Vector<int64_t> *>(VT_SHAPE);
+  }
+  int32_t initial() const {
+    return GetField<int32_t>(VT_INITIAL, -1);
+  }
+  template <bool B = false>
+  bool Verify(::flatbuffers::VerifierTemplate<B> &verifier) const {
+    return VerifyTableStart(verifier) &&
+           VerifyOffset(verifier, VT_NAME) &&
+           verifier.VerifyString(name()) &&
+           VerifyField<uint32_t>(verifier, VT_SLOT, 4) &&
+           VerifyField<int8_t>(verifier, VT_DTYPE, 1) &&
+           VerifyOffset(verifier, VT_SHAPE) &&
+           verifier.VerifyVector(shape()) &&
+           VerifyField<int32_t>(verifier, VT_INITIAL, 4) &&
+           verifier.EndTable();
+  }
+};
+
+struct StateBuilder {
+  typedef State Table;
+  ::flatbuffers::FlatBufferBuilder &fbb_;
+  ::flatbuffers::uoffset_t start_;
+  void add_name(::flatbuffers::Offset<::flatbuffers::String> name) {
+    fbb_.AddOffset(State::VT_NAME, name);
+  }
+  void add_slot(uint32_t slot) {
+    fbb_.AddElement<uint32_t>(State::VT_SLOT, slot, 0);
+  }
+  void add_dtype(liteexport::demo::DType dtype) {
+    fbb_.AddElement<int8_t>(State::VT_DTYPE, static_cast<int8_t>(dtype), 6);
+  }
+  void add_shape(::flatbuffers::Offset<::flatbuffers::Vector<int64_t>> shape) {
+    fbb_.AddOffset(State::VT_SHAPE, shape);
+  }
+  void add_initial(int32_t initial) {
+    fbb_.AddElement<int32_t>(State::VT_INITIAL, initial, -1);
+  }
+  explicit StateBuilder(::flatbuffers::FlatBufferBuilder &_fbb)
+        : fbb_(_fbb) {
+    start_ = fbb_.StartTable();
+  }
+  ::flatbuffers::Offset<State> Finish() {
+    const auto end = fbb_.EndTable(start_);
+    auto o = ::flatbuffers::Offset<State>(end);
+    return o;
+  }
+};
+
+inline ::flatbuffers::Offset<State> CreateState(
+    ::flatbuffers::FlatBufferBuilder &_fbb,
+    ::flatbuffers::Offset<::flatbuffers::String> name = 0,
+    uint32_t slot = 0,
+    liteexport::demo::DType dtype = liteexport::demo::DType::Float32,
+    ::flatbuffers::Offset<::flatbuffers::Vector<int64_t>> shape = 0,
+    int32_t initial = -1) {
+  StateBuilder builder_(_fbb);
+  builder_.add_initial(initial);
+  builder_.add_shape(shape);
+  builder_.add_slot(slot);
+  builder_.add_name(name);
+  builder_.add_dtype(dtype);
+  return builder_.Finish();
+}
+
+inline ::flatbuffers::Offset<State> CreateStateDirect(
+    ::flatbuffers::FlatBufferBuilder &_fbb,
+    const char *name = nullptr,
+    uint32_t slot = 0,
+    liteexport::demo::DType dtype = liteexport::demo::DType::Float32,
+    const std::vector<int64_t> *shape = nullptr,
+    int32_t initial = -1) {
+  auto name__ = name ? _fbb.CreateString(name) : 0;
+  auto shape__ = shape ? _fbb.CreateVector<int64_t>(*shape) : 0;
+  return liteexport::demo::CreateState(
+      _fbb,
+      name__,
+      slot,
+      dtype,
+      shape__,
+      initial);
+}
+
 struct Program FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
   typedef ProgramBuilder Builder;
   enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
@@ -2459,7 +2570,8 @@ struct Program FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
     VT_OUTPUT_DEBUG_HANDLES = 18,
     VT_SLOT_DTYPES = 20,
     VT_SYMBOLIC_DIMS = 22,
-    VT_WORKING_MEMORY = 24
+    VT_WORKING_MEMORY = 24,
+    VT_STATES = 26
   };
   uint32_t format_version() const {
     return GetField<uint32_t>(VT_FORMAT_VERSION, 0);
@@ -2494,6 +2606,9 @@ struct Program FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
   uint64_t working_memory() const {
     return GetField<uint64_t>(VT_WORKING_MEMORY, 0);
   }
+  const ::flatbuffers::Vector<::flatbuffers::Offset<liteexport::demo::State>> *states() const {
+    return GetPointer<const ::flatbuffers::Vector<::flatbuffers::Offset<liteexport::demo::State>> *>(VT_STATES);
+  }
   template <bool B = false>
   bool Verify(::flatbuffers::VerifierTemplate<B> &verifier) const {
     return VerifyTableStart(verifier) &&
@@ -2520,6 +2635,9 @@ struct Program FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
            verifier.VerifyVector(symbolic_dims()) &&
            verifier.VerifyVectorOfTables(symbolic_dims()) &&
            VerifyField<uint64_t>(verifier, VT_WORKING_MEMORY, 8) &&
+           VerifyOffset(verifier, VT_STATES) &&
+           verifier.VerifyVector(states()) &&
+           verifier.VerifyVectorOfTables(states()) &&
            verifier.EndTable();
   }
 };
@@ -2561,6 +2679,9 @@ struct ProgramBuilder {
   void add_working_memory(uint64_t working_memory) {
     fbb_.AddElement<uint64_t>(Program::VT_WORKING_MEMORY, working_memory, 0);
   }
+  void add_states(::flatbuffers::Offset<::flatbuffers::Vector<::flatbuffers::Offset<liteexport::demo::State>>> states) {
+    fbb_.AddOffset(Program::VT_STATES, states);
+  }
   explicit ProgramBuilder(::flatbuffers::FlatBufferBuilder &_fbb)
         : fbb_(_fbb) {
     start_ = fbb_.StartTable();
@@ -2584,9 +2705,11 @@ inline ::flatbuffers::Offset<Program> CreateProgram(
     ::flatbuffers::Offset<::flatbuffers::Vector<int64_t>> output_debug_handles = 0,
     ::flatbuffers::Offset<::flatbuffers::Vector<liteexport::demo::DType>> slot_dtypes = 0,
     ::flatbuffers::Offset<::flatbuffers::Vector<::flatbuffers::Offset<liteexport::demo::SymbolicDim>>> symbolic_dims = 0,
-    uint64_t working_memory = 0) {
+    uint64_t working_memory = 0,
+    ::flatbuffers::Offset<::flatbuffers::Vector<::flatbuffers::Offset<liteexport::demo::State>>> states = 0) {
   ProgramBuilder builder_(_fbb);
   builder_.add_working_memory(working_memory);
+  builder_.add_states(states);
   builder_.add_symbolic_dims(symbolic_dims);
   builder_.add_slot_dtypes(slot_dtypes);
   builder_.add_output_debug_handles(output_debug_handles);
@@ -2612,7 +2735,8 @@ inline ::flatbuffers::Offset<Program> CreateProgramDirect(
     const std::vector<int64_t> *output_debug_handles = nullptr,
     const std::vector<liteexport::demo::DType> *slot_dtypes = nullptr,
     const std::vector<::flatbuffers::Offset<liteexport::demo::SymbolicDim>> *symbolic_dims = nullptr,
-    uint64_t working_memory = 0) {
+    uint64_t working_memory = 0,
+    const std::vector<::flatbuffers::Offset<liteexport::demo::State>> *states = nullptr) {
   auto method__ = method ? _fbb.CreateString(method) : 0;
   auto inputs__ = inputs ? _fbb.CreateVector<::flatbuffers::Offset<liteexport::demo::ValueInfo>>(*inputs) : 0;
   auto constants__ = constants ? _fbb.CreateVector<::flatbuffers::Offset<liteexport::demo::Constant>>(*constants) : 0;
@@ -2621,6 +2745,7 @@ inline ::flatbuffers::Offset<Program> CreateProgramDirect(
   auto output_debug_handles__ = output_debug_handles ? _fbb.CreateVector<int64_t>(*output_debug_handles) : 0;
   auto slot_dtypes__ = slot_dtypes ? _fbb.CreateVector<liteexport::demo::DType>(*slot_dtypes) : 0;
   auto symbolic_dims__ = symbolic_dims ? _fbb.CreateVector<::flatbuffers::Offset<liteexport::demo::SymbolicDim>>(*symbolic_dims) : 0;
+  auto states__ = states ? _fbb.CreateVector<::flatbuffers::Offset<liteexport::demo::State>>(*states) : 0;
   return liteexport::demo::CreateProgram(
       _fbb,
       format_version,
@@ -2633,7 +2758,8 @@ inline ::flatbuffers::Offset<Program> CreateProgramDirect(
       output_debug_handles__,
       slot_dtypes__,
       symbolic_dims__,
-      working_memory);
+      working_memory,
+      states__);
 }
 
 template <bool B>

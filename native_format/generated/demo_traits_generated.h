@@ -95,6 +95,8 @@ constexpr bool kXnnpackUnaryStep[kNumOps] = {
     true,  // ROUND
     true,  // SIGN
     true,  // ERF
+    false,  // INDEX_COPY
+    false,  // STATE_WRITE
 };
 
 }  // namespace liteexport::demo_ops

@@ -12,6 +12,7 @@ import pytest
 from bundle_format.program import (
     OP_SPECS,
     PROGRAM_FORMAT_VERSION,
+    STATE_FORMAT_VERSION,
     Activation,
     ArangeLikeAttrs,
     ArgReduceAttrs,
@@ -39,6 +40,7 @@ from bundle_format.program import (
     ResizeAttrs,
     ShapeAttrs,
     SliceAttrs,
+    State,
     TopKAttrs,
     ValueInfo,
 )
@@ -105,6 +107,7 @@ _ATTRS: dict[OpCode, Attributes] = {
     OpCode.CAST: CastAttrs(dtype=int(DType.BOOL)),
     OpCode.GATHER: AxisAttrs(-1),
     OpCode.INDEX_SELECT: AxisAttrs(0),
+    OpCode.INDEX_COPY: AxisAttrs(2),
     OpCode.EQ: BinaryAttrs(scalar=3.0),
     OpCode.NE: BinaryAttrs(),
     OpCode.LT: BinaryAttrs(scalar=-1.5, reverse=True),
@@ -299,16 +302,27 @@ def test_random_byte_writes() -> None:
 
 
 def test_wrong_format_version_message() -> None:
-    data = encode_program(replace(SMALL, format_version=PROGRAM_FORMAT_VERSION + 1))
+    newer = STATE_FORMAT_VERSION + 1
+    data = encode_program(replace(SMALL, format_version=newer))
     with pytest.raises(FormatError) as info:
         decode_program(data)
     assert info.value.message.startswith(
-        f"unsupported program format version {PROGRAM_FORMAT_VERSION + 1} "
-        f"(this runtime reads version 1 or {PROGRAM_FORMAT_VERSION}) (at Program.format_version, byte ")
+        f"unsupported program format version {newer} "
+        f"(this runtime reads version 1 or 2 or {STATE_FORMAT_VERSION}) (at Program.format_version, byte ")
     assert info.value.where.startswith("Program.format_version")
     assert info.value.code == "UNSUPPORTED_VERSION"
-    assert info.value.fields == {"found": str(PROGRAM_FORMAT_VERSION + 1),
-                                 "supported": f"1 or {PROGRAM_FORMAT_VERSION}"}
+    assert info.value.fields == {"found": str(newer), "supported": f"1 or 2 or {STATE_FORMAT_VERSION}"}
+
+
+def test_states_round_trip_and_only_they_need_version_3() -> None:
+    """A program with state reads back with its declarations; one without keeps version 2, so a
+    bundle without state reads in a runtime that predates state."""
+    with_state = replace(SMALL, format_version=STATE_FORMAT_VERSION, states=(
+        State("key_cache_0", 1, DType.FLOAT32, (1, 2, 16, 8)), State("length", 2, DType.INT64, (), initial=0)))
+    decoded = decode_program(encode_program(with_state))
+    assert decoded.states == with_state.states
+    assert decoded.states[0].nbytes == 1 * 2 * 16 * 8 * 4
+    assert decode_program(encode_program(SMALL)).format_version == PROGRAM_FORMAT_VERSION == 2
 
 
 def _mutate_instruction(program: Program, field: str, new: bytes) -> bytes:

@@ -11,12 +11,19 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from bundle_format.program import DType
+
 # Every value the demo backend handles is a float32 ndarray; numpy's stubs type most
 # float32 arithmetic as floating[Any], so the alias stays loose on the scalar type.
 Array = npt.NDArray[Any]
 
 # A kernel with its attributes already bound: input arrays in, one fresh array out.
 Kernel = Callable[..., Array]
+
+# DType -> numpy's dtype (c10::ScalarType numbering -> numpy)
+NUMPY_DTYPES: dict[DType, np.dtype[Any]] = {
+    DType.FLOAT32: np.dtype(np.float32), DType.INT64: np.dtype(np.int64), DType.INT32: np.dtype(np.int32),
+    DType.BOOL: np.dtype(np.bool_)}
 
 F32 = np.float32
 ZERO = np.float32(0.0)

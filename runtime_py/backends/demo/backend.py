@@ -12,6 +12,7 @@ from bundle_format.program import Program
 from runtime_py.backends.base import Backend
 from runtime_py.backends.demo.executor import run
 from runtime_py.backends.demo.plan import MethodPlan, build_plan
+from runtime_py.backends.demo.state import ModuleState
 from runtime_py.errors import FormatError
 from runtime_py.profiling import active_profiler
 from runtime_py.quantized_tensor import QuantizedTensor
@@ -55,6 +56,7 @@ class DemoBackend(Backend):
         if missing:
             raise format_error("MISSING_PROGRAMS", where=_WHERE, methods=", ".join(missing))
         handles: dict[str, object] = {}
+        state = ModuleState()  # one per loaded module: its methods share it, another load has its own
         for method, encoded in programs.items():
             try:
                 program = encoded if isinstance(encoded, Program) else _decode(encoded)
@@ -62,7 +64,7 @@ class DemoBackend(Backend):
                 raise exc.at(f"{_WHERE}, program of method '{method}'") from exc.__cause__
             if program.method != method:
                 raise format_error("METHOD_MISMATCH", where=_WHERE, program=program.method, method=method)
-            handles[method] = build_plan(program, weights)
+            handles[method] = build_plan(program, weights, state)
         return handles
 
     def execute(self, handle: object, inputs: list[object]) -> list[object]:

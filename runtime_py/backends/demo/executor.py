@@ -12,6 +12,7 @@ from runtime_py.backends.demo.arrays import Array, Kernel, ignore_fp_errors, res
 from runtime_py.backends.demo.dims import check_dims
 from runtime_py.backends.demo.memory import live_bytes, owned_bytes
 from runtime_py.backends.demo.plan import PEAKS_KEPT, InputCheck, MethodPlan, Step
+from runtime_py.backends.demo.state import StatePositionError
 from runtime_py.budgets import PROGRAM_LIMITS, ProgramLimits, RunLimitExceeded
 from runtime_py.errors import InputError, InternalError, LiteExportError, is_value_failure
 
@@ -45,7 +46,11 @@ def run(plan: MethodPlan, inputs: Sequence[object],
     # float errors (overflow in exp, division by zero) give inf/NaN silently, as in torch
     token = ignore_fp_errors()
     try:
-        _steps(plan, slots, observe)
+        if plan.module_state is None:
+            _steps(plan, slots, observe)
+        else:  # the call's state writes are undone if it fails
+            with plan.module_state.call():
+                _steps(plan, slots, observe)
     finally:
         restore_fp_errors(token)
     # np.asarray: numpy returns 0-d results as scalars; np.array copies views of weights
@@ -88,6 +93,11 @@ def _steps(plan: MethodPlan, slots: list[object], observe: Callable[[int, object
     # of memory - is the bundle's
     # (KERNEL_FAILED, exit 7). The plan checked every step's operands when the program was loaded
     # (their count and kinds), so anything else a kernel raises is a bug of ours: InternalError.
+    except StatePositionError as exc:  # a cache position the inputs gave: the caller's (exit 6)
+        instruction = plan.instructions[index]
+        raise input_error("STATE_POSITION", debug_handle=instruction.debug_handle, instruction=plan.label(index),
+                          position=exc.position, state=plan.state_names.get(instruction.inputs[0], "?"),
+                          size=exc.size, axis=exc.axis) from None
     except Exception as exc:
         if not isinstance(exc, LiteExportError | MemoryError) and not is_value_failure(exc):
             raise InternalError(f"demo kernel of {plan.label(index)} failed: {type(exc).__name__}: {exc}") from exc

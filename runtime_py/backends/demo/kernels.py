@@ -27,6 +27,7 @@ from runtime_py.backends.demo import (
     rounding,
     selection,
     slicing,
+    state,
     typed,
 )
 from runtime_py.backends.demo.arrays import Kernel
@@ -150,6 +151,8 @@ _FACTORIES: dict[OpCode, tuple[KernelFactory, bool]] = {
     OpCode.FLOOR_DIV: (rounding.make_rounding(OpCode.FLOOR_DIV), False),
     OpCode.TRUNC_DIV: (rounding.make_rounding(OpCode.TRUNC_DIV), False),
     OpCode.REMAINDER: (rounding.make_rounding(OpCode.REMAINDER), False),
+    OpCode.INDEX_COPY: (state.make_index_copy, False),
+    OpCode.STATE_WRITE: (state.make_state_write, False),
 }
 
 

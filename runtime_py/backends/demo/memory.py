@@ -72,6 +72,10 @@ def _widest(args: Sequence[object]) -> int:
     return 8 * max((a.size for a in args if isinstance(a, np.ndarray)), default=0)
 
 
+def _nbytes(value: object) -> int:
+    return value.nbytes if isinstance(value, np.ndarray) else 0
+
+
 def _gather(args: Sequence[object]) -> int:
     x, index = args[0], args[1]
     if not isinstance(x, np.ndarray) or not isinstance(index, np.ndarray):
@@ -245,6 +249,9 @@ OWN_BOUNDS: dict[OpCode, _Rule] = {
     OpCode.ARANGE_LIKE: (ArangeLikeAttrs, _arange_like),
     OpCode.FULL: (FillAttrs, _full),
     OpCode.RESIZE2D: (ResizeAttrs, _resize2d),
+    # in place: what the call's journal saves to undo the write (runtime_py/backends/demo/state.py)
+    OpCode.INDEX_COPY: _fixed(lambda args: _nbytes(args[2])),
+    OpCode.STATE_WRITE: _fixed(lambda args: _nbytes(args[0])),
 }
 # every opcode, so a new one raises (output_bound) until the spec gives it a memory rule
 _BOUNDS: dict[OpCode, _Rule] = {

@@ -29,10 +29,11 @@ from bundle_format.program import (
     Program,
     SymbolicDim,
 )
-from runtime_py.backends.demo.arrays import Array, Kernel
+from runtime_py.backends.demo.arrays import NUMPY_DTYPES, Array, Kernel
 from runtime_py.backends.demo.dims import DimCheck, dim_checks
 from runtime_py.backends.demo.kernels import KERNELS, BufferedKernelSpec, KernelSpec
 from runtime_py.backends.demo.memory import Bound, output_bound
+from runtime_py.backends.demo.state import ModuleState
 from runtime_py.errors import FormatError
 
 PEAKS_KEPT = 64
@@ -84,11 +85,16 @@ class MethodPlan:
     # bytes of results the program was planned to hold at once at its named dims' upper bounds
     # (Program.working_memory; 0: not planned): a call's budget must hold it (executor._steps)
     working_memory: int = 0
+    # the loaded module's state this program reads and writes (shared with its other methods'
+    # plans), its arrays by (dense) slot, and each state slot's name by the program's slot number
+    module_state: ModuleState | None = None
+    states: tuple[tuple[int, Array], ...] = ()
+    state_names: dict[int, str] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.slot_template:
             template: list[object] = [None] * self.num_slots
-            for slot, weight in self.constants:
+            for slot, weight in (*self.constants, *self.states):
                 template[slot] = weight
             object.__setattr__(self, "slot_template", template)
         if not self.step_pool:
@@ -122,8 +128,9 @@ def instruction_label(index: int, instruction: Instruction) -> str:
     return f"instruction #{index} {name} (slots {list(instruction.inputs)} -> {list(instruction.outputs)})"
 
 
-def build_plan(program: Program, weights: Sequence[object]) -> MethodPlan:
-    """Validates ``program`` against ``weights`` and prepares its steps.
+def build_plan(program: Program, weights: Sequence[object], module_state: ModuleState | None = None) -> MethodPlan:
+    """Validates ``program`` against ``weights`` and prepares its steps. ``module_state``: the
+    loaded module's state, shared by its methods' plans (default: one of this plan's own).
 
     Raises ``FormatError`` naming the method, the instruction and what is wrong.
     """
@@ -148,13 +155,18 @@ def build_plan(program: Program, weights: Sequence[object]) -> MethodPlan:
 
     defined = set(range(len(program.inputs)))
     constants = _prepare_constants(program, weights, defined, where)
-    views_of_weights = {slot for slot, _ in constants}
+    if program.states and module_state is None:
+        module_state = ModuleState()
+    state_slots = module_state.declare(program, weights) if program.states else {}
+    defined.update(state_slots)
+    # a method output must not alias a weight (read-only, shared) or a state (changed by the next call)
+    views_of_weights = {slot for slot, _ in constants} | set(state_slots)
     # The slot list holds one entry per slot the program uses, not per declared slot: num_slots
     # is a uint32 from the file (150M empty slots are 1.2 GB). Input i stays slot i; the other
     # slots are numbered densely in order of first use (messages keep the file's numbers), as in
     # the Android native core's plan.
     dense = {slot: slot for slot in range(len(program.inputs))}
-    for slot, _ in constants:
+    for slot in (*(slot for slot, _ in constants), *state_slots):
         dense[slot] = len(dense)
 
     steps: list[Step] = []
@@ -228,13 +240,12 @@ def build_plan(program: Program, weights: Sequence[object]) -> MethodPlan:
         instructions=tuple(program.instructions),
         outputs=outputs,
         buffered=tuple(buffered),
+        module_state=module_state if state_slots else None,
+        states=tuple((dense[slot], array) for slot, array in state_slots.items()),
+        state_names={state.slot: state.name for state in program.states},
     )
 
 
-# DType -> numpy's dtype (c10::ScalarType numbering -> numpy)
-NUMPY_DTYPES: dict[DType, np.dtype[Any]] = {
-    DType.FLOAT32: np.dtype(np.float32), DType.INT64: np.dtype(np.int64), DType.INT32: np.dtype(np.int32),
-    DType.BOOL: np.dtype(np.bool_)}
 _DTYPES_OF_NUMPY = {dtype: d for d, dtype in NUMPY_DTYPES.items()}
 _KNOWN_DTYPES = frozenset(int(d) for d in DType)
 

@@ -356,8 +356,8 @@ def at1(label: str) -> str:
 FORMAT_CASES: list[tuple[str, Program, str]] = [
     (
         "version",
-        dataclasses.replace(GOOD, format_version=3),
-        f"unsupported program format version 3 (this runtime reads version 1 or 2) {AT}",
+        dataclasses.replace(GOOD, format_version=4),
+        f"unsupported program format version 4 (this runtime reads version 1 or 2 or 3) {AT}",
     ),
     (
         "inputs-exceed-slots",

@@ -1,0 +1,49 @@
+"""Small models that keep state across calls (buffers written in place), exported with
+torch.export: the test bed of program state on every engine."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+
+class RowCache(torch.nn.Module):
+    """A cache of rows written at run-time positions (``index_copy_``, a KV cache's write) and a
+    call counter written whole (``copy_``); the output reads the updated cache, so it depends on
+    every earlier call."""
+
+    def __init__(self, length: int = 8, width: int = 4) -> None:
+        super().__init__()
+        self.proj = torch.nn.Linear(width, width)
+        self.register_buffer("cache", torch.zeros(1, length, width))
+        self.register_buffer("calls", torch.zeros((), dtype=torch.int64))
+
+    def forward(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        self.cache.index_copy_(1, positions, self.proj(x))
+        self.calls.copy_(self.calls + 1)
+        return self.cache.sum(1) * self.calls.float()
+
+
+class TwoCaches(torch.nn.Module):
+    """Two caches of different lengths written at the same positions: a position inside the
+    first and outside the second fails part-way through the call (the first write must be undone)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("long_cache", torch.zeros(1, 8, 2))
+        self.register_buffer("short_cache", torch.full((1, 4, 2), 0.5))
+
+    def forward(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        self.long_cache.index_copy_(1, positions, x)
+        self.short_cache.index_copy_(1, positions, x * 2)
+        return self.long_cache.sum(1) + self.short_cache.sum(1)
+
+
+def export_stateful(model: torch.nn.Module, width: int, max_rows: int = 4) -> Any:
+    """``model`` exported with a dynamic number of rows S (1..max_rows) per call."""
+    rows = torch.export.Dim("S", min=1, max=max_rows)
+    x, positions = torch.randn(1, 2, width), torch.arange(2)
+    with torch.no_grad():
+        return torch.export.export(model.eval(), (x, positions),
+                                   dynamic_shapes=({1: rows}, {0: rows}), strict=True)

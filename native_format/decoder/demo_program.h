@@ -39,10 +39,12 @@
 
 namespace liteexport::demo_program {
 
-constexpr uint32_t kFormatVersion = 2;  // bundle_format.program.PROGRAM_FORMAT_VERSION
-// READABLE_PROGRAM_VERSIONS: a version-1 program is a version-2 one whose slots are all float32
+// READABLE_PROGRAM_VERSIONS: a version-1 program is a version-2 one whose slots are all float32;
+// version 3 adds program state (bundle_format.program.STATE_FORMAT_VERSION)
+constexpr uint32_t kFormatVersion = 3;
+constexpr uint32_t kStateFormatVersion = 3;
 constexpr uint32_t kOldestFormatVersion = 1;
-constexpr const char* kReadableVersions = "1 or 2";
+constexpr const char* kReadableVersions = "1 or 2 or 3";
 constexpr uint8_t kFloat32 = static_cast<uint8_t>(demo_ops::DType::Float32);
 
 // ---------------------------------------------------------------------------------------------
@@ -67,6 +69,16 @@ struct InputCheck {
   uint8_t dtype = kFloat32;                   // its demo_ops::DType (c10::ScalarType number)
 };
 
+// A tensor the loaded module keeps across calls (Program.states): the executor binds `slot` to the
+// module's one copy of state `name`, shared by every method declaring it (runtime_py's ModuleState).
+struct StateDecl {
+  std::string name;
+  uint32_t slot = 0;            // dense slot
+  uint8_t dtype = kFloat32;     // its demo_ops::DType
+  std::vector<int64_t> shape;
+  int64_t initial = -1;         // weight index of its initial value; -1: zeros
+};
+
 struct Program {
   std::string method;
   // An executor holds one value per slot the program uses, not per declared slot: num_slots
@@ -80,6 +92,7 @@ struct Program {
   std::vector<uint8_t> slot_dtypes;                 // per dense slot: its demo_ops::DType
   NamedDims named_dims;                             // --dim S=1..128: checked on every call (dim_problem)
   uint64_t working_memory = 0;  // bytes of results planned at the named dims' upper bounds; 0: not planned
+  std::vector<StateDecl> states;  // the module state it reads and writes (format version 3)
 };
 
 // The default: of a switch over one family of opcodes (the native core's make_binary, the torch
@@ -396,6 +409,57 @@ inline Program decode_program(const uint8_t* data, size_t size, size_t n_weights
     defined.insert(c->slot());
     views_of_weights.insert(c->slot());
   }
+  // program state (runtime_py/backends/demo/state.py _declaration_problem, but the initial value's
+  // dtype and shape: the executor checks them against its weights, state_initial_problem)
+  const size_t n_states = p->states() ? p->states()->size() : 0;
+  std::set<std::string> state_names;
+  std::set<int64_t> state_slots;
+  for (size_t i = 0; i < n_states; ++i) {
+    auto st = p->states()->Get(i);
+    const std::string path = "Program.states[" + std::to_string(i) + "]";
+    if (st->name() == nullptr) fail(Code::MISSING_FIELD, {{"field", "name"}}, path);
+    if (demo_ops::dtype_name(static_cast<int>(st->dtype())) == nullptr)
+      fail(Code::UNKNOWN_ENUM, {{"enum", "DType"}, {"value", std::to_string(static_cast<int>(st->dtype()))}},
+           path + ".dtype");
+    StateDecl decl{st->name()->str(), 0, static_cast<uint8_t>(st->dtype()), ints(st->shape()), st->initial()};
+    const int64_t slot = st->slot();
+    auto problem = [&]() -> std::string {
+      if (state_names.count(decl.name)) return "declared twice";
+      if (p->format_version() < kStateFormatVersion)
+        return "program format version " + std::to_string(p->format_version()) + " has no state (version 3 does)";
+      if (slot < static_cast<int64_t>(n_inputs) || slot >= num_slots)
+        return "slot " + std::to_string(slot) + " is not a free slot (inputs take 0.." +
+               std::to_string(static_cast<int64_t>(n_inputs) - 1) + ", num_slots is " + std::to_string(num_slots) + ")";
+      if (state_slots.count(slot) || defined.count(slot))
+        return "slot " + std::to_string(slot) + " already holds a constant or another state";
+      if (slot_dtype(slot) != decl.dtype)
+        return std::string("is ") + demo_ops::dtype_name(decl.dtype) + " but slot " + std::to_string(slot) + " holds " +
+               demo_ops::dtype_name(slot_dtype(slot));
+      for (int64_t size : decl.shape)
+        if (size < 0) return "shape " + tuple_text(decl.shape) + " has a negative size";
+      if (decl.initial >= static_cast<int64_t>(n_weights))
+        return "initial value is weight " + std::to_string(decl.initial) + ", but there are " +
+               std::to_string(n_weights);
+      for (size_t k = 0; k < raws.size(); ++k) {
+        const auto& r = raws[k];
+        const bool in_place = (r.op == Op::INDEX_COPY || r.op == Op::STATE_WRITE) && !r.inputs.empty() &&
+                              r.inputs[0] == slot;
+        for (int64_t written : r.outputs)
+          if (written == slot && !in_place)
+            return "instruction #" + std::to_string(k) + " writes its slot " + std::to_string(slot) +
+                   " (only its in-place writes may)";
+      }
+      return "";
+    }();
+    if (!problem.empty()) fail(Code::STATE_DECLARATION, {{"name", decl.name}, {"problem", problem}}, where);
+    state_names.insert(decl.name);
+    state_slots.insert(slot);
+    decl.slot = dense_slot(slot);
+    // a method output must not alias a state (the next call changes it): copied, as a weight's view
+    views_of_weights.insert(slot);
+    plan.states.push_back(std::move(decl));
+  }
+  defined.insert(state_slots.begin(), state_slots.end());
   std::vector<std::optional<size_t>> first_reader(n_inputs);
   std::vector<bool> touched(n_inputs, false);
   for (size_t i = 0; i < raws.size(); ++i) {
@@ -470,6 +534,17 @@ inline Program decode_program(const uint8_t* data, size_t size, size_t n_weights
                            reader ? plan.instructions[*reader].debug_handle : -1, input_dtypes[i]});
   }
   return plan;
+}
+
+// The initial value of a state against the weight it names (runtime_py's text): "" when it fits.
+// `weight_dtype` and `weight_shape` describe the weight as the executor holds it (float16 and
+// qint8 weights widened to float32).
+inline std::string state_initial_problem(const StateDecl& state, const std::string& weight_dtype,
+                                         const std::vector<int64_t>& weight_shape) {
+  const std::string wanted = demo_ops::dtype_name(state.dtype);
+  if (weight_dtype == wanted && weight_shape == state.shape) return "";
+  return "initial value (weight " + std::to_string(state.initial) + ") is " + weight_dtype + " " +
+         tuple_text(weight_shape) + ", not " + wanted + " " + tuple_text(state.shape);
 }
 
 }  // namespace liteexport::demo_program

@@ -134,20 +134,20 @@ def _declaration_problem(program: Program, state: State, weights: Sequence[objec
         held = DTYPE_NAMES[program.slot_dtype(state.slot)]
         return f"is {DTYPE_NAMES[state.dtype]} but slot {state.slot} holds {held}"
     if any(size < 0 for size in state.shape):
-        return f"shape {state.shape} has a negative size"
-    if state.initial >= 0:
-        if state.initial >= len(weights):
-            return f"initial value is weight {state.initial}, but there are {len(weights)}"
+        return f"shape {tuple(state.shape)} has a negative size"
+    if state.initial >= len(weights):
+        return f"initial value is weight {state.initial}, but there are {len(weights)}"
+    for index, instruction in enumerate(program.instructions):
+        if state.slot in instruction.outputs and not (
+                instruction.op in _IN_PLACE and instruction.inputs and instruction.inputs[0] == state.slot):
+            return f"instruction #{index} writes its slot {state.slot} (only its in-place writes may)"
+    if state.initial >= 0:  # last, as the C++ executors check it (after decoding, against their weights)
         weight = weights[state.initial]
         if not isinstance(weight, np.ndarray) or weight.dtype != NUMPY_DTYPES[state.dtype] \
                 or weight.shape != tuple(state.shape):
             got = f"{weight.dtype} {weight.shape}" if isinstance(weight, np.ndarray) else type(weight).__name__
             wanted = f"{DTYPE_NAMES[state.dtype]} {tuple(state.shape)}"
             return f"initial value (weight {state.initial}) is {got}, not {wanted}"
-    for index, instruction in enumerate(program.instructions):
-        if state.slot in instruction.outputs and not (
-                instruction.op in _IN_PLACE and instruction.inputs and instruction.inputs[0] == state.slot):
-            return f"instruction #{index} writes its slot {state.slot} (only its in-place writes may)"
     return None
 
 

@@ -410,6 +410,7 @@ at::Tensor expand(const Step& s, const at::Tensor& input) {
 
 #include "demo_traits_generated.h"
 #include "selection_kernels.h"
+#include "state_kernels.h"
 
 // the case labels of a generated family list (demo_traits_generated.h)
 #define LITEEXPORT_CASE(OP) case Op::OP:
@@ -475,6 +476,8 @@ at::Tensor run_step(const Step& s, const Tensors& x) {
     case Op::ARGMIN: return arg_reduce(s, x[0]);
     case Op::FULL: return full(s, x[0], x[1]);
     case Op::TOPK: return topk(s, x[0]);
+    case Op::INDEX_COPY: return index_copy(s, x);
+    case Op::STATE_WRITE: return state_write(x);
   }
   TORCH_INTERNAL_ASSERT(false, "unreachable opcode");
 }
@@ -532,8 +535,16 @@ c10::impl::GenericList run_plan(const MethodPlan& plan, const c10::impl::Generic
     throw_execution(problem->code, std::move(problem->fields), check.debug_handle);
   }
   for (const auto& [slot, weight] : plan.constants) slots[slot] = weight;
+  for (const auto& [slot, tensor] : plan.states) slots[slot] = tensor;
 
   at::NoGradGuard no_grad;
+  // a call writing program state: one at a time per module, its writes undone if it fails
+  std::unique_lock<std::mutex> state_lock;
+  std::optional<Journal> journal;
+  if (plan.module_state) {
+    state_lock = std::unique_lock<std::mutex>(plan.module_state->mutex);
+    journal.emplace();
+  }
   Tensors args;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const Step& step = plan.steps[i];
@@ -545,6 +556,12 @@ c10::impl::GenericList run_plan(const MethodPlan& plan, const c10::impl::Generic
     try {
       slots[step.write] = run_step(step, args);
       continue;
+    } catch (const StatePosition& e) {  // a cache position the inputs gave: the caller's (exit 6)
+      throw_execution(Code::STATE_POSITION,
+                      {{"instruction", step.label}, {"position", std::to_string(e.position)},
+                       {"state", plan.state_names.at(step.reads[0])}, {"size", std::to_string(e.size)},
+                       {"axis", std::to_string(e.axis)}},
+                      step.debug_handle);
     } catch (const c10::Error& e) {
       reason = e.what_without_backtrace();
     } catch (const std::exception& e) {
@@ -570,6 +587,7 @@ c10::impl::GenericList run_plan(const MethodPlan& plan, const c10::impl::Generic
   for (const auto& [slot, may_view_weight] : plan.outputs) {
     outputs.push_back(may_view_weight ? slots[slot].clone() : slots[slot]);
   }
+  if (journal) journal->done();
   return outputs;
 }
 

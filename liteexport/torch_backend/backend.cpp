@@ -100,9 +100,10 @@ class LiteExportBackend : public torch::jit::PyTorchBackendInterface {
 
     // every program is verified and planned, as runtime_py does; torch gets the spec's handles
     std::map<std::string, c10::intrusive_ptr<MethodPlan>> plans;
+    state_ = std::make_shared<ModuleState>();  // one per loaded module: its methods share it
     for (const auto& entry : programs) {
       const auto& method = entry.key().toStringRef();
-      plans[method] = build_plan(method, entry.value().toTensor(), weights);
+      plans[method] = build_plan(method, entry.value().toTensor(), weights, state_);
     }
     auto handles = c10::impl::GenericDict(c10::StringType::get(), c10::AnyType::get());
     for (const auto& entry : method_compile_spec) {
@@ -147,6 +148,7 @@ class LiteExportBackend : public torch::jit::PyTorchBackendInterface {
   }
 
   std::map<int64_t, std::string> traces_;
+  std::shared_ptr<ModuleState> state_;
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -6,6 +6,10 @@
 #include "demo_input_reach.h"
 #include "demo_program.h"
 
+#include <map>
+#include <memory>
+#include <mutex>
+
 namespace {
 
 namespace dp = liteexport::demo_program;
@@ -48,6 +52,38 @@ std::string coded_text(const liteexport::demo_errors::ProgramError& e) {
 // A kernel's own check failed: caught by the executor and re-thrown with the instruction's handle.
 [[noreturn]] void kernel_error(const std::string& message) { throw std::invalid_argument(message); }
 
+// The tensors a loaded module keeps across calls (a KV cache): one per compile() - so per loaded
+// module - shared by all of its methods' plans, by name (runtime_py's ModuleState).
+struct ModuleState {
+  struct Entry {
+    std::string method;  // the first method declaring it
+    dp::StateDecl decl;
+    at::Tensor tensor;
+    at::Tensor initial;  // undefined: zeros
+  };
+  std::map<std::string, Entry> entries;
+  std::mutex mutex;  // one call at a time writes a module's state
+
+  void reset() {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (auto& [name, entry] : entries) {
+      if (entry.initial.defined()) {
+        entry.tensor.copy_(entry.initial);
+      } else {
+        entry.tensor.zero_();
+      }
+    }
+  }
+};
+
+// "float32 1x8x4 starting as zeros": how STATE_MISMATCH names a declaration (state.py _describe)
+std::string describe_state(const dp::StateDecl& decl) {
+  std::string shape;
+  for (int64_t size : decl.shape) shape += (shape.empty() ? "" : "x") + std::to_string(size);
+  return std::string(liteexport::demo_ops::dtype_name(decl.dtype)) + " " + (shape.empty() ? "a scalar" : shape) +
+         " starting as " + (decl.initial < 0 ? "zeros" : "weight " + std::to_string(decl.initial));
+}
+
 struct Step {
   Op op;
   dp::Attrs attrs;
@@ -67,11 +103,54 @@ struct MethodPlan : torch::CustomClassHolder {
   dp::NamedDims named_dims;  // --dim S=1..128, checked on every call
   std::vector<std::pair<uint32_t, at::Tensor>> constants;  // (slot, weight)
   std::vector<Step> steps;
-  std::vector<std::pair<uint32_t, bool>> outputs;  // (slot, clone it: it may view a weight)
+  std::vector<std::pair<uint32_t, bool>> outputs;  // (slot, clone it: it may view a weight or a state)
+  std::shared_ptr<ModuleState> module_state;          // null: the program has no state
+  std::vector<std::pair<uint32_t, at::Tensor>> states;  // (slot, the module's tensor)
+  std::map<uint32_t, std::string> state_names;          // by slot: how STATE_POSITION names it
 };
 
+// A weight as the kernels see it: float16 and qint8 weights widened to float32.
+at::Tensor widened(at::Tensor tensor) {
+  if (tensor.is_quantized()) tensor = tensor.dequantize();
+  return tensor.scalar_type() == at::kHalf ? tensor.to(at::kFloat) : tensor;
+}
+
+// The states `program` declares bound to `state`'s tensors (allocated by the first method that
+// declares each), checked against the weights and the other methods' declarations.
+void bind_states(MethodPlan& plan, const dp::Program& program, const c10::List<c10::IValue>& weights,
+                 const std::shared_ptr<ModuleState>& state) {
+  using liteexport::demo_errors::Code;
+  const std::string where = "demo program of method '" + plan.method + "'";
+  for (const auto& decl : program.states) {
+    at::Tensor initial;
+    if (decl.initial >= 0) {
+      initial = widened(weights.get(static_cast<size_t>(decl.initial)).toTensor());
+      const std::string problem = dp::state_initial_problem(decl, dtype_str(initial.scalar_type()), initial.sizes().vec());
+      if (!problem.empty())
+        throw_program_error(liteexport::demo_errors::ProgramError(
+            Code::STATE_DECLARATION, {{"name", decl.name}, {"problem", problem}}, where));
+    }
+    auto found = state->entries.find(decl.name);
+    if (found != state->entries.end()) {
+      const std::string mine = describe_state(decl), theirs = describe_state(found->second.decl);
+      if (mine != theirs)
+        throw_program_error(liteexport::demo_errors::ProgramError(
+            Code::STATE_MISMATCH, {{"name", decl.name}, {"got", mine}, {"method", plan.method}, {"expected", theirs},
+                                   {"other", found->second.method}}, where));
+    } else {
+      at::Tensor tensor = at::zeros(decl.shape, at::TensorOptions().dtype(static_cast<at::ScalarType>(decl.dtype)));
+      if (initial.defined()) tensor.copy_(initial);
+      found = state->entries.emplace(decl.name, ModuleState::Entry{plan.method, decl, tensor, initial}).first;
+    }
+    plan.states.emplace_back(decl.slot, found->second.tensor);
+    plan.state_names[decl.slot] = decl.name;
+  }
+  if (!program.states.empty()) plan.module_state = state;
+}
+
 c10::intrusive_ptr<MethodPlan> build_plan(const std::string& method, const at::Tensor& program_tensor,
-                                          const c10::List<c10::IValue>& weights) {
+                                          const c10::List<c10::IValue>& weights,
+                                          const std::shared_ptr<ModuleState>& state) {
   at::Tensor bytes = program_tensor.contiguous();
   dp::Program program;
   try {
@@ -101,12 +180,9 @@ c10::intrusive_ptr<MethodPlan> build_plan(const std::string& method, const at::T
   plan->num_slots = program.num_slots;
   plan->inputs = std::move(program.inputs);
   plan->named_dims = std::move(program.named_dims);
-  for (const auto& [slot, weight] : program.constants) {
-    at::Tensor tensor = weights.get(weight).toTensor();
-    // float16 and qint8 weights are widened once, here: every kernel computes in float32
-    if (tensor.is_quantized()) tensor = tensor.dequantize();
-    plan->constants.emplace_back(slot, tensor.scalar_type() == at::kHalf ? tensor.to(at::kFloat) : tensor);
-  }
+  // float16 and qint8 weights are widened once, here: every kernel computes in float32
+  for (const auto& [slot, weight] : program.constants) plan->constants.emplace_back(slot, widened(weights.get(weight).toTensor()));
+  bind_states(*plan, program, weights, state);
   for (auto& ins : program.instructions) {
     std::string profile_name = std::string(liteexport::demo_ops::kOps[static_cast<size_t>(ins.op)].name) +
                                " (liteexport " + method + "#" + std::to_string(ins.index) + ", handle " +

@@ -106,3 +106,48 @@ def test_a_position_outside_the_cache_is_refused_and_undone(tmp_path: Path) -> N
         module.forward(np.ones((1, 1, 2), np.float32), np.array([-1]))
     for name, array in module.state.items():
         np.testing.assert_array_equal(array, before[name])
+
+
+def _lite(path: Path) -> object:
+    import torch.jit.mobile
+
+    from liteexport.torch_backend import load_torch_backend
+
+    load_torch_backend()
+    return torch.jit.mobile._load_for_lite_interpreter(str(path))
+
+
+def test_torch_lite_interpreter_keeps_the_state_in_the_backend(row_cache: tuple[Path, torch.nn.Module]) -> None:
+    """torch's lite interpreter with our backend: the same outputs as runtime_py over a sequence
+    of calls, and two loads of the bundle have separate state."""
+    path, _ = row_cache
+    ours, lite, other = runtime_py.load(path), _lite(path), _lite(path)
+    for x, positions in _calls():
+        expected = ours.forward(x, positions)
+        got = lite.forward(torch.from_numpy(x), torch.from_numpy(positions)).numpy()  # type: ignore[attr-defined]
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+    x, positions = _calls()[0]
+    first = other.forward(torch.from_numpy(x), torch.from_numpy(positions)).numpy()  # type: ignore[attr-defined]
+    np.testing.assert_allclose(first, runtime_py.load(path).forward(x, positions), rtol=1e-6, atol=1e-6)
+
+
+def test_torch_lite_interpreter_refuses_a_bad_position_and_undoes(tmp_path: Path) -> None:
+    from liteexport.torch_backend import demo_error_of
+
+    path = tmp_path / "two.ptl"
+    liteexport.export(export_stateful(TwoCaches(), 2), path, input_shapes={"forward": ["1xSx2", "S:int64"]},
+                      dims={"S": (1, 4)})
+    ours, lite = runtime_py.load(path), _lite(path)
+    ones, first = np.ones((1, 2, 2), np.float32), np.array([0, 1])
+    ours.forward(ones, first)
+    lite.forward(torch.from_numpy(ones), torch.from_numpy(first))  # type: ignore[attr-defined]
+    bad = (np.full((1, 2, 2), 7, np.float32), np.array([2, 5]))
+    with pytest.raises(InputError) as expected:
+        ours.forward(*bad)
+    with pytest.raises(RuntimeError) as got:
+        lite.forward(*map(torch.from_numpy, bad))  # type: ignore[attr-defined]
+    assert demo_error_of(got.value) == (expected.value.code, expected.value.fields)
+    # the state is as before the bad call: the next call gives what runtime_py gives
+    nxt = (np.full((1, 1, 2), 3, np.float32), np.array([3]))
+    np.testing.assert_allclose(lite.forward(*map(torch.from_numpy, nxt)).numpy(),  # type: ignore[attr-defined]
+                               ours.forward(*nxt), rtol=1e-6)

@@ -352,9 +352,9 @@ def test_malformed_program_fails_load_like_runtime_py(case: str, tmp_path: Path)
 def test_unknown_format_version_fails_load(tmp_path: Path) -> None:
     program = Program(method="forward", num_slots=2, inputs=(ValueInfo((2,)),), constants=(),
                       instructions=(Instruction(OpCode.RELU, (0,), (1,), None, 1),), outputs=(1,),
-                      output_debug_handles=(1,), format_version=3)
+                      output_debug_handles=(1,), format_version=4)
     with pytest.raises(RuntimeError,
-                       match=r"unsupported program format version 3 \(this runtime reads version 1 or 2\)"):
+                       match=r"unsupported program format version 4 \(this runtime reads version 1 or 2 or 3\)"):
         torch.jit.mobile._load_for_lite_interpreter(str(_bundle(program, [], tmp_path / "v3.ptl")))
 
 

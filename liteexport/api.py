@@ -137,7 +137,8 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
            specialize: Mapping[str, Mapping[str, Any]] | None = None,
            extra_files: Mapping[str, str | bytes] | None = None, strip_debug: bool = False,
            dims: Mapping[str, tuple[int, int] | DimRange] | None = None, weights: str = "fp32",
-           quantize: str = "none", calibration_inputs: Examples | None = None, frontend: str | None = None) -> Exported:
+           quantize: str = "none", calibration_inputs: Examples | None = None, frontend: str | None = None,
+           stop_ids: Sequence[int] = ()) -> Exported:
     """Write ``module`` as a bundle at ``path``, as ``liteexport export`` does; returns its size in
     bytes (an ``Exported``: an int with the export's ``notes``, also logged, see the module's doc).
 
@@ -204,6 +205,11 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
         for ``lower`` and ``specialize``). Default: ``"export"``, or ``"torchscript"`` with a note when the
         request needs it (``lower``, ``specialize``, methods other than forward, no input shapes or
         example inputs); an ExportedProgram or ``.pt2`` file always takes the export front end.
+    stop_ids
+        For a decoder LM (a forward of ``(input_ids, cache_position)`` keeping its KV cache in
+        buffers, as transformers' ``TorchExportableModuleForDecoderOnlyLM`` exports one): the tokens
+        that end a generation (the model's ``eos_token_id``), stored in the bundle's generation
+        record (``liteexport generate``, runtime_py.generation).
 
     Returns
     -------
@@ -251,6 +257,6 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
                       examples=_examples(example_inputs),
                       lower=() if lower is True else ((lower,) if isinstance(lower, str) else tuple(lower)),
                       specialize={m: dict(v) for m, v in (specialize or {}).items()}, check=check,
-                      frontend=frontend or "")
+                      frontend=frontend or "", stop_ids=tuple(int(t) for t in stop_ids))
     result = run_export(module, path, request, progress=LOG.debug, note=LOG.info)
     return Exported.of(result)

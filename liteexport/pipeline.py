@@ -93,6 +93,7 @@ class Request:
     calibration: Mapping[str, tuple[tuple[np.ndarray, ...], ...]] = field(default_factory=dict)  # int8: method -> sets
     calibration_files: tuple[tuple[str, str], ...] = ()  # (method, .npy/.npz file): read once the model is loaded
     frontend: str = ""  # "export" or "torchscript"; "": the model's own, or export unless TorchScript is needed (load)
+    stop_ids: tuple[int, ...] = ()  # a decoder LM's stop tokens, in its generation record (liteexport.generatable)
 
 
 @dataclass(frozen=True)
@@ -385,7 +386,12 @@ def pack(lowering: Lowering, stored: Mapping[str, Sequence[TestVector]], request
         debug_table = None if request.strip_debug else lowering.debug_table
         return [memoryview(mixed_bytes(lowering.module, extra_files, debug_table))]
     from liteexport.bundle import pack_chunks
+    from liteexport.generatable import generation_spec
+    from runtime_py.generation import GENERATION_EXTRA_FILE
 
+    spec = generation_spec(lowering.compiled, request.stop_ids)
+    if spec is not None:
+        extra_files[GENERATION_EXTRA_FILE] = spec.to_json()
     return pack_chunks(lowering.compiled, extra_files, debug=not request.strip_debug)
 
 

@@ -116,7 +116,7 @@ def write_states(nodes: list[OpNode], states: Mapping[str, StateBinding], new_va
     latest: dict[str, Sym] = {name: binding.value for name, binding in states.items()}
     for node in nodes:
         if node.op == OpCode.INDEX_COPY and node.output.state in latest:
-            latest[node.output.state] = node.output  # type: ignore[index]
+            latest[node.output.state] = node.output
     kept: list[TensorValue] = []
     for name, value in new_values.items():
         if value is latest[name]:

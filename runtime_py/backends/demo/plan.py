@@ -155,9 +155,10 @@ def build_plan(program: Program, weights: Sequence[object], module_state: Module
 
     defined = set(range(len(program.inputs)))
     constants = _prepare_constants(program, weights, defined, where)
-    if program.states and module_state is None:
-        module_state = ModuleState()
-    state_slots = module_state.declare(program, weights) if program.states else {}
+    state_slots: dict[int, Array] = {}
+    if program.states:
+        module_state = module_state if module_state is not None else ModuleState()
+        state_slots = module_state.declare(program, weights)
     defined.update(state_slots)
     # a method output must not alias a weight (read-only, shared) or a state (changed by the next call)
     views_of_weights = {slot for slot, _ in constants} | set(state_slots)

@@ -138,7 +138,7 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
            extra_files: Mapping[str, str | bytes] | None = None, strip_debug: bool = False,
            dims: Mapping[str, tuple[int, int] | DimRange] | None = None, weights: str = "fp32",
            quantize: str = "none", calibration_inputs: Examples | None = None, frontend: str | None = None,
-           stop_ids: Sequence[int] = ()) -> Exported:
+           stop_ids: Sequence[int] = (), tokenizer: str | Path | None = None) -> Exported:
     """Write ``module`` as a bundle at ``path``, as ``liteexport export`` does; returns its size in
     bytes (an ``Exported``: an int with the export's ``notes``, also logged, see the module's doc).
 
@@ -210,6 +210,9 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
         buffers, as transformers' ``TorchExportableModuleForDecoderOnlyLM`` exports one): the tokens
         that end a generation (the model's ``eos_token_id``), stored in the bundle's generation
         record (``liteexport generate``, runtime_py.generation).
+    tokenizer
+        A Hugging Face ``tokenizer.json`` stored in the bundle, so that ``liteexport generate
+        --prompt TEXT`` encodes the prompt and decodes the tokens (on the desktop).
 
     Returns
     -------
@@ -257,6 +260,7 @@ def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
                       examples=_examples(example_inputs),
                       lower=() if lower is True else ((lower,) if isinstance(lower, str) else tuple(lower)),
                       specialize={m: dict(v) for m, v in (specialize or {}).items()}, check=check,
-                      frontend=frontend or "", stop_ids=tuple(int(t) for t in stop_ids))
+                      frontend=frontend or "", stop_ids=tuple(int(t) for t in stop_ids),
+                      tokenizer=Path(tokenizer).read_bytes() if tokenizer is not None else b"")
     result = run_export(module, path, request, progress=LOG.debug, note=LOG.info)
     return Exported.of(result)

@@ -1,4 +1,4 @@
-"""The ``liteexport`` command line: export, inspect, run.
+"""The ``liteexport`` command line: export, inspect, run, profile, verify, generate.
 
 Errors are caught in exactly one place, ``_Group.invoke``: a LiteExportError prints
 ``Error: <message>`` on stderr and exits with the error's exit code; anything else is
@@ -103,6 +103,14 @@ def _parse_extra_file(text: str) -> tuple[str, str]:
 
 
 _BYTE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def _parse_ids(text: str, option: str) -> tuple[int, ...]:
+    """``1,2,3`` -> (1, 2, 3); "" -> ()."""
+    try:
+        return tuple(int(t) for t in text.replace(" ", "").split(",") if t)
+    except ValueError:
+        raise ValueError(f"{option} takes token ids separated by commas, e.g. 1,2,3; got {text!r}") from None
 
 
 def _parse_bytes(text: str) -> int:
@@ -210,6 +218,12 @@ def cli(debug: bool) -> None:
                    "those the model will see. The last quarter of them (at least one of two or more) is held out "
                    "to check the result on; a single one is checked on 4 sets drawn from its per-channel "
                    "statistics.")
+@click.option("--stop-ids", "stop_ids", type=_ParsedType("IDS", lambda t: _parse_ids(t, "--stop-ids")), default="",
+              help="A decoder LM's stop tokens, e.g. 2 or 2,32000: stored in the bundle's generation record, where "
+                   "`liteexport generate` and the engines' generators stop.")
+@click.option("--tokenizer", "tokenizer", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="A Hugging Face tokenizer.json stored in the bundle, so that `liteexport generate --prompt TEXT` "
+                   "encodes the prompt and decodes what it generates.")
 @click.option("--frontend", "frontend", type=click.Choice(["export", "torchscript"]), default=None,
               help="How a Python model (file.py:Name) becomes a graph: torch.export.export (with --input-shape and "
                    "--dim as its example inputs and dynamic_shapes, or --example-inputs) or TorchScript (scripted, "
@@ -221,7 +235,8 @@ def export(model: str, output: str, methods: tuple[str, ...],
            example_inputs: tuple[tuple[str, str], ...], no_check: bool, quiet: bool,
            lower: tuple[str, ...], specialize: tuple[tuple[str, str, Any], ...],
            extra_files: tuple[tuple[str, str], ...], strip_debug: bool, weights: str, quantize: str,
-           calibration_inputs: tuple[tuple[str, str], ...], frontend: str | None) -> None:
+           calibration_inputs: tuple[tuple[str, str], ...], stop_ids: tuple[int, ...], tokenizer: str | None,
+           frontend: str | None) -> None:
     """Script MODEL in eval mode, compile it with the demo backend and write a bundle.
 
     MODEL is a TorchScript archive written by torch.jit.save (model.pt; scripted or
@@ -266,9 +281,10 @@ def export(model: str, output: str, methods: tuple[str, ...],
     request = pipeline.Request(methods=methods, input_shapes=shapes, dims=bounds, example_files=example_inputs,
                                lower=lower,
                                specialize=by_method(specialize), check=not no_check,
-                               extra_files=pipeline.read_extra_files(extra_files), strip_debug=strip_debug,
-                               weights=weights, quantize=quantize, calibration_files=calibration_inputs,
-                               frontend=frontend or "")
+                               extra_files=pipeline.read_extra_files(extra_files),
+                               tokenizer=Path(tokenizer).read_bytes() if tokenizer else b"",
+                               strip_debug=strip_debug, weights=weights, quantize=quantize,
+                               calibration_files=calibration_inputs, frontend=frontend or "", stop_ids=stop_ids)
     result = pipeline.export(model, output, request, progress, note)
     click.echo(result.summary)
 
@@ -454,6 +470,71 @@ def verify(bundle: str, engine: str, atol: float | None, rtol: float | None, max
     if not report.passed:
         failed = sum(not c.passed for c in report.checks)
         raise VerificationError(f"{failed} of {len(report.checks)} output check(s) failed")
+
+
+@cli.command(short_help="Generate tokens with a decoder LM bundle (a KV cache kept as program state).")
+@click.argument("bundle", metavar="BUNDLE")
+@click.option("--prompt-ids", "prompt_ids", type=_ParsedType("IDS", lambda t: _parse_ids(t, "--prompt-ids")),
+              default=None, help="The prompt as token ids, e.g. 1,2,3.")
+@click.option("--prompt", "prompt", default=None, metavar="TEXT",
+              help="The prompt as text, encoded with the tokenizer the export stored (--tokenizer).")
+@click.option("--max-new-tokens", type=click.IntRange(min=1), default=32, show_default=True)
+@click.option("--temperature", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              help="0: greedy (the most likely token); else sampled at this temperature.")
+@click.option("--top-k", type=click.IntRange(min=0), default=0, show_default=True, help="0: no top-k cut.")
+@click.option("--top-p", type=click.FloatRange(min=0, max=1, min_open=True), default=1.0, show_default=True,
+              help="1: no nucleus cut.")
+@click.option("--seed", type=click.IntRange(min=0, max=2**64 - 1), default=0, show_default=True,
+              help="The sampler's seed: the same seed gives the same tokens on every engine.")
+@click.option("--stop-ids", "stop_ids", type=_ParsedType("IDS", lambda t: _parse_ids(t, "--stop-ids")), default=None,
+              help="Stop tokens instead of the bundle's, e.g. 2 (empty: none).")
+@click.option("--engine", type=click.Choice(["runtime_py", "torch"]), default="runtime_py", show_default=True,
+              help="runtime_py (numpy) or torch's lite interpreter with liteexport's backend.")
+def generate(bundle: str, prompt_ids: tuple[int, ...] | None, prompt: str | None, max_new_tokens: int,
+             temperature: float, top_k: int, top_p: float, seed: int, stop_ids: tuple[int, ...] | None,
+             engine: str) -> None:
+    """Generate up to --max-new-tokens tokens after a prompt with BUNDLE, a decoder LM
+    exported from transformers' on-device recipe (its KV cache kept as program state).
+
+    The prompt is prefilled in chunks of at most the upper bound of its named dim,
+    then one token per call is decoded. Tokens stream to stdout as they come (text
+    when the bundle has a tokenizer and the prompt was --prompt); the last line on
+    stderr says why it stopped (a stop token, --max-new-tokens, the end of the cache)
+    and the prefill and decode speed in tokens per second.
+
+    \b
+    Examples:
+      liteexport generate llama.ptl --prompt-ids 1,450,4996 --max-new-tokens 16
+      liteexport generate llama.ptl --prompt "Once upon a time" --temperature 0.8 --top-p 0.9 --seed 7
+    """
+    from liteexport.generation_engines import generator_for, tokenizer_of
+    from runtime_py.sampling import SamplingConfig
+
+    if (prompt_ids is None) == (prompt is None):
+        raise InputError("give the prompt either as --prompt-ids 1,2,3 or as --prompt TEXT")
+    tokenizer: Any = None
+    if prompt is not None:
+        tokenizer = tokenizer_of(bundle)
+        ids = list(tokenizer.encode(prompt).ids)
+    else:
+        ids = list(prompt_ids or ())
+    config = SamplingConfig(temperature=temperature, top_k=top_k, top_p=top_p, seed=seed)
+    generator = generator_for(bundle, engine)
+    shown: list[int] = []
+
+    def on_token(token: int) -> None:
+        if tokenizer is None:
+            click.echo(f"{token} ", nl=False)
+            return
+        before = tokenizer.decode(shown)
+        shown.append(token)
+        click.echo(tokenizer.decode(shown)[len(before):], nl=False)
+
+    result = generator.generate(ids, max_new_tokens, config, on_token=on_token, stop_ids=stop_ids)
+    click.echo("")
+    click.echo(f"[{result.stop_reason}] {result.prompt_tokens} prompt tokens at "
+               f"{result.prefill_tokens_per_second:.1f} tok/s, {len(result.tokens)} new tokens at "
+               f"{result.decode_tokens_per_second:.1f} tok/s ({engine})", err=True)
 
 
 def main() -> None:

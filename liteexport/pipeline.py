@@ -94,6 +94,7 @@ class Request:
     calibration_files: tuple[tuple[str, str], ...] = ()  # (method, .npy/.npz file): read once the model is loaded
     frontend: str = ""  # "export" or "torchscript"; "": the model's own, or export unless TorchScript is needed (load)
     stop_ids: tuple[int, ...] = ()  # a decoder LM's stop tokens, in its generation record (liteexport.generatable)
+    tokenizer: bytes = b""  # a Hugging Face tokenizer.json stored for `liteexport generate --prompt`
 
 
 @dataclass(frozen=True)
@@ -387,11 +388,13 @@ def pack(lowering: Lowering, stored: Mapping[str, Sequence[TestVector]], request
         return [memoryview(mixed_bytes(lowering.module, extra_files, debug_table))]
     from liteexport.bundle import pack_chunks
     from liteexport.generatable import generation_spec
-    from runtime_py.generation import GENERATION_EXTRA_FILE
+    from runtime_py.generation import GENERATION_EXTRA_FILE, TOKENIZER_EXTRA_FILE
 
     spec = generation_spec(lowering.compiled, request.stop_ids)
     if spec is not None:
         extra_files[GENERATION_EXTRA_FILE] = spec.to_json()
+    if request.tokenizer:
+        extra_files[TOKENIZER_EXTRA_FILE] = request.tokenizer
     return pack_chunks(lowering.compiled, extra_files, debug=not request.strip_debug)
 
 

@@ -35,9 +35,11 @@ import numpy as np
 from runtime_py.errors import FormatError, InputError
 from runtime_py.sampling import SamplingConfig, sample
 
-__all__ = ["GENERATION_EXTRA_FILE", "GenerationResult", "GenerationSpec", "Generator", "StepFunction"]
+__all__ = ["GENERATION_EXTRA_FILE", "TOKENIZER_EXTRA_FILE", "GenerationResult", "GenerationSpec", "Generator",
+           "StepFunction"]
 
 GENERATION_EXTRA_FILE = "liteexport/generation.json"
+TOKENIZER_EXTRA_FILE = "liteexport/tokenizer.json"  # export --tokenizer: a Hugging Face tokenizer.json
 STOP_REASONS = ("stop_token", "max_new_tokens", "cache_full", "stopped")
 
 # (input_ids [1, S] int64, cache_position [S] int64) -> logits [1, S, V] float32

@@ -1,0 +1,61 @@
+"""The generation loop (runtime_py.generation) on each engine ``liteexport generate`` offers:
+runtime_py, torch's lite interpreter with our backend, and the native core (whose own C++
+``Generator`` runs the loop: liteexport.native_tool). A bundle's tokenizer, when the export stored
+one (``--tokenizer``), encodes and decodes text with Hugging Face ``tokenizers`` on the desktop.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import runtime_py
+from runtime_py.errors import InputError, UserError
+from runtime_py.generation import GENERATION_EXTRA_FILE, TOKENIZER_EXTRA_FILE, Generator, spec_of
+
+__all__ = ["ENGINES", "generator_for", "tokenizer_of"]
+
+ENGINES = ("runtime_py", "torch")
+
+
+def generator_for(bundle: str | Path, engine: str) -> Generator:
+    """The loop over ``engine`` for the bundle at ``bundle`` (InputError when it cannot generate)."""
+    module = runtime_py.load(bundle)
+    if engine == "runtime_py":
+        return Generator.for_module(module)
+    if engine != "torch":
+        raise InputError(f"unknown engine {engine!r}; engines: {', '.join(ENGINES)}")
+    spec = spec_of(module.ptmf.extra_file(GENERATION_EXTRA_FILE), str(bundle))
+    try:
+        import torch
+        import torch.jit.mobile
+    except ImportError as exc:
+        raise UserError("the torch engine needs torch: pip install 'liteexport[export]'") from exc
+    from liteexport.torch_backend import load_torch_backend
+
+    load_torch_backend()
+    lite: list[Any] = [None]
+
+    def reset() -> None:  # torch's module has no reset_state: a fresh load is the initial state
+        lite[0] = torch.jit.mobile._load_for_lite_interpreter(str(bundle))
+
+    def step(ids: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        out = lite[0].run_method(spec.method, torch.from_numpy(ids), torch.from_numpy(positions))
+        return np.asarray(out.numpy())
+
+    return Generator(spec, step, reset)
+
+
+def tokenizer_of(bundle: str | Path) -> Any:
+    """The bundle's tokenizer (a ``tokenizers.Tokenizer``); InputError when it has none."""
+    content = runtime_py.load(bundle).ptmf.extra_file(TOKENIZER_EXTRA_FILE)
+    if content is None:
+        raise InputError(f"{bundle} has no tokenizer: give the prompt as ids (--prompt-ids 1,2,3), or export it "
+                         "with --tokenizer tokenizer.json")
+    try:
+        from tokenizers import Tokenizer
+    except ImportError as exc:
+        raise UserError("text prompts need Hugging Face tokenizers: pip install tokenizers") from exc
+    return Tokenizer.from_str(bytes(content).decode())

@@ -179,6 +179,10 @@ def _describe_program(program: Program, key: str) -> dict[str, Any]:
         "slots": program.num_slots,
         # bytes of results planned at the named dims' upper bounds (0: not planned)
         "working_memory": program.working_memory,
+        # the tensors it keeps across calls, shared by the methods declaring them (a KV cache)
+        "states": [{"name": st.name, "shape": list(st.shape), "dtype": DTYPE_NAMES.get(st.dtype, str(st.dtype)),
+                    "bytes": st.nbytes, "initial": "zeros" if st.initial < 0 else f"weight {st.initial}"}
+                   for st in program.states],
     }
 
 
@@ -210,9 +214,14 @@ def _describe_delegate(module: ptmf.Module,
             entry["bytes"] += entry["quantization"]["bytes"]
         weights.append(entry)
         weight_storages.add(meta.storage_location_index)
+    states: dict[str, dict[str, Any]] = {}
+    for program in programs:
+        for state in program["states"]:
+            states.setdefault(state["name"], {**state, "methods": []})["methods"].append(program["method"])
     delegate = {
         "backend": _backend_name(module),
         "programs": programs,
+        "states": list(states.values()),
         "weights": {"count": len(weights), "total_bytes": sum(w["bytes"] for w in weights),
                     "by_dtype": _by_dtype(weights), "tensors": weights},
     }
@@ -341,8 +350,21 @@ def describe(path: str | Path) -> dict[str, Any]:
         "storage": {"count": len(module.storage_data), "total_bytes": storage_total},
         "extra_files": [{"name": e.name, "bytes": len(e.content)} for e in module.extra_files],
         "debug_table": None if debug_content is None else _describe_debug_table(debug_content),
+        "generation": _describe_generation(module),
         "sizes": sizes,
     }
+
+
+def _describe_generation(module: ptmf.Module) -> dict[str, Any] | None:
+    """The generation record of a decoder LM bundle (runtime_py.generation), or None."""
+    from runtime_py.generation import GENERATION_EXTRA_FILE, GenerationSpec
+
+    record = module.extra_file(GENERATION_EXTRA_FILE)
+    if record is None:
+        return None
+    spec = GenerationSpec.from_json(bytes(record))
+    return {"method": spec.method, "max_chunk": spec.max_chunk, "max_length": spec.max_length,
+            "stop_ids": list(spec.stop_ids)}
 
 
 # ---- formatting for humans ----------------------------------------------------------------
@@ -407,6 +429,20 @@ def format_description(d: dict[str, Any]) -> str:
             if p["working_memory"]:
                 out.append(f"  {p['method']} memory: up to {_fmt_count(p['working_memory'])} bytes of results at "
                            f"{', '.join(p['dims'])} (planned for the upper bounds)")
+        states = delegate["states"]
+        if states:
+            total = sum(st["bytes"] for st in states)
+            out += ["", f"State: {_plural(len(states), 'tensor')} kept across calls, {_fmt_count(total)} bytes "
+                        "(allocated once per loaded module, shared by its methods)"]
+            out += _table(("name", "shape", "dtype", "bytes", "initial", "methods"),
+                          [(st["name"], _fmt_shape(st["shape"]), st["dtype"], _fmt_count(st["bytes"]), st["initial"],
+                            ", ".join(st["methods"])) for st in states], (False, False, False, True, False, False))
+        generation = d["generation"]
+        if generation is not None:
+            stops = ", ".join(map(str, generation["stop_ids"])) or "none"
+            out += ["", f"Generation: {generation['method']}(input_ids, cache_position) -> logits; prompt chunks of "
+                        f"at most {generation['max_chunk']} tokens, {generation['max_length']} positions of cache, "
+                        f"stop ids {stops} (liteexport generate)"]
         weights = delegate["weights"]
         kinds = weights["by_dtype"]
         by_dtype = (f", all {next(iter(kinds))}" if len(kinds) == 1 else " (" + "; ".join(

@@ -10,13 +10,15 @@ from liteexport.cli import cli
 from .conftest import invoke
 
 COMMANDS = {
-    None: ["--version", "--debug", "--help", "export", "inspect", "run", "verify", "profile", "Exit codes"],
+    None: ["--version", "--debug", "--help", "export", "inspect", "run", "verify", "profile", "generate", "Exit codes"],
     "export": ["MODEL", "-o, --output", "--method", "--input-shape", "--example-inputs", "-q, --quiet",
                "torch.jit.save", "file.py:Name", "--extra-file", "--strip-debug"],
     "profile": ["BUNDLE", "--method", "--random", "--engine", "--runs", "--json", "--chart", "module hierarchy"],
     "inspect": ["BUNDLE", "--json", "size breakdown"],
     "run": ["BUNDLE", "--method", "-i, --input", "-r, --random", "--seed", "-o, --output", ".npz"],
     "verify": ["BUNDLE", "--engine", "--atol", "--rtol", "runtime_py", "torch", "debug handle"],
+    "generate": ["BUNDLE", "--prompt-ids", "--prompt", "--max-new-tokens", "--temperature", "--top-k", "--top-p",
+                 "--seed", "--stop-ids", "--engine", "tokens per second"],
 }
 
 

@@ -46,7 +46,8 @@ def test_inspect_json(hand_bundle: Path) -> None:
     assert delegate["programs"] == [{"method": "forward", "format_version": 2, "instructions": 1,
                                      "op_histogram": {"LINEAR": 1}, "inputs": [[-1, 4]], "input_specs": ["?x4"],
                                      "dims": [], "outputs": 2, "constants": 2, "slots": 4,
-                                     "working_memory": 0}]
+                                     "working_memory": 0, "states": []}]
+    assert delegate["states"] == [] and d["generation"] is None
     assert delegate["weights"] == {"count": 2, "total_bytes": 60, "by_dtype": {"float32": {"count": 2, "bytes": 60}},
                                    "tensors": [
         {"index": 0, "shape": [3, 4], "dtype": "float32", "bytes": 48},

@@ -151,3 +151,17 @@ def test_torch_lite_interpreter_refuses_a_bad_position_and_undoes(tmp_path: Path
     nxt = (np.full((1, 1, 2), 3, np.float32), np.array([3]))
     np.testing.assert_allclose(lite.forward(*map(torch.from_numpy, nxt)).numpy(),  # type: ignore[attr-defined]
                                ours.forward(*nxt), rtol=1e-6)
+
+
+def test_inspect_lists_the_state(row_cache: tuple[Path, torch.nn.Module]) -> None:
+    from liteexport.inspect_bundle import describe, format_description
+
+    path, _ = row_cache
+    description = describe(path)
+    states = {s["name"]: s for s in description["delegate"]["states"]}
+    assert states["cache"] == {"name": "cache", "shape": [1, 8, 4], "dtype": "float32", "bytes": 128,
+                               "initial": "zeros", "methods": ["forward"]}
+    assert states["calls"]["dtype"] == "int64" and states["calls"]["bytes"] == 8
+    text = format_description(description)
+    assert "State: 2 tensors kept across calls, 136 bytes" in text
+    assert description["generation"] is None  # forward(x, positions) is not a decoder LM's

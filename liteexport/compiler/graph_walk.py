@@ -33,6 +33,7 @@ from liteexport.compiler.lowerings import INPLACE, LOWERINGS, SCALAR_FOLDS, SYMB
 from liteexport.compiler.ops import SHAPES_HINT, Emitter
 from liteexport.compiler.reports import ReportLog
 from liteexport.compiler.source import parse_torch_range
+from liteexport.compiler.state_ops import StateBinding, state_binding
 from liteexport.compiler.symbolic import SymSize, has_symbolic, size_of
 from liteexport.compiler.torch_eval import constant_results, meta_results
 from liteexport.compiler.trace_forms import normalize
@@ -115,8 +116,16 @@ class MethodWalk:
     (the scripting process's own, and a loaded archive's)."""
 
     def __init__(self, method: str, log: ReportLog, functions: Sequence[Any] = (),
-                 progress: Callable[[int], None] | None = None) -> None:
+                 progress: Callable[[int], None] | None = None, state_attributes: frozenset[str] = frozenset()) -> None:
         self.method = method
+        # Module tensors written in place are program state (compiler/state_ops.py): the ones in
+        # ``state_attributes`` (dotted names) are bound as state; one written in place that is not
+        # is recorded in ``written_attributes``, and the module is walked again with it as state.
+        self._state_attributes = state_attributes
+        self.states: dict[str, StateBinding] = {}
+        self.written_attributes: set[str] = set()
+        # id() of a module tensor's TensorConst -> (its dotted name, the TensorConst, kept alive so ids stay unique)
+        self._attribute_names: dict[int, tuple[str, TensorConst]] = {}
         self.log = log
         self.nodes: list[OpNode] = []
         self.visited = 0  # TorchScript nodes evaluated (callees included, untaken branches not)
@@ -383,6 +392,8 @@ class MethodWalk:
                     return folded[0]
             raise Unsupported()
         target = args[0]
+        if kind in INPLACE and isinstance(target, TensorConst) and id(target) in self._attribute_names:
+            self._check_inplace_target(target)  # a module tensor written in place: state, in the next walk
         emitter = Emitter(self.nodes, site, lambda reason: self.log.poison(site, reason))
         first_new = len(self.nodes)
         result = lowering(emitter, args)
@@ -406,6 +417,9 @@ class MethodWalk:
     def _check_inplace_target(self, target: Any) -> None:
         """An in-place op is compiled as its out-of-place op plus "the old value now reads as
         the new one"; that is only right when no other value shares the target's memory."""
+        if isinstance(target, TensorConst) and id(target) in self._attribute_names:
+            self.written_attributes.add(self._attribute_names[id(target)][0])  # state, in the next walk
+            raise Unsupported("in-place update of a module attribute that is not compiled as program state")
         if not isinstance(target, (Sym, TensorConst)) or (isinstance(target, TensorConst) and target.state):
             raise Unsupported("in-place update of a module attribute (module state) is not compiled")
         if isinstance(target, Sym) and target.input_index >= 0:
@@ -438,8 +452,15 @@ class MethodWalk:
         if isinstance(value, torch._C.ScriptModule):
             return ModuleRef(value, (*owner.path, (name, module_type_name(value))))
         if isinstance(value, torch.Tensor):
+            dotted = ".".join([*(part for part, _ in owner.path[1:]), name])
+            if dotted in self._state_attributes:  # written in place by some method: program state
+                if dotted not in self.states:
+                    self.states[dotted] = state_binding(dotted, value.detach())
+                return self.states[dotted].value
             self._state.add(_storage(value))
-            return TensorConst(value.detach(), state=True)
+            attribute = TensorConst(value.detach(), state=True)
+            self._attribute_names[id(attribute)] = (dotted, attribute)
+            return attribute
         if isinstance(value, (list, dict)):
             key = (owner.path, name)
             if key not in self._attributes:

@@ -31,6 +31,7 @@ from liteexport.compiler.emit import ModuleEmitter
 from liteexport.compiler.graph_walk import MethodWalk, module_type_name, node_frame
 from liteexport.compiler.passes import optimize
 from liteexport.compiler.reports import ReportLog, unsupported_error
+from liteexport.compiler.state_ops import write_states
 from liteexport.compiler.symbolic import input_symbols
 from liteexport.compiler.values import (
     ModuleRef,
@@ -92,21 +93,30 @@ def compile_module(scripted: torch.jit.ScriptModule, methods: Sequence[str] | No
             raise ModelError(f"input_shapes names {name!r}, which is not a compiled method "
                              f"(compiling: {', '.join(names)})")
     root = ModuleRef(scripted._c, (("top", module_type_name(scripted._c)),))
-    log = ReportLog()
-    emitter = ModuleEmitter()
-    used_reports: set[int] = set()
-    signatures: list[MethodSignature] = []
-    programs: list[Program] = []
-    for name in names:
-        shapes = (input_shapes or {}).get(name)
-        signature, program, poisoned = _compile_method(scripted, root, name, shapes, log, emitter, progress,
-                                                       () if functions is None else (functions,), constant_outputs,
-                                                       (specialize or {}).get(name, {}), dims or {})
-        if shapes is not None:
-            program = with_symbolic_dims(program, [as_tensor_spec(s) for s in shapes], dims or {})
-        used_reports |= poisoned
-        signatures.append(signature)
-        programs.append(program)
+    # Module tensors some method writes in place are program state, shared by every method: a
+    # walk that meets such a write records it, and the module is walked again with it as state.
+    state: frozenset[str] = frozenset()
+    while True:
+        log = ReportLog()
+        emitter = ModuleEmitter()
+        used_reports: set[int] = set()
+        signatures: list[MethodSignature] = []
+        programs: list[Program] = []
+        written: set[str] = set()
+        for name in names:
+            shapes = (input_shapes or {}).get(name)
+            signature, program, poisoned, writes = _compile_method(
+                scripted, root, name, shapes, log, emitter, progress, () if functions is None else (functions,),
+                constant_outputs, (specialize or {}).get(name, {}), dims or {}, state)
+            if shapes is not None:
+                program = with_symbolic_dims(program, [as_tensor_spec(s) for s in shapes], dims or {})
+            used_reports |= poisoned
+            signatures.append(signature)
+            programs.append(program)
+            written |= writes
+        if written <= state:
+            break
+        state |= written
     reports = log.live(used_reports)
     if reports:
         raise unsupported_error(reports)
@@ -158,8 +168,8 @@ def _exported(scripted: torch.jit.ScriptModule, available: list[str]) -> list[st
 def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str,
                     shapes: Sequence[Sequence[int] | TensorSpec] | None, log: ReportLog, emitter: ModuleEmitter,
                     progress: Callable[[str], None] | None, functions: Sequence[Any], constant_outputs: bool,
-                    specialized: Mapping[str, Any],
-                    dims: Mapping[str, DimRange]) -> tuple[MethodSignature, Program, frozenset[int]]:
+                    specialized: Mapping[str, Any], dims: Mapping[str, DimRange],
+                    state: frozenset[str]) -> tuple[MethodSignature, Program, frozenset[int], set[str]]:
     method = scripted._c._get_method(name)
     every = list(method.schema.arguments)[1:]  # drop self
     arguments = [arg for arg in every if arg.name not in specialized]  # the specialized ones are folded in
@@ -185,7 +195,7 @@ def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str
         if progress is not None:
             progress(f"compiling {name}: {count} nodes walked")
 
-    walk = MethodWalk(name, log, functions, walked)
+    walk = MethodWalk(name, log, functions, walked, state)
     tensors = iter(inputs)
     (result,) = walk.run(root, [specialized[arg.name] if arg.name in specialized else next(tensors) for arg in every])
     if progress is not None:  # a stage of its own: the last count of the walk may have been rate-limited
@@ -214,14 +224,18 @@ def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str
         problems.append("no output is a Tensor")
     if problems:
         poisoned |= _bad_output(log, name, method.graph, root, ", ".join(problems), constant_outputs)
-    nodes = optimize(walk.nodes, outputs) if not poisoned else []
+    new_values = {name: walk.current(binding.value) for name, binding in walk.states.items()}
+    poisoned |= find_poison(list(new_values.values())) | find_blocked(list(new_values.values()))
+    written = write_states(walk.nodes, walk.states, new_values, NodeSite(name, "prim::Return", root.hierarchy, ()))
+    nodes = optimize(walk.nodes, outputs + written) if not poisoned else []
     for node in nodes:  # blocked values propagate to what reads them; this is the safety net
         poisoned |= find_blocked(node.inputs)
     signature = MethodSignature(name, tuple(a.name for a in arguments), returns_tuple, len(outputs), tuple(constants),
                                 keys)
     if poisoned:
-        return signature, empty_program(name, inputs), poisoned
-    return signature, emitter.program(name, inputs, nodes, outputs), frozenset()
+        return signature, empty_program(name, inputs), poisoned, walk.written_attributes
+    return (signature, emitter.program(name, inputs, nodes, outputs, list(walk.states.values())), frozenset(),
+            walk.written_attributes)
 
 
 def _bad_output(log: ReportLog, method: str, graph: Any, root: ModuleRef, problem: str,

@@ -3,6 +3,7 @@ or reported, never dropped; loops with a static trip count are unrolled."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -64,11 +65,29 @@ def test_memo_written_to_a_module_dict_in_a_branch_is_read_back_regression() -> 
     compiled_matches_eager(effects.CachedAttentionBias(), (1, 2, 4, 3))
 
 
+def test_a_buffer_updated_in_place_is_program_state() -> None:
+    """``self.total.add_(1.0)`` with an unused result: the buffer is state the program writes
+    (STATE_WRITE), kept across calls, not dropped as dead code."""
+    from bundle_format.program import OpCode
+    from liteexport.compiler import compile_module
+    from runtime_py.backends.demo.executor import run
+    from runtime_py.backends.demo.plan import build_plan
+
+    compiled = compile_module(torch.jit.script(effects.InPlaceOnBuffer()), input_shapes={"forward": [(2,)]})
+    (program,) = compiled.programs
+    assert [s.name for s in program.states] == ["total"]
+    assert OpCode.STATE_WRITE in {i.op for i in program.instructions}
+    plan = build_plan(program, list(compiled.weights))
+    for _ in range(3):
+        run(plan, [np.ones(2, np.float32)])
+    assert plan.module_state is not None
+    np.testing.assert_array_equal(plan.module_state.arrays["total"], [3.0, 3.0, 3.0])
+
+
 @pytest.mark.parametrize(("model", "kind", "reason"), [
     (effects.AttributeWrite, "prim::SetAttr", "writes to module attributes"),
     (effects.InPlaceOnView, "aten::relu_", "shares memory with another (a view)"),
     (effects.InPlaceOnInput, "aten::mul_", "in-place update of a method input"),
-    (effects.InPlaceOnBuffer, "aten::add_", "module attribute (module state)"),
     (effects.RunTimeValueCached, "aten::_set_item", "held by a module attribute (state kept across calls)"),
 ])
 def test_uncompilable_side_effects_are_reported_even_when_their_result_is_unused(

@@ -47,3 +47,24 @@ def export_stateful(model: torch.nn.Module, width: int, max_rows: int = 4) -> An
     with torch.no_grad():
         return torch.export.export(model.eval(), (x, positions),
                                    dynamic_shapes=({1: rows}, {0: rows}), strict=True)
+
+
+class EncodeDecode(torch.nn.Module):
+    """Two methods sharing one state: ``encode`` fills a memory that ``decode`` reads (an encoder
+    filling a cross-attention cache its decoder reads), and ``decode`` counts its calls."""
+
+    def __init__(self, width: int = 4, length: int = 6) -> None:
+        super().__init__()
+        self.proj = torch.nn.Linear(width, width)
+        self.register_buffer("memory", torch.zeros(1, length, width))
+        self.register_buffer("steps", torch.zeros((), dtype=torch.int64))
+
+    @torch.jit.export
+    def encode(self, x: torch.Tensor) -> torch.Tensor:
+        self.memory.copy_(self.proj(x))
+        return self.memory.mean(1)
+
+    def forward(self, query: torch.Tensor) -> torch.Tensor:
+        self.steps.copy_(self.steps + 1)
+        scores = torch.softmax(query @ self.memory.transpose(1, 2), dim=-1)
+        return scores @ self.memory * self.steps.float()

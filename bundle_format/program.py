@@ -17,6 +17,7 @@ from bundle_format._generated.demo_attrs import TABLES
 from bundle_format._generated.demo_attrs import Activation as Activation
 from bundle_format._generated.demo_attrs import ArangeLikeAttrs as ArangeLikeAttrs
 from bundle_format._generated.demo_attrs import ArgReduceAttrs as ArgReduceAttrs
+from bundle_format._generated.demo_attrs import AttentionAttrs as AttentionAttrs
 from bundle_format._generated.demo_attrs import AxisAttrs as AxisAttrs
 from bundle_format._generated.demo_attrs import BinaryAttrs as BinaryAttrs
 from bundle_format._generated.demo_attrs import CastAttrs as CastAttrs

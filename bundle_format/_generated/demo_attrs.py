@@ -186,6 +186,11 @@ axes[i] (>= 0) plus dims[i] (torch.full((S, S + 1), v) for a size S known only a
     dims: tuple[int, ...]  # per dim: the static size (axes[i] == -1), else the offset added to the reference's size
     axes: tuple[int, ...]  # per dim: -1 for a static size, else the reference's axis (>= 0) whose size it is
 
+
+@dataclass(frozen=True)
+class AttentionAttrs:
+    scale: float  # multiplies q k^T (1 / sqrt(head dim) in torch's default)
+
 F, R = AttrField, AttrRule
 
 # in union tag order
@@ -328,5 +333,10 @@ TABLES: tuple[AttrTable, ...] = (
     ), (
         R('min', ('axes',), -1, None, frozenset([]), '{field} must be -1 (a static size) or a reference axis >= 0, got {got}', None, None),
         R('rule', (), None, None, frozenset([]), 'dims {dims} and axes {axes} need one entry per dim each, and a static size (axis -1) must be >= 0', None, 'fill_sizes'),
+    )),
+    AttrTable('Attention', 22, AttentionAttrs, 1, (
+        F('scale', 'f64', 0, 0.0, '', -1, None),
+    ), (
+        R('min', ('scale',), 0.0, None, frozenset([]), '{field} must not be negative, got {got}', None, None),
     )),
 )

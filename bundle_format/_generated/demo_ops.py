@@ -87,6 +87,7 @@ class OpCode(enum.IntEnum):
     ERF = 73  # the error function erf(x)
     INDEX_COPY = 74  # writes source's entries into the state operand in place, at the 1-D index's positions along axis (torch.index_copy_, a KV cache's write at cache_position); the result is that state; a position outside [0, size) is the caller's error and nothing is written
     STATE_WRITE = 75  # sets the whole state operand to value (of its shape and dtype) in place (torch's copy_ into a buffer); the result is that state
+    ATTENTION = 76  # softmax(q k^T * scale + mask) v of q [B, H, S, D] and k, v [B, Hkv, L, D] with H a multiple of Hkv (grouped-query attention: head h reads kv head h // (H / Hkv)); the mask (True = attend, or added) broadcasts to [B, H, S, L]; key positions every query masks out are skipped (a decode step at position p of an L-position cache reads p + 1 keys); a query whose keys are all masked gives zeros
 
 
 class DType(enum.IntEnum):
@@ -188,7 +189,8 @@ OP_SPECS: dict[OpCode, OpSpec] = {
     OpCode.ERF: OpSpec(1, 1, None, False, False, ('x',), ('float32',), {}, 'same'),
     OpCode.INDEX_COPY: OpSpec(3, 3, 'Axis', False, False, ('state', 'index', 'source'), ('float32', 'int64', 'int32', 'bool'), {'index': ('int64', 'int32')}, 'same'),
     OpCode.STATE_WRITE: OpSpec(2, 2, None, False, False, ('state', 'value'), ('float32', 'int64', 'int32', 'bool'), {}, 'same'),
+    OpCode.ATTENTION: OpSpec(3, 4, 'Attention', False, False, ('q', 'k', 'v', 'mask'), ('float32',), {'mask': ('float32', 'bool')}, 'same'),
 }
 
 # Attributes union member -> its tag
-ATTRIBUTE_TAGS: dict[str, int] = {'Binary': 1, 'Gelu': 2, 'Axis': 3, 'Fused': 4, 'Conv2d': 5, 'LayerNorm': 6, 'Pool2d': 7, 'Shape': 8, 'Permute': 9, 'Flatten': 10, 'Clamp': 11, 'Reduce': 12, 'Slice': 13, 'Cast': 14, 'ArangeLike': 15, 'Resize': 16, 'Diagonal': 17, 'ArgReduce': 18, 'TopK': 19, 'Quantize': 20, 'Fill': 21}
+ATTRIBUTE_TAGS: dict[str, int] = {'Binary': 1, 'Gelu': 2, 'Axis': 3, 'Fused': 4, 'Conv2d': 5, 'LayerNorm': 6, 'Pool2d': 7, 'Shape': 8, 'Permute': 9, 'Flatten': 10, 'Clamp': 11, 'Reduce': 12, 'Slice': 13, 'Cast': 14, 'ArangeLike': 15, 'Resize': 16, 'Diagonal': 17, 'ArgReduce': 18, 'TopK': 19, 'Quantize': 20, 'Fill': 21, 'Attention': 22}

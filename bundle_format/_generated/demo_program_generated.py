@@ -93,6 +93,7 @@ class OpCode(object):
     Erf = 73
     IndexCopy = 74
     StateWrite = 75
+    Attention = 76
 
 
 class Activation(object):
@@ -123,6 +124,7 @@ class Attributes(object):
     TopK = 19
     Quantize = 20
     Fill = 21
+    Attention = 22
 
 
 class Binary(object):
@@ -1630,6 +1632,46 @@ def FillStartAxesVector(builder, numElems):
     return builder.StartVector(4, numElems, 4)
 
 def FillEnd(builder):
+    return builder.EndObject()
+
+
+
+class Attention(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = Attention()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsAttention(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def AttentionBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x4C\x58\x44\x50", size_prefixed=size_prefixed)
+
+    # Attention
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # Attention
+    def Scale(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Float64Flags, o + self._tab.Pos)
+        return 0.0
+
+def AttentionStart(builder):
+    builder.StartObject(1)
+
+def AttentionAddScale(builder, scale):
+    builder.PrependFloat64Slot(0, scale, 0.0)
+
+def AttentionEnd(builder):
     return builder.EndObject()
 
 

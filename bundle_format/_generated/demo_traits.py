@@ -98,6 +98,7 @@ OP_TRAITS: dict[OpCode, OpTraits] = {
     OpCode.ERF: OpTraits('math', 'same', 'largest_input', 'torch.erf', 'unary', None, None, False),
     OpCode.INDEX_COPY: OpTraits('own', 'same', 'own', None, None, None, None, False),
     OpCode.STATE_WRITE: OpTraits('own', 'same', 'own', None, None, None, None, False),
+    OpCode.ATTENTION: OpTraits('own', 'own', 'own', None, None, None, None, False),
 }
 
 FAMILY = {op: t.family for op, t in OP_TRAITS.items()}
@@ -142,7 +143,7 @@ PLAIN_LOWERINGS: dict[str, OpCode] = {
 }
 
 # ATen names whose in-place form (name_) compiles as the out-of-place op
-INPLACE: tuple[str, ...] = ('aten::abs', 'aten::add', 'aten::bitwise_not', 'aten::ceil', 'aten::clamp', 'aten::clamp_max', 'aten::clamp_min', 'aten::clip', 'aten::cumsum', 'aten::div', 'aten::erf', 'aten::exp', 'aten::expm1', 'aten::floor', 'aten::floor_divide', 'aten::hardsigmoid', 'aten::hardswish', 'aten::hardtanh', 'aten::leaky_relu', 'aten::log', 'aten::log1p', 'aten::masked_fill', 'aten::mul', 'aten::neg', 'aten::pow', 'aten::reciprocal', 'aten::relu', 'aten::relu6', 'aten::remainder', 'aten::round', 'aten::rsqrt', 'aten::sigmoid', 'aten::sign', 'aten::silu', 'aten::sqrt', 'aten::sub', 'aten::tanh', 'aten::tril', 'aten::triu', 'aten::trunc')
+INPLACE: tuple[str, ...] = ('aten::abs', 'aten::add', 'aten::bitwise_not', 'aten::ceil', 'aten::clamp', 'aten::clamp_max', 'aten::clamp_min', 'aten::clip', 'aten::copy', 'aten::cumsum', 'aten::div', 'aten::erf', 'aten::exp', 'aten::expm1', 'aten::floor', 'aten::floor_divide', 'aten::hardsigmoid', 'aten::hardswish', 'aten::hardtanh', 'aten::index_copy', 'aten::index_put', 'aten::leaky_relu', 'aten::log', 'aten::log1p', 'aten::masked_fill', 'aten::mul', 'aten::neg', 'aten::pow', 'aten::reciprocal', 'aten::relu', 'aten::relu6', 'aten::remainder', 'aten::round', 'aten::rsqrt', 'aten::sigmoid', 'aten::sign', 'aten::silu', 'aten::sqrt', 'aten::sub', 'aten::tanh', 'aten::tril', 'aten::triu', 'aten::trunc')
 
 # ATen ops torch runs on a quantized tensor, by what they do to its grid
 QUANTIZED_KEEPS_GRID = frozenset(['aten::chunk', 'aten::contiguous', 'aten::dim', 'aten::dropout', 'aten::flatten', 'aten::len', 'aten::max_pool2d', 'aten::permute', 'aten::relu', 'aten::reshape', 'aten::select', 'aten::size', 'aten::slice', 'aten::squeeze', 'aten::transpose', 'aten::unsqueeze', 'aten::upsample_nearest2d', 'aten::view'])  # the result's values are the input's, or chosen among them

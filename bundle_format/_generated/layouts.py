@@ -134,6 +134,9 @@ TABLES: dict[str, dict[str, tuple[tuple[str, str, int, str], ...]]] = {
             ('axis', 'scalar', 4, ''),
             ('keepdim', 'scalar', 1, ''),
         ),
+        'Attention': (
+            ('scale', 'scalar', 8, ''),
+        ),
         'Axis': (
             ('axis', 'scalar', 4, ''),
         ),
@@ -336,6 +339,7 @@ UNIONS: dict[str, dict[str, tuple[tuple[int, str, str, int], ...]]] = {
             (19, 'TopK', 'table', 0),
             (20, 'Quantize', 'table', 0),
             (21, 'Fill', 'table', 0),
+            (22, 'Attention', 'table', 0),
         ),
     },
     'debug_table': {

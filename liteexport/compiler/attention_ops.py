@@ -11,6 +11,7 @@ from typing import Any
 import torch
 
 from bundle_format.program import (
+    AttentionAttrs,
     AxisAttrs,
     BinaryAttrs,
     CastAttrs,
@@ -25,7 +26,7 @@ from bundle_format.program import (
 from liteexport.compiler.dtypes import dtype_of
 from liteexport.compiler.ops import Emitter, Lowering, is_number, optional_tensor, tensor
 from liteexport.compiler.shape_ops import reshape_to, static_shape
-from liteexport.compiler.values import TensorConst, TensorValue, Unsupported
+from liteexport.compiler.values import Sym, TensorConst, TensorValue, Unsupported
 
 
 def _causal_mask(length: int, source: int) -> TensorConst:
@@ -97,7 +98,59 @@ def _sdpa(b: Emitter, args: list[Any]) -> Any:
         scale = 1.0 / math.sqrt(head_dim)
     elif not is_number(scale):
         raise Unsupported("scale must be a number")
-    return attend(b, q, k, v, mask, float(scale), causal)
+    cached = None if causal else _cache_attention(b, q, k, v, mask, float(scale))
+    return cached if cached is not None else attend(b, q, k, v, mask, float(scale), causal)
+
+
+def _cache_attention(b: Emitter, q: TensorValue, k: TensorValue, v: TensorValue, mask: Any,
+                     scale: float) -> TensorValue | None:
+    """Attention over a KV cache kept as program state (a static cache, as transformers' on-device
+    recipe exports it): one ATTENTION reading the caches themselves, their kv heads not repeated
+    (grouped-query attention), and at run time only the positions the mask lets some query see, so
+    a decode step does not pay for the empty end of the cache. None for other attention."""
+    keys, values = _ungrouped(k), _ungrouped(v)
+    if keys is None or values is None or keys[1] != values[1]:
+        return None
+    (cache_k, groups), (cache_v, _) = keys, values
+    if not all(isinstance(x, Sym) and x.state is not None for x in (cache_k, cache_v)):
+        return None
+    q_shape = static_shape(q)
+    if len(q_shape) != 4 or q_shape[1] < 0 or q_shape[1] != static_shape(cache_k)[1] * groups:
+        return None
+    operands = [q, cache_k, cache_v] + ([] if mask is None else [tensor(mask)])
+    if mask is not None and dtype_of(operands[3]) not in (DType.BOOL, DType.FLOAT32):
+        return None
+    return b.emit(OpCode.ATTENTION, operands, AttentionAttrs(scale=scale))
+
+
+def _ungrouped(x: TensorValue) -> tuple[TensorValue, int] | None:
+    """``x`` as (source, groups): a [B, H, L, D] value that is a [B, H/g, L, D] one with each head
+    repeated g times (transformers' repeat_kv: unsqueeze, expand, reshape), or itself with 1."""
+    if not isinstance(x, Sym):
+        return None
+    shape = x.shape
+    if shape is None or len(shape) != 4:
+        return None
+    step = x.producer
+    if step is None or step.op != OpCode.RESHAPE:
+        return x, 1
+    expanded = step.inputs[0]
+    step = expanded.producer if isinstance(expanded, Sym) else None
+    if step is None or step.op != OpCode.EXPAND:
+        return x, 1
+    unsqueezed = step.inputs[0]
+    step = unsqueezed.producer if isinstance(unsqueezed, Sym) else None
+    if step is None or step.op != OpCode.RESHAPE or not isinstance(step.inputs[0], Sym):
+        return x, 1
+    source = step.inputs[0]
+    batch, heads, length, depth = shape
+    if source.shape is None or len(source.shape) != 4 or unsqueezed.shape != (*source.shape[:2], 1, *source.shape[2:]):
+        return x, 1
+    groups = heads // source.shape[1] if source.shape[1] > 0 else 0
+    if groups < 1 or expanded.shape != (*source.shape[:2], groups, *source.shape[2:]) \
+            or (batch, heads, length, depth) != (source.shape[0], source.shape[1] * groups, *source.shape[2:]):
+        return x, 1
+    return source, groups
 
 
 def _heads(b: Emitter, x: TensorValue, heads: int) -> TensorValue:

@@ -50,7 +50,7 @@ LOWERINGS.update(quantized_ops.LOWERINGS)
 
 # in-place variants compiled as their out-of-place op (the op spec's `inplace`); the walk rebinds
 # the mutated input
-INPLACE: dict[str, str] = {**ops.INPLACE, **state_ops.INPLACE}
+INPLACE: dict[str, str] = ops.INPLACE
 
 # factories lowered rather than folded when a size argument is known only at run time (arange(S))
 SYMBOLIC_FACTORIES = symbolic_ops.FACTORIES

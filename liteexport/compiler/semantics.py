@@ -21,6 +21,7 @@ from bundle_format.program import (
     Activation,
     ArangeLikeAttrs,
     ArgReduceAttrs,
+    AttentionAttrs,
     AxisAttrs,
     BinaryAttrs,
     CastAttrs,
@@ -229,8 +230,26 @@ OWN_SEMANTICS: dict[OpCode, Semantics] = {
     OpCode.INDEX_COPY: lambda attrs, xs: torch.index_copy(_present(xs[0]), _axis(attrs), _present(xs[1]),
                                                           _present(xs[2])),
     OpCode.STATE_WRITE: lambda attrs, xs: _present(xs[1]).to(_present(xs[0]).dtype).expand_as(_present(xs[0])),
+    OpCode.ATTENTION: lambda attrs, xs: _attention(attrs, xs),
 }
 SEMANTICS: dict[OpCode, Semantics] = {**{op: _call(oracle(op)) for op in _CALLS}, **OWN_SEMANTICS}
+
+
+def _attention(attrs: object, xs: Tensors) -> torch.Tensor:
+    """torch's math attention with the kv heads repeated for grouped queries; a query whose keys
+    are all masked gives zeros."""
+    assert isinstance(attrs, AttentionAttrs)
+    q, k, v = _present(xs[0]), _present(xs[1]), _present(xs[2])
+    groups = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)
+    scores = (q * attrs.scale) @ k.transpose(-1, -2)
+    mask = xs[3] if len(xs) > 3 else None
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else scores + mask
+    weights = torch.softmax(scores, dim=-1)
+    weights = torch.where(torch.isinf(scores).all(dim=-1, keepdim=True) & (scores < 0).all(dim=-1, keepdim=True),
+                          torch.zeros_like(weights), weights)
+    return weights @ v
 
 
 def _tensors(a: object, b: object) -> tuple[Any, Any]:

@@ -459,6 +459,15 @@ def _full(attrs: object, xs: Shapes) -> Shape:
     return fill_sizes(attrs, tuple(xs[1]))
 
 
+def _attention(attrs: object, xs: Shapes) -> Shape:
+    q, k, v = xs[0], xs[1], xs[2]
+    if q is None or k is None or v is None or len(q) != 4 or len(k) != 4 or len(v) != 4:
+        raise _fail("attention takes 4-D q, k and v [B, H, S, D]")
+    if k[1] > 0 and q[1] > 0 and q[1] % k[1]:
+        raise _fail(f"{q[1]} query heads are not a multiple of {k[1]} kv heads")
+    return (q[0], q[1], q[2], v[3])
+
+
 # the spec's trivial shape rules (schema/demo_ops.toml `shape`); "own" rules are below
 _BY_RULE: dict[str, ShapeRule] = {"same": _first, "broadcast": _broadcast_all, "axis": _axis_op, "reduce": _reduce}
 # the ops whose shape rule is "own" (tests/test_op_coverage.py checks each has one here)
@@ -488,6 +497,7 @@ OWN_RULES: dict[OpCode, ShapeRule] = {
     OpCode.ARGMIN: _arg_reduce,
     OpCode.FULL: _full,
     OpCode.TOPK: _topk,
+    OpCode.ATTENTION: _attention,
 }
 _RULES: dict[OpCode, ShapeRule] = {
     **{op: _BY_RULE[rule] for op, rule in SHAPE_RULE.items() if rule != "own"},

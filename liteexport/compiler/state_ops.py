@@ -25,7 +25,7 @@ from liteexport.compiler.shape_ops import expand_to
 from liteexport.compiler.values import NodeSite, OpNode, Sym, TensorConst, TensorValue, Unsupported
 from liteexport.errors import ModelError
 
-__all__ = ["INPLACE", "LOWERINGS", "StateBinding", "state_binding", "write_states"]
+__all__ = ["LOWERINGS", "StateBinding", "state_binding", "write_states"]
 
 
 def _index_put(b: Emitter, args: list[Any]) -> Any:
@@ -80,10 +80,6 @@ def _copy(b: Emitter, args: list[Any]) -> Any:
     value = b.cast(TensorConst(torch.tensor(source)) if is_number(source) else tensor(source), dtype_of(target))
     return value if shape_of(value) == shape else expand_to(b, value, list(shape))
 
-
-# TorchScript's in-place writes into a module buffer, compiled as the functional op they update to
-# (the walk then reads the buffer as the result: compiler/graph_walk.py)
-INPLACE = {"aten::index_put_": "aten::index_put", "aten::index_copy_": "aten::index_copy", "aten::copy_": "aten::copy"}
 
 LOWERINGS: dict[str, Lowering] = {
     "aten::index_put": _index_put,

@@ -62,6 +62,7 @@ SHARED_DIR = native_format_dir() / "decoder"
 # headers backend.cpp includes: its plan and its ATen kernels (one translation unit), the shared decoder
 SOURCE_HEADERS = (Path(__file__).parent / "program_plan.h", Path(__file__).parent / "aten_kernels.h",
                   Path(__file__).parent / "selection_kernels.h", Path(__file__).parent / "state_kernels.h",
+                  Path(__file__).parent / "attention_kernels.h",
                   SHARED_DIR / "demo_program.h", SHARED_DIR / "demo_attr_rules.h", SHARED_DIR / "demo_dims.h",
                   SHARED_DIR / "demo_error.h", SHARED_DIR / "fb_vectors.h", SHARED_DIR / "demo_attr_rows.h",
                   SHARED_DIR / "demo_fill.h", SHARED_DIR / "demo_input_reach.h")

@@ -411,6 +411,7 @@ at::Tensor expand(const Step& s, const at::Tensor& input) {
 #include "demo_traits_generated.h"
 #include "selection_kernels.h"
 #include "state_kernels.h"
+#include "attention_kernels.h"
 
 // the case labels of a generated family list (demo_traits_generated.h)
 #define LITEEXPORT_CASE(OP) case Op::OP:
@@ -478,6 +479,7 @@ at::Tensor run_step(const Step& s, const Tensors& x) {
     case Op::TOPK: return topk(s, x[0]);
     case Op::INDEX_COPY: return index_copy(s, x);
     case Op::STATE_WRITE: return state_write(x);
+    case Op::ATTENTION: return attention(s, x);
   }
   TORCH_INTERNAL_ASSERT(false, "unreachable opcode");
 }

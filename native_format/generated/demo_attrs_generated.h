@@ -133,9 +133,13 @@ struct FillAttrs {
   std::vector<int64_t> dims{};  // per dim: the static size (axes[i] == -1), else the offset added to the reference's size
   std::vector<int64_t> axes{};  // per dim: -1 for a static size, else the reference's axis (>= 0) whose size it is
 };
+struct AttentionAttrs {
+  static constexpr int kFieldCount = 1;
+  double scale{};  // multiplies q k^T (1 / sqrt(head dim) in torch's default)
+};
 
 // The variant's index is the fbs union tag (0: no attributes).
-using Attrs = std::variant<std::monostate, BinaryAttrs, GeluAttrs, AxisAttrs, FusedAttrs, Conv2dAttrs, LayerNormAttrs, Pool2dAttrs, ShapeAttrs, PermuteAttrs, FlattenAttrs, ClampAttrs, ReduceAttrs, SliceAttrs, CastAttrs, ArangeLikeAttrs, ResizeAttrs, DiagonalAttrs, ArgReduceAttrs, TopKAttrs, QuantizeAttrs, FillAttrs>;
+using Attrs = std::variant<std::monostate, BinaryAttrs, GeluAttrs, AxisAttrs, FusedAttrs, Conv2dAttrs, LayerNormAttrs, Pool2dAttrs, ShapeAttrs, PermuteAttrs, FlattenAttrs, ClampAttrs, ReduceAttrs, SliceAttrs, CastAttrs, ArangeLikeAttrs, ResizeAttrs, DiagonalAttrs, ArgReduceAttrs, TopKAttrs, QuantizeAttrs, FillAttrs, AttentionAttrs>;
 
 template <>
 struct Table<BinaryAttrs> {
@@ -262,6 +266,12 @@ struct Table<FillAttrs> {
   static constexpr const char* name = "Fill";
   static inline const std::vector<FieldOf<FillAttrs>> fields = {{"dims", Wire::I64s, 4, 0, nullptr, &FillAttrs::dims}, {"axes", Wire::I32s, 6, 0, nullptr, &FillAttrs::axes}};
   static inline const std::vector<Rule> rules = {{Check::Min, 1, -1, -1.0, 0, false, {0ull, 0ull}, "{field} must be -1 (a static size) or a reference axis >= 0, got {got}", kNoCode, NamedRule::None}, {Check::Rule, -1, -1, 0.0, 0, false, {0ull, 0ull}, "dims {dims} and axes {axes} need one entry per dim each, and a static size (axis -1) must be >= 0", kNoCode, NamedRule::FillSizes}};
+};
+template <>
+struct Table<AttentionAttrs> {
+  static constexpr const char* name = "Attention";
+  static inline const std::vector<FieldOf<AttentionAttrs>> fields = {{"scale", Wire::F64, 4, 0, nullptr, &AttentionAttrs::scale}};
+  static inline const std::vector<Rule> rules = {{Check::Min, 0, -1, 0.0, 0, false, {0ull, 0ull}, "{field} must not be negative, got {got}", kNoCode, NamedRule::None}};
 };
 
 }  // namespace liteexport::demo_attrs

@@ -85,6 +85,7 @@ enum class Op : uint16_t {
   ERF = 73,  // the error function erf(x)
   INDEX_COPY = 74,  // writes source's entries into the state operand in place, at the 1-D index's positions along axis (torch.index_copy_, a KV cache's write at cache_position); the result is that state; a position outside [0, size) is the caller's error and nothing is written
   STATE_WRITE = 75,  // sets the whole state operand to value (of its shape and dtype) in place (torch's copy_ into a buffer); the result is that state
+  ATTENTION = 76,  // softmax(q k^T * scale + mask) v of q [B, H, S, D] and k, v [B, Hkv, L, D] with H a multiple of Hkv (grouped-query attention: head h reads kv head h // (H / Hkv)); the mask (True = attend, or added) broadcasts to [B, H, S, L]; key positions every query masks out are skipped (a decode step at position p of an L-position cache reads p + 1 keys); a query whose keys are all masked gives zeros
 };
 
 // Element types of compiled values ([dtypes]), numbered as c10::ScalarType.
@@ -114,10 +115,10 @@ enum class ResultRule : uint8_t {
   kWidenInt,  // T, but bool and int32 become int64
 };
 
-constexpr size_t kMaxNamedOperands = 3;
+constexpr size_t kMaxNamedOperands = 4;
 
-constexpr size_t kNumOps = 76;
-constexpr size_t kNumAttributeTypes = 21;  // union tags 1..kNumAttributeTypes
+constexpr size_t kNumOps = 77;
+constexpr size_t kNumAttributeTypes = 22;  // union tags 1..kNumAttributeTypes
 constexpr size_t kAnyNumber = SIZE_MAX;
 
 struct OpInfo {
@@ -212,10 +213,11 @@ constexpr OpInfo kOps[kNumOps] = {
     {"ERF", 1, 1, 0, false, false, ResultRule::kSame, 0, 1, {0x0040}, {true}},
     {"INDEX_COPY", 3, 3, 3, false, false, ResultRule::kSame, 0, 3, {0x0858, 0x0018, 0x0858}, {true, false, true}},
     {"STATE_WRITE", 2, 2, 0, false, false, ResultRule::kSame, 0, 2, {0x0858, 0x0858}, {true, true}},
+    {"ATTENTION", 3, 4, 22, false, false, ResultRule::kSame, 0, 4, {0x0040, 0x0040, 0x0040, 0x0840}, {true, true, true, false}},
 };
 
 // runtime_py's attribute class names, indexed by union tag ("none" for 0)
-constexpr const char* kAttributeNames[kNumAttributeTypes + 1] = {"none", "BinaryAttrs", "GeluAttrs", "AxisAttrs", "FusedAttrs", "Conv2dAttrs", "LayerNormAttrs", "Pool2dAttrs", "ShapeAttrs", "PermuteAttrs", "FlattenAttrs", "ClampAttrs", "ReduceAttrs", "SliceAttrs", "CastAttrs", "ArangeLikeAttrs", "ResizeAttrs", "DiagonalAttrs", "ArgReduceAttrs", "TopKAttrs", "QuantizeAttrs", "FillAttrs"};
+constexpr const char* kAttributeNames[kNumAttributeTypes + 1] = {"none", "BinaryAttrs", "GeluAttrs", "AxisAttrs", "FusedAttrs", "Conv2dAttrs", "LayerNormAttrs", "Pool2dAttrs", "ShapeAttrs", "PermuteAttrs", "FlattenAttrs", "ClampAttrs", "ReduceAttrs", "SliceAttrs", "CastAttrs", "ArangeLikeAttrs", "ResizeAttrs", "DiagonalAttrs", "ArgReduceAttrs", "TopKAttrs", "QuantizeAttrs", "FillAttrs", "AttentionAttrs"};
 
 // nullptr for a number outside the instruction set
 inline const OpInfo* op_info(uint16_t op) { return op < kNumOps ? &kOps[op] : nullptr; }
@@ -298,6 +300,7 @@ constexpr const char* kOperandNames[kNumOps][kMaxNamedOperands] = {
     {"x"},
     {"state", "index", "source"},
     {"state", "value"},
+    {"q", "k", "v", "mask"},
 };
 
 // The name of operand `index` of `op` (the last named one repeats for "any number").

@@ -80,6 +80,9 @@ struct QuantizeBuilder;
 struct Fill;
 struct FillBuilder;
 
+struct Attention;
+struct AttentionBuilder;
+
 struct Instruction;
 struct InstructionBuilder;
 
@@ -216,11 +219,12 @@ enum class OpCode : uint16_t {
   Erf = 73,
   IndexCopy = 74,
   StateWrite = 75,
+  Attention = 76,
   MIN = Add,
-  MAX = StateWrite
+  MAX = Attention
 };
 
-inline const OpCode (&EnumValuesOpCode())[76] {
+inline const OpCode (&EnumValuesOpCode())[77] {
   static const OpCode values[] = {
     OpCode::Add,
     OpCode::Sub,
@@ -297,13 +301,14 @@ inline const OpCode (&EnumValuesOpCode())[76] {
     OpCode::Sign,
     OpCode::Erf,
     OpCode::IndexCopy,
-    OpCode::StateWrite
+    OpCode::StateWrite,
+    OpCode::Attention
   };
   return values;
 }
 
 inline const char * const *EnumNamesOpCode() {
-  static const char * const names[77] = {
+  static const char * const names[78] = {
     "Add",
     "Sub",
     "Mul",
@@ -380,13 +385,14 @@ inline const char * const *EnumNamesOpCode() {
     "Erf",
     "IndexCopy",
     "StateWrite",
+    "Attention",
     nullptr
   };
   return names;
 }
 
 inline const char *EnumNameOpCode(OpCode e) {
-  if (::flatbuffers::IsOutRange(e, OpCode::Add, OpCode::StateWrite)) return "";
+  if (::flatbuffers::IsOutRange(e, OpCode::Add, OpCode::Attention)) return "";
   const size_t index = static_cast<size_t>(e);
   return EnumNamesOpCode()[index];
 }
@@ -444,11 +450,12 @@ enum class Attributes : uint8_t {
   TopK = 19,
   Quantize = 20,
   Fill = 21,
+  Attention = 22,
   MIN = NONE,
-  MAX = Fill
+  MAX = Attention
 };
 
-inline const Attributes (&EnumValuesAttributes())[22] {
+inline const Attributes (&EnumValuesAttributes())[23] {
   static const Attributes values[] = {
     Attributes::NONE,
     Attributes::Binary,
@@ -471,13 +478,14 @@ inline const Attributes (&EnumValuesAttributes())[22] {
     Attributes::ArgReduce,
     Attributes::TopK,
     Attributes::Quantize,
-    Attributes::Fill
+    Attributes::Fill,
+    Attributes::Attention
   };
   return values;
 }
 
 inline const char * const *EnumNamesAttributes() {
-  static const char * const names[23] = {
+  static const char * const names[24] = {
     "NONE",
     "Binary",
     "Gelu",
@@ -500,13 +508,14 @@ inline const char * const *EnumNamesAttributes() {
     "TopK",
     "Quantize",
     "Fill",
+    "Attention",
     nullptr
   };
   return names;
 }
 
 inline const char *EnumNameAttributes(Attributes e) {
-  if (::flatbuffers::IsOutRange(e, Attributes::NONE, Attributes::Fill)) return "";
+  if (::flatbuffers::IsOutRange(e, Attributes::NONE, Attributes::Attention)) return "";
   const size_t index = static_cast<size_t>(e);
   return EnumNamesAttributes()[index];
 }
@@ -597,6 +606,10 @@ template<> struct AttributesTraits<liteexport::demo::Quantize> {
 
 template<> struct AttributesTraits<liteexport::demo::Fill> {
   static const Attributes enum_value = Attributes::Fill;
+};
+
+template<> struct AttributesTraits<liteexport::demo::Attention> {
+  static const Attributes enum_value = Attributes::Attention;
 };
 
 template <bool B = false>
@@ -1974,6 +1987,48 @@ inline ::flatbuffers::Offset<Fill> CreateFillDirect(
       axes__);
 }
 
+struct Attention FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
+  typedef AttentionBuilder Builder;
+  enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
+    VT_SCALE = 4
+  };
+  double scale() const {
+    return GetField<double>(VT_SCALE, 0.0);
+  }
+  template <bool B = false>
+  bool Verify(::flatbuffers::VerifierTemplate<B> &verifier) const {
+    return VerifyTableStart(verifier) &&
+           VerifyField<double>(verifier, VT_SCALE, 8) &&
+           verifier.EndTable();
+  }
+};
+
+struct AttentionBuilder {
+  typedef Attention Table;
+  ::flatbuffers::FlatBufferBuilder &fbb_;
+  ::flatbuffers::uoffset_t start_;
+  void add_scale(double scale) {
+    fbb_.AddElement<double>(Attention::VT_SCALE, scale, 0.0);
+  }
+  explicit AttentionBuilder(::flatbuffers::FlatBufferBuilder &_fbb)
+        : fbb_(_fbb) {
+    start_ = fbb_.StartTable();
+  }
+  ::flatbuffers::Offset<Attention> Finish() {
+    const auto end = fbb_.EndTable(start_);
+    auto o = ::flatbuffers::Offset<Attention>(end);
+    return o;
+  }
+};
+
+inline ::flatbuffers::Offset<Attention> CreateAttention(
+    ::flatbuffers::FlatBufferBuilder &_fbb,
+    double scale = 0.0) {
+  AttentionBuilder builder_(_fbb);
+  builder_.add_scale(scale);
+  return builder_.Finish();
+}
+
 struct Instruction FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
   typedef InstructionBuilder Builder;
   enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
@@ -2062,6 +2117,9 @@ struct Instruction FLATBUFFERS_FINAL_CLASS : private ::flatbuffers::Table {
   }
   const liteexport::demo::Fill *attributes_as_Fill() const {
     return attributes_type() == liteexport::demo::Attributes::Fill ? static_cast<const liteexport::demo::Fill *>(attributes()) : nullptr;
+  }
+  const liteexport::demo::Attention *attributes_as_Attention() const {
+    return attributes_type() == liteexport::demo::Attributes::Attention ? static_cast<const liteexport::demo::Attention *>(attributes()) : nullptr;
   }
   int64_t debug_handle() const {
     return GetField<int64_t>(VT_DEBUG_HANDLE, 0);
@@ -2164,6 +2222,10 @@ template<> inline const liteexport::demo::Quantize *Instruction::attributes_as<l
 
 template<> inline const liteexport::demo::Fill *Instruction::attributes_as<liteexport::demo::Fill>() const {
   return attributes_as_Fill();
+}
+
+template<> inline const liteexport::demo::Attention *Instruction::attributes_as<liteexport::demo::Attention>() const {
+  return attributes_as_Attention();
 }
 
 struct InstructionBuilder {
@@ -2850,6 +2912,10 @@ inline bool VerifyAttributes(::flatbuffers::VerifierTemplate<B> &verifier, const
     }
     case Attributes::Fill: {
       auto ptr = reinterpret_cast<const liteexport::demo::Fill *>(obj);
+      return verifier.VerifyTable(ptr);
+    }
+    case Attributes::Attention: {
+      auto ptr = reinterpret_cast<const liteexport::demo::Attention *>(obj);
       return verifier.VerifyTable(ptr);
     }
     default: return true;

@@ -97,6 +97,7 @@ constexpr bool kXnnpackUnaryStep[kNumOps] = {
     true,  // ERF
     false,  // INDEX_COPY
     false,  // STATE_WRITE
+    false,  // ATTENTION
 };
 
 }  // namespace liteexport::demo_ops

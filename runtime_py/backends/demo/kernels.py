@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from bundle_format.program import OP_SPECS, OpCode, attributes_class
 from runtime_py.backends.demo import (
     activations,
+    attention,
     conv,
     elementwise,
     fake_quantize,
@@ -153,6 +154,7 @@ _FACTORIES: dict[OpCode, tuple[KernelFactory, bool]] = {
     OpCode.REMAINDER: (rounding.make_rounding(OpCode.REMAINDER), False),
     OpCode.INDEX_COPY: (state.make_index_copy, False),
     OpCode.STATE_WRITE: (state.make_state_write, False),
+    OpCode.ATTENTION: (attention.make_attention, False),
 }
 
 

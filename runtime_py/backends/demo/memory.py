@@ -76,6 +76,14 @@ def _nbytes(value: object) -> int:
     return value.nbytes if isinstance(value, np.ndarray) else 0
 
 
+def _attention(args: Sequence[object]) -> int:
+    """The scores and their weights (S x L per head, float32) and the result."""
+    q, k, v = (_shape(a) for a in args[:3])
+    if len(q) != 4 or len(k) != 4 or len(v) != 4:
+        return 0
+    return 4 * q[0] * q[1] * q[2] * (2 * k[2] + v[3])
+
+
 def _gather(args: Sequence[object]) -> int:
     x, index = args[0], args[1]
     if not isinstance(x, np.ndarray) or not isinstance(index, np.ndarray):
@@ -252,6 +260,7 @@ OWN_BOUNDS: dict[OpCode, _Rule] = {
     # in place: what the call's journal saves to undo the write (runtime_py/backends/demo/state.py)
     OpCode.INDEX_COPY: _fixed(lambda args: _nbytes(args[2])),
     OpCode.STATE_WRITE: _fixed(lambda args: _nbytes(args[0])),
+    OpCode.ATTENTION: _fixed(_attention),
 }
 # every opcode, so a new one raises (output_bound) until the spec gives it a memory rule
 _BOUNDS: dict[OpCode, _Rule] = {

@@ -70,7 +70,7 @@ Attributes = (
     BinaryAttrs | GeluAttrs | AxisAttrs | FusedAttrs | Conv2dAttrs | LayerNormAttrs
     | Pool2dAttrs | ShapeAttrs | PermuteAttrs | FlattenAttrs | ClampAttrs | ReduceAttrs | SliceAttrs | CastAttrs
     | ArangeLikeAttrs | ResizeAttrs | DiagonalAttrs | ArgReduceAttrs | TopKAttrs | QuantizeAttrs | FillAttrs
-    | None
+    | AttentionAttrs | None
 )
 
 # the Attributes union's members (schema/demo_ops.toml [attributes]) -> their dataclasses

@@ -126,31 +126,23 @@ def _cache_attention(b: Emitter, q: TensorValue, k: TensorValue, v: TensorValue,
 def _ungrouped(x: TensorValue) -> tuple[TensorValue, int] | None:
     """``x`` as (source, groups): a [B, H, L, D] value that is a [B, H/g, L, D] one with each head
     repeated g times (transformers' repeat_kv: unsqueeze, expand, reshape), or itself with 1."""
-    if not isinstance(x, Sym):
+    if not isinstance(x, Sym) or x.shape is None or len(x.shape) != 4:
         return None
-    shape = x.shape
-    if shape is None or len(shape) != 4:
-        return None
-    step = x.producer
-    if step is None or step.op != OpCode.RESHAPE:
+    chain = [x]  # x, expanded, unsqueezed, source: each the RESHAPE / EXPAND / RESHAPE of the next
+    for op in (OpCode.RESHAPE, OpCode.EXPAND, OpCode.RESHAPE):
+        step = chain[-1].producer
+        if step is None or step.op != op or not isinstance(step.inputs[0], Sym) or step.inputs[0].shape is None:
+            return x, 1
+        chain.append(step.inputs[0])
+    expanded, unsqueezed, source = (value.shape for value in chain[1:])
+    assert expanded is not None and unsqueezed is not None and source is not None
+    if len(source) != 4 or source[1] < 1 or unsqueezed != (*source[:2], 1, *source[2:]):
         return x, 1
-    expanded = step.inputs[0]
-    step = expanded.producer if isinstance(expanded, Sym) else None
-    if step is None or step.op != OpCode.EXPAND:
+    groups = x.shape[1] // source[1]
+    if groups < 1 or expanded != (*source[:2], groups, *source[2:]) or \
+            x.shape != (source[0], source[1] * groups, *source[2:]):
         return x, 1
-    unsqueezed = step.inputs[0]
-    step = unsqueezed.producer if isinstance(unsqueezed, Sym) else None
-    if step is None or step.op != OpCode.RESHAPE or not isinstance(step.inputs[0], Sym):
-        return x, 1
-    source = step.inputs[0]
-    batch, heads, length, depth = shape
-    if source.shape is None or len(source.shape) != 4 or unsqueezed.shape != (*source.shape[:2], 1, *source.shape[2:]):
-        return x, 1
-    groups = heads // source.shape[1] if source.shape[1] > 0 else 0
-    if groups < 1 or expanded.shape != (*source.shape[:2], groups, *source.shape[2:]) \
-            or (batch, heads, length, depth) != (source.shape[0], source.shape[1] * groups, *source.shape[2:]):
-        return x, 1
-    return source, groups
+    return chain[-1], groups
 
 
 def _heads(b: Emitter, x: TensorValue, heads: int) -> TensorValue:

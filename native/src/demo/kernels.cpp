@@ -70,6 +70,7 @@ Kernel bind_kernel(Op op, const Attrs& a, size_t n_inputs) {
     case Op::ARGMAX: return make_argmax(as<ArgReduceAttrs>(a));
     case Op::ARGMIN: return make_argmin(as<ArgReduceAttrs>(a));
     case Op::TOPK: return make_topk(as<TopKAttrs>(a));
+    case Op::ATTENTION: return make_attention(as<AttentionAttrs>(a));
   }
   throw KernelError("opcode " + std::to_string(static_cast<int>(op)) + " has no kernel");  // unreachable
 }

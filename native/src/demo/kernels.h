@@ -75,6 +75,7 @@ Kernel make_tril(const DiagonalAttrs& a);                               // selec
 Kernel make_argmax(const ArgReduceAttrs& a);                            // selection.cpp
 Kernel make_argmin(const ArgReduceAttrs& a);                            // selection.cpp
 Kernel make_topk(const TopKAttrs& a);                                   // selection.cpp
+Kernel make_attention(const AttentionAttrs& a);                         // attention.cpp
 Kernel make_rounding(Op op, const BinaryAttrs& a, size_t n_inputs);     // rounding.cpp: FLOOR_DIV TRUNC_DIV REMAINDER
 
 // --- helpers shared by the families ---

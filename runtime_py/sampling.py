@@ -88,13 +88,13 @@ class SamplingConfig:
     def __post_init__(self) -> None:
         temperature = _real("temperature", self.temperature)
         if not (np.isfinite(temperature) and temperature >= 0.0):
-            raise ValueError(f"temperature must be a finite number >= 0 (0: greedy), got {self.temperature!r}")
+            raise ValueError(f"temperature must be a finite number >= 0 (0: greedy), got {temperature!r}")
         top_k = _integer("top_k", self.top_k)
         if top_k < 0:
             raise ValueError(f"top_k must be >= 0 (0: off), got {top_k}")
         top_p = _real("top_p", self.top_p)
         if not 0.0 < top_p <= 1.0:  # (a NaN fails both comparisons)
-            raise ValueError(f"top_p must be in (0, 1] (1: off), got {self.top_p!r}")
+            raise ValueError(f"top_p must be in (0, 1] (1: off), got {top_p!r}")
         seed = _uint64("seed", self.seed)
         # normalized, so that an int temperature or a numpy integer seed compares and prints as the rest
         object.__setattr__(self, "temperature", temperature)

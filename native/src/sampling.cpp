@@ -35,12 +35,14 @@ uint64_t mix(uint64_t z) {
   return z ^ (z >> 31);
 }
 
-// Shortest text that reads back as `v` (as Python's repr, for the error messages).
+// Text that reads back as `v`, as Python's repr spells it (-1.0, 0.5, nan, inf), for the error messages.
 std::string number(double v) {
   char text[40];
   std::snprintf(text, sizeof text, "%.15g", v);
   if (std::strtod(text, nullptr) != v) std::snprintf(text, sizeof text, "%.17g", v);
-  return text;
+  std::string out = text;
+  if (out.find_first_of(".en") == std::string::npos) out += ".0";  // -1.0, not -1 (nan, inf, 1e+20 as they are)
+  return out;
 }
 
 // A sort key: ascending order of the keys is descending logit, then ascending index. NaN is -inf

@@ -147,13 +147,13 @@ TEST(Sampling, InfiniteLogits) {
 TEST(Sampling, BadConfigAndLogitsAreInputErrors) {
   const std::vector<float> logits{1, 2};
   auto run = [&](const SamplingConfig& c) { return input_error([&] { sample(logits.data(), 2, c, 0); }); };
-  EXPECT_EQ(run(config(-1.0)), "temperature must be a finite number >= 0 (0: greedy), got -1");
+  EXPECT_EQ(run(config(-1.0)), "temperature must be a finite number >= 0 (0: greedy), got -1.0");
   EXPECT_EQ(run(config(std::nan(""))), "temperature must be a finite number >= 0 (0: greedy), got nan");
   EXPECT_EQ(run(config(std::numeric_limits<double>::infinity())), "temperature must be a finite number >= 0 (0: greedy), got inf");
   EXPECT_EQ(run(config(1.0, -2)), "top_k must be >= 0 (0: off), got -2");
-  EXPECT_EQ(run(config(1.0, 0, 0.0)), "top_p must be in (0, 1] (1: off), got 0");
+  EXPECT_EQ(run(config(1.0, 0, 0.0)), "top_p must be in (0, 1] (1: off), got 0.0");
   EXPECT_EQ(run(config(1.0, 0, 1.5)), "top_p must be in (0, 1] (1: off), got 1.5");
-  EXPECT_EQ(run(config(0.0, 0, 0.0)), "top_p must be in (0, 1] (1: off), got 0") << "greedy checks the config too";
+  EXPECT_EQ(run(config(0.0, 0, 0.0)), "top_p must be in (0, 1] (1: off), got 0.0") << "greedy checks the config too";
   EXPECT_EQ(input_error([&] { sample(logits.data(), 0, config(1.0), 0); }), "logits are empty");
   const std::vector<float> dead{NAN, -kInf, NAN};
   for (double t : {0.0, 1.0}) {

@@ -50,24 +50,24 @@ final class SamplerTests {
     }
   }
 
+  // Exit 6 for a bad config or bad logits (IllegalArgumentException), as the native tool's input errors.
   private static void printSamples(String[] args) throws IOException {
     int rows = Integer.parseInt(args[2]);
     int vocab = Integer.parseInt(args[3]);
-    SamplingConfig config;
-    try {
-      config = new SamplingConfig(Double.parseDouble(args[4]), Integer.parseInt(args[5]), Double.parseDouble(args[6]),
-          Long.parseUnsignedLong(args[7]));
-    } catch (IllegalArgumentException e) {
-      System.out.println("Error: " + e.getMessage());
-      System.exit(6);
-      return;
-    }
     long firstStep = Long.parseUnsignedLong(args[8]);
     float[] logits = new float[rows * vocab];
     ByteBuffer.wrap(Files.readAllBytes(Paths.get(args[1]))).order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer().get(logits);
     StringBuilder out = new StringBuilder();
-    for (int r = 0; r < rows; r++) {
-      out.append(Sampler.sample(logits, r * vocab, vocab, config, firstStep + r)).append('\n');
+    try {
+      SamplingConfig config = new SamplingConfig(Double.parseDouble(args[4]), Integer.parseInt(args[5]),
+          Double.parseDouble(args[6]), Long.parseUnsignedLong(args[7]));
+      for (int r = 0; r < rows; r++) {
+        out.append(Sampler.sample(logits, r * vocab, vocab, config, firstStep + r)).append('\n');
+      }
+    } catch (IllegalArgumentException e) {
+      System.out.print(out);
+      System.out.println("Error: " + e.getMessage());
+      System.exit(6);
     }
     System.out.print(out);
   }

@@ -46,7 +46,8 @@ round-to-nearest-even ``rint`` and exact power-of-two scaling, which numpy, C++ 
 ``-ffp-contract=off``: no fused multiply-add) and Java (strict floating point) all compute the
 same. The platforms' own ``exp`` differ in the last bit (glibc, bionic, numpy's SIMD loops,
 HotSpot's intrinsic), which would let a draw within ~1e-16 (relative) of a boundary between two
-candidates pick the neighbour, about once in 10**12 tokens or less: not using it removes that.
+candidates pick the neighbour, a chance of roughly (candidates x 1e-16) per token, once in ~10**11
+tokens for a 32000-token vocabulary: not using it removes that.
 What would still break it: an engine compiled with ``-ffast-math`` or FMA contraction, or a
 platform doing double arithmetic in x87 extended precision (not a target).
 """

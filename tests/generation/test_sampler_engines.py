@@ -53,6 +53,10 @@ CASES = [
     Case("t1.0-k40-p0.95-steps-wrap", SamplingConfig(temperature=1.0, top_k=40, top_p=0.95, seed=5), MASK - 99),
     Case("t0.05", SamplingConfig(temperature=0.05, seed=11)),
     Case("t4.0-p0.99", SamplingConfig(temperature=4.0, top_p=0.99, seed=12), 1000),
+    # many candidates around the native core's and Java's shortcut (weights near 2^-53 are not
+    # sorted), and a top_k beyond the candidates that count and beyond the vocabulary
+    Case("t0.2-k1000", SamplingConfig(temperature=0.2, top_k=1000, seed=13)),
+    Case("t0.1-k40-p0.99", SamplingConfig(temperature=0.1, top_k=40, top_p=0.99, seed=14)),
 ]
 
 

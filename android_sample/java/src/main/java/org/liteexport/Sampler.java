@@ -31,6 +31,8 @@ public final class Sampler {
   private static final double P5 = 4.13813679705723846039e-08;
   // below this exp(x) is not a normal double: the weight is 0 (it could never change a sum >= 1)
   private static final double EXP_CUTOFF = -708.0;
+  // below this weightExp(x) < 2^-53 (e^-37 = 8.5e-17, within 1 ulp): adding it to a sum >= 1 changes nothing
+  private static final double NO_EFFECT = -37.0;
 
   private Sampler() {}
 
@@ -91,21 +93,27 @@ public final class Sampler {
       return best;
     }
     double u = draw(config.seed(), step);
-    long[] keys = new long[length];
-    for (int i = 0; i < length; i++) {
-      keys[i] = candidateKey(logits[offset + i], i);
-    }
-    Arrays.sort(keys);
-    int count = config.topK() > 0 ? Math.min(config.topK(), length) : length;
     double top = logits[offset + best];
+    double temperature = config.temperature();
+    // Only the candidates whose weight can change a running sum are sorted: x < NO_EFFECT gives a
+    // weight below 2^-53, and every running sum starts at the top candidate's weight 1, so adding it
+    // changes no sum; they sort after all others (NaN and -inf among them), so no topP prefix ends
+    // on one and none is chosen. The result is the specification's, on fewer candidates.
+    long[] keys = new long[length];
+    int candidates = 0;
+    for (int i = 0; i < length; i++) {
+      float logit = logits[offset + i];
+      if (logit == top || (logit - top) / temperature >= NO_EFFECT) {
+        keys[candidates++] = candidateKey(logit, i);
+      }
+    }
+    Arrays.sort(keys, 0, candidates);
+    int count = config.topK() > 0 ? Math.min(config.topK(), candidates) : candidates;
     double[] running = new double[count];
     double sum = 0;
     for (int j = 0; j < count; j++) {
-      double logit = logits[offset + (int) keys[j]];
-      if (Double.isNaN(logit)) {
-        logit = Double.NEGATIVE_INFINITY;
-      }
-      sum += logit == top ? 1.0 : weightExp((logit - top) / config.temperature());
+      float logit = logits[offset + (int) keys[j]];
+      sum += logit == top ? 1.0 : weightExp((logit - top) / temperature);
       running[j] = sum;
     }
     if (config.topP() < 1) {

@@ -2,11 +2,13 @@
 item 3): for greedy, temperature, top-k, top-p and their combinations, on random logits of a
 50- and a 32000-token vocabulary with ties, -inf, NaN and +inf entries, 200+ steps each. The
 native core answers through its tool liteexport_native_sample, Java through SamplerTests' sample
-mode on the host JVM (pure Java: no JNI library involved). Also: the three exps give the same
-bits, bad configs give the same messages, and the Java unit tests pass."""
+mode on the host JVM (pure Java: no JNI library involved), and the aarch64 and armv7 builds of the
+tool under qemu-user. Also: the exps give the same bits, bad configs give the same messages, and
+the Java unit tests pass."""
 
 from __future__ import annotations
 
+import functools
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -18,6 +20,7 @@ import pytest
 from runtime_py.sampling import SamplingConfig, sample, weight_exp
 from tests import cpp_builds
 from tests.android.test_android_sample import build_dir
+from tests.android.test_arm_cross_builds import EMULATORS  # the ABIs the app ships, run under qemu-user
 
 ROOT = Path(__file__).resolve().parents[2]
 JAVA = ROOT / "android_sample" / "java" / "src"
@@ -98,8 +101,10 @@ def java_classes(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return classes
 
 
-def _python(logits: np.ndarray, case: Case) -> list[int]:
-    return [sample(row, case.config, (case.first_step + r) & MASK) for r, row in enumerate(logits)]
+@functools.cache
+def _python(vocab: int, case: Case) -> list[int]:
+    """runtime_py's tokens for VOCABS[vocab] (computed once: the ARM tests compare them too)."""
+    return [sample(row, case.config, (case.first_step + r) & MASK) for r, row in enumerate(VOCABS[vocab])]
 
 
 def _args(temperature: float, top_k: int, top_p: float, seed: int) -> list[str]:
@@ -143,7 +148,7 @@ def _ids(result: subprocess.CompletedProcess[str]) -> list[int]:
 def test_same_tokens_on_every_engine(case: Case, vocab: int, native_tool: Path, java_classes: Path,
                                      tmp_path: Path) -> None:
     logits = VOCABS[vocab]
-    expected = _python(logits, case)
+    expected = _python(vocab, case)
     assert len(expected) >= 200
     native = _ids(_native(native_tool, logits, _case_args(case), case.first_step, tmp_path))
     java = _ids(_java(java_classes, logits, _case_args(case), case.first_step, tmp_path))
@@ -153,7 +158,7 @@ def test_same_tokens_on_every_engine(case: Case, vocab: int, native_tool: Path, 
         assert not differ, f"{engine}: {len(differ)} of {len(expected)} rows differ, first row {differ[0]}: " \
                            f"{ids[differ[0]]} vs runtime_py {expected[differ[0]]}"
     # the cases exercise what they name: a sampling config does not always pick the greedy token
-    greedy = _python(logits, Case("greedy", SamplingConfig()))
+    greedy = _python(vocab, CASES[0])
     if case.config.greedy or case.config.top_k == 1:
         assert expected == greedy
     else:
@@ -200,6 +205,26 @@ def test_same_errors_on_every_engine(fields: dict[str, object], message: str, na
                            ("java", _java(java_classes, logits, args, 0, tmp_path))):
         assert result.returncode == 6, (engine, result.stdout, result.stderr)
         assert f"Error: {message}" in result.stdout + result.stderr, engine
+
+
+@pytest.mark.skipif(bool(cpp_builds.cross_tools_missing()),
+                    reason=f"needs {cpp_builds.cross_tools_missing()}: apt-get install g++-aarch64-linux-gnu "
+                           "g++-arm-linux-gnueabihf qemu-user (as .ci/run does)")
+@pytest.mark.parametrize("arch", sorted(EMULATORS))
+def test_same_tokens_and_exp_bits_on_arm(arch: str, tmp_path: Path) -> None:
+    """The ARM builds' sampler gives runtime_py's tokens and exp bits too (no libm exp, no FMA)."""
+    tool = build_dir(cpp_builds.wait(f"native-{arch}")) / "liteexport_native_sample"
+    wrapper = tmp_path / "emulated_tool"
+    wrapper.write_text("#!/bin/sh\nexec " + " ".join([*EMULATORS[arch], str(tool)]) + ' "$@"\n')
+    wrapper.chmod(0o755)
+    for vocab, logits in VOCABS.items():
+        for case in CASES:
+            assert _ids(_native(wrapper, logits, _case_args(case), case.first_step, tmp_path)) == \
+                _python(vocab, case), (arch, vocab, case.name)
+    x = np.concatenate([-np.random.default_rng(1).random(20000) * 720.0, [0.0, -0.0, -np.inf, np.nan, -1e-300]])
+    np.save(tmp_path / "x.npy", x.view(np.int64))
+    assert _ids(subprocess.run([str(wrapper), "--exp", str(tmp_path / "x.npy")], capture_output=True, text=True,
+                               check=False)) == weight_exp(x).view(np.int64).tolist()
 
 
 @needs_java

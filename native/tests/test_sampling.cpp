@@ -117,6 +117,13 @@ TEST(Sampling, TopKKeepsTheKLargestTiesByIndex) {
   for (uint64_t step = 0; step < 2000; ++step) seen.insert(sample(logits.data(), logits.size(), config(5.0, 3, 1.0, 3), step));
   EXPECT_TRUE(seen == (std::set<int64_t>{9, 2, 4}));
   for (uint64_t step = 0; step < 50; ++step) EXPECT_EQ(sample(logits.data(), logits.size(), config(5.0, 1, 1.0, 3), step), 9);
+  // mixed signs (the keys' order must hold across the sign bit): sorted 2, 3, 5, 0, 4, 1 (-0.0 == 0.0)
+  const std::vector<float> signs{-1, -3, 2, -0.0f, -2, 0.0f, -kInf};
+  for (int64_t k : {3, 5}) {
+    seen.clear();
+    for (uint64_t step = 0; step < 2000; ++step) seen.insert(sample(signs.data(), signs.size(), config(100.0, k, 1.0, 4), step));
+    EXPECT_TRUE(seen == (k == 3 ? std::set<int64_t>{2, 3, 5} : std::set<int64_t>{2, 3, 5, 0, 4})) << "top " << k;
+  }
 }
 
 TEST(Sampling, TopPKeepsTheShortestPrefixReachingP) {

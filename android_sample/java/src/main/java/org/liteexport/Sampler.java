@@ -1,7 +1,5 @@
 package org.liteexport;
 
-import java.util.Arrays;
-
 /**
  * The token sampler: one logits vector in, one token id out, bit-identical to runtime_py's
  * ({@code runtime_py/sampling.py}, whose docstring is the full specification; docs/reference.md,
@@ -107,7 +105,7 @@ public final class Sampler {
         keys[candidates++] = candidateKey(logit, i);
       }
     }
-    Arrays.sort(keys, 0, candidates);
+    sortCandidates(keys, candidates);
     int count = config.topK() > 0 ? Math.min(config.topK(), candidates) : candidates;
     double[] running = new double[count];
     double sum = 0;
@@ -133,8 +131,40 @@ public final class Sampler {
   }
 
   /**
-   * A sort key: ascending order of the keys is descending logit, then ascending index (in the low
-   * 32 bits). NaN is -inf and -0.0 is 0.0 before the float's bits are made order-preserving.
+   * Sorts {@code keys[0, count)} ascending as unsigned numbers: a stable LSD radix sort on the high 32 bits (the
+   * logit's), 8 bits a pass; the low 32 bits (the index) are ascending already, so ties keep index
+   * order. Several times faster than {@code Arrays.sort} on a vocabulary's worth of keys.
+   */
+  private static void sortCandidates(long[] keys, int count) {
+    long[] from = keys;
+    long[] to = new long[count];
+    for (int shift = 32; shift < 64; shift += 8) {
+      int[] start = new int[257];
+      for (int i = 0; i < count; i++) {
+        start[(int) ((from[i] >>> shift) & 0xFF) + 1]++;
+      }
+      if (start[(int) ((from[0] >>> shift) & 0xFF) + 1] == count) {
+        continue;  // all in one bucket: nothing moves
+      }
+      for (int b = 0; b < 256; b++) {
+        start[b + 1] += start[b];
+      }
+      for (int i = 0; i < count; i++) {
+        to[start[(int) ((from[i] >>> shift) & 0xFF)]++] = from[i];
+      }
+      long[] swap = from;
+      from = to;
+      to = swap;
+    }
+    if (from != keys) {
+      System.arraycopy(from, 0, keys, 0, count);
+    }
+  }
+
+  /**
+   * A sort key: ascending unsigned order of the keys (as {@link #sortCandidates} sorts) is
+   * descending logit, then ascending index (in the low 32 bits). NaN is -inf and -0.0 is 0.0 before
+   * the float's bits are made order-preserving; the native core builds the same keys.
    */
   private static long candidateKey(float logit, int index) {
     if (Float.isNaN(logit)) {
@@ -144,7 +174,8 @@ public final class Sampler {
       logit = 0;
     }
     int bits = Float.floatToRawIntBits(logit);
-    int ascending = bits < 0 ? bits ^ 0x7FFFFFFF : bits;  // negative floats: larger magnitude, smaller
-    return ((long) ~ascending << 32) | index;
+    // negative floats: all bits flipped (larger magnitude, smaller); others: the sign bit set
+    int ascending = bits < 0 ? ~bits : bits | 0x80000000;
+    return ((long) ~ascending << 32) | index;  // the shift drops the sign extension
   }
 }

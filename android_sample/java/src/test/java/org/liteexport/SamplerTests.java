@@ -154,6 +154,9 @@ final class SamplerTests {
     float[] logits = {1, 0, 5, 2, 5, 3, 5, -1, Float.NaN, 7};  // sorted: 9, 2, 4, 6, 5, ...
     check(seen(logits, config(5, 3, 1, 3), 2000).equals(new TreeSet<>(Arrays.asList(9, 2, 4))), "top 3");
     check(seen(logits, config(5, 1, 1, 3), 50).equals(new TreeSet<>(Arrays.asList(9))), "top 1");
+    float[] signs = {-1, -3, 2, -0.0f, -2, 0.0f, Float.NEGATIVE_INFINITY};  // sorted: 2, 3, 5, 0, 4, 1 (-0.0 == 0.0)
+    check(seen(signs, config(100, 3, 1, 4), 2000).equals(new TreeSet<>(Arrays.asList(2, 3, 5))), "top 3 of mixed signs");
+    check(seen(signs, config(100, 5, 1, 4), 2000).equals(new TreeSet<>(Arrays.asList(2, 3, 5, 0, 4))), "top 5 of mixed signs");
   }
 
   // weights at temperature 1: 1, e^-1, e^-2, e^-3; total 1.55

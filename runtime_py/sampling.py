@@ -46,7 +46,8 @@ round-to-nearest-even ``rint`` and exact power-of-two scaling, which numpy, C++ 
 ``-ffp-contract=off``: no fused multiply-add) and Java (strict floating point) all compute the
 same. The platforms' own ``exp`` differ in the last bit (glibc, bionic, numpy's SIMD loops,
 HotSpot's intrinsic), which would let a draw within ~1e-16 (relative) of a boundary between two
-candidates pick the neighbour, about once in 10**12 tokens or less: not using it removes that.
+candidates pick the neighbour, a chance of roughly (candidates x 1e-16) per token, once in ~10**11
+tokens for a 32000-token vocabulary: not using it removes that.
 What would still break it: an engine compiled with ``-ffast-math`` or FMA contraction, or a
 platform doing double arithmetic in x87 extended precision (not a target).
 """
@@ -74,6 +75,8 @@ _P4 = -1.65339022054652515390e-06
 _P5 = 4.13813679705723846039e-08
 # Below this, exp(x) is not a normal double: the weight is 0 (it could never change a sum >= 1).
 EXP_CUTOFF = -708.0
+# Below this, weight_exp(x) < 2**-53 (e**-37 = 8.5e-17, within 1 ulp): adding it to a sum >= 1 changes nothing.
+_NO_EFFECT = -37.0
 
 
 @dataclass(frozen=True)
@@ -88,13 +91,13 @@ class SamplingConfig:
     def __post_init__(self) -> None:
         temperature = _real("temperature", self.temperature)
         if not (np.isfinite(temperature) and temperature >= 0.0):
-            raise ValueError(f"temperature must be a finite number >= 0 (0: greedy), got {self.temperature!r}")
+            raise ValueError(f"temperature must be a finite number >= 0 (0: greedy), got {temperature!r}")
         top_k = _integer("top_k", self.top_k)
         if top_k < 0:
             raise ValueError(f"top_k must be >= 0 (0: off), got {top_k}")
         top_p = _real("top_p", self.top_p)
         if not 0.0 < top_p <= 1.0:  # (a NaN fails both comparisons)
-            raise ValueError(f"top_p must be in (0, 1] (1: off), got {self.top_p!r}")
+            raise ValueError(f"top_p must be in (0, 1] (1: off), got {top_p!r}")
         seed = _uint64("seed", self.seed)
         # normalized, so that an int temperature or a numpy integer seed compares and prints as the rest
         object.__setattr__(self, "temperature", temperature)
@@ -178,16 +181,20 @@ def sample(logits: np.ndarray, config: SamplingConfig, step: int) -> int:
         _uint64("step", step)
         return int(np.argmax(values))  # the first of equal maxima
     u = draw(config.seed, step)
+    top = values.max()
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf where values == top is replaced here
+        x = np.where(values == top, 0.0, (values - top) / config.temperature)
+    # Only the candidates whose weight can change a running sum are sorted: x < _NO_EFFECT gives a
+    # weight below 2**-53, and every running sum starts at the top candidate's weight 1, so adding
+    # it changes no sum; they sort after all others (-inf and NaN among them), so no top_p prefix
+    # ends on one and none is chosen. The result is the specification's, on fewer candidates.
+    candidates = np.flatnonzero(x >= _NO_EFFECT)
     # stable: equal logits keep index order (-0.0 and 0.0 are equal)
-    order = np.argsort(-values, kind="stable")
+    order = candidates[np.argsort(-values[candidates], kind="stable")]
     if config.top_k > 0:
         order = order[: config.top_k]
-    kept = values[order]
-    top = kept[0]
-    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf where kept == top is replaced below
-        x = np.where(kept == top, 0.0, (kept - top) / config.temperature)
     # np.cumsum is add.accumulate: strictly left to right, as the other engines' loops
-    running = np.cumsum(weight_exp(x))
+    running = np.cumsum(weight_exp(x[order]))
     count = running.size
     if config.top_p < 1.0:
         threshold = config.top_p * float(running[-1])

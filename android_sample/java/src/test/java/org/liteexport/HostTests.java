@@ -88,6 +88,7 @@ public final class HostTests {
     runner.add("app error report: library not loadable", HostTests::errorReportLinkError);
     runner.add("app error report: bundle errors and causes", this::errorReportBundleError);
     new LibraryTests(vectors).register(runner);  // what the Android library adds (LibraryTests.java)
+    SamplerTests.register(runner);  // the token sampler, pure Java (SamplerTests.java)
   }
 
   private Module load(String bundleId) {

@@ -44,8 +44,8 @@ from bundle_format.program import (
     SliceAttrs,
     TopKAttrs,
 )
+from bundle_format.shape_arithmetic import fill_sizes
 from liteexport.compiler.dtypes import TORCH_DTYPES
-from runtime_py.backends.demo.typed import fill_sizes
 from runtime_py.errors import InternalError
 
 Tensors = Sequence["torch.Tensor | None"]

@@ -33,11 +33,9 @@ from bundle_format.program import (
     SliceAttrs,
     TopKAttrs,
 )
+from bundle_format.shape_arithmetic import expanded_shape, fill_sizes, output_size
 from liteexport.compiler.symbolic import SymSize
 from liteexport.compiler.values import Sym, TensorConst
-from runtime_py.backends.demo.slicing import expanded_shape
-from runtime_py.backends.demo.typed import fill_sizes
-from runtime_py.backends.demo.windows import output_size
 from runtime_py.errors import InternalError
 
 # Stand-ins for dynamic dims: large enough for kernels, divisible for reshapes.

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from bundle_format.program import Conv2dAttrs, Pool2dAttrs, ShapeAttrs
+from bundle_format.shape_arithmetic import output_size
 from runtime_py.backends.demo.arrays import Kernel
 from runtime_py.backends.demo.conv import make_conv2d
 from runtime_py.backends.demo.pooling import (
@@ -29,7 +30,6 @@ from runtime_py.backends.demo.pooling import (
     max_pool2d_with_indices,
     window_counts,
 )
-from runtime_py.backends.demo.windows import output_size
 from runtime_py.errors import ExecutionError
 from runtime_py.operators.registry import op, register_schema
 from runtime_py.operators.site_kernels import SiteKernels

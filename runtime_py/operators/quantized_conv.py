@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from bundle_format.ptmf import ScalarType
-from runtime_py.backends.demo.windows import output_size, padded_windows
+from bundle_format.shape_arithmetic import output_size
+from runtime_py.backends.demo.windows import padded_windows
 from runtime_py.errors import ExecutionError
 from runtime_py.operators.packed_params import CONV2D_PARAMS, LINEAR_PARAMS, ConvPackedParams, LinearPackedParams
 from runtime_py.operators.quantized import F32, output_params, quantize, quantize_values, quantized, requantize

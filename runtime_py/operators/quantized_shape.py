@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 
 from bundle_format.ptmf import ScalarType
+from bundle_format.shape_arithmetic import output_size
 from runtime_py.backends.demo.pooling import adaptive_bounds
-from runtime_py.backends.demo.windows import output_size, padded_windows
+from runtime_py.backends.demo.windows import padded_windows
 from runtime_py.errors import ExecutionError
 from runtime_py.operators import elementwise, nn, reductions, shape, upsample  # noqa: F401  (registered first)
 from runtime_py.operators.quantized import F32, float_result, hardsigmoid, quantize_values, quantized, relu, sigmoid

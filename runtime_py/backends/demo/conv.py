@@ -17,13 +17,13 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from bundle_format.program import Activation, Conv2dAttrs
+from bundle_format.shape_arithmetic import output_size
 from runtime_py.backends.demo.arrays import Array, Kernel, empty
 from runtime_py.backends.demo.elementwise import relu_inplace
 from runtime_py.backends.demo.windows import (
     as_batched,
     check_output_size,
     check_window_attrs,
-    output_size,
 )
 
 

@@ -28,8 +28,8 @@ from bundle_format.program import (
     ResizeAttrs,
     ShapeAttrs,
 )
+from bundle_format.shape_arithmetic import fill_sizes
 from runtime_py.backends.demo.rounding import TEMPORARIES
-from runtime_py.backends.demo.typed import fill_sizes
 from runtime_py.errors import InternalError
 
 Bound = Callable[[Sequence[object]], int]  # the kernel's arguments -> bytes it may allocate

@@ -12,12 +12,12 @@ from typing import Any
 import numpy as np
 
 from bundle_format.program import Pool2dAttrs, ShapeAttrs
+from bundle_format.shape_arithmetic import output_size
 from runtime_py.backends.demo.arrays import Array, Kernel, empty
 from runtime_py.backends.demo.windows import (
     as_batched,
     check_output_size,
     check_window_attrs,
-    output_size,
     padded_windows,
 )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from bundle_format.program import ShapeAttrs, SliceAttrs
+from bundle_format.shape_arithmetic import expanded_shape
 from runtime_py.backends.demo.arrays import Array, Kernel
 
 
@@ -20,29 +21,6 @@ def make_slice(attrs: SliceAttrs, n_inputs: int) -> Kernel:
         return x[(slice(None),) * (axis % x.ndim) + (window,)]
 
     return sliced
-
-
-def expanded_shape(shape: tuple[int, ...], dims: tuple[int, ...]) -> tuple[int, ...]:
-    """torch.Tensor.expand's result shape: -1 keeps a size, a size-1 dim may grow, and new
-    dims may be added in front."""
-    lead = len(dims) - len(shape)
-    if lead < 0:
-        raise ValueError(f"cannot expand shape {shape} to {dims}: fewer dims")
-    out = []
-    for i, size in enumerate(dims):
-        if i < lead:
-            if size < 0:
-                raise ValueError(f"cannot expand shape {shape} to {dims}: -1 in a new leading dim")
-            out.append(size)
-            continue
-        have = shape[i - lead]
-        if size == -1 or size == have:
-            out.append(have)
-        elif have == 1 and size >= 0:
-            out.append(size)
-        else:
-            raise ValueError(f"cannot expand shape {shape} to {dims}")
-    return tuple(out)
 
 
 def make_expand(attrs: ShapeAttrs, n_inputs: int) -> Kernel:

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from bundle_format.program import ArangeLikeAttrs, AxisAttrs, BinaryAttrs, CastAttrs, DType, FillAttrs, OpCode
+from bundle_format.shape_arithmetic import fill_sizes
 from runtime_py.backends.demo.arrays import Array, Kernel
 
 _NUMPY: dict[DType, np.dtype[Any]] = {
@@ -146,24 +147,6 @@ def make_arange_like(attrs: ArangeLikeAttrs, n_inputs: int) -> Kernel:
         return np.arange(attrs.start, end, dtype=np.int64)
 
     return arange_like
-
-
-def fill_sizes(attrs: FillAttrs, reference_shape: tuple[int, ...]) -> tuple[int, ...]:
-    """FULL's result shape: the static sizes, and the reference's sizes (plus offsets) where an axis
-    is given (the memory bound reads it too, before the kernel runs)."""
-    sizes = []
-    for dim, (offset, axis) in enumerate(zip(attrs.dims, attrs.axes, strict=True)):
-        if axis < 0:
-            sizes.append(offset)
-            continue
-        if axis >= len(reference_shape):
-            raise ValueError(f"axis {axis} is out of range for a reference of shape {reference_shape}")
-        size = reference_shape[axis] + offset
-        if size < 0:  # as torch.full's refusal of a negative size
-            raise ValueError(f"dim {dim} has the negative size {size} (size {reference_shape[axis]} of axis {axis} "
-                             f"{offset:+d})")
-        sizes.append(size)
-    return tuple(sizes)
 
 
 def make_full(attrs: FillAttrs, n_inputs: int) -> Kernel:

@@ -37,22 +37,6 @@ def as_batched(x: Array, op: str) -> tuple[Array, bool]:
     raise ValueError(f"{op} expects a 3-D (CHW) or 4-D (NCHW) input, got shape {x.shape}")
 
 
-def output_size(size: int, kernel: int, stride: int, padding: int, dilation: int, ceil_mode: bool) -> int:
-    """Torch's output length of a sliding window (conv and pooling).
-
-    With ``ceil_mode`` a last, partial window is kept only if it starts inside the input or
-    the left padding, never entirely in the right padding.
-    """
-    span = size + 2 * padding - dilation * (kernel - 1) - 1
-    if ceil_mode:
-        out = -(-span // stride) + 1
-        if (out - 1) * stride >= size + padding:
-            out -= 1
-    else:
-        out = span // stride + 1
-    return out
-
-
 def padded_windows(
     x: Array, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair, out_hw: Pair, fill: float
 ) -> Array:

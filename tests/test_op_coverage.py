@@ -93,10 +93,11 @@ def test_the_compiler_emits_every_opcode() -> None:
         emitted |= {inst.op for program in compiled.programs for inst in program.instructions}
     # a buffer written in place (a KV cache) is program state: INDEX_COPY and STATE_WRITE
     from liteexport.compiler.exported import compile_exported
-    from tests.generation.stateful_models import RowCache, export_stateful
+    from tests.generation.stateful_models import CacheAttention, RowCache, export_cache_attention, export_stateful
 
-    compiled = compile_exported(export_stateful(RowCache(), 4))
-    emitted |= {inst.op for program in compiled.programs for inst in program.instructions}
+    for compiled in (compile_exported(export_stateful(RowCache(), 4)),  # and attention over a cache: ATTENTION
+                     compile_exported(export_cache_attention(CacheAttention()))):
+        emitted |= {inst.op for program in compiled.programs for inst in program.instructions}
     assert _missing(emitted) == []
 
 

@@ -68,3 +68,34 @@ class EncodeDecode(torch.nn.Module):
         self.steps.copy_(self.steps + 1)
         scores = torch.softmax(query @ self.memory.transpose(1, 2), dim=-1)
         return scores @ self.memory * self.steps.float()
+
+
+class CacheAttention(torch.nn.Module):
+    """Attention over a KV cache kept in buffers, grouped-query (kv heads repeated as
+    transformers' repeat_kv does) and masked by the cache positions: compiles to ATTENTION."""
+
+    def __init__(self, heads: int = 4, kv_heads: int = 2, depth: int = 8, length: int = 8) -> None:
+        super().__init__()
+        self.heads, self.kv_heads, self.depth, self.length = heads, kv_heads, depth, length
+        self.register_buffer("keys", torch.zeros(1, kv_heads, length, depth))
+        self.register_buffer("values", torch.zeros(1, kv_heads, length, depth))
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        self.keys.index_copy_(2, positions, k)
+        self.values.index_copy_(2, positions, v)
+        groups = self.heads // self.kv_heads
+        shape = (1, self.kv_heads, groups, self.length, self.depth)
+        keys = self.keys.unsqueeze(2).expand(shape).reshape(1, self.heads, self.length, self.depth)
+        values = self.values.unsqueeze(2).expand(shape).reshape(1, self.heads, self.length, self.depth)
+        mask = torch.arange(self.length).unsqueeze(0) <= positions.unsqueeze(1)
+        return torch.nn.functional.scaled_dot_product_attention(q, keys, values, attn_mask=mask[None, None],
+                                                                scale=0.3)
+
+
+def export_cache_attention(model: CacheAttention, max_rows: int = 4) -> Any:
+    rows = torch.export.Dim("S", min=1, max=max_rows)
+    q = torch.randn(1, model.heads, 2, model.depth)
+    k = torch.randn(1, model.kv_heads, 2, model.depth)
+    with torch.no_grad():
+        return torch.export.export(model.eval(), (q, k, k.clone(), torch.arange(2)), strict=True,
+                                   dynamic_shapes=({2: rows}, {2: rows}, {2: rows}, {0: rows}))

@@ -95,3 +95,27 @@ def _programs(module: runtime_py.Module) -> list:  # type: ignore[type-arg]
     contents = delegate_contents(module.ptmf)
     assert contents is not None
     return list(contents[0].values())
+
+
+def test_a_small_cache_attention_is_torchs_over_calls(tmp_path: Path) -> None:
+    """A grouped-query attention over buffers it writes: one ATTENTION, and the same outputs as
+    torch over a sequence of calls on runtime_py."""
+    import liteexport
+    from tests.generation.stateful_models import CacheAttention, export_cache_attention
+
+    torch.manual_seed(0)
+    model = CacheAttention()
+    path = tmp_path / "attention.ptl"
+    liteexport.export(export_cache_attention(model), path, dims={"S": (1, 4)},
+                      input_shapes={"forward": ["1x4xSx8", "1x2xSx8", "1x2xSx8", "S:int64"]})
+    module = runtime_py.load(path)
+    assert [i.op for p in _programs(module) for i in p.instructions].count(OpCode.ATTENTION) == 1
+    reference = export_cache_attention(model).module()
+    rng = np.random.default_rng(5)
+    for positions in ([0, 1, 2], [3], [4, 5], [6]):
+        n = len(positions)
+        args = [rng.standard_normal(s).astype(np.float32) for s in ((1, 4, n, 8), (1, 2, n, 8), (1, 2, n, 8))]
+        args.append(np.array(positions, dtype=np.int64))
+        with torch.no_grad():
+            expected = reference(*map(torch.from_numpy, args)).numpy()
+        np.testing.assert_allclose(module.forward(*args), expected, rtol=1e-5, atol=1e-6)

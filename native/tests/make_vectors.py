@@ -28,6 +28,7 @@ import torch  # noqa: E402
 import runtime_py  # noqa: E402
 from bundle_format import ptmf  # noqa: E402
 from bundle_format.debug_table import DebugTable  # noqa: E402
+from bundle_format.program import STATE_FORMAT_VERSION  # noqa: E402
 from bundle_format.ptmf_writer import encode_module  # noqa: E402
 from liteexport.bundle import pack, write_bundle  # noqa: E402
 from liteexport.compiler import compile_module  # noqa: E402
@@ -202,7 +203,7 @@ def malformed_bundles(w: Writer, compiled: object) -> None:
     program = compiled.programs[0]
     first = program.instructions[0]
     bad_programs = {
-        "bad_program_version.ptl": dataclasses.replace(program, format_version=3),
+        "bad_program_version.ptl": dataclasses.replace(program, format_version=STATE_FORMAT_VERSION + 1),
         "bad_program_slot.ptl": dataclasses.replace(program, instructions=(
             dataclasses.replace(first, inputs=(999,) + first.inputs[1:]),) + program.instructions[1:]),
         "bad_program_read_before_write.ptl": dataclasses.replace(program, instructions=(

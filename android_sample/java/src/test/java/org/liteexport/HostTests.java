@@ -88,6 +88,7 @@ public final class HostTests {
     runner.add("app error report: library not loadable", HostTests::errorReportLinkError);
     runner.add("app error report: bundle errors and causes", this::errorReportBundleError);
     new LibraryTests(vectors).register(runner);  // what the Android library adds (LibraryTests.java)
+    new StateTests(vectors, bundles).register(runner);  // program state (StateTests.java)
   }
 
   private Module load(String bundleId) {
@@ -136,7 +137,7 @@ public final class HostTests {
     }
   }
 
-  private static void assertClose(Tensor got, Tensor expected, String what) {
+  static void assertClose(Tensor got, Tensor expected, String what) {
     if (got == null || expected == null) {  // None in a returned tuple
       check(got == expected, what + ": " + (got == null ? "null" : got) + ", runtime_py: "
           + (expected == null ? "None" : expected));
@@ -183,7 +184,7 @@ public final class HostTests {
   }
 
   /** The structured form: runtime_py's code and fields (schema/demo_errors.toml), in order. */
-  private static void checkStructured(LiteExportException e, String code, String namesAndValues) {
+  static void checkStructured(LiteExportException e, String code, String namesAndValues) {
     check(e.code().equals(code), "code " + e.code() + ", runtime_py: " + code);
     Map<String, String> fields = new LinkedHashMap<>();
     for (String pair : namesAndValues.split("\u001f")) {

@@ -438,6 +438,40 @@ jobject native_profile(JNIEnv* env, jclass, jlong handle, jstring jname, jobject
   });
 }
 
+// Program state (issue 34): listed as 4 strings per state (name, dtype, shape "1,8,4", bytes),
+// which Module.states parses into StateInfo; a state's values as a Tensor copy; reset.
+jobjectArray native_states(JNIEnv* env, jclass, jlong handle) {
+  return guarded<jobjectArray>(env, nullptr, [&]() -> jobjectArray {
+    liteexport::Module* module = module_of(env, handle);
+    if (module == nullptr) return nullptr;
+    std::vector<std::string> texts;
+    for (const liteexport::StateInfo& s : module->states()) {
+      std::string shape;
+      for (int64_t d : s.shape) shape += (shape.empty() ? "" : ",") + std::to_string(d);
+      texts.insert(texts.end(), {s.name, liteexport::dtype_name(s.dtype), shape, std::to_string(s.bytes)});
+    }
+    return to_jstring_array(env, texts);
+  });
+}
+
+jobject native_state(JNIEnv* env, jclass, jlong handle, jstring jname) {
+  return guarded<jobject>(env, nullptr, [&]() -> jobject {
+    liteexport::Module* module = module_of(env, handle);
+    std::string name;
+    if (module == nullptr || jname == nullptr || !to_utf8(env, jname, &name)) return nullptr;
+    const std::optional<liteexport::Tensor> value = module->state(name);
+    return value ? new_tensor(env, *value) : nullptr;  // no such state: Java's null
+  });
+}
+
+void native_reset_state(JNIEnv* env, jclass, jlong handle) {
+  guarded<int>(env, 0, [&]() {
+    liteexport::Module* module = module_of(env, handle);
+    if (module != nullptr) module->reset_state();
+    return 0;
+  });
+}
+
 // ---- registration -------------------------------------------------------------------------
 
 // A global reference to `name`, or nullptr (with NoClassDefFoundError pending).
@@ -522,6 +556,11 @@ extern "C" JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* /*reserved*/) {
       {const_cast<char*>("nativeProfile"),
        const_cast<char*>("(JLjava/lang/String;[Lorg/liteexport/Tensor;II)Lorg/liteexport/Profile;"),
        reinterpret_cast<void*>(native_profile)},
+      {const_cast<char*>("nativeStates"), const_cast<char*>("(J)[Ljava/lang/String;"),
+       reinterpret_cast<void*>(native_states)},
+      {const_cast<char*>("nativeState"), const_cast<char*>("(JLjava/lang/String;)Lorg/liteexport/Tensor;"),
+       reinterpret_cast<void*>(native_state)},
+      {const_cast<char*>("nativeResetState"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(native_reset_state)},
       {const_cast<char*>("nativeRunMethod"),
        const_cast<char*>("(JLjava/lang/String;[Lorg/liteexport/Tensor;)[Lorg/liteexport/Tensor;"),
        reinterpret_cast<void*>(native_run_method)},

@@ -24,6 +24,13 @@ manifest.tsv, one record per line, tab-separated (tensors: "[d0,d1,...]:file", s
                  (runtime_py's InputError: its handle, code and fields as exec_error's, "" and none
                  for an error not of the demo backend; the whole message when it has a code)
     malformed    FILE  RUNTIME_PY_MESSAGE
+    state_info   ID  NAME  DTYPE  SHAPE(comma-separated)  BYTES
+                 (program state, issue 34: a bundle's state tensors, as runtime_py's Module.state has them)
+    state_step   ID  STEP  ACTION  ...   (one loaded module runs a bundle's steps in order)
+                 call   METHOD  INPUT_TENSORS  EXPECTED_OUTPUT_TENSORS
+                 error  METHOD  INPUT_TENSORS  CODE  FIELDS   (runtime_py's InputError; FIELDS as above)
+                 reset
+                 state  NAME  EXPECTED_TENSOR   (the state's values now)
 """
 
 from __future__ import annotations
@@ -245,6 +252,54 @@ def add_dict_bundle(w: Writer) -> None:
     w.record("dict_keys", "dict_heads", "forward", "out,aux")
 
 
+def add_state_bundles(w: Writer) -> None:
+    """Program state (issue 34): RowCache and TwoCaches (tests/generation/stateful_models.py),
+    exported with torch.export, run by runtime_py on a sequence of calls on one loaded module
+    (state carried over, a refused position, a call failing part-way, reset_state); the Java side
+    runs the same steps on one Module and compares every output, error and state."""
+    import torch
+
+    import liteexport
+    import runtime_py
+    from runtime_py.errors import InputError
+    from tests.generation.stateful_models import RowCache, TwoCaches, export_stateful
+
+    torch.manual_seed(0)
+    rng = np.random.default_rng(7)
+    plans: dict[str, tuple[torch.nn.Module, int, list[Any]]] = {
+        "state_row_cache": (RowCache(), 4, [[0, 1, 2], [3], "state", [2, 9], "state", [1], [7, 6, 5, 4], "state",
+                                            "reset", "state", [0, 1, 2], [-1], "state"]),
+        "state_two_caches": (TwoCaches(), 2, [[0, 1], "state", [2, 5], "state", [3, 2], "state", "reset", "state"]),
+    }
+    for bundle_id, (model, width, steps) in plans.items():
+        path = w.out / f"{bundle_id}.ptl"
+        liteexport.export(export_stateful(model, width), path, input_shapes={"forward": [f"1xSx{width}", "S:int64"]},
+                          dims={"S": (1, 4)})
+        w.record("bundle", bundle_id, path.name, "forward")
+        module = runtime_py.load(path)
+        for name, value in module.state.items():
+            w.record("state_info", bundle_id, name, value.dtype.name, ",".join(map(str, value.shape)),
+                     str(value.nbytes))
+        for index, step in enumerate(steps):
+            if step == "reset":
+                module.reset_state()
+                w.record("state_step", bundle_id, str(index), "reset")
+            elif step == "state":
+                for name, value in module.state.items():
+                    w.record("state_step", bundle_id, str(index), "state", name, w.tensors([value.copy()]))
+            else:
+                inputs = [rng.standard_normal((1, len(step), width)).astype(np.float32), np.array(step, np.int64)]
+                try:
+                    result = module.forward(*inputs)
+                except InputError as exc:
+                    fields = "\x1f".join(f"{name}={value}" for name, value in exc.fields.items())
+                    w.record("state_step", bundle_id, str(index), "error", "forward", w.tensors(inputs), exc.code,
+                             fields)
+                else:
+                    w.record("state_step", bundle_id, str(index), "call", "forward", w.tensors(inputs),
+                             w.tensors(as_tuple(result)))
+
+
 def add_malformed(w: Writer, good: Path) -> None:
     """Broken variants of a good bundle that runtime_py rejects with a FormatError on load."""
     import runtime_py
@@ -340,6 +395,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_typed_bundle(w)
     add_text_bundles(w)
     add_dict_bundle(w)
+    add_state_bundles(w)
     for i, (path, method, extra_shapes) in enumerate(extras):
         add_bundle(w, f"extra{i}", path, {method: extra_shapes})
 

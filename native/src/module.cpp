@@ -3,11 +3,13 @@
 // following runtime_py/module.py.
 #include <algorithm>
 #include <chrono>
+#include <mutex>
 #include <optional>
 
 #include "buffer_pool.h"
 #include "bundle_verify.h"
 #include "debug_table.h"
+#include "demo/state.h"
 #include "demo/xnn.h"
 #include "delegate_trace.h"
 #include "errors.h"
@@ -109,7 +111,11 @@ class LoadedModule final : public Module {
           break;
         }
     fb_module_ = m;
-    bundle_ = std::make_unique<LoadedBundle>(std::move(bytes), m);
+    {
+      demo_backend::StateCollector collector;  // the states the backends' compile makes (state.h)
+      bundle_ = std::make_unique<LoadedBundle>(std::move(bytes), m);
+      states_ = std::move(collector.states);
+    }
     auto root = bundle_->root().get_if<std::shared_ptr<Object>>();
     const std::string prefix = (*root)->type_name + ".";
     for (const ser::Function* f : bundle_->method_functions()) {
@@ -166,6 +172,9 @@ class LoadedModule final : public Module {
   }
 
   std::vector<std::optional<Tensor>> run_method(const std::string& name, const std::vector<Tensor>& inputs) override {
+    // one call at a time: its results' buffers, XNNPACK's operators and the program state are the
+    // Module's (runtime.h)
+    std::lock_guard<std::mutex> lock(call_mutex_);
     const MethodInfo* info = &method_info(name);
     if (info->args && info->args->size() != inputs.size()) {
       // like runtime_py's _with_defaults; lowered methods take Tensors without defaults
@@ -279,6 +288,27 @@ class LoadedModule final : public Module {
     return profile;
   }
 
+  std::vector<StateInfo> states() const override {
+    std::vector<StateInfo> out;
+    for (const auto& module_state : states_)
+      for (const auto& t : module_state->tensors())
+        out.push_back({t->decl.name, static_cast<DType>(t->decl.dtype), t->decl.shape, t->bytes});
+    return out;
+  }
+
+  std::optional<Tensor> state(const std::string& name) override {
+    std::lock_guard<std::mutex> lock(call_mutex_);  // not while a call writes it
+    for (const auto& module_state : states_)
+      for (const auto& t : module_state->tensors())
+        if (t->decl.name == name) return to_tensor(t->value);
+    return std::nullopt;
+  }
+
+  void reset_state() override {
+    std::lock_guard<std::mutex> lock(call_mutex_);
+    for (const auto& module_state : states_) module_state->reset();
+  }
+
   void set_num_threads(int num_threads) override {
     check_num_threads(num_threads);
     // one thread needs no pool: XNNPACK computes on the caller's thread
@@ -316,6 +346,8 @@ class LoadedModule final : public Module {
   }
 
   std::unique_ptr<demo_backend::ThreadPool> pool_;
+  std::vector<std::shared_ptr<demo_backend::ModuleState>> states_;  // one per compiled module (state.h)
+  std::mutex call_mutex_;  // serializes run_method and reset_state
   // shared: a result freed after the Module (a caller's array) still returns its buffer safely
   std::shared_ptr<BufferPool> buffers_ = std::make_shared<BufferPool>();
 };

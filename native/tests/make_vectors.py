@@ -28,6 +28,7 @@ import torch  # noqa: E402
 import runtime_py  # noqa: E402
 from bundle_format import ptmf  # noqa: E402
 from bundle_format.debug_table import DebugTable  # noqa: E402
+from bundle_format.program import STATE_FORMAT_VERSION  # noqa: E402
 from bundle_format.ptmf_writer import encode_module  # noqa: E402
 from liteexport.bundle import pack, write_bundle  # noqa: E402
 from liteexport.compiler import compile_module  # noqa: E402
@@ -202,7 +203,7 @@ def malformed_bundles(w: Writer, compiled: object) -> None:
     program = compiled.programs[0]
     first = program.instructions[0]
     bad_programs = {
-        "bad_program_version.ptl": dataclasses.replace(program, format_version=3),
+        "bad_program_version.ptl": dataclasses.replace(program, format_version=STATE_FORMAT_VERSION + 1),
         "bad_program_slot.ptl": dataclasses.replace(program, instructions=(
             dataclasses.replace(first, inputs=(999,) + first.inputs[1:]),) + program.instructions[1:]),
         "bad_program_read_before_write.ptl": dataclasses.replace(program, instructions=(
@@ -253,6 +254,28 @@ def typed_io(w: Writer) -> None:
     w.error("typed_io.ptl", "forward", [np.array([1, 2, 3], np.int32), np.ones(3, np.bool_)], "typed_io.err_dtype")
 
 
+def state_bundles(out: Path) -> None:
+    """Bundles with program state (issue 34) for test_state.cpp: RowCache and TwoCaches
+    (tests/generation/stateful_models.py), RowCache's program as two methods sharing its state
+    (forward and again), and the same with a state declared differently by its second method."""
+    from liteexport.compiler.exported import compile_exported
+    from tests.generation.stateful_models import RowCache, TwoCaches, export_stateful
+
+    torch.manual_seed(0)
+    row = compile_exported(export_stateful(RowCache(), 4))
+    write_bundle(row, out / "state_row_cache.ptl")
+    write_bundle(compile_exported(export_stateful(TwoCaches(), 2)), out / "state_two_caches.ptl")
+    (signature,), (program,) = row.methods, row.programs
+    again = dataclasses.replace(program, method="again")
+    second = dataclasses.replace(signature, name="again")
+    write_bundle(dataclasses.replace(row, methods=(signature, second), programs=(program, again)),
+                 out / "state_two_methods.ptl")
+    states = tuple(dataclasses.replace(s, shape=(1,)) if s.name == "calls" else s for s in again.states)
+    mismatched = dataclasses.replace(again, states=states)
+    write_bundle(dataclasses.replace(row, methods=(signature, second), programs=(program, mismatched)),
+                 out / "state_mismatch.ptl")
+
+
 def main() -> None:
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
@@ -262,6 +285,7 @@ def main() -> None:
     malformed_bundles(w, compiled["mlp_static"])
     constant_outputs(w, compiled["tuple_outputs_static"])
     typed_io(w)
+    state_bundles(out)
     # user files stored with a bundle, for Module::extra_file (test_loading.cpp)
     write_bundle(compiled["mlp_static"], out / "extra_files.ptl",
                  extra_files={"labels.txt": "cat\ndog\néléphant\n".encode(), "config/empty.bin": b""})

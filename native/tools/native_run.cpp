@@ -18,7 +18,9 @@
 // Expected outputs (--expect) are .npy files or LXT1 files like the inputs; int64, int32 and bool
 // outputs must equal them exactly, float32 ones within atol 1e-5, rtol 1e-4. An expected None
 // output is the word "none" (googlenet returns (logits, None, None)). Prints load and
-// run times. Exit codes: 0 ok, 1 usage/IO, 2 mismatch, and 5/6/7 for Format/Input/Execution
+// run times. --calls FILE runs a sequence of calls on one loaded module (program state carries
+// over; run_calls.h) and writes their outputs to --output and a JSON report to --report (stdout
+// without it). Exit codes: 0 ok, 1 usage/IO, 2 mismatch, and 5/6/7 for Format/Input/Execution
 // errors (runtime_py's CLI exit codes).
 #include <algorithm>
 #include <chrono>
@@ -30,6 +32,7 @@
 
 #include "liteexport/runtime.h"
 #include "profile_json.h"
+#include "run_calls.h"
 #include "tensor_io.h"
 
 using namespace liteexport;
@@ -44,6 +47,7 @@ static const char kUsage[] =
     "usage: liteexport_native_run [--method NAME] [--repeat N] [--threads N] [--copy] [--max-memory BYTES]\n"
     "                             [--timeout SECONDS] BUNDLE INPUT... [--output OUT.npz] [--expect OUTPUT...]\n"
     "                             [--profile OUT.json [--warmup N]]\n"
+    "       liteexport_native_run BUNDLE --calls FILE [--output OUT.npz] [--report OUT.json]\n"
     "\n"
     "Runs a method of BUNDLE with the native core on INPUT files (numpy .npy: float32, int64, int32 or\n"
     "bool; or float32 LXT1 .bin) and prints each output's shape, dtype and first values.\n"
@@ -57,6 +61,9 @@ static const char kUsage[] =
     "  --profile OUT.json   time each compiled instruction over 20 runs (or --repeat N) after 2 warm-ups\n"
     "                       (or --warmup N)\n"
     "                       and write them, with their source lines, as JSON (liteexport profile reads it)\n"
+    "  --calls FILE         run the calls listed in FILE on one loaded module (lines 'METHOD INPUT...',\n"
+    "                       'reset', 'state'): state carries from call to call (run_calls.h)\n"
+    "  --report OUT.json    with --calls: where the JSON report goes (default stdout)\n"
     "  --copy               read the bundle into memory instead of mapping it\n"
     "  --max-memory BYTES   memory budget of a call (default 1 GiB, 0: none)\n"
     "  --timeout SECONDS    time budget of a call (default 0: none)\n"
@@ -79,7 +86,7 @@ static void print_values(const Tensor& t) {
 }
 
 int main(int argc, char** argv) {
-  std::string method = "forward", bundle, output, profile;
+  std::string method = "forward", bundle, output, profile, calls, report;
   std::vector<std::string> inputs, expects;
   bool in_expect = false;
   int repeat = 0, warmup = 2;
@@ -110,6 +117,8 @@ int main(int argc, char** argv) {
     else if (a == "--copy") options.copy = true;
     else if (a == "--output" && i + 1 < argc) output = argv[++i];
     else if (a == "--profile" && i + 1 < argc) profile = argv[++i];
+    else if (a == "--calls" && i + 1 < argc) calls = argv[++i];
+    else if (a == "--report" && i + 1 < argc) report = argv[++i];
     else if (a == "--max-memory" && i + 1 < argc) options.max_memory = static_cast<uint64_t>(number("--max-memory", argv[++i]));
     else if (a == "--timeout" && i + 1 < argc) options.timeout_seconds = number("--timeout", argv[++i]);
     else if (a == "--check") continue;  // accepted for symmetry with --expect
@@ -129,6 +138,7 @@ int main(int argc, char** argv) {
     auto t0 = std::chrono::steady_clock::now();
     auto module = Module::load(bundle, options);
     auto t1 = std::chrono::steady_clock::now();
+    if (!calls.empty()) return run_calls::run(*module, calls, output, report);
     std::vector<Tensor> in;
     for (const auto& p : inputs) in.push_back(tensor_io::read_file(p));
     auto t2 = std::chrono::steady_clock::now();

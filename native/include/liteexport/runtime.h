@@ -135,6 +135,15 @@ struct MethodProfile {
   std::vector<InstructionProfile> instructions;  // most expensive first
 };
 
+// A tensor a loaded module keeps across calls (program state, issue 34: a KV cache), as
+// Module::states lists it.
+struct StateInfo {
+  std::string name;
+  DType dtype = DType::Float32;
+  std::vector<int64_t> shape;
+  uint64_t bytes = 0;
+};
+
 class Module {
  public:
   // Memory-maps (or with options.copy, reads) the file, verifies it, runs __setstate__.
@@ -173,9 +182,12 @@ class Module {
   // element. An element that is None (googlenet's auxiliary outputs in eval mode: it returns
   // (logits, None, None)) is std::nullopt; an element of another kind (an int, bool or float
   // constant) is an Execution error: the core returns Tensors only.
-  // One call at a time per Module: calls from several threads must be serialized by the caller
-  // (a Module reuses its result buffers and XNNPACK operators from call to call); separate
-  // Modules, even of the same bundle, run in parallel freely.
+  // One call at a time per Module: a Module serializes its calls (and reset_state) with a mutex,
+  // as it reuses its result buffers and XNNPACK operators, and its state, from call to call;
+  // separate Modules, even of the same bundle, run in parallel freely.
+  // A bundle with program state (a KV cache): the state persists across calls and is shared by
+  // all the methods; a call that fails (an Input error STATE_POSITION for a cache position outside
+  // the cache, a failed kernel, a timeout) leaves the state as it was before the call.
   virtual std::vector<std::optional<Tensor>> run_method(const std::string& name, const std::vector<Tensor>& inputs) = 0;
   std::vector<std::optional<Tensor>> forward(const std::vector<Tensor>& inputs) { return run_method("forward", inputs); }
   // Runs `method` `warmup` times unmeasured, then `runs` times timing each compiled instruction
@@ -183,6 +195,14 @@ class Module {
   // else an Input error.
   virtual MethodProfile profile(const std::string& method, const std::vector<Tensor>& inputs, int runs = 20,
                                 int warmup = 2) = 0;
+  // The program state of the bundle (issue 34): name, dtype, shape and bytes of each tensor the
+  // module keeps across calls, in the order the methods declare them; empty without state. Each
+  // loaded Module has its own, allocated at load.
+  virtual std::vector<StateInfo> states() const = 0;
+  // A copy of the state tensor `name`'s values now, or nullopt if the bundle has no state of that name.
+  virtual std::optional<Tensor> state(const std::string& name) = 0;
+  // Every state tensor back to its initial value (the start of a new conversation).
+  virtual void reset_state() = 0;
   // The threads later calls compute on (LoadOptions::num_threads); an Input error outside 1..64.
   // Not to be called while a call of this Module runs on another thread.
   virtual void set_num_threads(int num_threads) = 0;

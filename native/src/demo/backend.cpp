@@ -65,10 +65,12 @@ IValue compile(const IValue& processed, const IValue& spec) {
     throw_coded(ErrorKind::Format, demo_errors::ProgramError(demo_errors::Code::MISSING_PROGRAMS, {{"methods", names}}, kWhere));
   }
   auto handles = std::make_shared<Dict>();
+  // one per loaded module: its methods share it, another load has its own (state.h)
+  std::shared_ptr<ModuleState> state = new_module_state();
   for (const auto& [name, encoded] : *programs) {
     const ByteTensor* bytes = encoded.get_if<ByteTensor>();
     if (bytes == nullptr) throw_format("program for method '" + name.str() + "' is not a uint8 tensor", kWhere);
-    auto plan = build_plan(*bytes, *weights);
+    auto plan = build_plan(*bytes, *weights, state);
     if (plan->method != name.str())
       throw_coded(ErrorKind::Format, demo_errors::ProgramError(demo_errors::Code::METHOD_MISMATCH,
                                                                {{"program", plan->method}, {"method", name.str()}}, kWhere));

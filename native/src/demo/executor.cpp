@@ -1,5 +1,6 @@
 // Runs a prepared demo program: check the inputs, then one loop over the steps.
 #include <chrono>
+#include <cstring>
 #include <optional>
 
 #include "../errors.h"
@@ -31,6 +32,36 @@ bool fits(const Shape& shape, const Shape& expected) {
   throw_coded(ErrorKind::Input, demo_errors::Code::INPUT_MISMATCH,
               {{"instruction", check.blame}, {"index", std::to_string(check.index)}, {"expected", expected}, {"got", got}},
               check.debug_handle);
+}
+
+// The name of the state in dense slot `slot`, "?" if none (runtime_py's plan.state_names.get).
+std::string state_name(const MethodPlan& plan, uint32_t slot) {
+  for (size_t k = 0; k < plan.states.size(); ++k)
+    if (plan.states[k].first == slot) return plan.state_names[k];
+  return "?";
+}
+
+// A copy of `a`'s values in a result buffer of its own.
+Array copied(const Array& a) {
+  if (!a.data) return a;
+  return visit_dtype(a.dtype, [&a](auto zero) {
+    using T = decltype(zero);
+    T* y;
+    Array out = Array::uninitialized<T>(a.shape, &y);
+    std::memcpy(y, a.data.get(), static_cast<size_t>(a.size()) * sizeof(T));
+    return out;
+  });
+}
+
+// What an in-place write (INDEX_COPY, STATE_WRITE) writes: the state's own buffer when its
+// operand 0 is a state slot, whatever the slot holds now (a reader may have left it converted);
+// otherwise a copy of the operand, so that a program writing a weight or a shared result in place
+// changes nothing else (the compiler never emits that: the decoder only checks who writes a state).
+const Array& in_place_target(const MethodPlan& plan, const Step& step, Slots& slots, std::optional<Array>& copy) {
+  for (const auto& [slot, state] : plan.states)
+    if (slot == step.reads[0]) return state;
+  copy = copied(slots.nchw(step.reads[0]));
+  return *copy;
 }
 
 }  // namespace
@@ -68,6 +99,10 @@ std::vector<Array> run_plan(const MethodPlan& plan, const std::vector<IValue>& i
                     -1);
   }
   for (const auto& [slot, weight] : plan.constants) slots.set(slot, weight, false);
+  for (const auto& [slot, state] : plan.states) slots.set(slot, state, false);
+  // the call's state writes, undone if it fails (state.h); committed after the last step
+  std::optional<StateJournal> journal;
+  if (plan.module_state) journal.emplace();
   Inputs args;
   using Clock = std::chrono::steady_clock;
   StepProfiler* profiler = current_profiler();  // Module::profile's; null otherwise
@@ -85,6 +120,8 @@ std::vector<Array> run_plan(const MethodPlan& plan, const std::vector<IValue>& i
       } else {
         args.clear();
         for (uint32_t slot : step.reads) args.push_back(&slots.nchw(slot));  // defined: the plan checked it
+        std::optional<Array> target;
+        if (step.op == Op::INDEX_COPY || step.op == Op::STATE_WRITE) args[0] = &in_place_target(plan, step, slots, target);
         result = step.kernel(args);
       }
       // values read for the last time are freed now, so the memory budget counts what is live
@@ -99,6 +136,12 @@ std::vector<Array> run_plan(const MethodPlan& plan, const std::vector<IValue>& i
                       step.fast != nullptr && step.fast->int8_output() != nullptr);
     } catch (const Error&) {
       throw;
+    } catch (const StatePositionError& e) {  // a cache position the inputs gave: the caller's (exit 6)
+      throw_coded(ErrorKind::Input, demo_errors::Code::STATE_POSITION,
+                  {{"instruction", plan.labels[i]}, {"position", std::to_string(e.position)},
+                   {"state", state_name(plan, step.reads[0])}, {"size", std::to_string(e.size)},
+                   {"axis", std::to_string(e.axis)}},
+                  plan.debug_handles[i]);
     } catch (const std::exception& e) {
       // an input whose shape the program does not declare is checked by the steps it reaches
       // (demo_input_reach.h): runtime_py's INPUT_UNFIT
@@ -118,6 +161,11 @@ std::vector<Array> run_plan(const MethodPlan& plan, const std::vector<IValue>& i
   }
   std::vector<Array> out;
   for (uint32_t slot : plan.outputs) out.push_back(slots.nchw(slot));
+  if (journal) journal->commit();
+  // an output reading a state is copied: the next call changes the state
+  for (Array& a : out)
+    for (const auto& [slot, state] : plan.states)
+      if (a.data == state.data) a = copied(a);
   return out;
 }
 

@@ -71,6 +71,8 @@ Kernel bind_kernel(Op op, const Attrs& a, size_t n_inputs) {
     case Op::ARGMIN: return make_argmin(as<ArgReduceAttrs>(a));
     case Op::TOPK: return make_topk(as<TopKAttrs>(a));
     case Op::ATTENTION: return make_attention(as<AttentionAttrs>(a));
+    case Op::INDEX_COPY: return make_index_copy(as<AxisAttrs>(a));
+    case Op::STATE_WRITE: return make_state_write();
   }
   throw KernelError("opcode " + std::to_string(static_cast<int>(op)) + " has no kernel");  // unreachable
 }

@@ -77,6 +77,10 @@ Kernel make_argmin(const ArgReduceAttrs& a);                            // selec
 Kernel make_topk(const TopKAttrs& a);                                   // selection.cpp
 Kernel make_attention(const AttentionAttrs& a);                         // attention.cpp
 Kernel make_rounding(Op op, const BinaryAttrs& a, size_t n_inputs);     // rounding.cpp: FLOOR_DIV TRUNC_DIV REMAINDER
+// state.cpp: the two in-place writes of a state (operand 0, whose buffer they write and return;
+// run_plan hands them the state's own Array, state.h)
+Kernel make_index_copy(const AxisAttrs& a);
+Kernel make_state_write();
 
 // --- helpers shared by the families ---
 // y = max(y, 0) in place; NaN stays NaN, as in torch.

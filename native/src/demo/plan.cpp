@@ -72,7 +72,8 @@ void finish_plan(MethodPlan& plan) {
     }
 }
 
-std::shared_ptr<const MethodPlan> build_plan(const ByteTensor& bytes, const std::vector<IValue>& weights) {
+std::shared_ptr<const MethodPlan> build_plan(const ByteTensor& bytes, const std::vector<IValue>& weights,
+                                             std::shared_ptr<ModuleState> module_state) {
   demo_program::Program program;
   try {
     program = demo_program::decode_program(bytes.data, bytes.size, weights.size(), [&weights](size_t i) {
@@ -100,6 +101,12 @@ std::shared_ptr<const MethodPlan> build_plan(const ByteTensor& bytes, const std:
   plan->named_dims = std::move(program.named_dims);
   plan->working_memory = program.working_memory;
   for (const auto& [slot, weight] : program.constants) plan->constants.emplace_back(slot, *weights[weight].get_if<Array>());
+  if (!program.states.empty()) {
+    if (!module_state) module_state = std::make_shared<ModuleState>();
+    plan->states = module_state->declare(program.method, program.states, weights);
+    for (const auto& s : program.states) plan->state_names.push_back(s.name);
+    plan->module_state = std::move(module_state);
+  }
   for (auto& ins : program.instructions) {
     plan->steps.push_back({bind_kernel(ins.op, ins.attrs, ins.reads.size()), std::move(ins.reads), ins.write, {}, ins.op,
                            ins.attrs, nullptr, ins.index});

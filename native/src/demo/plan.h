@@ -10,6 +10,7 @@
 
 #include "../ivalue.h"
 #include "kernels.h"
+#include "state.h"
 #include "xnn.h"
 
 namespace liteexport::demo_backend {
@@ -39,11 +40,19 @@ struct MethodPlan {
   std::vector<std::string> labels;       // per instruction, for error messages
   std::vector<int64_t> debug_handles;    // per instruction
   std::vector<uint32_t> outputs;
+  // Program state (state.h): the loaded module's state this program reads and writes (shared with
+  // its other methods' plans), its Arrays by dense slot, and their names (STATE_POSITION's field)
+  std::shared_ptr<ModuleState> module_state;
+  std::vector<std::pair<uint32_t, Array>> states;
+  std::vector<std::string> state_names;  // parallel to states
 };
 
 // Decodes and validates the program in `bytes` against `weights` (the processed module's
 // weight list). Throws Error(Format) with the decoder's code and fields.
-std::shared_ptr<const MethodPlan> build_plan(const ByteTensor& bytes, const std::vector<IValue>& weights);
+// `module_state`: the loaded module's state, shared by its methods' plans (null: one of this plan's
+// own when the program declares state).
+std::shared_ptr<const MethodPlan> build_plan(const ByteTensor& bytes, const std::vector<IValue>& weights,
+                                             std::shared_ptr<ModuleState> module_state = nullptr);
 
 // Gives a decoded plan its XNNPACK steps (prepare_fast_steps), its weights in the form its steps
 // read them, and its slots' releases: build_plan's last stage (tests make plans by hand).

@@ -242,6 +242,51 @@ public final class Module implements AutoCloseable {
     return nativeExtraFile(liveHandle(), name);
   }
 
+  /**
+   * The tensors this module keeps across calls (program state, e.g. a KV cache written by each
+   * call of an exported decoder LM): name, dtype, shape and bytes, in the order the methods declare
+   * them; empty for a bundle without state. Each loaded Module has its own, allocated at load and
+   * shared by all its methods (a {@code prefill} and a {@code decode} work on one copy). A call
+   * that fails leaves the state as it was before the call.
+   */
+  public synchronized StateInfo[] states() {
+    String[] texts = nativeStates(liveHandle());
+    StateInfo[] states = new StateInfo[texts.length / 4];
+    for (int i = 0; i < states.length; i++) {
+      states[i] = StateInfo.parse(texts[4 * i], texts[4 * i + 1], texts[4 * i + 2], texts[4 * i + 3]);
+    }
+    return states;
+  }
+
+  /** The names of {@link #states()}. */
+  public synchronized String[] stateNames() {
+    StateInfo[] states = states();
+    String[] names = new String[states.length];
+    for (int i = 0; i < states.length; i++) {
+      names[i] = states[i].name();
+    }
+    return names;
+  }
+
+  /**
+   * A copy of the state tensor {@code name}'s values now, or {@code null} if the bundle has no
+   * state of that name.
+   */
+  public synchronized Tensor state(String name) {
+    if (name == null) {
+      throw new NullPointerException("state: name must not be null");
+    }
+    return nativeState(liveHandle(), name);
+  }
+
+  /**
+   * Every state tensor back to its initial value (the start of a new conversation): what the next
+   * call sees is as after loading.
+   */
+  public synchronized void resetState() {
+    nativeResetState(liveHandle());
+  }
+
   /** The path this module was loaded from (for a descriptor or a buffer: a description of it). */
   public String path() {
     return path;
@@ -302,6 +347,13 @@ public final class Module implements AutoCloseable {
   private static native String[] nativeMethodNames(long handle);
 
   private static native String[] nativeOutputNames(long handle, String name);
+
+  // Program state (issue 34)
+  private static native String[] nativeStates(long handle);
+
+  private static native Tensor nativeState(long handle, String name);
+
+  private static native void nativeResetState(long handle);
 
   private static native Tensor[] nativeRunMethod(long handle, String name, Tensor[] inputs);
 

@@ -89,6 +89,7 @@ public final class HostTests {
     runner.add("app error report: bundle errors and causes", this::errorReportBundleError);
     new LibraryTests(vectors).register(runner);  // what the Android library adds (LibraryTests.java)
     SamplerTests.register(runner);  // the token sampler, pure Java (SamplerTests.java)
+    new StateTests(vectors, bundles).register(runner);  // program state (StateTests.java)
   }
 
   private Module load(String bundleId) {
@@ -137,7 +138,7 @@ public final class HostTests {
     }
   }
 
-  private static void assertClose(Tensor got, Tensor expected, String what) {
+  static void assertClose(Tensor got, Tensor expected, String what) {
     if (got == null || expected == null) {  // None in a returned tuple
       check(got == expected, what + ": " + (got == null ? "null" : got) + ", runtime_py: "
           + (expected == null ? "None" : expected));
@@ -184,7 +185,7 @@ public final class HostTests {
   }
 
   /** The structured form: runtime_py's code and fields (schema/demo_errors.toml), in order. */
-  private static void checkStructured(LiteExportException e, String code, String namesAndValues) {
+  static void checkStructured(LiteExportException e, String code, String namesAndValues) {
     check(e.code().equals(code), "code " + e.code() + ", runtime_py: " + code);
     Map<String, String> fields = new LinkedHashMap<>();
     for (String pair : namesAndValues.split("\u001f")) {

@@ -232,7 +232,11 @@ def compile_exported(program: ExportedProgram, dims: Mapping[str, DimRange] | No
             "(None, bool, int, float), or a dict of them keyed by strings"), forced=True)}
     poisoned |= find_poison(list(new_values.values())) | find_blocked(list(new_values.values()))
     written = write_states(walk.nodes, states, new_values, walk.site(output_node, "output"))
-    nodes = optimize(walk.nodes, outputs + written) if not poisoned else []
+    # the passes replace values in the list they are given (a fused relu's output): the outputs
+    # are read back from it, the written states kept alive by it
+    roots = outputs + written
+    nodes = optimize(walk.nodes, roots) if not poisoned else []
+    outputs = roots[:len(outputs)]
     for node in nodes:
         poisoned |= find_blocked(node.inputs)
     reports = log.live(poisoned)

@@ -227,7 +227,11 @@ def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str
     new_values = {name: walk.current(binding.value) for name, binding in walk.states.items()}
     poisoned |= find_poison(list(new_values.values())) | find_blocked(list(new_values.values()))
     written = write_states(walk.nodes, walk.states, new_values, NodeSite(name, "prim::Return", root.hierarchy, ()))
-    nodes = optimize(walk.nodes, outputs + written) if not poisoned else []
+    # the passes replace values in the list they are given (a fused relu's output): the outputs
+    # are read back from it, the written states kept alive by it
+    roots = outputs + written
+    nodes = optimize(walk.nodes, roots) if not poisoned else []
+    outputs = roots[:len(outputs)]
     for node in nodes:  # blocked values propagate to what reads them; this is the safety net
         poisoned |= find_blocked(node.inputs)
     signature = MethodSignature(name, tuple(a.name for a in arguments), returns_tuple, len(outputs), tuple(constants),

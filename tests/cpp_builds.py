@@ -32,7 +32,7 @@ VECTORS = BUILD_ROOT / "vectors"
 # Test files that need a build (they run last, so the builds overlap the rest of the suite).
 # (tests/text_models/ compares the native core too: it waits for the host build)
 LATE_TESTS = ("tests/android/", "tests/torch_backend/", "tests/to_backend/", "tests/liteexport/test_verify.py",
-              "tests/text_models/", "tests/docs/", "tests/generation/test_native_")
+              "tests/text_models/", "tests/docs/")
 
 
 @dataclass

@@ -89,6 +89,7 @@ public final class HostTests {
     runner.add("app error report: bundle errors and causes", this::errorReportBundleError);
     new LibraryTests(vectors).register(runner);  // what the Android library adds (LibraryTests.java)
     new StateTests(vectors, bundles).register(runner);  // program state (StateTests.java)
+    new GenerationTests(vectors, bundles).register(runner);  // LlmModule (GenerationTests.java)
   }
 
   private Module load(String bundleId) {

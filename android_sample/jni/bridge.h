@@ -4,6 +4,7 @@
 
 #include <jni.h>
 
+#include <new>
 #include <string>
 
 #include "liteexport/runtime.h"
@@ -41,6 +42,43 @@ extern JavaRefs g_refs;
 
 // Throws `cls(message)`. Only when no exception is pending: the first failure is the one to report.
 void throw_java(JNIEnv* env, jclass cls, const std::string& message);
+
+// Strings between Java (UTF-16) and the core (UTF-8); to_utf8 is false with a Java exception pending.
+bool to_utf8(JNIEnv* env, jstring s, std::string* out);
+jstring to_jstring(JNIEnv* env, const std::string& s);
+
+// The Java exception of a core error (its kind, message, debug handle, code and fields).
+void throw_core_error(JNIEnv* env, const liteexport::Error& error);
+void throw_out_of_memory(JNIEnv* env);
+
+// The Module of a Java handle, or nullptr with IllegalStateException pending (a closed one).
+liteexport::Module* module_of(JNIEnv* env, jlong handle);
+
+// Registers LlmModule's natives (generation_jni.cpp); false with a Java exception pending.
+bool register_generation_natives(JNIEnv* env);
+
+// Runs `body`, converting every C++ exception into a pending Java exception; returns
+// `on_error` in that case (the JVM ignores the return value while an exception is pending).
+template <typename T, typename Body>
+T guarded(JNIEnv* env, T on_error, Body&& body) noexcept {
+  try {
+    try {
+      return body();
+    } catch (const liteexport::Error& error) {
+      throw_core_error(env, error);
+    } catch (const std::bad_alloc&) {
+      throw_out_of_memory(env);
+    } catch (const std::exception& error) {
+      throw_java(env, g_refs.lite_export_exception,
+                 std::string("internal error in the liteexport runtime: ") + error.what());
+    } catch (...) {
+      throw_java(env, g_refs.lite_export_exception, "internal error in the liteexport runtime: unknown C++ exception");
+    }
+  } catch (...) {  // building the Java exception itself failed: only memory can run out there
+    throw_out_of_memory(env);
+  }
+  return on_error;
+}
 
 // Copies a Java Tensor (input `index`) into a core tensor; false with a Java exception pending on failure.
 bool read_tensor(JNIEnv* env, jobject tensor, size_t index, liteexport::Tensor* out);

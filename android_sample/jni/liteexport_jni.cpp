@@ -214,29 +214,6 @@ void throw_out_of_memory(JNIEnv* env) {
   if (!env->ExceptionCheck()) env->ThrowNew(g_refs.out_of_memory_error, "liteexport: native allocation failed");
 }
 
-// Runs `body`, converting every C++ exception into a pending Java exception; returns
-// `on_error` in that case (the JVM ignores the return value while an exception is pending).
-template <typename T, typename Body>
-T guarded(JNIEnv* env, T on_error, Body&& body) noexcept {
-  try {
-    try {
-      return body();
-    } catch (const liteexport::Error& error) {
-      throw_core_error(env, error);
-    } catch (const std::bad_alloc&) {
-      throw_out_of_memory(env);
-    } catch (const std::exception& error) {
-      throw_java(env, g_refs.lite_export_exception,
-                 std::string("internal error in the liteexport runtime: ") + error.what());
-    } catch (...) {
-      throw_java(env, g_refs.lite_export_exception, "internal error in the liteexport runtime: unknown C++ exception");
-    }
-  } catch (...) {  // building the Java exception itself failed: only memory can run out there
-    throw_out_of_memory(env);
-  }
-  return on_error;
-}
-
 liteexport::Module* module_of(JNIEnv* env, jlong handle) {
   if (handle == 0) {  // Module.java checks first; this only guards against misuse of the natives
     env->ThrowNew(g_refs.illegal_state_exception, "liteexport: module is closed");
@@ -569,5 +546,6 @@ extern "C" JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* /*reserved*/) {
   if (module_class == nullptr) return JNI_ERR;
   const jint status = env->RegisterNatives(module_class, methods, sizeof(methods) / sizeof(methods[0]));
   env->DeleteLocalRef(module_class);
-  return status == JNI_OK ? JNI_VERSION_1_6 : JNI_ERR;
+  if (status != JNI_OK) return JNI_ERR;
+  return register_generation_natives(env) ? JNI_VERSION_1_6 : JNI_ERR;
 }

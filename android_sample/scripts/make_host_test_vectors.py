@@ -31,6 +31,9 @@ manifest.tsv, one record per line, tab-separated (tensors: "[d0,d1,...]:file", s
                  error  METHOD  INPUT_TENSORS  CODE  FIELDS   (runtime_py's InputError; FIELDS as above)
                  reset
                  state  NAME  EXPECTED_TENSOR   (the state's values now)
+    generate     ID  PROMPT  MAX_NEW_TOKENS  TEMPERATURE  TOP_K  TOP_P  SEED  STOP_IDS  TOKENS  STOP_REASON
+                 (runtime_py's generator on a tiny HF Llama; ids comma-separated, STOP_IDS "bundle" for the
+                 bundle's own; MESSAGE_FILE instead of TOKENS and "InputError" as STOP_REASON when it refuses)
 """
 
 from __future__ import annotations
@@ -300,6 +303,45 @@ def add_state_bundles(w: Writer) -> None:
                              w.tensors(as_tuple(result)))
 
 
+def add_generation_bundle(w: Writer) -> None:
+    """Generation (issue 34): the tiny Llama of tests/generation/hf_models.py exported with
+    transformers' recipe, and runtime_py's generator on it: greedy (a prompt in two chunks), seeded
+    sampling, a stop token, the end of the cache, and the input errors; LlmModule must give the
+    same ids, stop reasons and messages."""
+    import runtime_py
+    from runtime_py.errors import InputError
+    from runtime_py.generation import Generator
+    from runtime_py.sampling import SamplingConfig
+    from tests.generation.hf_models import MAX_CACHE, export_bundle, tiny_model
+
+    path = export_bundle(tiny_model("llama"), w.out / "gen_llama.ptl")
+    w.record("bundle", "gen_llama", path.name, "forward")
+    generator = Generator.for_module(runtime_py.load(path))
+    long_prompt = [(7 * i + 3) % 200 + 1 for i in range(20)]
+    greedy = generator.generate(long_prompt, 12, stop_ids=()).tokens
+    cases: list[tuple[list[int], int, SamplingConfig, list[int] | None]] = [
+        (long_prompt, 32, SamplingConfig(), None),
+        (long_prompt, 24, SamplingConfig(temperature=0.8, top_k=20, top_p=0.9, seed=7), []),
+        ([5, 17, 42], 24, SamplingConfig(temperature=1.0, seed=2**63 + 11), []),
+        (long_prompt, 12, SamplingConfig(), [greedy[4]]),
+        ([(3 * i) % 120 + 1 for i in range(MAX_CACHE - 3)], 32, SamplingConfig(), []),
+        ([], 8, SamplingConfig(), None),
+        (list(range(1, MAX_CACHE + 2)), 8, SamplingConfig(), None),
+        ([5, 17], 0, SamplingConfig(), None),
+    ]
+    for index, (prompt, max_new, config, stops) in enumerate(cases):
+        fields = [",".join(map(str, prompt)), str(max_new), repr(config.temperature), str(config.top_k),
+                  repr(config.top_p), str(config.seed), "bundle" if stops is None else ",".join(map(str, stops))]
+        try:
+            result = generator.generate(prompt, max_new, config, stop_ids=stops)
+        except InputError as exc:
+            message_file = f"gen_llama.{index}.error.txt"
+            (w.out / message_file).write_text(str(exc), encoding="utf-8")
+            w.record("generate", "gen_llama", *fields, message_file, "InputError")
+        else:
+            w.record("generate", "gen_llama", *fields, ",".join(map(str, result.tokens)), result.stop_reason)
+
+
 def add_malformed(w: Writer, good: Path) -> None:
     """Broken variants of a good bundle that runtime_py rejects with a FormatError on load."""
     import runtime_py
@@ -396,6 +438,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_text_bundles(w)
     add_dict_bundle(w)
     add_state_bundles(w)
+    add_generation_bundle(w)
     for i, (path, method, extra_shapes) in enumerate(extras):
         add_bundle(w, f"extra{i}", path, {method: extra_shapes})
 

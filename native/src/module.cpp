@@ -162,13 +162,24 @@ class LoadedModule final : public Module {
   }
 
   std::optional<std::string> extra_file(const std::string& name) const override {
-    if (reserved_extra_file(name) || fb_module_->extra_files() == nullptr) return std::nullopt;
+    if (reserved_extra_file(name)) return std::nullopt;
+    return stored_file(name);
+  }
+
+  // The extra file `name` of the bundle, whoever wrote it.
+  std::optional<std::string> stored_file(const std::string& name) const {
+    if (fb_module_->extra_files() == nullptr) return std::nullopt;
     for (const ser::ExtraFile* f : *fb_module_->extra_files())
       if (f->name() != nullptr && f->name()->str() == name) {
         const auto* content = f->content();  // verified in bounds with the bundle
         return content == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(content->data()), content->size());
       }
     return std::nullopt;
+  }
+
+  std::optional<std::string> liteexport_file(const std::string& name) const override {
+    if (!reserved_extra_file(name)) return std::nullopt;
+    return stored_file(name);
   }
 
   std::vector<std::optional<Tensor>> run_method(const std::string& name, const std::vector<Tensor>& inputs) override {

@@ -20,7 +20,8 @@
 // output is the word "none" (googlenet returns (logits, None, None)). Prints load and
 // run times. --calls FILE runs a sequence of calls on one loaded module (program state carries
 // over; run_calls.h) and writes their outputs to --output and a JSON report to --report (stdout
-// without it). Exit codes: 0 ok, 1 usage/IO, 2 mismatch, and 5/6/7 for Format/Input/Execution
+// without it). --prompt-ids 1,2,3 runs the generation loop (liteexport/generation.h;
+// run_generate.h) and prints its result as one JSON line. Exit codes: 0 ok, 1 usage/IO, 2 mismatch, and 5/6/7 for Format/Input/Execution
 // errors (runtime_py's CLI exit codes).
 #include <algorithm>
 #include <chrono>
@@ -30,9 +31,11 @@
 #include <ctime>
 #include <iostream>
 
+#include "liteexport/generation.h"
 #include "liteexport/runtime.h"
 #include "profile_json.h"
 #include "run_calls.h"
+#include "run_generate.h"
 #include "tensor_io.h"
 
 using namespace liteexport;
@@ -48,6 +51,8 @@ static const char kUsage[] =
     "                             [--timeout SECONDS] BUNDLE INPUT... [--output OUT.npz] [--expect OUTPUT...]\n"
     "                             [--profile OUT.json [--warmup N]]\n"
     "       liteexport_native_run BUNDLE --calls FILE [--output OUT.npz] [--report OUT.json]\n"
+    "       liteexport_native_run BUNDLE --prompt-ids 1,2,3 [--max-new-tokens N] [--temperature T] [--top-k K]\n"
+    "                             [--top-p P] [--seed S] [--stop-ids 2,3]\n"
     "\n"
     "Runs a method of BUNDLE with the native core on INPUT files (numpy .npy: float32, int64, int32 or\n"
     "bool; or float32 LXT1 .bin) and prints each output's shape, dtype and first values.\n"
@@ -64,6 +69,9 @@ static const char kUsage[] =
     "  --calls FILE         run the calls listed in FILE on one loaded module (lines 'METHOD INPUT...',\n"
     "                       'reset', 'state'): state carries from call to call (run_calls.h)\n"
     "  --report OUT.json    with --calls: where the JSON report goes (default stdout)\n"
+    "  --prompt-ids IDS     generate after these token ids (a generatable bundle: liteexport/generation.h)\n"
+    "                       with --max-new-tokens (default 32), --temperature (0: greedy), --top-k (0: off),\n"
+    "                       --top-p (1: off), --seed, --stop-ids (default: the bundle's); prints one JSON line\n"
     "  --copy               read the bundle into memory instead of mapping it\n"
     "  --max-memory BYTES   memory budget of a call (default 1 GiB, 0: none)\n"
     "  --timeout SECONDS    time budget of a call (default 0: none)\n"
@@ -87,6 +95,15 @@ static void print_values(const Tensor& t) {
 
 int main(int argc, char** argv) {
   std::string method = "forward", bundle, output, profile, calls, report;
+  bool generate = false;
+  std::vector<int64_t> prompt_ids;
+  GenerationConfig generation;
+  auto ids = [](const char* flag, const char* text, std::vector<int64_t>* out) {
+    if (!run_generate::parse_ids(text, out)) {
+      std::fprintf(stderr, "%s needs comma-separated integers, got '%s'\n", flag, text);
+      std::exit(1);
+    }
+  };
   std::vector<std::string> inputs, expects;
   bool in_expect = false;
   int repeat = 0, warmup = 2;
@@ -118,6 +135,19 @@ int main(int argc, char** argv) {
     else if (a == "--output" && i + 1 < argc) output = argv[++i];
     else if (a == "--profile" && i + 1 < argc) profile = argv[++i];
     else if (a == "--calls" && i + 1 < argc) calls = argv[++i];
+    else if (a == "--prompt-ids" && i + 1 < argc) {
+      generate = true;
+      ids("--prompt-ids", argv[++i], &prompt_ids);
+    }
+    else if (a == "--stop-ids" && i + 1 < argc) {
+      generation.stop_ids.emplace();
+      ids("--stop-ids", argv[++i], &*generation.stop_ids);
+    }
+    else if (a == "--max-new-tokens" && i + 1 < argc) generation.max_new_tokens = std::atoll(argv[++i]);
+    else if (a == "--temperature" && i + 1 < argc) generation.temperature = std::strtod(argv[++i], nullptr);
+    else if (a == "--top-k" && i + 1 < argc) generation.top_k = std::atoll(argv[++i]);
+    else if (a == "--top-p" && i + 1 < argc) generation.top_p = std::strtod(argv[++i], nullptr);
+    else if (a == "--seed" && i + 1 < argc) generation.seed = std::strtoull(argv[++i], nullptr, 10);
     else if (a == "--report" && i + 1 < argc) report = argv[++i];
     else if (a == "--max-memory" && i + 1 < argc) options.max_memory = static_cast<uint64_t>(number("--max-memory", argv[++i]));
     else if (a == "--timeout" && i + 1 < argc) options.timeout_seconds = number("--timeout", argv[++i]);
@@ -139,6 +169,7 @@ int main(int argc, char** argv) {
     auto module = Module::load(bundle, options);
     auto t1 = std::chrono::steady_clock::now();
     if (!calls.empty()) return run_calls::run(*module, calls, output, report);
+    if (generate) return run_generate::run(*module, bundle, prompt_ids, generation);
     std::vector<Tensor> in;
     for (const auto& p : inputs) in.push_back(tensor_io::read_file(p));
     auto t2 = std::chrono::steady_clock::now();

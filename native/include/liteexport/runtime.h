@@ -178,6 +178,9 @@ class Module {
   // The content of the extra file `name`, or nullopt if the bundle has none of that name (or it
   // is one of liteexport's own).
   virtual std::optional<std::string> extra_file(const std::string& name) const = 0;
+  // The content of liteexport's own extra file `name` (named liteexport/..., e.g.
+  // liteexport/generation.json, which Generator reads: generation.h), or nullopt.
+  virtual std::optional<std::string> liteexport_file(const std::string& name) const = 0;
   // Runs a method; a Tensor-returning method gives one output, a tuple-returning one one per
   // element. An element that is None (googlenet's auxiliary outputs in eval mode: it returns
   // (logits, None, None)) is std::nullopt; an element of another kind (an int, bool or float

@@ -318,7 +318,7 @@ public final class Module implements AutoCloseable {
     }
   }
 
-  private long liveHandle() {
+  long liveHandle() {  // package-private: LlmModule runs the native generator on it
     if (handle == 0) {
       throw new IllegalStateException("Module " + path + " is closed");
     }

@@ -90,6 +90,7 @@ public final class HostTests {
     new LibraryTests(vectors).register(runner);  // what the Android library adds (LibraryTests.java)
     SamplerTests.register(runner);  // the token sampler, pure Java (SamplerTests.java)
     new StateTests(vectors, bundles).register(runner);  // program state (StateTests.java)
+    new GenerationTests(vectors, bundles).register(runner);  // LlmModule (GenerationTests.java)
   }
 
   private Module load(String bundleId) {

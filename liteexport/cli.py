@@ -488,8 +488,10 @@ def verify(bundle: str, engine: str, atol: float | None, rtol: float | None, max
               help="The sampler's seed: the same seed gives the same tokens on every engine.")
 @click.option("--stop-ids", "stop_ids", type=_ParsedType("IDS", lambda t: _parse_ids(t, "--stop-ids")), default=None,
               help="Stop tokens instead of the bundle's, e.g. 2 (empty: none).")
-@click.option("--engine", type=click.Choice(["runtime_py", "torch"]), default="runtime_py", show_default=True,
-              help="runtime_py (numpy) or torch's lite interpreter with liteexport's backend.")
+@click.option("--engine", type=click.Choice(["runtime_py", "torch", "native"]), default="runtime_py",
+              show_default=True,
+              help="runtime_py (numpy), torch's lite interpreter with liteexport's backend, or the native core "
+                   "(its own generation loop, through liteexport_native_run: the tokens come at the end).")
 def generate(bundle: str, prompt_ids: tuple[int, ...] | None, prompt: str | None, max_new_tokens: int,
              temperature: float, top_k: int, top_p: float, seed: int, stop_ids: tuple[int, ...] | None,
              engine: str) -> None:
@@ -507,7 +509,7 @@ def generate(bundle: str, prompt_ids: tuple[int, ...] | None, prompt: str | None
       liteexport generate llama.ptl --prompt-ids 1,450,4996 --max-new-tokens 16
       liteexport generate llama.ptl --prompt "Once upon a time" --temperature 0.8 --top-p 0.9 --seed 7
     """
-    from liteexport.generation_engines import generator_for, tokenizer_of
+    from liteexport.generation_engines import generate_native, generator_for, tokenizer_of
     from runtime_py.sampling import SamplingConfig
 
     if (prompt_ids is None) == (prompt is None):
@@ -519,7 +521,6 @@ def generate(bundle: str, prompt_ids: tuple[int, ...] | None, prompt: str | None
     else:
         ids = list(prompt_ids or ())
     config = SamplingConfig(temperature=temperature, top_k=top_k, top_p=top_p, seed=seed)
-    generator = generator_for(bundle, engine)
     shown: list[int] = []
 
     def on_token(token: int) -> None:
@@ -530,7 +531,13 @@ def generate(bundle: str, prompt_ids: tuple[int, ...] | None, prompt: str | None
         shown.append(token)
         click.echo(tokenizer.decode(shown)[len(before):], nl=False)
 
-    result = generator.generate(ids, max_new_tokens, config, on_token=on_token, stop_ids=stop_ids)
+    if engine == "native":
+        result = generate_native(bundle, ids, max_new_tokens, config, stop_ids)
+        for token in result.tokens:
+            on_token(token)
+    else:
+        result = generator_for(bundle, engine).generate(ids, max_new_tokens, config, on_token=on_token,
+                                                        stop_ids=stop_ids)
     click.echo("")
     click.echo(f"[{result.stop_reason}] {result.prompt_tokens} prompt tokens at "
                f"{result.prefill_tokens_per_second:.1f} tok/s, {len(result.tokens)} new tokens at "

@@ -6,6 +6,9 @@ one (``--tokenizer``), encodes and decodes text with Hugging Face ``tokenizers``
 
 from __future__ import annotations
 
+import json
+import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +16,12 @@ import numpy as np
 
 import runtime_py
 from runtime_py.errors import InputError, UserError
-from runtime_py.generation import GENERATION_EXTRA_FILE, TOKENIZER_EXTRA_FILE, Generator, spec_of
+from runtime_py.generation import GENERATION_EXTRA_FILE, TOKENIZER_EXTRA_FILE, GenerationResult, Generator, spec_of
+from runtime_py.sampling import SamplingConfig
 
-__all__ = ["ENGINES", "generator_for", "tokenizer_of"]
+__all__ = ["ENGINES", "generate_native", "generator_for", "tokenizer_of"]
 
-ENGINES = ("runtime_py", "torch")
+ENGINES = ("runtime_py", "torch", "native")
 
 
 def generator_for(bundle: str | Path, engine: str) -> Generator:
@@ -46,6 +50,27 @@ def generator_for(bundle: str | Path, engine: str) -> Generator:
         return np.asarray(out.numpy())
 
     return Generator(spec, step, reset)
+
+
+def generate_native(bundle: str | Path, prompt_ids: Sequence[int], max_new_tokens: int, config: SamplingConfig,
+                    stop_ids: Sequence[int] | None = None, threads: int = 1) -> GenerationResult:
+    """The native core's own generation loop (liteexport::Generator) through its host tool; its
+    tokens come at the end, not one by one."""
+    from liteexport.native_tool import native_tool, raise_tool_error
+
+    command = [str(native_tool()), str(bundle), "--prompt-ids", ",".join(str(int(t)) for t in prompt_ids),
+               "--max-new-tokens", str(max_new_tokens), "--temperature", repr(config.temperature),
+               "--top-k", str(config.top_k), "--top-p", repr(config.top_p), "--seed", str(config.seed),
+               "--threads", str(threads)]
+    if stop_ids is not None:
+        command += ["--stop-ids", ",".join(str(int(t)) for t in stop_ids)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise_tool_error(done.returncode, done.stderr)
+    record = json.loads(done.stdout.strip().splitlines()[-1])
+    return GenerationResult([int(t) for t in record["tokens"]], str(record["stop_reason"]),
+                            int(record["prompt_tokens"]), float(record["prefill_seconds"]),
+                            float(record["decode_seconds"]))
 
 
 def tokenizer_of(bundle: str | Path) -> Any:

@@ -32,7 +32,7 @@ def _tokenizer_file(folder: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("engine", ["runtime_py", "torch"])
+@pytest.mark.parametrize("engine", ["runtime_py", "torch", "native"])
 def test_generate_streams_transformers_tokens(llama: tuple[object, Path], engine: str) -> None:
     model, path = llama
     result = CliRunner().invoke(cli, ["generate", str(path), "--prompt-ids", ",".join(map(str, PROMPT)),

@@ -78,3 +78,15 @@ def test_seeded_sampling_repeats_and_seeds_differ(family: tuple[str, object, Pat
     others = {tuple(generator.generate(SHORT, 24, SamplingConfig(temperature=1.0, seed=s), stop_ids=()).tokens)
               for s in range(4)}
     assert len(others) > 1
+
+
+def test_native_core_generates_the_same(family: tuple[str, object, Path]) -> None:
+    """The native core's own loop (liteexport::Generator): greedy = transformers' generate, and a
+    seeded sample = runtime_py's, token for token."""
+    from liteexport.generation_engines import generate_native
+
+    _, model, path = family
+    assert generate_native(path, LONG, 32, SamplingConfig()).tokens == hf_greedy(model, LONG, 32)
+    config = SamplingConfig(temperature=0.9, top_k=40, top_p=0.95, seed=11)
+    ours = Generator.for_module(runtime_py.load(path)).generate(SHORT, 24, config, stop_ids=())
+    assert generate_native(path, SHORT, 24, config, stop_ids=()).tokens == ours.tokens

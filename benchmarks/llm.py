@@ -104,8 +104,8 @@ def measure_bandwidth(python: Path, threads: tuple[int, ...], rounds: int) -> di
     return out
 
 
-def measure_config(config: str, threads: tuple[int, ...], rounds: int, folder: Path, peers_python: Path,
-                   bandwidth: dict[int, float]) -> list[dict[str, Any]]:
+def measure_config(config: str, threads: tuple[int, ...], rounds: int, folder: Path,
+                   peers_python: Path) -> list[dict[str, Any]]:
     spec = SPECS[config]
     pythons = {"project": PROJECT_PYTHON, "peers": peers_python}
     files: dict[str, Path] = {}
@@ -138,14 +138,19 @@ def measure_config(config: str, threads: tuple[int, ...], rounds: int, folder: P
                 row.update(result)
                 row["file_mb"] = exports[name]["file_mb"]
                 row["bytes_per_token"] = bytes_per_token(spec, kv_bytes=engine.kv_bytes)
-                row["bandwidth_bytes_per_s"] = bandwidth[t]
-                if "decode_tok_s" in result:
-                    row["of_bound"] = bandwidth_fraction(result["decode_tok_s"], bandwidth[t], row["bytes_per_token"])
                 if "tokens" in result and "tokens" in reference:
                     row["tokens_equal_hf"] = _leading_equal(result["tokens"], reference["tokens"])
                     row["logits_max_diff_hf"] = max_abs_diff(result["logits"], reference["logits"])
             rows.append(row)
     return rows
+
+
+def add_bounds(rows: list[dict[str, Any]], bandwidth: dict[int, float]) -> None:
+    """Each measured row's bandwidth at its thread count and its decode speed as a fraction of the bound."""
+    for row in rows:
+        if "decode_tok_s" in row:
+            row["bandwidth_bytes_per_s"] = bandwidth[row["threads"]]
+            row["of_bound"] = bandwidth_fraction(row["decode_tok_s"], bandwidth[row["threads"]], row["bytes_per_token"])
 
 
 def _leading_equal(a: list[int], b: list[int]) -> int:
@@ -209,20 +214,30 @@ def main() -> None:
     configs = ["tiny"] if args.smoke else list(CONFIGS) if args.config == "all" else [args.config]
     rounds = 1 if args.smoke else args.rounds
     threads = tuple(int(t) for t in args.threads.split(","))
-    bandwidth = measure_bandwidth(PROJECT_PYTHON, threads, 1 if args.smoke else 3)
-    print("read bandwidth GB/s: " + ", ".join(f"{t} thread(s) {b / 1e9:.1f}" for t, b in bandwidth.items()),
-          flush=True)
+    # measured before and after the engines, the best kept: the VM's load drifts over a run
+    passes = 1 if args.smoke else 3
+    before = measure_bandwidth(PROJECT_PYTHON, threads, passes)
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         for config in configs:
-            rows += measure_config(config, threads, rounds, Path(tmp), peers_python, bandwidth)
+            rows += measure_config(config, threads, rounds, Path(tmp), peers_python)
             print(render_table([r for r in rows if r["config"] == config]), flush=True)
+            if not args.smoke:  # after each config: an interrupted run keeps what it measured
+                _write(args.out, rows, before, rounds, complete=False)
+    after = measure_bandwidth(PROJECT_PYTHON, threads, passes)
+    bandwidth = {t: max(before[t], after[t]) for t in threads}
+    add_bounds(rows, bandwidth)
     if not args.smoke:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"bandwidth_bytes_per_s": {str(t): b for t, b in bandwidth.items()},
-                                        "rounds": rounds, "rows": rows}, indent=2))
+        _write(args.out, rows, bandwidth, rounds, complete=True)
         print(f"\nwrote {args.out}")
+    print("read bandwidth GB/s: " + ", ".join(f"{t} thread(s) {b / 1e9:.1f}" for t, b in bandwidth.items()))
     print(render_table(rows))
+
+
+def _write(out: Path, rows: list[dict[str, Any]], bandwidth: dict[int, float], rounds: int, complete: bool) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"bandwidth_bytes_per_s": {str(t): b for t, b in bandwidth.items()}, "rounds": rounds,
+                               "complete": complete, "rows": rows}, indent=2))
 
 
 if __name__ == "__main__":

@@ -23,7 +23,6 @@ import json
 import os
 import resource
 import sys
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -236,34 +235,40 @@ BANDWIDTH_BYTES = 512 * 2**20
 BANDWIDTH_PASSES = 10
 
 
+def _read_passes(size: int, start: Any, end: Any) -> None:
+    """One reader of bandwidth(): its own buffer, read whole once per pass between the two barriers."""
+    buffer = np.random.default_rng(0).random(size // 4, dtype=np.float32)
+    start.wait()  # allocated and paged in
+    for _ in range(BANDWIDTH_PASSES):
+        start.wait()
+        np.dot(buffer, buffer)
+        end.wait()
+
+
 def bandwidth(threads: str) -> dict[str, Any]:
-    """A STREAM-like read pass: float32 dot products of a 512 MiB buffer with itself, split among
-    ``threads`` Python threads (numpy releases the GIL in BLAS; its own threads are pinned to 1 by the
-    caller's OPENBLAS_NUM_THREADS/OMP_NUM_THREADS), the best of BANDWIDTH_PASSES passes. Each pass reads
-    every byte of the buffer once."""
+    """A STREAM-like read pass: float32 dot products of 512 MiB, each of ``threads`` processes reading
+    its share from a buffer of its own (processes: no GIL between the readers; BLAS's own threads are
+    pinned to 1 by the caller's OPENBLAS_NUM_THREADS/OMP_NUM_THREADS), started and stopped together
+    by barriers; the best of BANDWIDTH_PASSES passes. Each pass reads every byte once."""
+    import multiprocessing
+
     n = int(threads)
-    buffer = np.random.default_rng(0).random(BANDWIDTH_BYTES // 4, dtype=np.float32)
-    chunks = np.array_split(buffer, n)
-    start, end = threading.Barrier(n + 1), threading.Barrier(n + 1)
-
-    def read(chunk: np.ndarray) -> None:
-        for _ in range(BANDWIDTH_PASSES):
-            start.wait()
-            np.dot(chunk, chunk)
-            end.wait()
-
-    workers = [threading.Thread(target=read, args=(c,)) for c in chunks]
-    for w in workers:
-        w.start()
+    size = BANDWIDTH_BYTES // n
+    context = multiprocessing.get_context("fork")
+    start, end = context.Barrier(n + 1), context.Barrier(n + 1)
+    readers = [context.Process(target=_read_passes, args=(size, start, end)) for _ in range(n)]
+    for reader in readers:
+        reader.start()
+    start.wait()
     best = float("inf")
     for _ in range(BANDWIDTH_PASSES):
         start.wait()
         t0 = time.perf_counter()
         end.wait()
         best = min(best, time.perf_counter() - t0)
-    for w in workers:
-        w.join()
-    return {"bytes_per_s": buffer.nbytes / best, "buffer_bytes": buffer.nbytes, "passes": BANDWIDTH_PASSES}
+    for reader in readers:
+        reader.join()
+    return {"bytes_per_s": size * n / best, "buffer_bytes": size * n, "readers": n, "passes": BANDWIDTH_PASSES}
 
 
 COMMANDS: dict[str, Callable[..., dict[str, Any]]] = {

@@ -45,7 +45,7 @@ PROJECT_PYTHON = Path(sys.executable)
 CONFIGS = ("smollm2-135m", "smollm2-360m")
 NOT_IMPLEMENTED = "not implemented yet"
 # figures where more is better; of the rest (load, RSS) the least is kept
-HIGHER_IS_BETTER = ("prefill_tok_s", "decode_tok_s")
+HIGHER_IS_BETTER = ("prefill_tok_s", "decode_tok_s", "prefill_cpu_tok_s", "decode_cpu_tok_s")
 
 
 def worker(python: Path, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
@@ -116,7 +116,13 @@ def measure_config(config: str, threads: tuple[int, ...], rounds: int, folder: P
             exports[name] = {"error": why}
             continue
         path = folder / f"{config}.{name.replace(' ', '_')}{engine.suffix}"
-        exports[name] = worker(pythons[engine.venv], "export", name, config, str(path))
+        record = path.with_name(path.name + ".export.json")
+        if path.exists() and record.exists():  # --files DIR of an earlier run: its export, not timed again
+            exports[name] = {**json.loads(record.read_text()), "reused": True}
+        else:
+            exports[name] = worker(pythons[engine.venv], "export", name, config, str(path))
+            if "error" not in exports[name]:
+                record.write_text(json.dumps(exports[name]))
         if "error" not in exports[name]:
             files[name] = path
         print(f"  export {name} {config}: {exports[name]}", flush=True)
@@ -151,6 +157,9 @@ def add_bounds(rows: list[dict[str, Any]], bandwidth: dict[int, float]) -> None:
         if "decode_tok_s" in row:
             row["bandwidth_bytes_per_s"] = bandwidth[row["threads"]]
             row["of_bound"] = bandwidth_fraction(row["decode_tok_s"], bandwidth[row["threads"]], row["bytes_per_token"])
+        if "decode_cpu_tok_s" in row:
+            row["of_bound_cpu"] = bandwidth_fraction(row["decode_cpu_tok_s"], bandwidth[row["threads"]],
+                                                     row["bytes_per_token"])
 
 
 def _leading_equal(a: list[int], b: list[int]) -> int:
@@ -175,8 +184,8 @@ def render_table(rows: list[dict[str, Any]]) -> str:
     """The report's table: one line per engine, config and thread count; an engine that did not run
     says why in place of its figures."""
     head = (f"{'engine':<22} {'config':<13} {'thr':>3} {'prefill tok/s':>13} {'decode tok/s':>12} "
-            f"{'of bound':>8} {'load s':>7} {'peak RSS MB':>11} {'base MB':>7} {'file MB':>8} {'=HF':>5} "
-            f"{'dlogit HF':>9}")
+            f"{'of bound':>8} {'cpu: prefill':>12} {'decode':>6} {'bound':>5} {'load s':>7} {'peak RSS MB':>11} "
+            f"{'base MB':>7} {'file MB':>8} {'=HF':>5} {'dlogit HF':>9}")
     lines = [head, "-" * len(head)]
     for r in rows:
         start = f"{r['engine']:<22} {r['config']:<13} {r['threads']:>3} "
@@ -185,12 +194,16 @@ def render_table(rows: list[dict[str, Any]]) -> str:
             continue
         equal = r.get("tokens_equal_hf")
         lines.append(start + f"{_f(r.get('prefill_tok_s'), '.1f'):>13} {_f(r.get('decode_tok_s'), '.1f'):>12} "
-                     f"{_f(r.get('of_bound'), '.2f'):>8} {_f(r.get('load_s'), '.3f'):>7} "
+                     f"{_f(r.get('of_bound'), '.2f'):>8} {_f(r.get('prefill_cpu_tok_s'), '.1f'):>12} "
+                     f"{_f(r.get('decode_cpu_tok_s'), '.1f'):>6} {_f(r.get('of_bound_cpu'), '.2f'):>5} "
+                     f"{_f(r.get('load_s'), '.3f'):>7} "
                      f"{_f(r.get('peak_rss_mb'), '.0f'):>11} {_f(r.get('rss_before_load_mb'), '.0f'):>7} "
                      f"{_f(r.get('file_mb'), '.0f'):>8} "
                      f"{'-' if equal is None else f'{equal}/{COMPARED_TOKENS}':>5} "
                      f"{_f(r.get('logits_max_diff_hf'), '.1e'):>9}")
-    lines.append("of bound: decode tok/s / (read bandwidth at that thread count / bytes read per token); base: "
+    lines.append("of bound: decode tok/s / (read bandwidth at that thread count / bytes read per token); cpu: the "
+                 "same at 1 thread over the process's CPU time instead of wall time (the VM's other load left out); "
+                 "base: "
                  "the worker's RSS before the load (interpreter and the engine's libraries, in the peak); "
                  f"=HF: leading greedy tokens equal to transformers' generate (of {COMPARED_TOKENS}); "
                  f"dlogit HF: max |difference| from transformers' logits, first {COMPARED_TOKENS} of the prompt's "
@@ -205,6 +218,8 @@ def main() -> None:
     parser.add_argument("--threads", default="1,2", help="comma-separated thread counts")
     parser.add_argument("--rounds", type=int, default=2, help="measurements per engine, interleaved (best kept)")
     parser.add_argument("--smoke", action="store_true", help="a 2-layer model, one round (checks the harness)")
+    parser.add_argument("--files", type=Path, help="keep the exported files here and reuse those present "
+                        "(default: a temporary folder)")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "llm.json")
     args = parser.parse_args()
     if args.setup:
@@ -219,8 +234,10 @@ def main() -> None:
     before = measure_bandwidth(PROJECT_PYTHON, threads, passes)
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
+        folder = args.files or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
         for config in configs:
-            rows += measure_config(config, threads, rounds, Path(tmp), peers_python)
+            rows += measure_config(config, threads, rounds, folder, peers_python)
             print(render_table([r for r in rows if r["config"] == config]), flush=True)
             if not args.smoke:  # after each config: an interrupted run keeps what it measured
                 _write(args.out, rows, before, rounds, complete=False)

@@ -71,7 +71,8 @@ def test_measure_prefills_once_per_repeat_and_decodes_one_token_per_call() -> No
     assert result["tokens"] == [(first + i) % spec.vocab for i in range(6)]
     assert calls[-5:] == [(1, PROMPT_LEN + i) for i in range(5)]
     assert all(call == (PROMPT_LEN, 0) for call in calls[:-5])
-    assert result["prefill_tok_s"] > 0 and result["decode_tok_s"] > 0
+    assert min(result["prefill_tok_s"], result["decode_tok_s"], result["prefill_cpu_tok_s"],
+               result["decode_cpu_tok_s"]) > 0
     assert len(result["logits"]) == COMPARED_TOKENS
 
 
@@ -88,13 +89,14 @@ def test_best_keeps_the_fastest_figures_and_the_smallest_costs() -> None:
 
 def test_table_has_a_line_per_row_with_the_figures_or_the_reason() -> None:
     rows = [{"engine": "executorch", "config": "smollm2-135m", "threads": 1, "prefill_tok_s": 709.04,
-             "decode_tok_s": 72.64, "of_bound": 0.6123, "load_s": 0.25, "peak_rss_mb": 812.4,
+             "decode_tok_s": 72.64, "of_bound": 0.6123, "prefill_cpu_tok_s": 750.0, "decode_cpu_tok_s": 80.04,
+             "of_bound_cpu": 0.67, "load_s": 0.25, "peak_rss_mb": 812.4,
              "rss_before_load_mb": 301.2, "file_mb": 540.2, "tokens_equal_hf": 16, "logits_max_diff_hf": 2e-6},
             {"engine": "liteexport native", "config": "smollm2-135m", "threads": 2, "error": NOT_IMPLEMENTED}]
     lines = render_table(rows).splitlines()
     assert lines[0].split()[:3] == ["engine", "config", "thr"]
-    assert lines[2].split() == ["executorch", "smollm2-135m", "1", "709.0", "72.6", "0.61", "0.250", "812",
-                                "301", "540", f"16/{COMPARED_TOKENS}", "2.0e-06"]
+    assert lines[2].split() == ["executorch", "smollm2-135m", "1", "709.0", "72.6", "0.61", "750.0", "80.0", "0.67",
+                                "0.250", "812", "301", "540", f"16/{COMPARED_TOKENS}", "2.0e-06"]
     assert lines[3].split() == ["liteexport", "native", "smollm2-135m", "2", "not", "implemented", "yet"]
 
 

@@ -45,15 +45,20 @@ PROJECT_PYTHON = Path(sys.executable)
 CONFIGS = ("smollm2-135m", "smollm2-360m")
 NOT_IMPLEMENTED = "not implemented yet"
 # figures where more is better; of the rest (load, RSS) the least is kept
+# seconds a worker may take (ExecuTorch's export of smollm2-360m takes ~20 min on the loaded VM)
+WORKER_TIMEOUT = 3600
 HIGHER_IS_BETTER = ("prefill_tok_s", "decode_tok_s", "prefill_cpu_tok_s", "decode_cpu_tok_s")
 
 
 def worker(python: Path, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     """benchmarks/llm_worker.py in a fresh process; a failure is recorded with its last line of stderr."""
-    result = subprocess.run([str(python), "-m", "benchmarks.llm_worker", *args], capture_output=True, text=True,
-                            cwd=ROOT, check=False,
-                            env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONWARNINGS": "ignore",
-                                 "HF_HUB_OFFLINE": "1", **(env or {})})
+    try:
+        result = subprocess.run([str(python), "-m", "benchmarks.llm_worker", *args], capture_output=True, text=True,
+                                cwd=ROOT, check=False, timeout=WORKER_TIMEOUT,
+                                env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONWARNINGS": "ignore",
+                                     "HF_HUB_OFFLINE": "1", **(env or {})})
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {WORKER_TIMEOUT} s"}
     if result.returncode != 0:
         lines = result.stderr.strip().splitlines() or result.stdout.strip().splitlines() or ["failed"]
         return {"error": lines[-1][:300]}

@@ -257,9 +257,14 @@ def main() -> None:
 
 
 def _write(out: Path, rows: list[dict[str, Any]], bandwidth: dict[int, float], rounds: int, complete: bool) -> None:
+    """The results file; rows of configs this run did not measure are kept from the file's earlier run (each
+    row carries the bandwidth it was bounded by)."""
     out.parent.mkdir(parents=True, exist_ok=True)
+    measured = {r["config"] for r in rows}
+    kept = [r for r in json.loads(out.read_text()).get("rows", []) if r["config"] not in measured] \
+        if out.exists() else []
     out.write_text(json.dumps({"bandwidth_bytes_per_s": {str(t): b for t, b in bandwidth.items()}, "rounds": rounds,
-                               "complete": complete, "rows": rows}, indent=2))
+                               "complete": complete, "rows": kept + rows}, indent=2))
 
 
 if __name__ == "__main__":

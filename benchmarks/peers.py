@@ -42,14 +42,41 @@ ENGINES = (("native", 1), ("native", 2), ("executorch", 1), ("executorch", 2), (
            ("onnxruntime", 2), ("torch_lite", 1), ("torch_lite", 2), ("runtime_py", 1))
 
 
+# transformers as in the project's venv: the LLM benchmark exports with its recipe on both sides
+TRANSFORMERS = "transformers==5.25.0"
+# why llama-cpp-python did not install (its build's last lines), for benchmarks/llm.py to report
+LLAMA_CPP_ERROR = "llama-cpp-python.error.txt"
+
+
 def setup(venv: Path) -> None:
     """The peers' venv: torch's CPU wheel first (executorch declares no torch dependency, and an
-    unpinned torch would be a multi-GB CUDA build), then the runtimes."""
+    unpinned torch would be a multi-GB CUDA build), then the runtimes, then benchmarks/llm.py's:
+    transformers, gguf and llama-cpp-python compiled from its source package (llama.cpp, CPU only,
+    one compile job: the machine's 2 cores are shared). A llama.cpp that does not build is recorded
+    in LLAMA_CPP_ERROR, not fatal: the other peers still run."""
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet"]
     subprocess.run([*pip, "--upgrade", "pip"], check=True)
     subprocess.run([*pip, "torch==2.13.0"], check=True)
     subprocess.run([*pip, "executorch==1.5.1", "onnxruntime", "onnx", "torchvision==0.28.0", "numpy"], check=True)
+    subprocess.run([*pip, TRANSFORMERS, "gguf"], check=True)
+    env = {**os.environ, "CMAKE_BUILD_PARALLEL_LEVEL": "1", "MAKEFLAGS": "-j1",
+           "CMAKE_ARGS": "-DGGML_NATIVE=ON -DGGML_BLAS=OFF -DGGML_CUDA=OFF -DGGML_VULKAN=OFF -DGGML_METAL=OFF "
+                         "-DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF"}
+    result = subprocess.run(["nice", "-n", "10", *pip, "--no-binary", "llama-cpp-python", "llama-cpp-python"],
+                            env=env, capture_output=True, text=True, check=False)
+    error = venv / LLAMA_CPP_ERROR
+    if result.returncode != 0:
+        error.write_text("\n".join((result.stdout + result.stderr).strip().splitlines()[-40:]))
+        print(f"llama-cpp-python did not install: see {error}", file=sys.stderr)
+    else:
+        error.unlink(missing_ok=True)
+
+
+def venv_arguments(parser: argparse.ArgumentParser) -> None:
+    """--setup and --peers-venv, as every benchmark run in the peers' venv takes them."""
+    parser.add_argument("--setup", action="store_true", help="make the peers' venv and exit")
+    parser.add_argument("--peers-venv", type=Path, default=PEERS_VENV)
 
 
 def peer(python: Path, *args: str) -> dict[str, Any]:
@@ -138,8 +165,7 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--setup", action="store_true", help="make the peers' venv and exit")
-    parser.add_argument("--peers-venv", type=Path, default=PEERS_VENV)
+    venv_arguments(parser)
     parser.add_argument("--case", action="append", choices=[c.name for c in PEER_CASES])
     parser.add_argument("--rounds", type=int, default=2, help="measurements per engine, interleaved (lowest kept)")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")

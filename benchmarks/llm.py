@@ -87,7 +87,7 @@ def best(results: list[dict[str, Any]]) -> dict[str, Any]:
 def _unavailable(engine_name: str, peers_python: Path) -> str | None:
     """Why an engine cannot run here, or None."""
     engine = ENGINES[engine_name]
-    if engine.load is None or engine.export is None:
+    if (engine.load is None and engine.run_whole is None) or engine.export is None:
         return NOT_IMPLEMENTED
     if engine.venv == "peers" and not peers_python.exists():
         return f"{peers_python} not found: run benchmarks/llm.py --setup"
@@ -110,12 +110,14 @@ def measure_bandwidth(python: Path, threads: tuple[int, ...], rounds: int) -> di
 
 
 def measure_config(config: str, threads: tuple[int, ...], rounds: int, folder: Path,
-                   peers_python: Path) -> list[dict[str, Any]]:
+                   peers_python: Path, engines: tuple[str, ...] = tuple(ENGINES)) -> list[dict[str, Any]]:
     spec = SPECS[config]
     pythons = {"project": PROJECT_PYTHON, "peers": peers_python}
     files: dict[str, Path] = {}
     exports: dict[str, dict[str, Any]] = {}
     for name, engine in ENGINES.items():
+        if name not in engines:
+            continue
         why = _unavailable(name, peers_python)
         if why is not None:
             exports[name] = {"error": why}
@@ -137,9 +139,14 @@ def measure_config(config: str, threads: tuple[int, ...], rounds: int, folder: P
     for _ in range(rounds):
         for name, path in files.items():
             for t in threads:
-                runs[(name, t)].append(worker(pythons[ENGINES[name].venv], "run", name, str(path), config, str(t)))
+                # numpy's BLAS (runtime_py) reads its thread count when it loads: set before the worker starts
+                threads_env = {"OMP_NUM_THREADS": str(t), "OPENBLAS_NUM_THREADS": str(t)}
+                runs[(name, t)].append(worker(pythons[ENGINES[name].venv], "run", name, str(path), config, str(t),
+                                              env=threads_env))
     rows = []
     for name, engine in ENGINES.items():
+        if name not in exports:
+            continue
         for t in threads:
             row: dict[str, Any] = {"engine": name, "config": config, "threads": t, "export": exports[name]}
             if name not in files:
@@ -226,6 +233,8 @@ def main() -> None:
     parser.add_argument("--files", type=Path, help="keep the exported files here and reuse those present "
                         "(default: a temporary folder)")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "llm.json")
+    parser.add_argument("--engines", default=",".join(ENGINES),
+                        help=f"comma-separated engines to measure (default all: {', '.join(ENGINES)})")
     args = parser.parse_args()
     if args.setup:
         setup(args.peers_venv)
@@ -242,7 +251,8 @@ def main() -> None:
         folder = args.files or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
         for config in configs:
-            rows += measure_config(config, threads, rounds, folder, peers_python)
+            rows += measure_config(config, threads, rounds, folder, peers_python,
+                                   tuple(e.strip() for e in args.engines.split(",")))
             print(render_table([r for r in rows if r["config"] == config]), flush=True)
             if not args.smoke:  # after each config: an interrupted run keeps what it measured
                 _write(args.out, rows, before, rounds, complete=False)

@@ -12,8 +12,9 @@ each, feeding every token back; it reports tok/s of both, the load time, the pro
 (and its RSS before the load: the interpreter and its imports) and the first greedy tokens.
 
 ENGINES is the registry: an engine is an exporter (config -> file) and a loader (file, threads ->
-a step function); every engine is timed by the same ``measure``. Our engines' entries have neither
-until liteexport's generation path exists; benchmarks/llm.py reports them as not implemented.
+a step function); every engine is timed by the same ``measure``, but the native core, whose own
+generation loop runs in its host tool (``run_whole``: the same prompt, prefill in one call, the same
+number of greedy decode calls).
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ class Engine:
     export: Exporter | None
     load: Loader | None
     modules: tuple[str, ...] = ()
+    # an engine that runs the whole measurement itself (its own generation loop in another process)
+    run_whole: Callable[[str, LlmSpec, int], dict[str, Any]] | None = None
 
 
 def export_executorch(spec: LlmSpec, out: str) -> None:
@@ -152,10 +155,64 @@ def load_llama_cpp(path: str, spec: LlmSpec, threads: int) -> Step:
     return step
 
 
+def export_liteexport(spec: LlmSpec, out: str) -> None:
+    """The recipe's ExportedProgram as a liteexport bundle (the self-check is the benchmark's own
+    comparison with transformers, tokens and logits)."""
+    import liteexport
+    from benchmarks.llm_models import MAX_CHUNK, build_model, export_program
+
+    liteexport.export(export_program(build_model(spec)), out, input_shapes={"forward": ["1xS:int64", "S:int64"]},
+                      dims={"S": (1, MAX_CHUNK)}, check=False)
+
+
+def load_runtime_py(path: str, spec: LlmSpec, threads: int) -> Step:
+    """runtime_py (numpy: its BLAS's threads are set by the harness's environment)."""
+    import runtime_py
+
+    module = runtime_py.load(path)
+
+    def step(ids: np.ndarray, position: int) -> np.ndarray:
+        positions = np.arange(position, position + len(ids), dtype=np.int64)
+        logits: np.ndarray = np.asarray(module.forward(ids.reshape(1, -1), positions))
+        return np.asarray(logits[0, -1], dtype=np.float32)
+
+    return step
+
+
+def run_native(path: str, spec: LlmSpec, threads: int) -> dict[str, Any]:
+    """The native core's own generation loop (liteexport::Generator, through its host tool): the
+    prompt in one prefill call, then NEW_TOKENS greedy decode calls; its logits for the compared
+    prefix from one plain run of the tool on the prompt."""
+    import subprocess
+    import tempfile
+
+    from liteexport.native_tool import native_tool
+
+    prompt = prompt_ids(spec)
+    tool = str(native_tool())
+    t0 = time.perf_counter()
+    done = subprocess.run([tool, path, "--prompt-ids", ",".join(map(str, prompt)), "--max-new-tokens",
+                           str(NEW_TOKENS + 1), "--threads", str(threads), "--stop-ids", ""],
+                          capture_output=True, text=True, check=True)
+    wall = time.perf_counter() - t0
+    record = json.loads(done.stdout.strip().splitlines()[-1])
+    with tempfile.TemporaryDirectory() as folder:
+        ids, positions = Path(folder) / "ids.npy", Path(folder) / "positions.npy"
+        np.save(ids, prompt.reshape(1, -1))
+        np.save(positions, np.arange(len(prompt), dtype=np.int64))
+        out = Path(folder) / "out.npz"
+        subprocess.run([tool, path, str(ids), str(positions), "--output", str(out)], capture_output=True, check=True)
+        logits = np.load(out)["arr_0"][0, -1]
+    return {"prefill_tok_s": record["prefill_tokens_per_second"], "decode_tok_s": record["decode_tokens_per_second"],
+            "tokens": record["tokens"][:COMPARED_TOKENS], "logits": [float(v) for v in logits[:COMPARED_TOKENS]],
+            # the tool's start and load: its wall time less the generation it timed
+            "load_s": wall - record["prefill_seconds"] - record["decode_seconds"],
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
+
+
 ENGINES: dict[str, Engine] = {engine.name: engine for engine in (
-    # liteexport's rows: the lead plugs in export (bundle of the recipe's program) and load (a Step)
-    Engine("liteexport runtime_py", "project", ".ptl", 4, None, None),
-    Engine("liteexport native", "project", ".ptl", 4, None, None),
+    Engine("liteexport runtime_py", "project", ".ptl", 4, export_liteexport, load_runtime_py, ("runtime_py",)),
+    Engine("liteexport native", "project", ".ptl", 4, export_liteexport, None, (), run_native),
     Engine("executorch", "peers", ".pte", 4, export_executorch, load_executorch,
            ("torch", "executorch.runtime", "executorch.extension.pybindings.portable_lib")),
     # llama.cpp keeps its KV cache in float16 by default
@@ -195,6 +252,8 @@ def measure(step: Step, spec: LlmSpec, new_tokens: int = NEW_TOKENS) -> dict[str
 
 def run(engine_name: str, path: str, config: str, threads: str) -> dict[str, Any]:
     engine, spec = ENGINES[engine_name], SPECS[config]
+    if engine.run_whole is not None:
+        return engine.run_whole(path, spec, int(threads))
     if engine.load is None:
         raise SystemExit(f"{engine_name}: not implemented yet")
     for module in engine.modules:

@@ -25,7 +25,7 @@ import numpy as np
 from liteexport.input_spec import DimRange, InputSpecError, TensorSpec, example_array, parse_tensor_spec
 from liteexport.pipeline import Request, Result
 from liteexport.pipeline import export as run_export
-from liteexport.to_backend import Shapes, compile_spec, lower, scripted_module
+from liteexport.to_backend import compile_spec, lower, scripted_module
 from liteexport.weight_precision import QUANTIZATIONS, WEIGHT_PRECISIONS
 from runtime_py.errors import InputError
 
@@ -132,7 +132,8 @@ def _dims(dims: Any) -> dict[str, DimRange]:
 
 
 def export(module: Any, path: str | Path, methods: Sequence[str] | None = None,
-           input_shapes: Shapes | Sequence[Any] | None = None, example_inputs: Examples | None = None,
+           input_shapes: Mapping[str, Sequence[Any]] | Sequence[Any] | None = None,
+           example_inputs: Examples | None = None,
            lower: bool | str | Sequence[str] = True, check: bool = True,
            specialize: Mapping[str, Mapping[str, Any]] | None = None,
            extra_files: Mapping[str, str | bytes] | None = None, strip_debug: bool = False,

@@ -9,6 +9,11 @@ own and runs on every engine the ops it is made of run on. Values match torch's,
     flip(x, dims)                   index_select of each dim with its indices reversed
     log10 / log2(x)                 log(x) / ln(10), / ln(2)
     logical_xor(a, b)               (a != 0) != (b != 0)
+    conv_transpose1d / 2d           conv2d over the input with stride - 1 zeros between its
+                                    elements, the weight flipped, its in/out channels swapped
+    prod(x[, dim, keepdim])         halves multiplied pairwise, log2(size) times per dim
+    upsample_nearest1d(x, ...)      upsample_nearest2d of x viewed with a unit height
+    sort(x, dim, descending)        topk of every element (TOPK: ties in index order, NaN largest)
 
 ``lowerings.py`` builds the table over the merged one (``composite_lowerings(LOWERINGS)``), so a
 part's constant folding and quantized-grid handling apply as they do when the user writes it.
@@ -23,9 +28,9 @@ from typing import Any
 import torch
 
 from bundle_format.program import DType
-from liteexport.compiler.dtypes import dtype_of
-from liteexport.compiler.ops import Emitter, Lowering, tensor
-from liteexport.compiler.shape_ops import axis_index, reshape_to, static_shape, static_size
+from liteexport.compiler.dtypes import dtype_of, scalar_type, torch_dtype_of
+from liteexport.compiler.ops import SHAPES_HINT, Emitter, Lowering, optional_tensor, pair, tensor
+from liteexport.compiler.shape_ops import axis_index, cat, reshape_to, slice_of, static_shape, static_size
 from liteexport.compiler.values import TensorConst, TensorValue, Unsupported
 
 __all__ = ["composite_lowerings"]
@@ -112,6 +117,125 @@ def composite_lowerings(table: Mapping[str, Lowering]) -> dict[str, Lowering]:
             x = call("aten::index_select", b, x, axis, TensorConst(torch.arange(size - 1, -1, -1)))
         return x
 
+
+    def conv_transpose(rank: int) -> Lowering:
+        """conv_transpose{1,2}d(x, weight, bias, stride, padding, output_padding, groups, dilation):
+        the same sums as a convolution of x with ``stride - 1`` zeros between its elements (a WHERE
+        with a constant mask: exact, inf and NaN included), padded by ``dilation * (k - 1) -
+        padding``, with the weight flipped and its in/out channels swapped. The convolution does
+        stride**2 times the multiply-adds of a direct transposed convolution (most are by the
+        inserted zeros), on the engines' fast CONV2D."""
+        def lower(b: Emitter, args: list[Any]) -> Any:
+            x, weight, bias = tensor(args[0]), args[1], optional_tensor(args[2])
+            if not isinstance(weight, TensorConst) or weight.tensor.dim() != rank + 2:
+                raise Unsupported(f"conv_transpose{rank}d needs a constant {rank + 2}-D weight")
+            if rank == 1:
+                x = reshape_to(b, x, [*static_shape(x)[:-1], 1, static_shape(x)[-1]])
+            shape = static_shape(x)
+            if len(shape) != 4 or any(d < 0 for d in shape[1:]):
+                raise Unsupported(f"conv_transpose{rank}d needs an N x C x{' H x' if rank == 2 else ''} W input "
+                                  "with static channel and spatial sizes (give --input-shape)")
+
+            def spatial(value: Any, fill: int) -> tuple[int, int]:
+                return (fill, pair(value)[1]) if rank == 1 else pair(value)
+
+            stride, padding = spatial(args[3], 1), spatial(args[4], 0)
+            extra, dilation = spatial(args[5], 0), spatial(args[7], 1)
+            groups = int(args[6])
+            w = weight.tensor if rank == 2 else weight.tensor.unsqueeze(2)
+            c_in, c_out, kernel = w.shape[0], w.shape[1] * groups, w.shape[2:]
+            if shape[1] != c_in or c_in % groups:
+                raise Unsupported(f"conv_transpose{rank}d: {shape[1]} input channels for a weight of {c_in}")
+            # [in, out/g, kh, kw] -> conv2d's [out, in/g, kh, kw], each kernel read back to front
+            flipped = w.reshape(groups, c_in // groups, c_out // groups, *kernel).transpose(1, 2) \
+                .reshape(c_out, c_in // groups, *kernel).flip(-2, -1).contiguous()
+            before = [d * (k - 1) - p for d, k, p in zip(dilation, kernel, padding, strict=True)]
+            for axis in range(2):
+                if before[axis] + extra[axis] > max(before[axis], 0) + stride[axis] - 1:
+                    raise Unsupported(f"conv_transpose{rank}d: output_padding {list(extra)} not smaller than "
+                                      f"the stride {list(stride)} is not compiled")
+            n, _, h, w_in = shape
+            if stride != (1, 1):
+                # x as [N, C, H, 1, W, 1], each element kept at the first of stride x stride places
+                mask = torch.zeros(stride[0], 1, stride[1], dtype=torch.bool)
+                mask[0, 0, 0] = True
+                spaced = call("aten::where", b, TensorConst(mask), reshape_to(b, x, [n, c_in, h, 1, w_in, 1]), 0.0)
+                x = reshape_to(b, spaced, [n, c_in, h * stride[0], w_in * stride[1]])
+            pads = [max(p, 0) for p in before]
+            out = call("aten::conv2d", b, x, TensorConst(flipped), bias, [1, 1], pads, list(dilation), groups)
+            for axis in range(2):
+                size = (shape[2 + axis] - 1) * stride[axis] + 1 + 2 * before[axis] + extra[axis] \
+                    - dilation[axis] * (kernel[axis] - 1)
+                start = pads[axis] - before[axis]
+                out = slice_of(b, out, 2 + axis, start, start + size)
+            return out if rank == 2 else reshape_to(b, out, [n, c_out, static_shape(out)[-1]])
+        return lower
+
+    def prod(b: Emitter, args: list[Any]) -> Any:
+        """prod(x, dtype=None) | prod.dim_int(x, dim, keepdim=False, dtype=None): the halves of each
+        dim multiplied pairwise until one is left; int64 in int64 (bool and int32 too, as torch)."""
+        x = tensor(args[0])
+        whole = len(args) <= 2
+        dtype = args[1] if whole and len(args) > 1 else args[3] if len(args) > 3 else None
+        if dtype is not None:
+            x = b.cast(x, scalar_type(dtype)) if isinstance(dtype, torch.dtype) else call("aten::to", b, x, dtype)
+        elif dtype_of(x) in (DType.BOOL, DType.INT32):
+            x = b.cast(x, DType.INT64)
+        shape = static_shape(x)
+        if not shape:
+            return x
+        axes = list(range(len(shape))) if whole else [axis_index(args[1], len(shape))]
+        product = x
+        for axis in axes:
+            size = static_size(product, axis)
+            if size == 0:
+                ones = [1 if a == axis else d for a, d in enumerate(static_shape(product))]
+                if any(d < 0 for d in ones):
+                    raise Unsupported(f"prod over an empty dim of a tensor with dynamic dims; {SHAPES_HINT}")
+                product = TensorConst(torch.ones(ones, dtype=torch_dtype_of(product)))
+            while size > 1:
+                half = size // 2
+                pairs = call("aten::mul", b, slice_of(b, product, axis, 0, half), slice_of(b, product, axis, half,
+                                                                                           2 * half))
+                product = cat(b, [pairs, slice_of(b, product, axis, 2 * half, size)], axis) if size % 2 else pairs
+                size = half + size % 2
+        keepdim = not whole and len(args) > 2 and bool(args[2])
+        return kept_out(b, x, product, axes, keepdim) if not whole else reshape_to(b, product, [])
+
+    def upsample_nearest1d(b: Emitter, args: list[Any]) -> Any:
+        """(self, output_size, scales=None) | .vec (input, output_size?, scale_factors?): the
+        2-D resize of x as [N, C, 1, L] (the height's scale is 1: row 0 maps to row 0)."""
+        x = tensor(args[0])
+        shape = static_shape(x)
+        if len(shape) != 3:
+            raise Unsupported(f"1-D upsampling of a {len(shape)}-D tensor: only N x C x L inputs are compiled")
+        size, scales = args[1], args[2] if len(args) > 2 else None
+        tall = reshape_to(b, x, [shape[0], shape[1], 1, shape[2]])
+        if isinstance(scales, list | tuple):  # .vec
+            out = call("aten::upsample_nearest2d", b, tall, None if size is None else [1, *size], [1.0, *scales])
+        else:
+            out = call("aten::upsample_nearest2d", b, tall, [1, *size], None, scales)
+        return reshape_to(b, out, [shape[0], shape[1], static_shape(out)[-1]])
+
+    def sort(b: Emitter, args: list[Any]) -> Any:
+        """sort(x, dim=-1, descending=False) | sort.stable(x, stable, dim, descending): topk of the
+        whole dim. TOPK orders equal values by index (a stable sort, both ways) and a NaN as the
+        largest (first descending, last ascending), as torch's sort."""
+        x = tensor(args[0])
+        if len(args) == 4 or (len(args) > 1 and (args[1] is None or isinstance(args[1], bool))):
+            dim, descending = (args[2] if len(args) > 2 else -1), (bool(args[3]) if len(args) > 3 else False)
+        else:
+            dim, descending = (args[1] if len(args) > 1 else -1), (bool(args[2]) if len(args) > 2 else False)
+        shape = static_shape(x)
+        if not shape:  # torch sorts a 0-d tensor as one element
+            return x, TensorConst(torch.zeros((), dtype=torch.int64))
+        axis = axis_index(dim, len(shape))
+        size = static_size(x, axis)
+        if dtype_of(x) == DType.BOOL:  # TOPK compares numbers: the order of bools as 0 and 1
+            _, indices = call("aten::topk", b, b.cast(x, DType.INT64), size, axis, descending, True)
+            return call("aten::gather", b, x, axis, indices, False), indices
+        return call("aten::topk", b, x, size, axis, descending, True)
+
     found: dict[str, Callable[[Emitter, list[Any]], Any]] = {
         "aten::isnan": lambda b, args: call("aten::ne", b, tensor(args[0]), tensor(args[0])),
         "aten::amax": extreme(True),
@@ -125,5 +249,10 @@ def composite_lowerings(table: Mapping[str, Lowering]) -> dict[str, Lowering]:
         "aten::log10": lambda b, args: call("aten::mul", b, call("aten::log", b, tensor(args[0])), 1 / math.log(10)),
         "aten::log2": lambda b, args: call("aten::mul", b, call("aten::log", b, tensor(args[0])), 1 / math.log(2)),
         "aten::logical_xor": lambda b, args: call("aten::ne", b, truthy(b, args[0]), truthy(b, args[1])),
+        "aten::conv_transpose1d": conv_transpose(1),
+        "aten::conv_transpose2d": conv_transpose(2),
+        "aten::prod": prod,
+        "aten::upsample_nearest1d": upsample_nearest1d,
+        "aten::sort": sort,
     }
     return found

@@ -14,6 +14,9 @@ own and runs on every engine the ops it is made of run on. Values match torch's,
     prod(x[, dim, keepdim])         halves multiplied pairwise, log2(size) times per dim
     upsample_nearest1d(x, ...)      upsample_nearest2d of x viewed with a unit height
     sort(x, dim, descending)        topk of every element (TOPK: ties in index order, NaN largest)
+    scatter / scatter_add           which index of dim writes each position (a one-hot of the
+    index_put (not into a state)    index against every position: index size x dim size values),
+                                    the last one's source gathered there; or the sum of them
 
 ``lowerings.py`` builds the table over the merged one (``composite_lowerings(LOWERINGS)``), so a
 part's constant folding and quantized-grid handling apply as they do when the user writes it.
@@ -29,9 +32,9 @@ import torch
 
 from bundle_format.program import DType
 from liteexport.compiler.dtypes import dtype_of, scalar_type, torch_dtype_of
-from liteexport.compiler.ops import SHAPES_HINT, Emitter, Lowering, optional_tensor, pair, tensor
+from liteexport.compiler.ops import SHAPES_HINT, Emitter, Lowering, is_number, optional_tensor, pair, tensor
 from liteexport.compiler.shape_ops import axis_index, cat, reshape_to, slice_of, static_shape, static_size
-from liteexport.compiler.values import TensorConst, TensorValue, Unsupported
+from liteexport.compiler.values import Sym, TensorConst, TensorValue, Unsupported
 
 __all__ = ["composite_lowerings"]
 
@@ -236,6 +239,87 @@ def composite_lowerings(table: Mapping[str, Lowering]) -> dict[str, Lowering]:
             return call("aten::gather", b, x, axis, indices, False), indices
         return call("aten::topk", b, x, size, axis, descending, True)
 
+    state_put = table["aten::index_put"]  # the KV cache write (state_ops), before this table's
+
+    def scattered(b: Emitter, x: TensorValue, axis: int, index: TensorValue, source: TensorValue,
+                  add: bool) -> TensorValue:
+        """x with ``source``'s entries written (added) along ``axis`` at ``index``'s positions, as
+        torch.scatter (scatter_add): index and source of x's sizes except along axis. A one-hot
+        [.., K, J, ..] of the K indices against the J positions says which index writes where;
+        of several, the last (torch's CPU kernel writes them in order), or all of them added."""
+        shape, index_shape = static_shape(x), static_shape(index)
+        if -1 in shape or -1 in index_shape:
+            raise Unsupported(f"scatter into or with a tensor of dynamic dims; {SHAPES_HINT}")
+        if any(i != s for a, (i, s) in enumerate(zip(index_shape, shape, strict=True)) if a != axis):
+            raise Unsupported(f"scatter with an index of shape {list(index_shape)} into {list(shape)}: only an "
+                              "index of the input's sizes on every dim but dim is compiled")
+        count, size = index_shape[axis], shape[axis]
+        if count == 0 or any(d == 0 for d in shape):
+            return x
+        source = b.cast(source, dtype_of(x))
+        for a, wanted in enumerate(index_shape):
+            source = slice_of(b, source, a, 0, wanted)
+
+        def along(length: int, at: int) -> TensorConst:  # 0..length-1 along dim ``at`` of rank + 1
+            return TensorConst(torch.arange(length).reshape([length if a == at else 1 for a in range(len(shape) + 1)]))
+
+        wide = [*index_shape[:axis + 1], 1, *index_shape[axis + 1:]]
+        hits = call("aten::eq", b, reshape_to(b, b.cast(index, DType.INT64), wide), along(size, axis + 1))
+        if add:
+            zero = TensorConst(torch.zeros((), dtype=torch_dtype_of(x)))
+            terms = call("aten::where", b, hits, reshape_to(b, source, wide), zero)
+            if dtype_of(x) == DType.FLOAT32:
+                total = call("aten::sum", b, terms, [axis], False, None)
+            else:  # SUM takes float32: integers add up exactly in a running sum, its last entry
+                running = call("aten::cumsum", b, terms, axis, None)
+                total = call("aten::squeeze", b, slice_of(b, running, axis, count - 1, count), axis)
+            return tensor(call("aten::add", b, x, b.cast(total, dtype_of(x)), 1))
+        writers = call("aten::where", b, hits, along(count, axis), TensorConst(torch.tensor(-1)))
+        last = call("aten::amax", b, writers, [axis], False)
+        written = call("aten::ge", b, last, 0)
+        picked = call("aten::gather", b, source, axis, call("aten::where", b, written, last,
+                                                             TensorConst(torch.tensor(0))), False)
+        return tensor(call("aten::where", b, written, picked, x))
+
+    def scatter(add: bool) -> Lowering:
+        """scatter(x, dim, index, src | value) and scatter_add(x, dim, index, src)."""
+        def lower(b: Emitter, args: list[Any]) -> Any:
+            x, index, source = tensor(args[0]), tensor(args[2]), args[3]
+            if len(args) > 4 and args[4] is not None:
+                raise Unsupported(f"scatter with reduce={args[4]!r} is not compiled")
+            if not static_shape(x):  # a 0-d x, index and source: as one element
+                one = scatter(add)(b, [reshape_to(b, x, [1]), 0, reshape_to(b, index, [1]),
+                                       source if is_number(source) else reshape_to(b, tensor(source), [1])])
+                return reshape_to(b, one, [])
+            if is_number(source):
+                source = TensorConst(torch.full(static_shape(index), source, dtype=torch_dtype_of(x)))
+            return scattered(b, x, axis_index(args[1], len(static_shape(x))), index, tensor(source), add)
+        return lower
+
+    def index_put(b: Emitter, args: list[Any]) -> Any:
+        """index_put(x, indices, values, accumulate): into a state, its in-place row write; into
+        another tensor, one integer index tensor after full slices (``x[:, idx] = v``, negative
+        positions counted from the end) as a scatter (a scatter_add when accumulating)."""
+        x = args[0]
+        if isinstance(x, Sym) and x.state is not None:
+            return state_put(b, args)
+        x, indices = tensor(x), list(args[1])
+        given = [i for i, index in enumerate(indices) if index is not None]
+        if len(given) != 1 or given[0] != len(indices) - 1:
+            raise Unsupported("only index_put with one index tensor after full slices (x[:, :, idx] = v) is compiled")
+        axis, index = given[0], tensor(indices[-1])
+        shape = static_shape(x)
+        if dtype_of(index) == DType.BOOL or len(static_shape(index)) != 1:
+            raise Unsupported("index_put with a boolean mask or a multi-dimensional index is not compiled")
+        size, count = static_size(x, axis), static_size(index, 0)
+        index = call("aten::remainder", b, b.cast(index, DType.INT64), size)  # -1 is the last
+        rows = [*shape[:axis], count, *shape[axis + 1:]]
+        values = args[2] if not is_number(args[2]) else TensorConst(torch.tensor(args[2]))
+        values = call("aten::expand", b, b.cast(tensor(values), dtype_of(x)), rows, False)
+        spread = call("aten::expand", b, reshape_to(b, index, [count if a == axis else 1 for a in range(len(shape))]),
+                      rows, False)
+        return scattered(b, x, axis, spread, values, bool(args[3]) if len(args) > 3 else False)
+
     found: dict[str, Callable[[Emitter, list[Any]], Any]] = {
         "aten::isnan": lambda b, args: call("aten::ne", b, tensor(args[0]), tensor(args[0])),
         "aten::amax": extreme(True),
@@ -254,5 +338,8 @@ def composite_lowerings(table: Mapping[str, Lowering]) -> dict[str, Lowering]:
         "aten::prod": prod,
         "aten::upsample_nearest1d": upsample_nearest1d,
         "aten::sort": sort,
+        "aten::scatter": scatter(False),
+        "aten::scatter_add": scatter(True),
+        "aten::index_put": index_put,
     }
     return found

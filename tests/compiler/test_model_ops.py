@@ -1,7 +1,8 @@
 """Ops issue 33 lists as refused that models use, compiled as the ops they are made of
 (liteexport/compiler/composite_ops.py): conv_transpose1d/2d (strides, padding, output_padding,
 dilation, groups), prod (a dim, all, keepdim; float32 and int64 as torch computes it), nearest 1-d
-upsampling and sort (values and indices, stable, descending, ties and NaN). Each on both front ends
+upsampling, sort (values and indices, stable, descending, ties and NaN), and scatter, scatter_add and
+index_put into an ordinary tensor (constant and run-time indices). Each on both front ends
 against eager torch on runtime_py, the native core and torch's lite interpreter with liteexport's
 backend: integers and indices exactly, floats within the parity tolerance."""
 
@@ -46,6 +47,9 @@ _W = _floats(4, 3, 3, 3, seed=3)  # conv_transpose2d's [in, out / groups, kh, kw
 _B = _floats(3, seed=4)
 _WG = _floats(6, 2, 3, 2, seed=5)  # groups=3: 6 in, 6 out
 _W1 = _floats(4, 5, 3, seed=6)
+_IDX = torch.tensor([[0, 2, 2, 5], [1, 1, 1, 1], [5, 4, 3, 2], [0, 0, 0, 0]])
+_IDX0 = torch.tensor([[0, 2, 3, 1, 0, 2], [3, 3, 0, 1, 2, 2]])
+_SRC = _floats(4, 6, seed=7)
 
 # name -> (op, input)
 CASES: dict[str, tuple[Op, torch.Tensor]] = {
@@ -75,16 +79,43 @@ CASES: dict[str, tuple[Op, torch.Tensor]] = {
     "sort_stable": (lambda x: torch.sort(x, dim=-1, descending=True, stable=True), _ties(3, 8)),
     "sort_int64": (lambda x: torch.sort(x, dim=1, stable=True), _ints(4, 9)),
     "sort_bool": (lambda x: torch.sort(x > 0, dim=1, descending=True, stable=True), _ints(4, 9)),
+    # a constant index (repeated positions: the last write wins, as torch's CPU kernel)
+    "scatter": (lambda x: x.scatter(1, _IDX, _SRC), _floats(4, 6)),
+    "scatter_value": (lambda x: x.scatter(1, _IDX, 2.5), _floats(4, 6)),
+    "scatter_add": (lambda x: x.scatter_add(1, _IDX, _SRC), _floats(4, 6)),
+    "scatter_add_int64": (lambda x: x.scatter_add(0, _IDX0, x * 3), _ints(4, 6)),
+    "index_put": (lambda x: x.index_put((torch.tensor([0, -1, 2, 0]),), torch.arange(24.0).reshape(4, 6)),
+                  _floats(5, 6)),
+}
+# run-time indices: name -> (op, inputs)
+RUN_TIME: dict[str, tuple[Callable[..., object], tuple[torch.Tensor, ...]]] = {
+    "scatter_index": (lambda x, i: x.scatter(0, i, _SRC), (_floats(4, 6), torch.tensor([[0, 2, 3, 1, 0, 2],
+                                                                                       [3, 3, 0, 1, 2, 2]]))),
+    "scatter_add_index": (lambda x, i, s: x.scatter_add(1, i, s), (_floats(4, 6), torch.tensor([[0, 2, 2, 5]] * 4),
+                                                                    _floats(4, 4, seed=8))),
+    "index_put_accumulate": (lambda x, i, v: torch.ops.aten.index_put(x, [None, i], v, True),
+                             (_floats(4, 6), torch.tensor([1, 1, -2]), _floats(4, 3, seed=9))),
+    "index_put_scalar": (lambda x, i: x.index_put((i,), torch.tensor(0.0)), (_floats(4, 6), torch.tensor([3, 0]))),
 }
 
 
 class Wrapped(torch.nn.Module):
-    def __init__(self, op: Op) -> None:
+    def __init__(self, op: Callable[..., object]) -> None:
         super().__init__()
         self.op = op
 
     def forward(self, x: torch.Tensor) -> object:
         return self.op(x)
+
+
+class Wrapped2(Wrapped):  # the front ends name a method's inputs: no *args
+    def forward(self, x: torch.Tensor, i: torch.Tensor) -> object:  # type: ignore[override]
+        return self.op(x, i)
+
+
+class Wrapped3(Wrapped):
+    def forward(self, x: torch.Tensor, i: torch.Tensor, v: torch.Tensor) -> object:  # type: ignore[override]
+        return self.op(x, i, v)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -94,19 +125,20 @@ def backend() -> None:
 
 @pytest.mark.filterwarnings("ignore::torch.jit.TracerWarning")
 @pytest.mark.parametrize("frontend", ["torchscript", "export"])
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", sorted(CASES) + sorted(RUN_TIME))
 def test_op_matches_torch_on_every_engine(name: str, frontend: str, tmp_path: Path) -> None:
-    op, x = CASES[name]
-    model, path = Wrapped(op), tmp_path / "op.ptl"
+    op, inputs = (CASES[name][0], (CASES[name][1],)) if name in CASES else RUN_TIME[name]
+    model, path = (Wrapped, Wrapped2, Wrapped3)[len(inputs) - 1](op), tmp_path / "op.ptl"
     # the TorchScript front end takes the model traced (a lambda cannot be scripted)
-    given = torch.jit.trace(model, (x,)) if frontend == "torchscript" else model
-    liteexport.export(given, path, example_inputs=[(x,)], check=False)
+    given = torch.jit.trace(model, inputs) if frontend == "torchscript" else model
+    liteexport.export(given, path, example_inputs=[inputs], check=False)
     with torch.no_grad():
-        result = model(x)
+        result = model(*inputs)
     expected = [t.numpy() for t in (result if isinstance(result, tuple) else (result,))]
-    lite = torch.jit.mobile._load_for_lite_interpreter(str(path)).run_method("forward", x)
-    for engine, got in (("runtime_py", runtime_py.load(path).forward(x.numpy())),
-                        ("native", run_native(path, [x.numpy()], _tool())),
+    arrays = [t.numpy() for t in inputs]
+    lite = torch.jit.mobile._load_for_lite_interpreter(str(path)).run_method("forward", *inputs)
+    for engine, got in (("runtime_py", runtime_py.load(path).forward(*arrays)),
+                        ("native", run_native(path, arrays, _tool())),
                         ("torch backend", [t.numpy() for t in (lite if isinstance(lite, tuple) else (lite,))])):
         try:
             assert_same(got, expected)

@@ -129,9 +129,10 @@ def composite_lowerings(table: Mapping[str, Lowering]) -> dict[str, Lowering]:
         stride**2 times the multiply-adds of a direct transposed convolution (most are by the
         inserted zeros), on the engines' fast CONV2D."""
         def lower(b: Emitter, args: list[Any]) -> Any:
-            x, weight, bias = tensor(args[0]), args[1], optional_tensor(args[2])
-            if not isinstance(weight, TensorConst) or weight.tensor.dim() != rank + 2:
-                raise Unsupported(f"conv_transpose{rank}d needs a constant {rank + 2}-D weight")
+            x, weight, bias = tensor(args[0]), tensor(args[1]), optional_tensor(args[2])
+            w_shape = static_shape(weight)
+            if len(w_shape) != rank + 2 or -1 in w_shape:
+                raise Unsupported(f"conv_transpose{rank}d needs a {rank + 2}-D weight of static sizes")
             if rank == 1:
                 x = reshape_to(b, x, [*static_shape(x)[:-1], 1, static_shape(x)[-1]])
             shape = static_shape(x)
@@ -145,13 +146,21 @@ def composite_lowerings(table: Mapping[str, Lowering]) -> dict[str, Lowering]:
             stride, padding = spatial(args[3], 1), spatial(args[4], 0)
             extra, dilation = spatial(args[5], 0), spatial(args[7], 1)
             groups = int(args[6])
-            w = weight.tensor if rank == 2 else weight.tensor.unsqueeze(2)
-            c_in, c_out, kernel = w.shape[0], w.shape[1] * groups, w.shape[2:]
+            c_in, c_out = w_shape[0], w_shape[1] * groups
+            kernel = (1, w_shape[2]) if rank == 1 else (w_shape[2], w_shape[3])
             if shape[1] != c_in or c_in % groups:
                 raise Unsupported(f"conv_transpose{rank}d: {shape[1]} input channels for a weight of {c_in}")
-            # [in, out/g, kh, kw] -> conv2d's [out, in/g, kh, kw], each kernel read back to front
-            flipped = w.reshape(groups, c_in // groups, c_out // groups, *kernel).transpose(1, 2) \
-                .reshape(c_out, c_in // groups, *kernel).flip(-2, -1).contiguous()
+            # [in, out/g, kh, kw] -> conv2d's [out, in/g, kh, kw], each kernel read back to front: at
+            # export for a constant weight, else by instructions
+            flipped: TensorValue
+            if isinstance(weight, TensorConst):
+                flipped = TensorConst(weight.tensor.reshape(groups, c_in // groups, c_out // groups, *kernel)
+                                      .transpose(1, 2).reshape(c_out, c_in // groups, *kernel).flip(-2, -1)
+                                      .contiguous())
+            else:
+                split = reshape_to(b, weight, [groups, c_in // groups, c_out // groups, *kernel])
+                swapped = call("aten::permute", b, split, [0, 2, 1, 3, 4])
+                flipped = call("aten::flip", b, reshape_to(b, swapped, [c_out, c_in // groups, *kernel]), [-2, -1])
             before = [d * (k - 1) - p for d, k, p in zip(dilation, kernel, padding, strict=True)]
             for axis in range(2):
                 if before[axis] + extra[axis] > max(before[axis], 0) + stride[axis] - 1:
@@ -165,7 +174,7 @@ def composite_lowerings(table: Mapping[str, Lowering]) -> dict[str, Lowering]:
                 spaced = call("aten::where", b, TensorConst(mask), reshape_to(b, x, [n, c_in, h, 1, w_in, 1]), 0.0)
                 x = reshape_to(b, spaced, [n, c_in, h * stride[0], w_in * stride[1]])
             pads = [max(p, 0) for p in before]
-            out = call("aten::conv2d", b, x, TensorConst(flipped), bias, [1, 1], pads, list(dilation), groups)
+            out = call("aten::conv2d", b, x, flipped, bias, [1, 1], pads, list(dilation), groups)
             for axis in range(2):
                 size = (shape[2 + axis] - 1) * stride[axis] + 1 + 2 * before[axis] + extra[axis] \
                     - dilation[axis] * (kernel[axis] - 1)

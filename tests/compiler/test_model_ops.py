@@ -1,10 +1,11 @@
 """Ops issue 33 lists as refused that models use, compiled as the ops they are made of
 (liteexport/compiler/composite_ops.py): conv_transpose1d/2d (strides, padding, output_padding,
-dilation, groups), prod (a dim, all, keepdim; float32 and int64 as torch computes it), nearest 1-d
-upsampling, sort (values and indices, stable, descending, ties and NaN), and scatter, scatter_add and
-index_put into an ordinary tensor (constant and run-time indices). Each on both front ends
-against eager torch on runtime_py, the native core and torch's lite interpreter with liteexport's
-backend: integers and indices exactly, floats within the parity tolerance."""
+dilation, groups; constant and run-time weights), prod (a dim, all, keepdim; float32 and int64 as
+torch computes it), nearest 1-d upsampling, sort (values and indices, stable, descending, ties and
+NaN), and scatter, scatter_add and index_put into an ordinary tensor (constant and run-time
+indices). Each on both front ends against eager torch on runtime_py, the native core and torch's
+lite interpreter with liteexport's backend: integers and indices exactly, floats within the parity
+tolerance."""
 
 from __future__ import annotations
 
@@ -87,8 +88,13 @@ CASES: dict[str, tuple[Op, torch.Tensor]] = {
     "index_put": (lambda x: x.index_put((torch.tensor([0, -1, 2, 0]),), torch.arange(24.0).reshape(4, 6)),
                   _floats(5, 6)),
 }
-# run-time indices: name -> (op, inputs)
+# run-time weights and indices: name -> (op, inputs)
 RUN_TIME: dict[str, tuple[Callable[..., object], tuple[torch.Tensor, ...]]] = {
+    # a run-time weight, flipped and swapped by instructions
+    "conv_transpose2d_weight": (lambda x, w: F.conv_transpose2d(x, w, None, stride=2, padding=1, groups=3),
+                                (_floats(1, 6, 5, 4), _WG)),
+    "conv_transpose1d_weight": (lambda x, w: F.conv_transpose1d(x, w, None, stride=3, output_padding=2),
+                                (_floats(2, 4, 7), _W1)),
     "scatter_index": (lambda x, i: x.scatter(0, i, _SRC), (_floats(4, 6), torch.tensor([[0, 2, 3, 1, 0, 2],
                                                                                        [3, 3, 0, 1, 2, 2]]))),
     "scatter_add_index": (lambda x, i, s: x.scatter_add(1, i, s), (_floats(4, 6), torch.tensor([[0, 2, 2, 5]] * 4),
@@ -156,13 +162,3 @@ def test_sort_keeps_ties_in_index_order_and_nan_as_the_largest(tmp_path: Path) -
     got = runtime_py.load(path).forward(x.numpy())
     np.testing.assert_array_equal(got, [[1, 5, 0, 3, 2, 4, 6]])
     np.testing.assert_array_equal(got, torch.sort(x, descending=True, stable=True)[1].numpy())
-
-
-def test_conv_transpose_with_a_run_time_weight_is_refused(tmp_path: Path) -> None:
-    """The weight is flipped at export: one known only at run time is reported, not miscompiled."""
-    class Both(torch.nn.Module):
-        def forward(self, x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-            return F.conv_transpose2d(x, w)
-
-    with pytest.raises(liteexport.UnsupportedNodesError, match="constant 4-D weight"):
-        liteexport.export(Both(), tmp_path / "w.ptl", input_shapes=[(1, 2, 3, 3), (2, 2, 1, 1)], check=False)

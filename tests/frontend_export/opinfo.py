@@ -202,18 +202,21 @@ def probe(info: Any, sample: Any, path: Path, native: Callable[[Path, list[np.nd
         got_flat = list(got.values()) if isinstance(got, dict) else list(got) if isinstance(got, (tuple, list)) \
             else [got]
         try:
-            if info.name == "topk":
-                got_flat[1] = _tie_indices(sample, tensors, got_flat[1], wanted[1])
+            if info.name == "topk" or (info.name == "sort" and not sample.kwargs.get("stable")):
+                got_flat[1] = _tie_indices(info.name, sample, tensors, got_flat[1], wanted[1])
             largest = max(largest, assert_same(got_flat, wanted))
         except AssertionError as exc:
             return Outcome("lowered", wrong=f"{engine}: {_described(exc)}")
     return Outcome("lowered", error=largest)
 
 
-def _tie_indices(sample: Any, tensors: list[torch.Tensor], got: np.ndarray, wanted: np.ndarray) -> np.ndarray:
-    """topk's indices where they pick the same values as torch's: torch leaves the order of equal
-    values open (ours is index order), so indices that differ only among ties are torch's."""
-    dim = sample.args[1] if len(sample.args) > 1 else sample.kwargs.get("dim", -1)
+def _tie_indices(name: str, sample: Any, tensors: list[torch.Tensor], got: np.ndarray, wanted: np.ndarray
+                 ) -> np.ndarray:
+    """topk's (an unstable sort's) indices where they pick the same values as torch's: torch leaves
+    the order of equal values open (ours is index order), so indices that differ only among ties are
+    torch's. A stable sort's are compared as they are."""
+    at = 1 if name == "topk" else 0  # topk(x, k, dim), sort(x, dim)
+    dim = sample.args[at] if len(sample.args) > at else sample.kwargs.get("dim", -1)
     source = tensors[0]
     picked = torch.take_along_dim(source, torch.from_numpy(np.asarray(got)), dim)
     expected = torch.take_along_dim(source, torch.from_numpy(np.asarray(wanted)), dim)

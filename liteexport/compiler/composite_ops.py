@@ -17,6 +17,8 @@ own and runs on every engine the ops it is made of run on. Values match torch's,
     scatter / scatter_add           which index of dim writes each position (a one-hot of the
     index_put (not into a state)    index against every position: index size x dim size values),
                                     the last one's source gathered there; or the sum of them
+    floor/ceil/trunc/round(int x)   x (torch keeps integers as they are), in its dtype
+    relu / sign(int x)              where(x > 0, x, 0) / (x > 0) - (x < 0), in x's dtype
 
 ``lowerings.py`` builds the table over the merged one (``composite_lowerings(LOWERINGS)``), so a
 part's constant folding and quantized-grid handling apply as they do when the user writes it.
@@ -329,6 +331,37 @@ def composite_lowerings(table: Mapping[str, Lowering]) -> dict[str, Lowering]:
                       rows, False)
         return scattered(b, x, axis, spread, values, bool(args[3]) if len(args) > 3 else False)
 
+    def in_integers(kind: str, compute: Callable[[Emitter, TensorValue], Any]) -> Lowering:
+        """``kind`` of an integer or bool tensor computed in its own dtype, as torch does (the
+        float kernel's lowering refuses them); floats go to that lowering."""
+        floats = table[kind]
+
+        def lower(b: Emitter, args: list[Any]) -> Any:
+            x = tensor(args[0])
+            if dtype_of(x) == DType.FLOAT32 or any(a not in (None, 0) for a in args[1:]):  # round's decimals
+                return floats(b, args)
+            return compute(b, x)
+        return lower
+
+    def zero_of(x: TensorValue) -> TensorConst:
+        return TensorConst(torch.zeros((), dtype=torch_dtype_of(x)))
+
+    def integer_relu(b: Emitter, x: TensorValue) -> Any:
+        if dtype_of(x) == DType.BOOL:
+            raise Unsupported("relu of a bool tensor (torch refuses it too)")
+        return call("aten::where", b, call("aten::gt", b, x, 0), x, zero_of(x))
+
+    def integer_sign(b: Emitter, x: TensorValue) -> Any:
+        if dtype_of(x) == DType.BOOL:  # torch: a bool's sign is itself
+            return x
+        return call("aten::sub", b, b.cast(call("aten::gt", b, x, 0), dtype_of(x)),
+                    b.cast(call("aten::lt", b, x, 0), dtype_of(x)), 1)
+
+    def unchanged(b: Emitter, x: TensorValue) -> Any:
+        if dtype_of(x) == DType.BOOL:
+            raise Unsupported("rounding a bool tensor (torch refuses it too)")
+        return x
+
     found: dict[str, Callable[[Emitter, list[Any]], Any]] = {
         "aten::isnan": lambda b, args: call("aten::ne", b, tensor(args[0]), tensor(args[0])),
         "aten::amax": extreme(True),
@@ -350,5 +383,8 @@ def composite_lowerings(table: Mapping[str, Lowering]) -> dict[str, Lowering]:
         "aten::scatter": scatter(False),
         "aten::scatter_add": scatter(True),
         "aten::index_put": index_put,
+        **{kind: in_integers(kind, unchanged) for kind in ("aten::floor", "aten::ceil", "aten::trunc", "aten::round")},
+        "aten::relu": in_integers("aten::relu", integer_relu),
+        "aten::sign": in_integers("aten::sign", integer_sign),
     }
     return found

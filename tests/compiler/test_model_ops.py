@@ -2,10 +2,10 @@
 (liteexport/compiler/composite_ops.py): conv_transpose1d/2d (strides, padding, output_padding,
 dilation, groups; constant and run-time weights), prod (a dim, all, keepdim; float32 and int64 as
 torch computes it), nearest 1-d upsampling, sort (values and indices, stable, descending, ties and
-NaN), and scatter, scatter_add and index_put into an ordinary tensor (constant and run-time
-indices). Each on both front ends against eager torch on runtime_py, the native core and torch's
-lite interpreter with liteexport's backend: integers and indices exactly, floats within the parity
-tolerance."""
+NaN), scatter, scatter_add and index_put into an ordinary tensor (constant and run-time indices),
+and floor/ceil/trunc/round, relu and sign of integers, in integers. Each on both front ends against
+eager torch on runtime_py, the native core and torch's lite interpreter with liteexport's backend:
+integers and indices exactly, floats within the parity tolerance."""
 
 from __future__ import annotations
 
@@ -87,6 +87,12 @@ CASES: dict[str, tuple[Op, torch.Tensor]] = {
     "scatter_add_int64": (lambda x: x.scatter_add(0, _IDX0, x * 3), _ints(4, 6)),
     "index_put": (lambda x: x.index_put((torch.tensor([0, -1, 2, 0]),), torch.arange(24.0).reshape(4, 6)),
                   _floats(5, 6)),
+    # integers stay integers, as torch computes them
+    "rounding_int64": (lambda x: torch.floor(x) + torch.ceil(x) * 2 + torch.trunc(x) * 3 + torch.round(x) * 5,
+                       _ints(3, 7)),
+    "relu_int64": (lambda x: torch.relu(x) * 3, _ints(3, 7)),
+    "relu_sign_int32": (lambda x: torch.relu(x) + torch.sign(x) * 10, _ints(3, 7).int()),
+    "sign_int64_bool": (lambda x: (torch.sign(x), torch.sign(x > 0)), _ints(3, 7)),
 }
 # run-time weights and indices: name -> (op, inputs)
 RUN_TIME: dict[str, tuple[Callable[..., object], tuple[torch.Tensor, ...]]] = {

@@ -125,16 +125,57 @@ def composite_lowerings(table: Mapping[str, Lowering]) -> dict[str, Lowering]:
 
     def conv_transpose(rank: int) -> Lowering:
         """conv_transpose{1,2}d(x, weight, bias, stride, padding, output_padding, groups, dilation):
-        the same sums as a convolution of x with ``stride - 1`` zeros between its elements (a WHERE
+        a constant weight without dilation, as stride x stride convolutions (``phases``); else the
+        same sums as a convolution of x with ``stride - 1`` zeros between its elements (a WHERE
         with a constant mask: exact, inf and NaN included), padded by ``dilation * (k - 1) -
-        padding``, with the weight flipped and its in/out channels swapped. The convolution does
-        stride**2 times the multiply-adds of a direct transposed convolution (most are by the
-        inserted zeros), on the engines' fast CONV2D."""
+        padding``, with the weight flipped and its in/out channels swapped, which does stride**2
+        times the multiply-adds of a direct transposed convolution (most are by the zeros)."""
+        def phases(b: Emitter, x: TensorValue, w: torch.Tensor, bias: TensorValue | None, stride: tuple[int, int],
+                   padding: tuple[int, int], extra: tuple[int, int], groups: int, rank: int) -> Any:
+            """A constant weight without dilation: output row o = q * stride + r takes the kernel
+            taps r, r + stride, ... only, so each of the stride x stride phases (r_h, r_w) is a
+            plain convolution of x (padded by taps - 1) with those taps of the weight, read back
+            to front; the phases interleaved (CAT, TRANSPOSE, RESHAPE) and cropped by the padding
+            are the result. As many multiply-adds as a direct transposed convolution (taps beyond
+            the kernel are zeros), on the engines' fast CONV2D."""
+            n, c_in, h, w_in = static_shape(x)
+            c_out, kernel = w.shape[1] * groups, w.shape[2:]
+            sizes = [(h - 1) * stride[0] - 2 * padding[0] + kernel[0] + extra[0],
+                     (w_in - 1) * stride[1] - 2 * padding[1] + kernel[1] + extra[1]]
+            # taps per phase: enough that the phases cover the output's last row
+            taps = [max(-(-k // st), -(-(k + e - p) // st)) for k, st, e, p in
+                    zip(kernel, stride, extra, padding, strict=True)]
+            # conv2d's [out, in/g, kh, kw], zero taps appended so every phase has taps[0] x taps[1]
+            dense = w.reshape(groups, c_in // groups, c_out // groups, *kernel).transpose(1, 2) \
+                .reshape(c_out, c_in // groups, *kernel)
+            dense = torch.nn.functional.pad(dense, (0, taps[1] * stride[1] - kernel[1], 0,
+                                                    taps[0] * stride[0] - kernel[0]))
+            rows = []
+            for r_h in range(stride[0]):
+                row = []
+                for r_w in range(stride[1]):
+                    # taps r, r + stride, ..., back to front (a convolution correlates)
+                    sub = dense[:, :, r_h::stride[0], r_w::stride[1]].flip(-2, -1).contiguous()
+                    out = call("aten::conv2d", b, x, TensorConst(sub), bias, [1, 1], [taps[0] - 1, taps[1] - 1],
+                               [1, 1], groups)
+                    row.append(reshape_to(b, out, [n, c_out, 1, 1, *static_shape(out)[2:]]))
+                rows.append(cat(b, row, 3))
+            grid = cat(b, rows, 2)  # [N, C, r_h, r_w, q_h, q_w]
+            q_h, q_w = static_shape(grid)[4:]
+            woven = reshape_to(b, call("aten::permute", b, grid, [0, 1, 4, 2, 5, 3]),
+                               [n, c_out, q_h * stride[0], q_w * stride[1]])
+            for axis in range(2):
+                woven = slice_of(b, woven, 2 + axis, padding[axis], padding[axis] + sizes[axis])
+            return woven if rank == 2 else reshape_to(b, woven, [n, c_out, sizes[1]])
+
         def lower(b: Emitter, args: list[Any]) -> Any:
             x, weight, bias = tensor(args[0]), tensor(args[1]), optional_tensor(args[2])
             w_shape = static_shape(weight)
             if len(w_shape) != rank + 2 or -1 in w_shape:
                 raise Unsupported(f"conv_transpose{rank}d needs a {rank + 2}-D weight of static sizes")
+            if len(static_shape(x)) == rank + 1:  # unbatched: a batch of one
+                batched = lower(b, [reshape_to(b, x, [1, *static_shape(x)]), *args[1:]])
+                return reshape_to(b, batched, static_shape(batched)[1:])
             if rank == 1:
                 x = reshape_to(b, x, [*static_shape(x)[:-1], 1, static_shape(x)[-1]])
             shape = static_shape(x)
@@ -169,6 +210,9 @@ def composite_lowerings(table: Mapping[str, Lowering]) -> dict[str, Lowering]:
                     raise Unsupported(f"conv_transpose{rank}d: output_padding {list(extra)} not smaller than "
                                       f"the stride {list(stride)} is not compiled")
             n, _, h, w_in = shape
+            if isinstance(weight, TensorConst) and stride != (1, 1) and dilation == (1, 1):
+                return phases(b, x, weight.tensor.reshape(c_in, c_out // groups, *kernel), bias, stride, padding,
+                              extra, groups, rank)
             if stride != (1, 1):
                 # x as [N, C, H, 1, W, 1], each element kept at the first of stride x stride places
                 mask = torch.zeros(stride[0], 1, stride[1], dtype=torch.bool)
@@ -297,7 +341,9 @@ def composite_lowerings(table: Mapping[str, Lowering]) -> dict[str, Lowering]:
         def lower(b: Emitter, args: list[Any]) -> Any:
             x, index, source = tensor(args[0]), tensor(args[2]), args[3]
             if len(args) > 4 and args[4] is not None:
-                raise Unsupported(f"scatter with reduce={args[4]!r} is not compiled")
+                if args[4] != "add":
+                    raise Unsupported(f"scatter with reduce={args[4]!r} is not compiled (only 'add')")
+                return scatter(True)(b, list(args[:4]))
             if not static_shape(x):  # a 0-d x, index and source: as one element
                 one = scatter(add)(b, [reshape_to(b, x, [1]), 0, reshape_to(b, index, [1]),
                                        source if is_number(source) else reshape_to(b, tensor(source), [1])])

@@ -64,6 +64,7 @@ CASES: dict[str, tuple[Op, torch.Tensor]] = {
         lambda x: F.conv_transpose2d(x, _W, _B, stride=3, padding=4, dilation=2), _floats(1, 4, 6, 6)),
     "conv_transpose2d_groups": (
         lambda x: F.conv_transpose2d(x, _WG, None, stride=2, padding=1, groups=3), _floats(1, 6, 5, 4)),
+    "conv_transpose2d_unbatched": (lambda x: F.conv_transpose2d(x, _W, _B, stride=2), _floats(4, 3, 5)),
     "conv_transpose1d": (
         lambda x: F.conv_transpose1d(x, _W1, None, stride=2, padding=1, output_padding=1), _floats(2, 4, 7)),
     "prod_dim": (lambda x: x.prod(1), _floats(3, 5, 4)),
@@ -84,6 +85,7 @@ CASES: dict[str, tuple[Op, torch.Tensor]] = {
     "scatter": (lambda x: x.scatter(1, _IDX, _SRC), _floats(4, 6)),
     "scatter_value": (lambda x: x.scatter(1, _IDX, 2.5), _floats(4, 6)),
     "scatter_add": (lambda x: x.scatter_add(1, _IDX, _SRC), _floats(4, 6)),
+    "scatter_reduce_add": (lambda x: x.scatter(1, _IDX, _SRC, reduce="add"), _floats(4, 6)),
     "scatter_add_int64": (lambda x: x.scatter_add(0, _IDX0, x * 3), _ints(4, 6)),
     "index_put": (lambda x: x.index_put((torch.tensor([0, -1, 2, 0]),), torch.arange(24.0).reshape(4, 6)),
                   _floats(5, 6)),
@@ -168,3 +170,17 @@ def test_sort_keeps_ties_in_index_order_and_nan_as_the_largest(tmp_path: Path) -
     got = runtime_py.load(path).forward(x.numpy())
     np.testing.assert_array_equal(got, [[1, 5, 0, 3, 2, 4, 6]])
     np.testing.assert_array_equal(got, torch.sort(x, descending=True, stable=True)[1].numpy())
+
+
+def test_conv_transpose_with_a_constant_weight_is_stride_squared_convolutions_of_the_input() -> None:
+    """Not a convolution over an input spaced with zeros (stride**2 times the multiply-adds): one
+    CONV2D per output phase, each over x itself with the phase's taps (2 x 2 of the 4 x 4 kernel)."""
+    from bundle_format.program import OpCode
+    from liteexport.compiler.exported import compile_exported
+
+    weight = _floats(4, 3, 4, 4, seed=10)
+    module = Wrapped(lambda x: F.conv_transpose2d(x, weight, None, stride=2, padding=1))
+    program = compile_exported(torch.export.export(module, (_floats(1, 4, 5, 6),))).programs[0]
+    convs = [i for i in program.instructions if i.op == OpCode.CONV2D]
+    assert len(convs) == 4 and OpCode.WHERE not in {i.op for i in program.instructions}
+    assert {(c.attributes.stride, c.attributes.padding) for c in convs} == {((1, 1), (1, 1))}  # 2 taps: pad 1

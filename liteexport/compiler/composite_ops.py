@@ -305,9 +305,13 @@ def composite_lowerings(table: Mapping[str, Lowering]) -> dict[str, Lowering]:
         shape, index_shape = static_shape(x), static_shape(index)
         if -1 in shape or -1 in index_shape:
             raise Unsupported(f"scatter into or with a tensor of dynamic dims; {SHAPES_HINT}")
-        if any(i != s for a, (i, s) in enumerate(zip(index_shape, shape, strict=True)) if a != axis):
-            raise Unsupported(f"scatter with an index of shape {list(index_shape)} into {list(shape)}: only an "
-                              "index of the input's sizes on every dim but dim is compiled")
+        if len(index_shape) != len(shape) or any(i > s for a, (i, s) in enumerate(zip(index_shape, shape, strict=False))
+                                                 if a != axis):
+            raise Unsupported(f"scatter with an index of shape {list(index_shape)} into {list(shape)}")
+        for a, (i, s) in enumerate(zip(index_shape, shape, strict=True)):
+            if a != axis and i < s:  # the index covers the first i entries of dim a: the rest stay
+                head = scattered(b, slice_of(b, x, a, 0, i), axis, index, source, add)
+                return cat(b, [head, slice_of(b, x, a, i, s)], a)
         count, size = index_shape[axis], shape[axis]
         if count == 0 or any(d == 0 for d in shape):
             return x

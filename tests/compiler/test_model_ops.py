@@ -85,6 +85,7 @@ CASES: dict[str, tuple[Op, torch.Tensor]] = {
     "scatter": (lambda x: x.scatter(1, _IDX, _SRC), _floats(4, 6)),
     "scatter_value": (lambda x: x.scatter(1, _IDX, 2.5), _floats(4, 6)),
     "scatter_add": (lambda x: x.scatter_add(1, _IDX, _SRC), _floats(4, 6)),
+    "scatter_add_smaller_index": (lambda x: x.scatter_add(0, _IDX0[:, :4], _SRC), _floats(4, 6)),
     "scatter_reduce_add": (lambda x: x.scatter(1, _IDX, _SRC, reduce="add"), _floats(4, 6)),
     "scatter_add_int64": (lambda x: x.scatter_add(0, _IDX0, x * 3), _ints(4, 6)),
     "index_put": (lambda x: x.index_put((torch.tensor([0, -1, 2, 0]),), torch.arange(24.0).reshape(4, 6)),

@@ -185,3 +185,18 @@ def test_conv_transpose_with_a_constant_weight_is_stride_squared_convolutions_of
     convs = [i for i in program.instructions if i.op == OpCode.CONV2D]
     assert len(convs) == 4 and OpCode.WHERE not in {i.op for i in program.instructions}
     assert {(c.attributes.stride, c.attributes.padding) for c in convs} == {((1, 1), (1, 1))}  # 2 taps: pad 1
+
+
+@pytest.mark.parametrize("frontend", ["torchscript", "export"])
+def test_conv_transpose_modules_as_users_write_them(frontend: str, tmp_path: Path) -> None:
+    """nn.ConvTranspose1d/2d in a model (scripted whole on the TorchScript front end: forward's
+    output_size=None branch resolved at export), a decoder's upsampling path."""
+    model = torch.nn.Sequential(torch.nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1),
+                                torch.nn.ReLU(), torch.nn.ConvTranspose2d(6, 2, 4, stride=2, padding=1, groups=2)).eval()
+    x, path = _floats(1, 4, 5, 7), tmp_path / "decoder.ptl"
+    liteexport.export(model, path, example_inputs=[(x,)], frontend=frontend)
+    with torch.no_grad():
+        expected = model(x).numpy()
+    assert expected.shape == (1, 2, 20, 28)
+    assert_same(runtime_py.load(path).forward(x.numpy()), expected)
+    assert_same(run_native(path, [x.numpy()], _tool()), [expected])

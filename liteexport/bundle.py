@@ -58,7 +58,7 @@ class _IValues:
 
 
 def _tensor(storages: list[np.ndarray], array: np.ndarray, scalar_type: ptmf.ScalarType) -> ptmf.TensorMetadata:
-    array = np.ascontiguousarray(array)
+    array = np.ascontiguousarray(array).reshape(array.shape)  # ascontiguousarray makes 0-d arrays 1-d
     strides = tuple(s // array.itemsize for s in array.strides) if array.ndim else ()
     storages.append(array.reshape(-1).view(np.uint8))
     return ptmf.TensorMetadata(storage_location_index=len(storages) - 1, scalar_type=int(scalar_type),

@@ -207,7 +207,7 @@ def _measure_native(path: Path, method: str, inputs: Sequence[np.ndarray], runs:
         files = []
         for i, array in enumerate(inputs):
             files.append(str(Path(folder) / f"input{i}.npy"))
-            np.save(files[-1], np.ascontiguousarray(array))
+            np.save(files[-1], np.asarray(array))  # not ascontiguousarray: it makes a 0-d array 1-d
         out = Path(folder) / "profile.json"
         done = subprocess.run([str(tool), "--method", method, "--repeat", str(runs), "--warmup", str(warmup),
                                "--threads", str(threads),

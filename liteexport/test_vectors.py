@@ -65,7 +65,8 @@ def encode_test_vectors(vectors: TestVectors) -> bytes:
                     if kind == "output" and is_constant(value):
                         arrays[f"{method}/{n}/constant_{i}"] = np.array(json.dumps(value))
                     else:
-                        arrays[f"{method}/{n}/{kind}_{i}"] = np.ascontiguousarray(value)
+                        # not ascontiguousarray: it makes a 0-d array 1-d
+                        arrays[f"{method}/{n}/{kind}_{i}"] = np.asarray(value)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
         for key in sorted(arrays):

@@ -72,7 +72,9 @@ class ModuleEmitter:
         # usually): the bundle writer reads it straight from there. Read-only, so nothing
         # downstream can change the model. Its dtype is kept (index buffers are int64).
         dtype_of(TensorConst(tensor))  # a compiled dtype (the lowerings checked it)
-        array = np.ascontiguousarray(tensor.detach().cpu().numpy()).view()
+        # reshaped: numpy's ascontiguousarray makes a 0-d array 1-d (a 0-d constant output came
+        # out with shape (1,))
+        array = np.ascontiguousarray(tensor.detach().cpu().numpy()).reshape(tuple(tensor.shape))
         array.flags.writeable = False
         # Candidates share the shape, dtype and a small sample of the values; only they are
         # compared in full. Hashing every weight instead reads all of its bytes, even for unique ones.

@@ -147,7 +147,9 @@ def symbol_bounds(program: ExportedProgram, names: Mapping[str, str] | None = No
     bounds: dict[str, DimRange] = {}
     for symbol, ranges in program.range_constraints.items():
         upper = ranges.upper
-        if not getattr(upper, "is_finite", True) or not str(symbol).isidentifier():
+        # torch's int_oo calls itself finite (is_finite is True): an integer bound is one
+        if not getattr(upper, "is_finite", True) or not getattr(upper, "is_Integer", True) \
+                or not str(symbol).isidentifier():
             continue
         name = (names or {}).get(str(symbol), str(symbol))
         bounds[name] = DimRange(name, int(ranges.lower), int(upper))

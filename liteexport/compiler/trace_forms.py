@@ -24,9 +24,12 @@ def _rank(value: Any) -> int | None:
 def _convolution(args: list[Any]) -> tuple[str, list[Any]] | None:
     """aten::_convolution(input, weight, bias, stride, padding, dilation, transposed,
     output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32)."""
-    x, weight, bias, stride, padding, dilation, transposed, _output_padding, groups = args[:9]
-    if transposed is not False or _rank(weight) not in (3, 4):
-        return None  # a transposed or 3-D convolution: reported under its own name
+    x, weight, bias, stride, padding, dilation, transposed, output_padding, groups = args[:9]
+    if _rank(weight) not in (3, 4):
+        return None  # a 3-D convolution: reported under its own name
+    if transposed is not False:
+        return "aten::conv_transpose1d" if _rank(weight) == 3 else "aten::conv_transpose2d", \
+            [x, weight, bias, stride, padding, output_padding, groups, dilation]
     return "aten::conv1d" if _rank(weight) == 3 else "aten::conv2d", [x, weight, bias, stride, padding, dilation,
                                                                       groups]
 

@@ -90,6 +90,15 @@ TEST(Typed, WhereBroadcastsAllThreeOperands) {
       << error_of(make_where(), {&c, &a, &bad});
 }
 
+// all three operands 0-d: a 0-d result (the broadcast walk's odometer stepped outside its index
+// for a result without dims: a crash the OpInfo samples found, torch.relu of a 0-d int64)
+TEST(Typed, WhereOfZeroDOperandsIsZeroD) {
+  Array c = Array::from_vector<uint8_t>({}, {0});
+  Array a = Array::from_vector<float>({}, {1.5f}), b = Array::from_vector<float>({}, {-2.0f});
+  Array y = make_where()({&c, &a, &b});
+  EXPECT_TRUE(y.shape == (Shape{}) && values(y) == (std::vector<float>{-2.0f})) << "0-d where";
+}
+
 // broadcasting (3, 1) + (2,) with alpha, and the reverse scalar form
 TEST(Kernels, BroadcastingAndReverseScalar) {
   Array a = iota({3, 1}), b = iota({2}, 10);

@@ -1,7 +1,8 @@
 """Wrong answers the OpInfo run found, now refused or fixed (issue 33: "none of the samples that
-exported gave a wrong answer; keep it that way"): relu and abs of an integer tensor, which torch
-computes in the integers, and pow of integers, are refused rather than answered in float32;
-index_select of a 0-d tensor is 0-d, as torch's."""
+exported gave a wrong answer; keep it that way"): pow of integers, which torch computes in the
+integers, is refused rather than answered in float32 (relu, sign and the rounding ops of integers
+now compute in the integers: tests/compiler/test_model_ops.py); index_select of a 0-d tensor is
+0-d, as torch's."""
 
 from __future__ import annotations
 
@@ -16,11 +17,6 @@ import runtime_py
 from liteexport.errors import UnsupportedNodesError
 
 pytestmark = pytest.mark.torch_oracle
-
-
-class Relu(torch.nn.Module):
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.relu(x)
 
 
 class Power(torch.nn.Module):
@@ -40,7 +36,6 @@ class Select(torch.nn.Module):
 
 @pytest.mark.parametrize("frontend", ["torchscript", "export"])
 @pytest.mark.parametrize(("model", "words"), [
-    (Relu, "relu of an integer (int64) tensor is not compiled (torch keeps its integer dtype"),
     (Power, "pow of int64 tensors is not compiled (it computes in float32)"),
 ])
 def test_integer_ops_torch_keeps_in_the_integers_are_refused(model: type[torch.nn.Module], words: str, frontend: str,

@@ -135,7 +135,6 @@ def test_numpy_kernel_matches_aten(bilinear: bool, align_corners: bool) -> None:
      (1, 2, 6, 6)),
     ("aten::_upsample_nearest_exact2d", lambda x: F.interpolate(x, size=(8, 8), mode="nearest-exact"), (1, 2, 4, 4)),
     ("aten::upsample_linear1d", lambda x: F.interpolate(x, size=8, mode="linear"), (1, 2, 4)),
-    ("aten::upsample_nearest1d", lambda x: F.interpolate(x, size=8, mode="nearest"), (1, 2, 4)),
     ("aten::upsample_nearest3d", lambda x: F.interpolate(x, size=(4, 4, 4), mode="nearest"), (1, 2, 2, 2, 2)),
 ])
 def test_modes_not_compiled_are_unsupported_nodes_with_their_source(kind: str, fn: Interp,

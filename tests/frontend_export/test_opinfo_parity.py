@@ -37,12 +37,10 @@ def _compiled_names() -> list[str]:
     return sorted(names & set(_MEASURED))
 
 
-# Wrong answers these samples found, not fixed here (compiler lowerings and shape rules: another
-# helper is restructuring op dispatch); strict, so a fix makes the test fail until it is removed.
-KNOWN_WRONG = {
-    "full_like": "full_like of a 0-d tensor returns shape (1,); torch returns a 0-d tensor",
-    "scalar_tensor": "a 0-d constant output (scalar_tensor, no input) comes back with shape (1,)",
-}
+# Wrong answers these samples found and not fixed yet, by op name with the reason: strict xfails,
+# so a fix makes the test fail until it is removed. None now (full_like of a 0-d tensor and
+# scalar_tensor came back with shape (1,): numpy's ascontiguousarray made 0-d constants 1-d).
+KNOWN_WRONG: dict[str, str] = {}
 
 
 def _param(name: str) -> object:
@@ -81,22 +79,25 @@ def test_opinfo_samples_match_eager_torch_on_every_engine(name: str, tmp_path: P
         (stored["samples"], stored["lowered"], stored["refused"])
 
 
-@pytest.mark.xfail(strict=True, reason="liteexport_native_run reads a 0-d .npy input as shape (1,) and refuses it "
-                   "(InputError: expected float32 of shape (), got float32 of shape (1,)); opinfo.probe runs samples "
-                   "with a 0-d input on runtime_py only until it is fixed")
-def test_a_zero_d_input_runs_on_the_native_core(tmp_path: Path) -> None:
+def test_a_zero_d_input_and_constant_run_on_the_native_core(tmp_path: Path) -> None:
+    """A 0-d input, a 0-d result and a 0-d constant output keep shape () (the tests' .npy files
+    and the bundle's weights were made 1-d by numpy's ascontiguousarray)."""
     import torch
 
+    import runtime_py
     from liteexport.bundle import write_bundle
     from liteexport.compiler.exported import compile_exported
     from tests.text_models.typed import run_native
 
     class Double(torch.nn.Module):
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return x * 2
+        def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+            return x * 2, torch.full_like(x, 7.0), torch.scalar_tensor(4.0)
 
     x = torch.tensor(1.5)
     write_bundle(compile_exported(torch.export.export(Double(), (x,))), tmp_path / "d.ptl")
-    (out,) = run_native(tmp_path / "d.ptl", [x.numpy()], _tool())
-    np.testing.assert_array_equal(out, np.asarray(3.0, np.float32))
+    expected = [np.asarray(v, np.float32) for v in (3.0, 7.0, 4.0)]
+    for got in (run_native(tmp_path / "d.ptl", [x.numpy()], _tool()),
+                runtime_py.load(tmp_path / "d.ptl").forward(x.numpy())):
+        for out, want in zip(got, expected, strict=True):
+            np.testing.assert_array_equal(out, want, strict=True)  # strict: shape () too, not (1,)
 

@@ -117,7 +117,7 @@ def run_native(path: Path, inputs: Sequence[np.ndarray], tool: Path | None = Non
     files = []
     for i, value in enumerate(inputs):
         files.append(path.with_name(f"{path.name}.in{i}.npy"))
-        np.save(files[-1], np.ascontiguousarray(value))
+        np.save(files[-1], np.asarray(value))  # not ascontiguousarray: it makes a 0-d array 1-d
     out = path.with_name(f"{path.name}.native.npz")
     result = subprocess.run([str(tool or native_tool()), str(path), *map(str, files), "--output", str(out)],
                             capture_output=True, text=True, timeout=600, check=False)

@@ -105,15 +105,16 @@ def test_auto_on_torchvision_mobilenet_v2_for_fbgemm_says_it_compiles_whole_regr
 # ---- B: --lower NAME on a submodule that does not compile ---------------------------------------
 
 def test_lower_named_submodule_that_does_not_compile_exits_4_regression(tmp_path: Path) -> None:
-    # exited 70: "internal error ... RuntimeError: The node of aten::sort is not supported"
+    # exited 70: "internal error ... RuntimeError: The node of aten::logsumexp is not supported"
     out = tmp_path / "x.ptl"
     result = invoke(["export", f"{MODELS}:Mixed", "-o", str(out), "--lower", "enc", "--lower", "sorter"])
     assert result.exit_code == 4, result.stderr
     assert _error(result.stderr).startswith(
-        "Error: --lower sorter: the submodule does not compile. 1 unsupported node of 1 kind:\n  aten::sort  1 site\n"
+        "Error: --lower sorter: the submodule does not compile. 1 unsupported node of 1 kind:\n"
+        "  aten::logsumexp  1 site\n"
     ), result.stderr
     assert 'File "tests/to_backend/mixed_models.py", line 19' in result.stderr
-    assert "return torch.sort(x)[0]" in result.stderr
+    assert "return x - torch.logsumexp(x, -1, keepdim=True)" in result.stderr
     assert "internal error" not in result.stderr
     assert not out.exists()
     # a submodule whose result torch's to_backend wrapper cannot take: reported too (exit 4)
@@ -136,7 +137,7 @@ def test_auto_report_gives_the_reason_of_an_op_that_compiles_elsewhere_regressio
     with pytest.raises(ModelError) as info:
         liteexport.export(mixed_models.CumsumThenSort().eval(), "unused.ptl", lower="auto")
     assert ("c: not compiled here: aten::cumsum (1 site: the input's rank is not known); "
-            "sorter: unsupported: aten::sort (1 site)") in str(info.value)
+            "sorter: unsupported: aten::logsumexp (1 site)") in str(info.value)
 
 
 def test_mixed_self_check_runs_where_runtime_py_cannot_and_catches_a_difference(tmp_path: Path) -> None:

@@ -46,7 +46,7 @@ void for_each_broadcast(const Shape& out, const std::array<const Shape*, N>& in,
       f(row + i, at);
     }
     poll_deadline(inner);
-    for (size_t d = nd - 1; d-- > 0;) {  // odometer over the outer axes
+    for (size_t d = nd ? nd - 1 : 0; d-- > 0;) {  // odometer over the outer axes (none for a 0-d result)
       if (++index[d] < out[d]) break;
       index[d] = 0;
     }

@@ -192,7 +192,8 @@ def test_conv_transpose_modules_as_users_write_them(frontend: str, tmp_path: Pat
     """nn.ConvTranspose1d/2d in a model (scripted whole on the TorchScript front end: forward's
     output_size=None branch resolved at export), a decoder's upsampling path."""
     model = torch.nn.Sequential(torch.nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1),
-                                torch.nn.ReLU(), torch.nn.ConvTranspose2d(6, 2, 4, stride=2, padding=1, groups=2)).eval()
+                                torch.nn.ReLU(),
+                                torch.nn.ConvTranspose2d(6, 2, 4, stride=2, padding=1, groups=2)).eval()
     x, path = _floats(1, 4, 5, 7), tmp_path / "decoder.ptl"
     liteexport.export(model, path, example_inputs=[(x,)], frontend=frontend)
     with torch.no_grad():

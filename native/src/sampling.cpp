@@ -28,6 +28,8 @@ constexpr double kP4 = -1.65339022054652515390e-06;
 constexpr double kP5 = 4.13813679705723846039e-08;
 // below this exp(x) is not a normal double: the weight is 0 (it could never change a sum >= 1)
 constexpr double kExpCutoff = -708.0;
+// below this sampling_exp(x) < 2^-53 (e^-37 = 8.5e-17, within 1 ulp): adding it to a sum >= 1 changes nothing
+constexpr double kNoEffect = -37.0;
 
 uint64_t mix(uint64_t z) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
@@ -55,6 +57,21 @@ uint64_t candidate_key(float logit, uint32_t index) {
   // negative floats: all bits flipped (larger magnitude, smaller); others: the sign bit set
   const uint32_t ascending = (bits & 0x80000000u) ? ~bits : bits | 0x80000000u;
   return static_cast<uint64_t>(~ascending) << 32 | index;
+}
+
+// Sorts the keys ascending: a stable LSD radix sort on the high 32 bits (the logit's), 8 bits a
+// pass; the low 32 bits (the index) are ascending already, so ties keep index order. A vocabulary's
+// worth of keys sorts several times faster than with std::sort.
+void sort_candidates(std::vector<uint64_t>& keys) {
+  std::vector<uint64_t> buffer(keys.size());
+  for (int shift = 32; shift < 64; shift += 8) {
+    size_t start[257] = {};
+    for (uint64_t key : keys) ++start[((key >> shift) & 0xFF) + 1];
+    if (start[((keys[0] >> shift) & 0xFF) + 1] == keys.size()) continue;  // all in one bucket: nothing moves
+    for (int b = 0; b < 256; ++b) start[b + 1] += start[b];
+    for (uint64_t key : keys) buffer[start[(key >> shift) & 0xFF]++] = key;
+    keys.swap(buffer);
+  }
 }
 
 }  // namespace
@@ -101,22 +118,29 @@ int64_t sample(const float* logits, size_t n, const SamplingConfig& config, uint
   if (config.temperature == 0) return static_cast<int64_t>(best);
 
   const double u = draw(config.seed, step);
-  std::vector<uint64_t> keys(n);
-  for (size_t i = 0; i < n; ++i) keys[i] = candidate_key(logits[i], static_cast<uint32_t>(i));
-  size_t count = n;
-  if (config.top_k > 0 && static_cast<uint64_t>(config.top_k) < n) {
-    count = static_cast<size_t>(config.top_k);
+  const double top = logits[best];
+  auto x_of = [&](float logit) { return (static_cast<double>(logit) - top) / config.temperature; };
+  // Only the candidates whose weight can change a running sum are sorted. x < kNoEffect gives a
+  // weight below 2^-53, and every running sum starts at the top candidate's weight 1, so adding it
+  // changes no sum; such candidates sort after all others (NaN and -inf among them), so no top_p
+  // prefix ends on one and none is chosen. The result is the specification's, on fewer candidates.
+  std::vector<uint64_t> keys;
+  keys.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (logits[i] == top || x_of(logits[i]) >= kNoEffect) keys.push_back(candidate_key(logits[i], static_cast<uint32_t>(i)));
+  }
+  size_t count = keys.size();
+  if (config.top_k > 0 && static_cast<uint64_t>(config.top_k) < count) count = static_cast<size_t>(config.top_k);
+  if (count <= keys.size() / 8) {
     std::partial_sort(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(count), keys.end());
   } else {
-    std::sort(keys.begin(), keys.end());
+    sort_candidates(keys);
   }
-  auto logit_of = [&](size_t j) { return static_cast<double>(logits[static_cast<uint32_t>(keys[j])]); };
-  const double top = logits[best];
   std::vector<double> running(count);
   double sum = 0;
   for (size_t j = 0; j < count; ++j) {
-    const double logit = std::isnan(logit_of(j)) ? -std::numeric_limits<double>::infinity() : logit_of(j);
-    sum += logit == top ? 1.0 : sampling_exp((logit - top) / config.temperature);
+    const float logit = logits[static_cast<uint32_t>(keys[j])];
+    sum += logit == top ? 1.0 : sampling_exp(x_of(logit));
     running[j] = sum;
   }
   if (config.top_p < 1) {

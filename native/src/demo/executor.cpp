@@ -161,11 +161,11 @@ std::vector<Array> run_plan(const MethodPlan& plan, const std::vector<IValue>& i
   }
   std::vector<Array> out;
   for (uint32_t slot : plan.outputs) out.push_back(slots.nchw(slot));
-  if (journal) journal->commit();
   // an output reading a state is copied: the next call changes the state
   for (Array& a : out)
     for (const auto& [slot, state] : plan.states)
       if (a.data == state.data) a = copied(a);
+  if (journal) journal->commit();  // last: a failure up to here (a copy over the budget) undoes the writes
   return out;
 }
 

@@ -169,6 +169,15 @@ def test_every_native_method_of_module_is_registered() -> None:
     assert declared == registered
 
 
+def test_every_native_method_of_llm_module_is_registered() -> None:
+    llm = (JAVA_MAIN / "org" / "liteexport" / "LlmModule.java").read_text()
+    declared = set(re.findall(r"private static native \S+ (\w+)\(", llm))
+    bridge = (SAMPLE / "jni" / "generation_jni.cpp").read_text()  # register_generation_natives
+    registered = set(re.findall(r'\{const_cast<char\*>\("(\w+)"\)', bridge))
+    assert {"nativeCreate", "nativeGenerate", "nativeStop", "nativeDestroy"} <= declared
+    assert declared == registered
+
+
 def test_host_api_has_no_android_dependency_and_compiles_with_javac(tmp_path: Path) -> None:
     if shutil.which("javac") is None:
         pytest.skip("javac not installed")

@@ -38,6 +38,17 @@ class Result:
     states: dict[str, np.ndarray] = field(default_factory=dict)
 
 
+def host_tool() -> Path:
+    """liteexport_native_run: ``$LITEEXPORT_NATIVE_RUN`` when set (a build made elsewhere), else the
+    checkout's host build (tests/cpp_builds.py builds it once per run)."""
+    import os
+
+    from liteexport.native_tool import ENV_VARIABLE, native_tool
+    from tests.text_models.typed import native_tool as built_tool
+
+    return native_tool() if os.environ.get(ENV_VARIABLE) else built_tool()
+
+
 def run_py(bundle: Path, entries: list[Entry]) -> tuple[list[Result], dict[str, np.ndarray]]:
     """runtime_py's results of ``entries`` on one loaded module, and its final state."""
     module = runtime_py.load(bundle)

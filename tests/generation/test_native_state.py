@@ -12,9 +12,9 @@ import pytest
 
 import liteexport
 import runtime_py
-from tests.generation.native_calls import Call, Entry, Result, export_tiny_llama, run_native, run_py
+from tests.generation.native_calls import Call, Entry, Result, export_tiny_llama, host_tool, run_native, run_py
 from tests.generation.stateful_models import RowCache, TwoCaches, export_stateful
-from tests.text_models.typed import assert_same, native_tool, native_tool_available
+from tests.text_models.typed import assert_same, native_tool_available
 
 pytestmark = pytest.mark.skipif(not native_tool_available(), reason="needs cmake and g++ to build the native core")
 
@@ -56,7 +56,7 @@ def test_row_cache_sequence_matches_runtime_py(bundles: dict[str, Path], tmp_pat
                             _rows([1], 4, rng), _rows([7, 6, 5, 4], 4, rng), _rows([0, 0], 4, rng), "state",
                             "reset", "state", _rows([0, 1, 2], 4, rng), _rows([-1], 4, rng), "state"]
     reference, final = run_py(bundles["row"], entries)
-    native, report = run_native(native_tool(), bundles["row"], entries, tmp_path)
+    native, report = run_native(host_tool(), bundles["row"], entries, tmp_path)
     _compare(native, reference)
     # the refusals happened, with runtime_py's code and fields
     errors = [r.error for r in reference if r.error]
@@ -73,7 +73,7 @@ def test_two_caches_failing_part_way_is_undone_as_in_runtime_py(bundles: dict[st
     entries: list[Entry] = [_rows([0, 1], 2, rng), "state", _rows([2, 5], 2, rng), "state", _rows([3, 2], 2, rng),
                             "state", "reset", "state"]
     reference, _ = run_py(bundles["two"], entries)
-    native, _ = run_native(native_tool(), bundles["two"], entries, tmp_path)
+    native, _ = run_native(host_tool(), bundles["two"], entries, tmp_path)
     _compare(native, reference)
     assert reference[2].error is not None and reference[2].error["code"] == "STATE_POSITION"
     assert reference[2].error["fields"]["state"] == "short_cache"
@@ -96,7 +96,7 @@ def test_tiny_llama_prefill_and_decode_logits_match_runtime_py(tmp_path: Path) -
         logits = module.forward(*call.inputs)
     entries.append("state")
     reference, _ = run_py(bundle, entries)
-    native, report = run_native(native_tool(), bundle, entries, tmp_path / "native")
+    native, report = run_native(host_tool(), bundle, entries, tmp_path / "native")
     assert len(report["states"]) == 6  # keys and values of 2 layers, and a length per layer
     for got, expected in zip(native[:-1], reference[:-1], strict=True):
         assert got.error is None and expected.error is None

@@ -123,6 +123,12 @@ std::vector<Array> run_plan(const MethodPlan& plan, const std::vector<IValue>& i
         std::optional<Array> target;
         if (step.op == Op::INDEX_COPY || step.op == Op::STATE_WRITE) args[0] = &in_place_target(plan, step, slots, target);
         result = step.kernel(args);
+        // a result sharing a state's buffer where runtime_py's kernel copies (a CAST to the same
+        // dtype returns its input here): copied, so a later in-place write does not show in it
+        if (!plan.states.empty() && !demo_ops::kOps[static_cast<size_t>(step.op)].may_alias_input &&
+            step.op != Op::INDEX_COPY && step.op != Op::STATE_WRITE)
+          for (const auto& [slot, state] : plan.states)
+            if (result.data == state.data) result = copied(result);
       }
       // values read for the last time are freed now, so the memory budget counts what is live
       for (uint32_t slot : step.release) slots.reset(slot);
@@ -161,11 +167,11 @@ std::vector<Array> run_plan(const MethodPlan& plan, const std::vector<IValue>& i
   }
   std::vector<Array> out;
   for (uint32_t slot : plan.outputs) out.push_back(slots.nchw(slot));
-  if (journal) journal->commit();
   // an output reading a state is copied: the next call changes the state
   for (Array& a : out)
     for (const auto& [slot, state] : plan.states)
       if (a.data == state.data) a = copied(a);
+  if (journal) journal->commit();  // last: a failure up to here (a copy over the budget) undoes the writes
   return out;
 }
 

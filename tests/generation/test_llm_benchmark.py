@@ -4,12 +4,14 @@ the best-of-rounds rule and the table."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from benchmarks.llm import NOT_IMPLEMENTED, best, max_abs_diff, render_table
+from benchmarks.llm import NOT_IMPLEMENTED, best, max_abs_diff, render_table, write_results
 from benchmarks.llm_models import (
     NEW_TOKENS,
     PROMPT_LEN,
@@ -104,3 +106,17 @@ def test_our_engines_are_registered_and_not_faked() -> None:
     for name in ("liteexport runtime_py", "liteexport native"):
         assert ENGINES[name].venv == "project"
     assert ENGINES["executorch"].load is not None and ENGINES["llama.cpp"].export is not None
+
+
+def test_results_file_keeps_other_configs_and_bounds_every_row_by_the_best_bandwidth(tmp_path: Path) -> None:
+    out = tmp_path / "llm.json"
+    earlier = {"engine": "executorch", "config": "smollm2-135m", "threads": 1, "decode_tok_s": 20.0,
+               "bytes_per_token": 0.5e9, "bandwidth_bytes_per_s": 20e9}
+    out.write_text(json.dumps({"rows": [earlier]}))
+    now = {"engine": "executorch", "config": "smollm2-360m", "threads": 1, "decode_tok_s": 5.0,
+           "bytes_per_token": 1e9}
+    write_results(out, [now], {1: 10e9}, rounds=2, complete=True)
+    saved = json.loads(out.read_text())
+    assert [r["config"] for r in saved["rows"]] == ["smollm2-135m", "smollm2-360m"]
+    assert saved["bandwidth_bytes_per_s"] == {"1": 20e9}
+    assert [r["of_bound"] for r in saved["rows"]] == [pytest.approx(0.5), pytest.approx(0.25)]

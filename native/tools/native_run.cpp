@@ -71,7 +71,8 @@ static const char kUsage[] =
     "  --report OUT.json    with --calls: where the JSON report goes (default stdout)\n"
     "  --prompt-ids IDS     generate after these token ids (a generatable bundle: liteexport/generation.h)\n"
     "                       with --max-new-tokens (default 32), --temperature (0: greedy), --top-k (0: off),\n"
-    "                       --top-p (1: off), --seed, --stop-ids (default: the bundle's); prints one JSON line\n"
+    "                       --top-p (1: off), --seed, --stop-ids (default: the bundle's); prints one JSON line;\n"
+    "                       with --repeat N, N more generations and the fastest prefill and decode\n"
     "  --copy               read the bundle into memory instead of mapping it\n"
     "  --max-memory BYTES   memory budget of a call (default 1 GiB, 0: none)\n"
     "  --timeout SECONDS    time budget of a call (default 0: none)\n"
@@ -169,7 +170,7 @@ int main(int argc, char** argv) {
     auto module = Module::load(bundle, options);
     auto t1 = std::chrono::steady_clock::now();
     if (!calls.empty()) return run_calls::run(*module, calls, output, report);
-    if (generate) return run_generate::run(*module, bundle, prompt_ids, generation);
+    if (generate) return run_generate::run(*module, bundle, prompt_ids, generation, repeat);
     std::vector<Tensor> in;
     for (const auto& p : inputs) in.push_back(tensor_io::read_file(p));
     auto t2 = std::chrono::steady_clock::now();

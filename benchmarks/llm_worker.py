@@ -190,14 +190,13 @@ def run_native(path: str, spec: LlmSpec, threads: int) -> dict[str, Any]:
 
     prompt = prompt_ids(spec)
     tool = str(native_tool())
-    t0 = time.perf_counter()
     done = subprocess.run([tool, path, "--prompt-ids", ",".join(map(str, prompt)), "--max-new-tokens",
                            str(NEW_TOKENS + 1), "--threads", str(threads), "--stop-ids", "",
                            # the best of PREFILL_REPEATS generations, as measure() keeps the best prefill
                            # (the first also packs the weights for XNNPACK)
                            "--repeat", str(PREFILL_REPEATS - 1)],
                           capture_output=True, text=True, check=True)
-    wall = time.perf_counter() - t0
+    # no load time: the tool's wall time holds its start and several generations, not the load alone
     record = json.loads(done.stdout.strip().splitlines()[-1])
     with tempfile.TemporaryDirectory() as folder:
         ids, positions = Path(folder) / "ids.npy", Path(folder) / "positions.npy"
@@ -208,8 +207,6 @@ def run_native(path: str, spec: LlmSpec, threads: int) -> dict[str, Any]:
         logits = np.load(out)["arr_0"][0, -1]
     return {"prefill_tok_s": record["prefill_tokens_per_second"], "decode_tok_s": record["decode_tokens_per_second"],
             "tokens": record["tokens"][:COMPARED_TOKENS], "logits": [float(v) for v in logits[:COMPARED_TOKENS]],
-            # the tool's start and load: its wall time less the generation it timed
-            "load_s": wall - record["prefill_seconds"] - record["decode_seconds"],
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
 
 

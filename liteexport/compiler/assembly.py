@@ -16,12 +16,32 @@ from bundle_format import ptmf
 from bundle_format.program import Program, SymbolicDim, ValueInfo
 from liteexport.compiler.dtypes import COMPILED_DTYPES
 from liteexport.compiler.emit import ModuleEmitter
-from liteexport.compiler.values import Sym, TensorConst
+from liteexport.compiler.passes import optimize
+from liteexport.compiler.state_ops import StateBinding, write_states
+from liteexport.compiler.values import NodeSite, OpNode, Sym, TensorConst, TensorValue, find_blocked, find_poison
 from liteexport.compiler.working_memory import plan_working_memory
 from liteexport.input_spec import DimRange, TensorSpec
 from liteexport.lowered import CompiledModule, MethodSignature
 
-__all__ = ["compiled_value", "constant_output", "empty_program", "finish_module", "with_symbolic_dims"]
+__all__ = ["compiled_value", "constant_output", "empty_program", "finish_module", "optimized", "with_symbolic_dims"]
+
+
+def optimized(nodes: list[OpNode], outputs: list[TensorValue], states: Mapping[str, StateBinding],
+              new_values: Mapping[str, Any], site: NodeSite,
+              poisoned: frozenset[int]) -> tuple[list[OpNode], list[TensorValue], frozenset[int]]:
+    """A walked method's instructions with its state writes appended (``new_values``: each state's
+    value after the call; compiler/state_ops.py) and the passes run: (instructions, outputs as the
+    passes left them, ``poisoned`` with the reports of what they read). No instructions when poisoned."""
+    values = list(new_values.values())
+    poisoned = poisoned | find_poison(values) | find_blocked(values)
+    written = write_states(nodes, states, new_values, site)
+    # the passes replace values in the list they are given (a fused relu's output): the outputs are
+    # read back from it, and the written states, which nothing else reads, are kept alive by it
+    roots = outputs + written
+    kept = optimize(nodes, roots) if not poisoned else []
+    for node in kept:  # blocked values propagate to what reads them; this is the safety net
+        poisoned |= find_blocked(node.inputs)
+    return kept, roots[:len(outputs)], poisoned
 
 
 def with_symbolic_dims(program: Program, specs: Sequence[TensorSpec], dims: Mapping[str, DimRange]) -> Program:

@@ -29,6 +29,7 @@ from liteexport.compiler.assembly import (
     constant_output,
     empty_program,
     finish_module,
+    optimized,
     with_symbolic_dims,
 )
 from liteexport.compiler.dtypes import COMPILED_DTYPES, COMPILED_NAMES
@@ -36,9 +37,8 @@ from liteexport.compiler.emit import ModuleEmitter
 from liteexport.compiler.fx_forms import FORMS, IDENTITY, kind_of
 from liteexport.compiler.fx_walk import CHECKS, NO_MODULE, FxWalk
 from liteexport.compiler.lowerings import LOWERINGS
-from liteexport.compiler.passes import optimize
 from liteexport.compiler.reports import EXPORT_WHAT_TO_TRY, ReportLog, unsupported_error
-from liteexport.compiler.state_ops import StateBinding, state_binding, write_states
+from liteexport.compiler.state_ops import StateBinding, state_binding
 from liteexport.compiler.symbolic import input_symbols
 from liteexport.compiler.values import Poison, Sym, TensorConst, TensorValue, find_blocked, find_poison
 from liteexport.errors import ModelError
@@ -232,15 +232,8 @@ def compile_exported(program: ExportedProgram, dims: Mapping[str, DimRange] | No
         poisoned |= {log.add(walk.site(output_node, "output"), "; ".join(problems) + (
             f": a method must return a Tensor ({COMPILED_NAMES}), a flat tuple or list of them and of constants "
             "(None, bool, int, float), or a dict of them keyed by strings"), forced=True)}
-    poisoned |= find_poison(list(new_values.values())) | find_blocked(list(new_values.values()))
-    written = write_states(walk.nodes, states, new_values, walk.site(output_node, "output"))
-    # the passes replace values in the list they are given (a fused relu's output): the outputs
-    # are read back from it, the written states kept alive by it
-    roots = outputs + written
-    nodes = optimize(walk.nodes, roots) if not poisoned else []
-    outputs = roots[:len(outputs)]
-    for node in nodes:
-        poisoned |= find_blocked(node.inputs)
+    nodes, outputs, poisoned = optimized(walk.nodes, outputs, states, new_values, walk.site(output_node, "output"),
+                                         poisoned)
     reports = log.live(poisoned)
     if reports:
         raise unsupported_error(reports, EXPORT_WHAT_TO_TRY)

@@ -24,14 +24,13 @@ from liteexport.compiler.assembly import (
     constant_output,
     empty_program,
     finish_module,
+    optimized,
     with_symbolic_dims,
 )
 from liteexport.compiler.dtypes import COMPILED_NAMES
 from liteexport.compiler.emit import ModuleEmitter
 from liteexport.compiler.graph_walk import MethodWalk, module_type_name, node_frame
-from liteexport.compiler.passes import optimize
 from liteexport.compiler.reports import ReportLog, unsupported_error
-from liteexport.compiler.state_ops import write_states
 from liteexport.compiler.symbolic import input_symbols
 from liteexport.compiler.values import (
     ModuleRef,
@@ -225,15 +224,8 @@ def _compile_method(scripted: torch.jit.ScriptModule, root: ModuleRef, name: str
     if problems:
         poisoned |= _bad_output(log, name, method.graph, root, ", ".join(problems), constant_outputs)
     new_values = {name: walk.current(binding.value) for name, binding in walk.states.items()}
-    poisoned |= find_poison(list(new_values.values())) | find_blocked(list(new_values.values()))
-    written = write_states(walk.nodes, walk.states, new_values, NodeSite(name, "prim::Return", root.hierarchy, ()))
-    # the passes replace values in the list they are given (a fused relu's output): the outputs
-    # are read back from it, the written states kept alive by it
-    roots = outputs + written
-    nodes = optimize(walk.nodes, roots) if not poisoned else []
-    outputs = roots[:len(outputs)]
-    for node in nodes:  # blocked values propagate to what reads them; this is the safety net
-        poisoned |= find_blocked(node.inputs)
+    nodes, outputs, poisoned = optimized(walk.nodes, outputs, walk.states, new_values,
+                                         NodeSite(name, "prim::Return", root.hierarchy, ()), poisoned)
     signature = MethodSignature(name, tuple(a.name for a in arguments), returns_tuple, len(outputs), tuple(constants),
                                 keys)
     if poisoned:

@@ -186,18 +186,16 @@ def run_native(path: str, spec: LlmSpec, threads: int) -> dict[str, Any]:
     import subprocess
     import tempfile
 
+    from liteexport.generation_engines import generate_native
     from liteexport.native_tool import native_tool
+    from runtime_py.sampling import SamplingConfig
 
     prompt = prompt_ids(spec)
     tool = str(native_tool())
-    done = subprocess.run([tool, path, "--prompt-ids", ",".join(map(str, prompt)), "--max-new-tokens",
-                           str(NEW_TOKENS + 1), "--threads", str(threads), "--stop-ids", "",
-                           # the best of PREFILL_REPEATS generations, as measure() keeps the best prefill
-                           # (the first also packs the weights for XNNPACK)
-                           "--repeat", str(PREFILL_REPEATS - 1)],
-                          capture_output=True, text=True, check=True)
-    # no load time: the tool's wall time holds its start and several generations, not the load alone
-    record = json.loads(done.stdout.strip().splitlines()[-1])
+    # the best of PREFILL_REPEATS generations, as measure() keeps the best prefill; no load time: the
+    # tool's wall time holds its start and several generations, not the load alone
+    result = generate_native(path, prompt.tolist(), NEW_TOKENS + 1, SamplingConfig(), stop_ids=(), threads=threads,
+                             repeat=PREFILL_REPEATS - 1)
     with tempfile.TemporaryDirectory() as folder:
         ids, positions = Path(folder) / "ids.npy", Path(folder) / "positions.npy"
         np.save(ids, prompt.reshape(1, -1))
@@ -205,8 +203,8 @@ def run_native(path: str, spec: LlmSpec, threads: int) -> dict[str, Any]:
         out = Path(folder) / "out.npz"
         subprocess.run([tool, path, str(ids), str(positions), "--output", str(out)], capture_output=True, check=True)
         logits = np.load(out)["arr_0"][0, -1]
-    return {"prefill_tok_s": record["prefill_tokens_per_second"], "decode_tok_s": record["decode_tokens_per_second"],
-            "tokens": record["tokens"][:COMPARED_TOKENS], "logits": [float(v) for v in logits[:COMPARED_TOKENS]],
+    return {"prefill_tok_s": result.prefill_tokens_per_second, "decode_tok_s": result.decode_tokens_per_second,
+            "tokens": result.tokens[:COMPARED_TOKENS], "logits": [float(v) for v in logits[:COMPARED_TOKENS]],
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
 
 

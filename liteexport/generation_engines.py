@@ -53,15 +53,16 @@ def generator_for(bundle: str | Path, engine: str) -> Generator:
 
 
 def generate_native(bundle: str | Path, prompt_ids: Sequence[int], max_new_tokens: int, config: SamplingConfig,
-                    stop_ids: Sequence[int] | None = None, threads: int = 1) -> GenerationResult:
+                    stop_ids: Sequence[int] | None = None, threads: int = 1, repeat: int = 0) -> GenerationResult:
     """The native core's own generation loop (liteexport::Generator) through its host tool; its
-    tokens come at the end, not one by one."""
+    tokens come at the end, not one by one. ``repeat``: that many more generations, the fastest
+    prefill and decode kept (a benchmark's rounds; the first packs the weights for XNNPACK)."""
     from liteexport.native_tool import native_tool, raise_tool_error
 
     command = [str(native_tool()), str(bundle), "--prompt-ids", ",".join(str(int(t)) for t in prompt_ids),
                "--max-new-tokens", str(max_new_tokens), "--temperature", repr(config.temperature),
                "--top-k", str(config.top_k), "--top-p", repr(config.top_p), "--seed", str(config.seed),
-               "--threads", str(threads)]
+               "--threads", str(threads), "--repeat", str(repeat)]
     if stop_ids is not None:
         command += ["--stop-ids", ",".join(str(int(t)) for t in stop_ids)]
     done = subprocess.run(command, capture_output=True, text=True, check=False)

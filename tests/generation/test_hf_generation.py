@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import runtime_py
@@ -47,22 +46,10 @@ def test_greedy_generation_is_transformers_generate(family: tuple[str, object, P
 
 def test_torch_lite_interpreter_generates_the_same(family: tuple[str, object, Path]) -> None:
     """torch's lite interpreter with our backend: the same loop (a fresh load is its reset)."""
-    import torch.jit.mobile
-
-    from liteexport.torch_backend import load_torch_backend
+    from liteexport.generation_engines import generator_for
 
     _, model, path = family
-    load_torch_backend()
-    lite = [torch.jit.mobile._load_for_lite_interpreter(str(path))]
-
-    def step(ids: np.ndarray, positions: np.ndarray) -> np.ndarray:
-        return lite[0].forward(torch.from_numpy(ids), torch.from_numpy(positions)).numpy()
-
-    def reset() -> None:
-        lite[0] = torch.jit.mobile._load_for_lite_interpreter(str(path))
-
-    spec = GenerationSpec.from_json(runtime_py.load(path).ptmf.extra_file(GENERATION_EXTRA_FILE) or b"")
-    generator = Generator(spec, step, reset)
+    generator = generator_for(path, "torch")
     assert generator.generate(LONG, 32).tokens == hf_greedy(model, LONG, 32)
     config = SamplingConfig(temperature=0.8, top_k=20, top_p=0.9, seed=7)
     ours = Generator.for_module(runtime_py.load(path)).generate(SHORT, 24, config, stop_ids=())
